@@ -1,0 +1,229 @@
+//! Command-line flags as parsed by clap, and their validation into the
+//! objects the commands use ([`Settings`]).
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use toolhost::schema::SchemaFormat;
+use toolhost::{CacheDir, Executor, Grant, Mode, Registry, Runtime, RuntimeConfig};
+
+/// Run sandboxed agent tools: every tool is a WebAssembly component that sees
+/// only what it is granted.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The workspace the tools work in (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Also load the third-party `.wasm` plugins in DIR (repeatable). They get
+    /// no capabilities unless granted with --grant.
+    #[arg(long = "plugin-dir", global = true, value_name = "DIR")]
+    pub plugin_dirs: Vec<PathBuf>,
+
+    /// Grant TOOL capabilities, replacing its default grant (repeatable).
+    /// CAPS is a comma list of workspace:read, workspace:write, commands,
+    /// network:HOST, or none. Example: --grant my_tool=workspace:read
+    #[arg(long = "grant", global = true, value_name = "TOOL=CAPS")]
+    pub grants: Vec<String>,
+
+    /// Where compiled components are cached (default: $XDG_CACHE_HOME/toolhost).
+    #[arg(long, global = true, value_name = "DIR", env = "TOOLHOST_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Do not use the compile cache (compile every plugin on every start).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
+    /// Log more to stderr (-v info, -vv debug, -vvv trace); TOOLHOST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the available tools: name, capabilities, sensitivity, description.
+    Tools {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one tool: its description, capabilities, grant and schemas.
+    Describe {
+        /// The tool name.
+        tool: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print tool schemas as a JSON array in a model API's exact shape.
+    Schema {
+        /// The shape: openai ({"type":"function",...}), anthropic, or mcp.
+        #[arg(long, value_enum, default_value_t = FormatArg::Openai)]
+        format: FormatArg,
+        /// Only these tools (default: all).
+        tools: Vec<String>,
+    },
+    /// Call a tool once and print its result.
+    ///
+    /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
+    /// usage error.
+    Call(CallArgs),
+}
+
+/// `toolhost call` flags.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool name.
+    pub tool: String,
+    /// The arguments as a JSON object; `-` reads them from stdin.
+    #[arg(default_value = "{}")]
+    pub args: String,
+    /// Stop the call after SECS seconds (default 30).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Print {"tool","success","content","structured","error","duration_ms"} as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// When to ask before running: yolo never asks, confirm-sensitive asks for
+    /// tools that write or run commands, confirm-all always asks.
+    #[arg(long, value_enum, default_value_t = ModeArg::ConfirmSensitive)]
+    pub mode: ModeArg,
+    /// Show what would run, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// OpenAI function calling.
+    Openai,
+    /// Anthropic tool use.
+    Anthropic,
+    /// MCP tools/list entries.
+    Mcp,
+}
+
+impl From<FormatArg> for SchemaFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Openai => Self::OpenAi,
+            FormatArg::Anthropic => Self::Anthropic,
+            FormatArg::Mcp => Self::Mcp,
+        }
+    }
+}
+
+/// `--mode` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    /// Never ask.
+    Yolo,
+    /// Ask for tools that write or run commands.
+    ConfirmSensitive,
+    /// Ask for every call.
+    ConfirmAll,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Yolo => Self::Yolo,
+            ModeArg::ConfirmSensitive => Self::ConfirmSensitive,
+            ModeArg::ConfirmAll => Self::ConfirmAll,
+        }
+    }
+}
+
+impl CallArgs {
+    /// The timeout as a duration, checked.
+    pub fn timeout(&self) -> anyhow::Result<Option<Duration>> {
+        match self.timeout {
+            None => Ok(None),
+            Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 => {
+                Ok(Some(Duration::from_secs_f64(secs)))
+            }
+            Some(secs) => bail!(
+                "--timeout {secs} is out of range; give a number of seconds above 0 (at most 86400)"
+            ),
+        }
+    }
+}
+
+/// A usage error: the command line is wrong (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Validated settings: the objects the commands work with.
+pub struct Settings {
+    pub executor: Executor,
+}
+
+impl Settings {
+    /// Build the runtime, load the plugins, apply grants and mode.
+    pub fn build(global: &GlobalArgs, mode: Mode) -> anyhow::Result<Self> {
+        let cache = match (&global.cache_dir, global.no_cache) {
+            (_, true) => CacheDir::Disabled,
+            (Some(dir), false) => CacheDir::At(dir.clone()),
+            (None, false) => CacheDir::Default,
+        };
+        let runtime = Arc::new(Runtime::new(RuntimeConfig {
+            cache,
+            ..RuntimeConfig::default()
+        })?);
+        let mut registry = Registry::new();
+        registry.load_builtins(&runtime)?;
+        for dir in &global.plugin_dirs {
+            for problem in registry.load_dir(&runtime, dir) {
+                crate::output::warn(&format!(
+                    "skipped plugin {}: {}",
+                    problem.path.display(),
+                    problem.reason
+                ));
+            }
+        }
+        let workspace = match &global.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let mut executor = Executor::new(runtime, registry)
+            .with_workspace(&workspace)
+            .map_err(|e| UsageError(format!("--workspace {}: {e}", workspace.display())))?
+            .with_mode(mode)
+            .with_confirmer(Box::new(crate::output::TtyConfirmer));
+        for spec in &global.grants {
+            let (tool, caps) = spec.split_once('=').ok_or_else(|| {
+                UsageError(format!(
+                    "--grant `{spec}` must look like TOOL=CAPS, e.g. my_tool=workspace:read"
+                ))
+            })?;
+            if !executor.registry().contains(tool) {
+                let err = executor
+                    .registry()
+                    .get(tool)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                return Err(UsageError(format!("--grant {spec}: {err}")).into());
+            }
+            let grant =
+                Grant::parse_caps(caps).map_err(|e| UsageError(format!("--grant {spec}: {e}")))?;
+            executor = executor.with_grant(tool, grant);
+        }
+        Ok(Self { executor })
+    }
+}

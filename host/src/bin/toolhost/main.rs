@@ -1,0 +1,118 @@
+//! The `toolhost` command: list, describe and call sandboxed tools.
+
+mod cli;
+mod output;
+
+use anyhow::Context as _;
+use clap::Parser;
+use cli::{CallArgs, Cli, Command, Settings, UsageError};
+use std::io::Read;
+use std::process::ExitCode;
+use toolhost::{CallContext, CallOptions, Mode};
+
+/// Exit status when a tool reports an error.
+const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit status for a usage error (clap uses it too).
+const EXIT_USAGE: u8 = 2;
+/// Exit status when a person aborts at a confirmation prompt (as for Ctrl-C).
+const EXIT_ABORTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.global.verbose);
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            output::error(&err);
+            if err.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::from(EXIT_TOOL_ERROR)
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let mode = match &cli.command {
+        Command::Call(args) => args.mode.into(),
+        _ => Mode::default(),
+    };
+    let settings = Settings::build(&cli.global, mode)?;
+    let executor = &settings.executor;
+    match cli.command {
+        Command::Tools { json } => output::tools(executor, json)?,
+        Command::Describe { tool, json } => {
+            let plugin = executor.registry().get(&tool)?;
+            output::describe(executor, plugin, json)?;
+        }
+        Command::Schema { format, tools } => {
+            let plugins = if tools.is_empty() {
+                executor.registry().list().collect()
+            } else {
+                executor.registry().filter_by_names(&tools)?
+            };
+            output::schemas(&plugins, format.into())?;
+        }
+        Command::Call(args) => return call(&settings, &args),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
+    let json_args = if args.args == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the arguments from stdin")?;
+        text
+    } else {
+        args.args.clone()
+    };
+    let options = CallOptions {
+        context: CallContext {
+            channel: Some("cli".to_owned()),
+            dry_run: args.dry_run,
+            ..CallContext::new()
+        },
+        timeout: args.timeout().map_err(|e| UsageError(e.to_string()))?,
+        cancel: None,
+    };
+    let result = settings.executor.call(&args.tool, &json_args, &options);
+    output::call_result(&result, args.json)?;
+    Ok(if settings.executor.aborted() {
+        ExitCode::from(EXIT_ABORTED)
+    } else if result.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    })
+}
+
+/// Logs go to stderr only: stdout belongs to tool output (and to the MCP
+/// protocol when serving).
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "warn,toolhost=info",
+        2 => "warn,toolhost=debug",
+        _ => "info,toolhost=trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

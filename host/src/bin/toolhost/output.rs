@@ -1,0 +1,209 @@
+//! Everything the CLI shows a person or a script goes through here: results,
+//! tables, JSON, warnings and the confirmation prompt.
+
+#![expect(clippy::print_stderr, reason = "the CLI's one output module")]
+
+use std::io::{BufRead, IsTerminal, Write};
+use toolhost::schema::{SchemaFormat, tool_schema};
+use toolhost::{ConfirmRequest, Confirmer, Decision, Executor, Plugin, ToolResult};
+
+/// Print a warning to stderr.
+pub fn warn(message: &str) {
+    eprintln!("warning: {message}");
+}
+
+/// Print an error (with its causes) to stderr.
+pub fn error(err: &anyhow::Error) {
+    eprintln!("error: {err:#}");
+}
+
+/// Write to stdout (locked, unbuffered by lines); a closed pipe (`| head`)
+/// is not an error.
+fn out(text: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+fn json_out(value: &serde_json::Value) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    out(&format!("{text}\n"))
+}
+
+/// `toolhost call`: the content (plain) or the whole result (JSON). Errors in
+/// plain mode go to stderr, so stdout only ever carries tool output.
+pub fn call_result(result: &ToolResult, json: bool) -> std::io::Result<()> {
+    if json {
+        return json_out(&serde_json::to_value(result).unwrap_or_default());
+    }
+    match &result.error {
+        None => {
+            let mut text = result.content.clone();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            out(&text)
+        }
+        Some(err) => {
+            eprintln!("error ({}): {}", err.kind, err.message);
+            if let Some(hint) = &err.hint {
+                eprintln!("hint: {hint}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `toolhost tools`: a table, or a JSON array.
+pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
+    let plugins: Vec<&std::sync::Arc<Plugin>> = executor.registry().list().collect();
+    if json {
+        let list: Vec<serde_json::Value> = plugins
+            .iter()
+            .map(|p| {
+                let info = p.info();
+                serde_json::json!({
+                    "name": info.name,
+                    "description": info.description,
+                    "capabilities": info.capabilities.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "sensitive": info.sensitive,
+                    "version": info.version,
+                    "origin": p.origin().to_string(),
+                })
+            })
+            .collect();
+        return json_out(&serde_json::Value::Array(list));
+    }
+    let rows: Vec<[String; 4]> = plugins
+        .iter()
+        .map(|p| {
+            let info = p.info();
+            let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+            [
+                info.name.clone(),
+                if caps.is_empty() {
+                    "-".to_owned()
+                } else {
+                    caps.join(",")
+                },
+                if info.sensitive { "yes" } else { "no" }.to_owned(),
+                first_sentence(&info.description),
+            ]
+        })
+        .collect();
+    let width = |i: usize, title: &str| {
+        rows.iter()
+            .map(|r| r[i].len())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (w0, w1, w2) = (
+        width(0, "NAME"),
+        width(1, "CAPABILITIES"),
+        width(2, "SENSITIVE"),
+    );
+    let mut text = format!(
+        "{:w0$}  {:w1$}  {:w2$}  DESCRIPTION\n",
+        "NAME", "CAPABILITIES", "SENSITIVE"
+    );
+    for [name, caps, sensitive, description] in &rows {
+        text.push_str(&format!(
+            "{name:w0$}  {caps:w1$}  {sensitive:w2$}  {description}\n"
+        ));
+    }
+    out(&text)
+}
+
+fn first_sentence(text: &str) -> String {
+    let end = text.find(". ").map_or(text.len(), |i| i + 1);
+    text[..end].to_owned()
+}
+
+/// `toolhost describe`.
+pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Result<()> {
+    let info = plugin.info();
+    let access = executor.effective_grant(plugin).describe();
+    if json {
+        return json_out(&serde_json::json!({
+            "name": info.name,
+            "description": info.description,
+            "version": info.version,
+            "origin": plugin.origin().to_string(),
+            "sensitive": info.sensitive,
+            "capabilities": info.capabilities.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "granted": access,
+            "input_schema": info.input_schema,
+            "output_schema": info.output_schema,
+        }));
+    }
+    let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+    let none = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut text = format!(
+        "{} {} ({})\n\n{}\n\nsensitive:    {}\ncapabilities: {}\ngranted:      {}\n\ninput schema:\n{}\n",
+        info.name,
+        info.version,
+        plugin.origin(),
+        info.description,
+        if info.sensitive { "yes" } else { "no" },
+        none(&caps),
+        none(&access),
+        serde_json::to_string_pretty(&info.input_schema).unwrap_or_default(),
+    );
+    if let Some(schema) = &info.output_schema {
+        text.push_str(&format!(
+            "\noutput schema:\n{}\n",
+            serde_json::to_string_pretty(schema).unwrap_or_default()
+        ));
+    }
+    out(&text)
+}
+
+/// `toolhost schema`.
+pub fn schemas(plugins: &[&std::sync::Arc<Plugin>], format: SchemaFormat) -> std::io::Result<()> {
+    let list = plugins
+        .iter()
+        .map(|p| tool_schema(p.info(), format))
+        .collect();
+    json_out(&serde_json::Value::Array(list))
+}
+
+/// Asks on the terminal: `y` runs the call, `n` skips it, `a` aborts everything.
+/// Without a terminal on both stdin and stderr, nobody can be asked.
+pub struct TtyConfirmer;
+
+impl Confirmer for TtyConfirmer {
+    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            return Decision::Unavailable;
+        }
+        let args = serde_json::to_string(request.args).unwrap_or_default();
+        loop {
+            eprint!(
+                "Run `{}` with {args}?\n({}) [y]es / [n]o / [a]bort all: ",
+                request.tool, request.reason
+            );
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
+                return Decision::Deny;
+            }
+            match line.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Decision::Allow,
+                "n" | "no" => return Decision::Deny,
+                "a" | "abort" => return Decision::AbortAll,
+                _ => eprintln!("please answer y, n or a"),
+            }
+        }
+    }
+}

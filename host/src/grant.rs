@@ -1,0 +1,263 @@
+//! What the configuration allows a tool ([`Grant`]), and what it finally gets:
+//! the tool's declared capabilities intersected with its grant.
+
+use crate::tool_info::Capability;
+use std::path::PathBuf;
+
+/// Access to a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    /// Read-only.
+    Read,
+    /// Read and write.
+    Write,
+}
+
+/// A host directory granted under a name (mounted in the guest at `/<name>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// The name the tool asks for.
+    pub name: String,
+    /// The host directory behind it.
+    pub host_path: PathBuf,
+    /// The most access allowed.
+    pub access: Access,
+}
+
+/// What the configuration allows one tool. A tool never gets more than it
+/// declared; see [`Grant::effective`].
+///
+/// The default grant is empty: no workspace, no commands, no network, no
+/// directories. Built-in tools are granted everything they declare
+/// ([`Grant::all`]); a third-party plugin gets nothing until configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grant {
+    /// Workspace access, if any.
+    pub workspace: Option<Access>,
+    /// Whether the command broker answers.
+    pub commands: bool,
+    /// Hosts the tool may reach; `*` means any public host.
+    pub network: Vec<String>,
+    /// Named host directories.
+    pub directories: Vec<DirGrant>,
+    /// Grant whatever the tool declares (built-ins). Named directories still
+    /// need an entry in `directories` to know where they live.
+    pub all_declared: bool,
+}
+
+impl Grant {
+    /// Nothing at all.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whatever the tool declares (the default for built-in tools).
+    pub fn all() -> Self {
+        Self {
+            all_declared: true,
+            ..Self::default()
+        }
+    }
+
+    /// Parse one `--grant` value's capability list, e.g.
+    /// `workspace:read`, `workspace:write,commands`, `network:example.com`.
+    ///
+    /// ```
+    /// use toolhost::grant::{Access, Grant};
+    /// let g = Grant::parse_caps("workspace:read").unwrap();
+    /// assert_eq!(g.workspace, Some(Access::Read));
+    /// assert!(Grant::parse_caps("workspace:rw").is_err());
+    /// ```
+    pub fn parse_caps(spec: &str) -> Result<Self, String> {
+        let mut grant = Self::none();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match item {
+                "workspace:read" => grant.workspace = grant.workspace.max(Some(Access::Read)),
+                "workspace:write" => grant.workspace = Some(Access::Write),
+                "commands" => grant.commands = true,
+                "none" => {}
+                _ => match item.strip_prefix("network:") {
+                    Some(host) if !host.is_empty() => grant.network.push(host.to_owned()),
+                    _ => {
+                        return Err(format!(
+                            "unknown capability `{item}`; use workspace:read, workspace:write, \
+                             commands, network:HOST or none"
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(grant)
+    }
+
+    /// What a tool declaring `declared` actually gets under this grant.
+    pub fn effective(&self, declared: &[Capability]) -> Effective {
+        let mut out = Effective::default();
+        for cap in declared {
+            match cap {
+                Capability::WorkspaceRead => {
+                    if self.all_declared || self.workspace.is_some() {
+                        out.workspace = out.workspace.max(Some(Access::Read));
+                    }
+                }
+                Capability::WorkspaceWrite => {
+                    let granted = if self.all_declared {
+                        Some(Access::Write)
+                    } else {
+                        self.workspace
+                    };
+                    out.workspace = out.workspace.max(granted);
+                }
+                Capability::Commands => out.commands |= self.all_declared || self.commands,
+                Capability::Network(hosts) => {
+                    out.network
+                        .extend(intersect_hosts(hosts, &self.network, self.all_declared));
+                }
+                Capability::Directory { name, writable } => {
+                    if let Some(dir) = self.directories.iter().find(|d| &d.name == name) {
+                        let asked = if *writable {
+                            Access::Write
+                        } else {
+                            Access::Read
+                        };
+                        out.directories.push(DirGrant {
+                            access: asked.min(dir.access),
+                            ..dir.clone()
+                        });
+                    }
+                }
+            }
+        }
+        out.network.sort();
+        out.network.dedup();
+        out
+    }
+}
+
+/// Hosts in both lists; `*` on either side stands for the other side's list.
+fn intersect_hosts(declared: &[String], granted: &[String], all_declared: bool) -> Vec<String> {
+    if all_declared {
+        return declared.to_vec();
+    }
+    let any = |list: &[String]| list.iter().any(|h| h == "*");
+    if any(declared) {
+        return granted.to_vec();
+    }
+    if any(granted) {
+        return declared.to_vec();
+    }
+    declared
+        .iter()
+        .filter(|h| granted.iter().any(|g| g.eq_ignore_ascii_case(h)))
+        .cloned()
+        .collect()
+}
+
+/// What one tool really gets: the sandbox is built from this and nothing else.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effective {
+    /// Workspace preopen at `.`, if any.
+    pub workspace: Option<Access>,
+    /// Whether the broker answers `commands` requests.
+    pub commands: bool,
+    /// Reachable hosts.
+    pub network: Vec<String>,
+    /// Directories mounted at `/<name>`.
+    pub directories: Vec<DirGrant>,
+}
+
+impl Effective {
+    /// The grant as capability strings (`workspace:read`, `commands`, ...).
+    pub fn describe(&self) -> Vec<String> {
+        let access = |a: Access| if a == Access::Write { "write" } else { "read" };
+        let mut out = Vec::new();
+        if let Some(a) = self.workspace {
+            out.push(format!("workspace:{}", access(a)));
+        }
+        if self.commands {
+            out.push("commands".to_owned());
+        }
+        out.extend(self.network.iter().map(|h| format!("network:{h}")));
+        out.extend(
+            self.directories
+                .iter()
+                .map(|d| format!("dir:{}:{}", d.name, access(d.access))),
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_declared_read_granted_gets_read() {
+        let g = Grant::parse_caps("workspace:read").unwrap();
+        let e = g.effective(&[Capability::WorkspaceWrite]);
+        assert_eq!(e.workspace, Some(Access::Read));
+    }
+
+    #[test]
+    fn nothing_declared_gets_nothing_even_if_granted() {
+        let g = Grant::parse_caps("workspace:write,commands,network:*").unwrap();
+        assert_eq!(g.effective(&[]), Effective::default());
+    }
+
+    #[test]
+    fn empty_grant_gives_nothing() {
+        let declared = [
+            Capability::WorkspaceWrite,
+            Capability::Commands,
+            Capability::Network(vec!["*".into()]),
+        ];
+        assert_eq!(Grant::none().effective(&declared), Effective::default());
+    }
+
+    #[test]
+    fn builtins_get_what_they_declare() {
+        let e = Grant::all().effective(&[Capability::WorkspaceRead]);
+        assert_eq!(e.workspace, Some(Access::Read));
+        assert!(!e.commands);
+        let e = Grant::all().effective(&[Capability::WorkspaceWrite, Capability::Commands]);
+        assert_eq!(e.workspace, Some(Access::Write));
+        assert!(e.commands);
+    }
+
+    #[test]
+    fn hosts_intersect() {
+        let g = Grant::parse_caps("network:a.com,network:b.com").unwrap();
+        let e = g.effective(&[Capability::Network(vec!["b.com".into(), "c.com".into()])]);
+        assert_eq!(e.network, vec!["b.com"]);
+        let e = g.effective(&[Capability::Network(vec!["*".into()])]);
+        assert_eq!(e.network, vec!["a.com", "b.com"]);
+    }
+
+    #[test]
+    fn directories_need_a_configured_path_and_take_the_lesser_access() {
+        let mut g = Grant::none();
+        g.directories.push(DirGrant {
+            name: "state".into(),
+            host_path: "/tmp/s".into(),
+            access: Access::Read,
+        });
+        let e = g.effective(&[
+            Capability::Directory {
+                name: "state".into(),
+                writable: true,
+            },
+            Capability::Directory {
+                name: "other".into(),
+                writable: false,
+            },
+        ]);
+        assert_eq!(e.directories.len(), 1);
+        assert_eq!(e.directories[0].access, Access::Read);
+    }
+
+    #[test]
+    fn bad_capability_names_the_choices() {
+        let err = Grant::parse_caps("workspace:rw").unwrap_err();
+        assert!(err.contains("workspace:read"), "{err}");
+    }
+}

@@ -1,0 +1,42 @@
+//! toolhost: a WebAssembly plugin host for sandboxed agent tools.
+//!
+//! Every tool is a WebAssembly component implementing the `toolhost:plugin`
+//! WIT world. The flow of one call:
+//!
+//! - [`Executor`] (executor.rs) is the pipeline every front end uses (CLI,
+//!   MCP, library): lookup in the [`Registry`], argument parsing,
+//!   confirmation per [`Mode`], dry run, sandboxed run, logging, and a
+//!   [`ToolResult`] that is never a panic or an `Err`.
+//! - [`Registry`] (registry.rs) maps names to loaded [`Plugin`]s: the built-in
+//!   tools embedded in the binary and `.wasm` files from plugin directories.
+//! - [`Runtime`] (runtime.rs) owns the one wasmtime engine (pooling allocator,
+//!   epoch ticker), the linker and the compile cache (cache.rs); a plugin is
+//!   compiled once and loaded from the cache afterwards.
+//! - The sandbox (sandbox.rs) builds a fresh store per call from the tool's
+//!   effective [`grant`] (its declared capabilities ∩ its configured
+//!   [`Grant`]), with memory, time and host-call limits, and classifies every
+//!   failure.
+//! - The broker (broker.rs) serves the plugin's `commands` imports.
+//! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
+
+mod bindings;
+mod broker;
+mod cache;
+mod executor;
+pub mod grant;
+mod plugin;
+mod registry;
+mod result;
+mod runtime;
+pub mod sandbox;
+pub mod schema;
+mod tool_info;
+
+pub use executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor, Mode, NoConfirmer};
+pub use grant::Grant;
+pub use plugin::{Builtin, Origin, Plugin, PluginSource};
+pub use registry::{LoadProblem, Registry, RegistryError, builtins};
+pub use result::{CallError, ErrorKind, ToolResult};
+pub use runtime::{CacheDir, Limits, Runtime, RuntimeConfig, RuntimeError};
+pub use sandbox::{CallContext, CancelToken};
+pub use tool_info::{Capability, InfoError, ToolInfo, is_snake_case};

@@ -1,0 +1,182 @@
+//! The registry: tool name → loaded [`Plugin`], sorted by name.
+
+use crate::plugin::{Origin, Plugin, PluginSource};
+use crate::runtime::{Runtime, RuntimeError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The built-in plugins embedded in this binary.
+mod builtins {
+    use crate::plugin::Builtin;
+    include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+}
+
+/// The built-in plugins embedded in this binary, in crate-name order.
+pub fn builtins() -> &'static [crate::plugin::Builtin] {
+    builtins::BUILTINS
+}
+
+/// Why a registry operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two plugins claim one name.
+    #[error(
+        "a tool named `{name}` is already registered (from {existing}); the one from {new} was not added — rename it or remove one of them"
+    )]
+    Duplicate {
+        /// The contested name.
+        name: String,
+        /// The plugin already registered.
+        existing: Origin,
+        /// The plugin refused.
+        new: Origin,
+    },
+    /// No tool has this name.
+    #[error("{}", not_found_message(.name, .near))]
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// Registered names that look alike, best first.
+        near: Vec<String>,
+    },
+}
+
+fn not_found_message(name: &str, near: &[String]) -> String {
+    let mut msg = format!("no tool named `{name}`");
+    if !near.is_empty() {
+        let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+        msg.push_str(&format!("; did you mean {}?", list.join(" or ")));
+    }
+    msg.push_str(" (`toolhost tools` lists the available tools)");
+    msg
+}
+
+/// A plugin file that could not be added, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProblem {
+    /// The file.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Tool name → plugin.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<Plugin>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a plugin. A name already taken is an error unless `allow_override`.
+    pub fn register(&mut self, plugin: Plugin, allow_override: bool) -> Result<(), RegistryError> {
+        if !allow_override && let Some(existing) = self.tools.get(plugin.name()) {
+            return Err(RegistryError::Duplicate {
+                name: plugin.name().to_owned(),
+                existing: existing.origin().clone(),
+                new: plugin.origin().clone(),
+            });
+        }
+        self.tools
+            .insert(plugin.name().to_owned(), Arc::new(plugin));
+        Ok(())
+    }
+
+    /// The tool with this name; the error lists similar names.
+    pub fn get(&self, name: &str) -> Result<&Arc<Plugin>, RegistryError> {
+        self.tools.get(name).ok_or_else(|| RegistryError::NotFound {
+            name: name.to_owned(),
+            near: self.near(name),
+        })
+    }
+
+    /// True if a tool has this name.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub fn list(&self) -> impl Iterator<Item = &Arc<Plugin>> {
+        self.tools.values()
+    }
+
+    /// How many tools are registered.
+    pub fn count(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// The named tools, in the order given; an unknown name is an error.
+    pub fn filter_by_names<S: AsRef<str>>(
+        &self,
+        names: &[S],
+    ) -> Result<Vec<&Arc<Plugin>>, RegistryError> {
+        names.iter().map(|n| self.get(n.as_ref())).collect()
+    }
+
+    /// Registered names within a small edit distance of `name`, best first.
+    fn near(&self, name: &str) -> Vec<String> {
+        let mut scored: Vec<(f64, &String)> = self
+            .tools
+            .keys()
+            .map(|k| (strsim::jaro_winkler(name, k), k))
+            .filter(|(score, k)| *score > 0.8 || k.contains(name) || name.contains(k.as_str()))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
+    }
+
+    /// Load and add every built-in plugin.
+    pub fn load_builtins(&mut self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        for builtin in builtins() {
+            let plugin = runtime.load(PluginSource::Builtin(builtin))?;
+            self.register(plugin, false)
+                .map_err(|e| RuntimeError::Load {
+                    origin: format!("built-in {}", builtin.crate_name),
+                    reason: e.to_string(),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Load every `*.wasm` file in `dir` (not recursive), in name order. Files
+    /// that fail to load or clash with a registered name are skipped and
+    /// reported; the others are added.
+    pub fn load_dir(&mut self, runtime: &Runtime, dir: &Path) -> Vec<LoadProblem> {
+        let mut problems = Vec::new();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) => {
+                problems.push(LoadProblem {
+                    path: dir.to_owned(),
+                    reason: format!("cannot read the plugin directory: {err}"),
+                });
+                return problems;
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wasm") && p.is_file())
+            .collect();
+        files.sort();
+        for path in files {
+            let added = runtime
+                .load(PluginSource::File(path.clone()))
+                .map_err(|e| match e {
+                    RuntimeError::Load { reason, .. } => reason,
+                    other => other.to_string(),
+                })
+                .and_then(|plugin| self.register(plugin, false).map_err(|e| e.to_string()));
+            if let Err(reason) = added {
+                problems.push(LoadProblem { path, reason });
+            }
+        }
+        problems
+    }
+}

@@ -1,0 +1,277 @@
+//! The one wasmtime [`Engine`] and everything shared by all calls: the
+//! pooling allocator, the epoch ticker, the linker with WASI and the
+//! toolhost imports, the compile cache and the slot semaphore.
+//!
+//! [`Runtime::load`] turns wasm bytes into a [`Plugin`] (compiled once, from
+//! the cache afterwards; `describe()` cached too). [`Runtime::run`] makes a
+//! fresh sandbox for one call (see [`crate::sandbox`]).
+
+use crate::cache::CompileCache;
+use crate::plugin::{Plugin, PluginSource};
+use crate::sandbox::{self, CallState};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// Per-call limits. Every field is configurable; the defaults suit coding tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Most linear memory one call may use, in bytes (default 256 MiB).
+    pub memory_bytes: usize,
+    /// Wall-clock deadline of one call (default 30 s).
+    pub timeout: Duration,
+    /// Most bytes a guest may pass to the host in one host call (default 64 MiB).
+    pub hostcall_fuel: usize,
+    /// Most host resources (files, streams, ...) alive at once (default 1024).
+    pub max_resources: usize,
+    /// Most bytes of output text kept from a call (default 1 MiB); more is cut with a note.
+    pub max_output_bytes: usize,
+    /// Most bytes of guest stdout and of stderr kept for logs (default 64 KiB each).
+    pub max_captured_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 256 << 20,
+            timeout: Duration::from_secs(30),
+            hostcall_fuel: 64 << 20,
+            max_resources: 1024,
+            max_output_bytes: 1 << 20,
+            max_captured_bytes: 64 << 10,
+        }
+    }
+}
+
+/// Where compiled components are cached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CacheDir {
+    /// `$XDG_CACHE_HOME/toolhost` (or the platform's cache directory).
+    #[default]
+    Default,
+    /// This directory.
+    At(PathBuf),
+    /// No disk cache: compile on every start.
+    Disabled,
+}
+
+/// How to build a [`Runtime`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// The compile cache location.
+    pub cache: CacheDir,
+    /// Most calls running at once; the instance pool is sized to match and
+    /// further calls wait for a slot (default 32).
+    pub max_concurrent_calls: u32,
+    /// Epoch tick: how often deadlines and cancellation are checked (default 5 ms).
+    pub epoch_tick: Duration,
+    /// Default per-call limits.
+    pub limits: Limits,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            cache: CacheDir::Default,
+            max_concurrent_calls: 32,
+            epoch_tick: Duration::from_millis(5),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Why the runtime or a plugin could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// wasmtime refused the engine configuration.
+    #[error("cannot create the wasm engine: {0}")]
+    Engine(String),
+    /// A plugin could not be loaded.
+    #[error("cannot load plugin {origin}: {reason}")]
+    Load {
+        /// Where the plugin came from.
+        origin: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The shared wasm runtime. `Send + Sync`: share it behind an `Arc`.
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<CallState>,
+    pub(crate) cache: CompileCache,
+    pub(crate) limits: Limits,
+    slots: Slots,
+    _ticker: Ticker,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("cache", &self.cache)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Build the engine, the linker and the ticker.
+    pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
+        let slots = config.max_concurrent_calls.max(1);
+        let engine =
+            Engine::new(&engine_config(slots)).map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .and_then(|()| {
+                crate::bindings::v0_1_0::ToolPlugin::add_to_linker::<_, HasSelf<_>>(
+                    &mut linker,
+                    |s| s,
+                )
+            })
+            .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let cache_dir = match config.cache {
+            CacheDir::Default => CompileCache::default_dir(),
+            CacheDir::At(dir) => Some(dir),
+            CacheDir::Disabled => None,
+        };
+        Ok(Self {
+            cache: CompileCache::new(cache_dir, &engine),
+            _ticker: Ticker::start(engine.clone(), config.epoch_tick),
+            engine,
+            linker,
+            limits: config.limits,
+            slots: Slots::new(slots),
+        })
+    }
+
+    /// The default per-call limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Load a plugin: compile it (or load it from the cache) and learn what it
+    /// is (from the cached `describe()` or by calling it once).
+    pub fn load(&self, source: PluginSource) -> Result<Plugin, RuntimeError> {
+        Plugin::load(self, source)
+    }
+
+    /// Hold one of the `max_concurrent_calls` slots while a call runs.
+    pub(crate) fn slot(&self) -> SlotGuard<'_> {
+        self.slots.acquire()
+    }
+
+    /// Run one call of `plugin` in a fresh sandbox. This is the bare sandbox
+    /// step; [`crate::Executor`] wraps it in the full pipeline (lookup,
+    /// validation, confirmation, dry-run, audit).
+    pub fn call(&self, plugin: &Plugin, request: &sandbox::CallRequest<'_>) -> sandbox::Outcome {
+        sandbox::run(self, plugin, request)
+    }
+}
+
+fn engine_config(slots: u32) -> Config {
+    let mut pool = PoolingAllocationConfig::new();
+    // A Rust wasm32-wasip2 component has one memory and a few small core
+    // instances (the program plus wit-component's shims); leave headroom.
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * 16)
+        .total_memories(slots * 2)
+        .total_tables(slots * 8)
+        .total_stacks(slots)
+        .max_core_instances_per_component(32)
+        .max_memories_per_component(4)
+        .max_tables_per_component(16)
+        .max_component_instance_size(1 << 20)
+        .max_core_instance_size(4 << 20)
+        .table_elements(100_000)
+        // The per-call memory limit is enforced by the store's limiter, so a
+        // denied growth is seen and reported as `out_of_memory`.
+        .max_memory_size(4 << 30)
+        // Keep recently used pages resident so a fresh instance per call is cheap.
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(Enabled::Auto);
+    let mut config = Config::new();
+    config
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .epoch_interruption(true)
+        .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(20));
+    config
+}
+
+/// Advances the engine's epoch every tick so running calls check their
+/// deadline and cancellation. Stops when dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: Engine, tick: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("toolhost-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        if handle.is_none() {
+            tracing::error!("cannot start the epoch thread: call deadlines will not be enforced");
+        }
+        Self { stop, handle }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A counting semaphore over the instance pool's slots.
+struct Slots {
+    free: Mutex<u32>,
+    freed: Condvar,
+}
+
+pub(crate) struct SlotGuard<'a>(&'a Slots);
+
+impl Slots {
+    fn new(n: u32) -> Self {
+        Self {
+            free: Mutex::new(n),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn acquire(&self) -> SlotGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.0.freed.notify_one();
+    }
+}

@@ -1,0 +1,102 @@
+//! Tool schemas in the shapes model APIs expect: OpenAI function calling,
+//! Anthropic tool use, and MCP `tools/list` entries.
+
+use crate::tool_info::ToolInfo;
+use serde_json::{Value, json};
+
+/// A schema ecosystem.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SchemaFormat {
+    /// `{"type":"function","function":{"name","description","parameters"}}`
+    #[default]
+    OpenAi,
+    /// `{"name","description","input_schema"}`
+    Anthropic,
+    /// `{"name","description","inputSchema","outputSchema"?,"annotations"}`
+    Mcp,
+}
+
+impl std::str::FromStr for SchemaFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" => Ok(Self::OpenAi),
+            "anthropic" => Ok(Self::Anthropic),
+            "mcp" => Ok(Self::Mcp),
+            _ => Err(format!(
+                "unknown schema format `{s}`; use openai, anthropic or mcp"
+            )),
+        }
+    }
+}
+
+/// One tool's schema in `format`.
+///
+/// MCP annotations: `readOnlyHint` for tools that declare no capability that
+/// changes state, `destructiveHint` for sensitive tools.
+pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
+    match format {
+        SchemaFormat::OpenAi => json!({
+            "type": "function",
+            "function": {
+                "name": info.name,
+                "description": info.description,
+                "parameters": info.input_schema,
+            }
+        }),
+        SchemaFormat::Anthropic => json!({
+            "name": info.name,
+            "description": info.description,
+            "input_schema": info.input_schema,
+        }),
+        SchemaFormat::Mcp => {
+            let mut tool = json!({
+                "name": info.name,
+                "description": info.description,
+                "inputSchema": info.input_schema,
+                "annotations": {
+                    "readOnlyHint": info.read_only(),
+                    "destructiveHint": info.sensitive,
+                },
+            });
+            if let Some(out) = &info.output_schema {
+                tool["outputSchema"] = out.clone();
+            }
+            tool
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool_info::Capability;
+
+    fn info() -> ToolInfo {
+        ToolInfo {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            output_schema: None,
+            sensitive: false,
+            capabilities: vec![Capability::WorkspaceRead],
+            version: "0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        let i = info();
+        let o = tool_schema(&i, SchemaFormat::OpenAi);
+        assert_eq!(o["type"], "function");
+        assert_eq!(o["function"]["parameters"]["type"], "object");
+        let a = tool_schema(&i, SchemaFormat::Anthropic);
+        assert_eq!(a["input_schema"]["type"], "object");
+        let m = tool_schema(&i, SchemaFormat::Mcp);
+        assert_eq!(m["inputSchema"]["type"], "object");
+        assert_eq!(m["annotations"]["readOnlyHint"], true);
+        assert_eq!(m["annotations"]["destructiveHint"], false);
+        assert!(m.get("outputSchema").is_none());
+    }
+}

@@ -1,0 +1,212 @@
+//! What a plugin says about itself ([`ToolInfo`]), checked once at load.
+
+use crate::bindings::types as wit;
+use serde::{Deserialize, Serialize};
+
+/// Something a tool needs from the host (the WIT `capability`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Read the workspace.
+    WorkspaceRead,
+    /// Read and write the workspace.
+    WorkspaceWrite,
+    /// Run commands through the broker.
+    Commands,
+    /// HTTP to these hosts (`*`: any public host).
+    Network(Vec<String>),
+    /// A host-configured directory mounted at `/<name>`.
+    Directory {
+        /// The configured name.
+        name: String,
+        /// Whether the tool writes there.
+        writable: bool,
+    },
+}
+
+impl Capability {
+    /// True if this capability lets a tool change state outside itself.
+    pub fn mutates(&self) -> bool {
+        match self {
+            Self::WorkspaceWrite | Self::Commands => true,
+            Self::Directory { writable, .. } => *writable,
+            Self::WorkspaceRead | Self::Network(_) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::WorkspaceRead => f.write_str("workspace:read"),
+            Self::WorkspaceWrite => f.write_str("workspace:write"),
+            Self::Commands => f.write_str("commands"),
+            Self::Network(hosts) => write!(f, "network:{}", hosts.join(",")),
+            Self::Directory { name, writable } => {
+                write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
+            }
+        }
+    }
+}
+
+impl From<wit::Capability> for Capability {
+    fn from(c: wit::Capability) -> Self {
+        match c {
+            wit::Capability::WorkspaceRead => Self::WorkspaceRead,
+            wit::Capability::WorkspaceWrite => Self::WorkspaceWrite,
+            wit::Capability::Commands => Self::Commands,
+            wit::Capability::Network(hosts) => Self::Network(hosts),
+            wit::Capability::Directory(d) => Self::Directory {
+                name: d.name,
+                writable: d.writable,
+            },
+        }
+    }
+}
+
+/// A tool's self-description, as returned by its `describe` export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Unique snake_case name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (always an object schema).
+    pub input_schema: serde_json::Value,
+    /// JSON Schema of the structured output, if documented.
+    pub output_schema: Option<serde_json::Value>,
+    /// True if the tool changes state and is confirmed in `confirm-sensitive` mode.
+    pub sensitive: bool,
+    /// What the tool asks of the host.
+    pub capabilities: Vec<Capability>,
+    /// The tool's version.
+    pub version: String,
+}
+
+/// Why a plugin's self-description was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InfoError {
+    /// The name is not snake_case ASCII.
+    #[error(
+        "tool name `{0}` is not snake_case (lowercase letters, digits and `_`, starting with a letter, at most 64 characters)"
+    )]
+    BadName(String),
+    /// A schema is not JSON.
+    #[error("the {which} schema of `{name}` is not valid JSON: {source}")]
+    SchemaNotJson {
+        /// The tool.
+        name: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// The input schema does not describe a JSON object.
+    #[error("the input schema of `{0}` must be a JSON Schema object with \"type\": \"object\"")]
+    InputNotObject(String),
+}
+
+impl ToolInfo {
+    /// Convert and check what a plugin's `describe` returned.
+    pub(crate) fn from_wit(info: wit::ToolInfo) -> Result<Self, InfoError> {
+        if !is_snake_case(&info.name) {
+            return Err(InfoError::BadName(info.name));
+        }
+        let parse = |text: &str, which| {
+            serde_json::from_str::<serde_json::Value>(text).map_err(|source| {
+                InfoError::SchemaNotJson {
+                    name: info.name.clone(),
+                    which,
+                    source,
+                }
+            })
+        };
+        let input_schema = parse(&info.input_schema, "input")?;
+        if input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+            return Err(InfoError::InputNotObject(info.name));
+        }
+        let output_schema = info
+            .output_schema
+            .as_deref()
+            .map(|s| parse(s, "output"))
+            .transpose()?;
+        Ok(Self {
+            input_schema,
+            output_schema,
+            capabilities: info.capabilities.into_iter().map(Into::into).collect(),
+            name: info.name,
+            description: info.description,
+            sensitive: info.sensitive,
+            version: info.version,
+        })
+    }
+
+    /// True if the tool declares no capability that changes state.
+    pub fn read_only(&self) -> bool {
+        !self.capabilities.iter().any(Capability::mutates)
+    }
+}
+
+/// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`.
+pub fn is_snake_case(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && name.len() <= 64
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+        && !name.ends_with('_')
+        && !name.contains("__")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_case_names() {
+        for ok in ["read_file", "grep", "v2_tool", "a1"] {
+            assert!(is_snake_case(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "ReadFile",
+            "read-file",
+            "_x",
+            "x_",
+            "a__b",
+            "1abc",
+            "réad",
+        ] {
+            assert!(!is_snake_case(bad), "{bad}");
+        }
+    }
+
+    fn wit_info(name: &str, schema: &str) -> wit::ToolInfo {
+        wit::ToolInfo {
+            name: name.into(),
+            description: "d".into(),
+            input_schema: schema.into(),
+            output_schema: None,
+            sensitive: false,
+            capabilities: vec![wit::Capability::WorkspaceRead],
+            version: "1".into(),
+        }
+    }
+
+    #[test]
+    fn info_is_checked() {
+        assert!(ToolInfo::from_wit(wit_info("ok", r#"{"type":"object"}"#)).is_ok());
+        assert!(matches!(
+            ToolInfo::from_wit(wit_info("Bad", r#"{"type":"object"}"#)),
+            Err(InfoError::BadName(_))
+        ));
+        assert!(matches!(
+            ToolInfo::from_wit(wit_info("ok", "{")),
+            Err(InfoError::SchemaNotJson { .. })
+        ));
+        assert!(matches!(
+            ToolInfo::from_wit(wit_info("ok", r#"{"type":"string"}"#)),
+            Err(InfoError::InputNotObject(_))
+        ));
+    }
+}

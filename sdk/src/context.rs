@@ -1,0 +1,88 @@
+//! The call context a tool receives: who calls, and how.
+
+use crate::__private::bindings::toolhost::plugin::types as wit;
+
+/// Who is calling and how. None of it is a model-visible argument.
+///
+/// ```
+/// # fn show(ctx: &toolhost_sdk::Context) {
+/// if ctx.dry_run() {
+///     // describe what would happen, change nothing
+/// }
+/// let _id = ctx.call_id();
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    call_id: String,
+    agent: Option<String>,
+    session: Option<String>,
+    channel: Option<String>,
+    chat: Option<String>,
+    workspace_root: Option<String>,
+    dry_run: bool,
+}
+
+impl Context {
+    /// A context for tests and native runs: the given workspace root, no ids.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/home/me/project");
+    /// assert_eq!(ctx.workspace_root(), Some("/home/me/project"));
+    /// ```
+    pub fn for_workspace(root: impl Into<String>) -> Self {
+        Self {
+            workspace_root: Some(root.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The unique id of this call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The calling agent, if known.
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
+    /// The session the call belongs to, if known.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The channel the call came through (`cli`, `mcp`, ...), if known.
+    pub fn channel(&self) -> Option<&str> {
+        self.channel.as_deref()
+    }
+
+    /// The chat the call belongs to, if known.
+    pub fn chat(&self) -> Option<&str> {
+        self.chat.as_deref()
+    }
+
+    /// The host path of the workspace root, if the tool was granted one.
+    pub fn workspace_root(&self) -> Option<&str> {
+        self.workspace_root.as_deref()
+    }
+
+    /// True when the caller asked for a dry run: describe, change nothing.
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
+
+impl From<wit::CallContext> for Context {
+    fn from(ctx: wit::CallContext) -> Self {
+        Self {
+            call_id: ctx.call_id,
+            agent: ctx.agent,
+            session: ctx.session,
+            channel: ctx.channel,
+            chat: ctx.chat,
+            workspace_root: ctx.workspace_root,
+            dry_run: ctx.dry_run,
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! What a call returns: [`Output`] on success, [`ToolError`] otherwise.
+
+use crate::__private::bindings::toolhost::plugin::types as wit;
+use serde::Serialize;
+
+/// A successful result: text for the model, optional structured JSON, and the
+/// workspace paths the call changed.
+///
+/// ```
+/// use toolhost_sdk::{Output, json};
+/// let out = Output::text("2 lines")
+///     .with_structured(json!({"lines": 2}))
+///     .changed("src/main.rs");
+/// assert_eq!(out.content(), "2 lines");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Output {
+    content: String,
+    structured: Option<serde_json::Value>,
+    changed_paths: Vec<String>,
+}
+
+impl Output {
+    /// An output with this text for the model.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Attach structured data (anything `Serialize`). Data that cannot be
+    /// serialised is dropped rather than failing the call.
+    pub fn with_structured(mut self, data: impl Serialize) -> Self {
+        self.structured = serde_json::to_value(data).ok();
+        self
+    }
+
+    /// Record a workspace-relative path this call changed.
+    pub fn changed(mut self, path: impl Into<String>) -> Self {
+        self.changed_paths.push(path.into());
+        self
+    }
+
+    /// The text for the model.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    /// The structured data, if any.
+    pub fn structured(&self) -> Option<&serde_json::Value> {
+        self.structured.as_ref()
+    }
+
+    /// The paths the call changed.
+    pub fn changed_paths(&self) -> &[String] {
+        &self.changed_paths
+    }
+}
+
+impl From<Output> for wit::ToolOutput {
+    fn from(out: Output) -> Self {
+        wit::ToolOutput {
+            content: out.content,
+            structured: out.structured.map(|v| v.to_string()),
+            changed_paths: out.changed_paths,
+        }
+    }
+}
+
+/// Why a call did not succeed. The kind tells the model what to do next.
+///
+/// ```
+/// use toolhost_sdk::ToolError;
+/// let e = ToolError::retry("src/mian.rs does not exist; did you mean src/main.rs?");
+/// assert!(e.to_string().contains("src/main.rs"));
+/// let e = ToolError::failed("disk full").with_hint("free some space and try again");
+/// assert_eq!(e.to_string(), "disk full (free some space and try again)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolError {
+    /// The arguments are wrong; the model should fix its call.
+    InvalidInput(String),
+    /// A model-correctable condition (not found, not unique): try differently.
+    Retry(String),
+    /// Policy or capability refused the action.
+    Denied(String),
+    /// Something else failed.
+    Failed {
+        /// What went wrong.
+        message: String,
+        /// What to do next, if known.
+        hint: Option<String>,
+    },
+}
+
+impl ToolError {
+    /// Bad arguments: say which field and what is expected.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::InvalidInput(message.into())
+    }
+
+    /// A model-correctable condition: say what to try instead.
+    pub fn retry(message: impl Into<String>) -> Self {
+        Self::Retry(message.into())
+    }
+
+    /// A refusal by policy or missing capability: say how it could be allowed.
+    pub fn denied(message: impl Into<String>) -> Self {
+        Self::Denied(message.into())
+    }
+
+    /// Any other failure.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// Add a hint to a [`ToolError::Failed`]; for the other kinds the hint is
+    /// appended to the message, which is what the model reads.
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        let hint = hint.into();
+        match self {
+            Self::Failed { message, .. } => Self::Failed {
+                message,
+                hint: Some(hint),
+            },
+            Self::InvalidInput(m) => Self::InvalidInput(format!("{m}; {hint}")),
+            Self::Retry(m) => Self::Retry(format!("{m}; {hint}")),
+            Self::Denied(m) => Self::Denied(format!("{m}; {hint}")),
+        }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidInput(m) | Self::Retry(m) | Self::Denied(m) => f.write_str(m),
+            Self::Failed {
+                message,
+                hint: None,
+            } => f.write_str(message),
+            Self::Failed {
+                message,
+                hint: Some(hint),
+            } => write!(f, "{message} ({hint})"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<ToolError> for wit::ToolError {
+    fn from(err: ToolError) -> Self {
+        match err {
+            ToolError::InvalidInput(m) => wit::ToolError::InvalidInput(m),
+            ToolError::Retry(m) => wit::ToolError::Retry(m),
+            ToolError::Denied(m) => wit::ToolError::Denied(m),
+            ToolError::Failed { message, hint } => {
+                wit::ToolError::Failed(wit::Failure { message, hint })
+            }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The toolhost benchmark harness: prints figures and ratios against native
+//! baselines measured in the same run. Run with `cargo bench -p toolhost`.
+//!
+//! - host overhead per call: a fresh sandbox and instance per call of the
+//!   trivial `echo` fixture, through the bare runtime and through the full
+//!   executor pipeline (p50/p99, calls/s), against the same tool logic called
+//!   natively;
+//! - cold Cranelift compile vs compile-cache hit, per component;
+//! - read_file on a 10 MB file in the sandbox vs the same read_file code
+//!   compiled natively, and vs a bare `std::fs::read` + hash.
+
+#![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolhost::grant::Effective;
+use toolhost::sandbox::CallRequest;
+use toolhost::{
+    CacheDir, CallContext, CallOptions, Executor, Mode, PluginSource, Registry, Runtime,
+    RuntimeConfig,
+};
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let scale = if quick { 10 } else { 1 };
+    println!(
+        "toolhost benchmarks ({} cores){}",
+        num_cores(),
+        if quick { ", quick mode" } else { "" }
+    );
+    let cache = tempfile::tempdir().expect("temp cache");
+    compile_vs_cache(cache.path());
+    let runtime = Arc::new(runtime(cache.path()));
+    call_overhead(&runtime, 20_000 / scale);
+    read_file_10mb(&runtime, 30 / scale.min(10));
+}
+
+fn num_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn runtime(cache: &Path) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        cache: CacheDir::At(cache.to_owned()),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime")
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("TOOLHOST_FIXTURES_DIR")).join(format!("{name}.wasm"))
+}
+
+/// Sorted samples → (p50, p99).
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.50), at(0.99))
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn time_n(n: usize, mut f: impl FnMut()) -> (Vec<Duration>, Duration) {
+    let mut samples = Vec::with_capacity(n);
+    let started = Instant::now();
+    for _ in 0..n {
+        let t = Instant::now();
+        f();
+        samples.push(t.elapsed());
+    }
+    (samples, started.elapsed())
+}
+
+fn compile_vs_cache(cache: &Path) {
+    println!("\n## Compile once, load from cache (per component)");
+    println!(
+        "{:<22} {:>10} {:>14} {:>16} {:>8}",
+        "component", "size KiB", "cold compile", "cache hit load", "ratio"
+    );
+    let mut sources: Vec<(String, PluginSource)> = toolhost::builtins()
+        .iter()
+        .map(|b| (b.crate_name.to_owned(), PluginSource::Builtin(b)))
+        .collect();
+    for name in ["fixture_echo", "fixture_misbehave"] {
+        sources.push((name.to_owned(), PluginSource::File(fixture(name))));
+    }
+    for (name, source) in sources {
+        let size = match &source {
+            PluginSource::Builtin(b) => b.wasm.len(),
+            PluginSource::File(p) => std::fs::metadata(p).map_or(0, |m| m.len() as usize),
+        };
+        // Cold: an empty cache, so load compiles (and describes) it.
+        let cold_dir = tempfile::tempdir().expect("temp");
+        let rt = runtime(cold_dir.path());
+        let t = Instant::now();
+        let plugin = rt.load(source.clone()).expect("load");
+        plugin.warm_up(&rt).expect("compile");
+        let cold = t.elapsed();
+        // Hit: a new runtime over the filled cache loads the description and
+        // deserialises the code.
+        let rt = runtime(cold_dir.path());
+        let t = Instant::now();
+        let plugin = rt.load(source.clone()).expect("load");
+        plugin.warm_up(&rt).expect("deserialize");
+        let hit = t.elapsed();
+        println!(
+            "{name:<22} {:>10.0} {:>11.1} ms {:>13.3} ms {:>7.0}x",
+            size as f64 / 1024.0,
+            ms(cold),
+            ms(hit),
+            cold.as_secs_f64() / hit.as_secs_f64()
+        );
+        // Keep the shared cache warm for the other benchmarks.
+        let _ = runtime(cache)
+            .load(source)
+            .map(|p| p.warm_up(&runtime(cache)));
+    }
+    println!("target: cache hit <= 1 ms per component");
+}
+
+fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
+    println!("\n## Host overhead per call (fresh sandbox + instance, trivial `echo` tool)");
+    let plugin = runtime
+        .load(PluginSource::File(fixture("fixture_echo")))
+        .expect("echo loads");
+    plugin.warm_up(runtime).expect("compile");
+    let context = CallContext::new();
+    let grant = Effective::default();
+    let limits = runtime.limits().clone();
+    let request = CallRequest {
+        args: r#"{"n":1}"#,
+        context: &context,
+        grant: &grant,
+        workspace: None,
+        limits: &limits,
+        cancel: None,
+    };
+    for _ in 0..n / 10 {
+        let _ = runtime.call(&plugin, &request);
+    }
+    let (mut samples, total) = time_n(n, || {
+        let out = runtime.call(&plugin, &request).expect("echo succeeds");
+        assert_eq!(out.content, r#"{"n":1}"#);
+    });
+    let (p50, p99) = percentiles(&mut samples);
+    println!(
+        "sandbox call:      p50 {:>7.1} µs   p99 {:>7.1} µs   {:>8.0} calls/s  (n={n})",
+        us(p50),
+        us(p99),
+        n as f64 / total.as_secs_f64()
+    );
+
+    let mut registry = Registry::new();
+    registry
+        .register(
+            runtime
+                .load(PluginSource::File(fixture("fixture_echo")))
+                .expect("load"),
+            false,
+        )
+        .expect("register");
+    let ws = tempfile::tempdir().expect("temp");
+    let executor = Executor::new(Arc::clone(runtime), registry)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(Mode::Yolo);
+    let options = CallOptions::default();
+    let (mut samples, total) = time_n(n, || {
+        let r = executor.call("echo", r#"{"n":1}"#, &options);
+        assert!(r.success);
+    });
+    let (p50_ex, p99_ex) = percentiles(&mut samples);
+    println!(
+        "executor pipeline: p50 {:>7.1} µs   p99 {:>7.1} µs   {:>8.0} calls/s",
+        us(p50_ex),
+        us(p99_ex),
+        n as f64 / total.as_secs_f64()
+    );
+
+    // Native baseline: the same work without a sandbox (parse the JSON
+    // arguments, render them back).
+    let (mut samples, _) = time_n(n, || {
+        let v: serde_json::Value =
+            serde_json::from_str(std::hint::black_box(r#"{"n":1}"#)).expect("json");
+        std::hint::black_box(v.to_string());
+    });
+    let (p50_native, _) = percentiles(&mut samples);
+    println!("native echo logic: p50 {:>7.2} µs", us(p50_native));
+    println!(
+        "overhead of the sandbox: {:.1} µs per call at p50 (target <= 20 µs)",
+        us(p50.saturating_sub(p50_native))
+    );
+}
+
+fn read_file_10mb(runtime: &Arc<Runtime>, n: usize) {
+    println!(
+        "\n## read_file on a 10 MB file (whole file hashed and counted, first 2000 lines shown)"
+    );
+    let ws = tempfile::tempdir().expect("temp");
+    let line =
+        "the quick brown fox jumps over the lazy dog; 0123456789 abcdefghijklmnopqrstuvwxyz\n";
+    let text = line.repeat((10 << 20) / line.len());
+    std::fs::write(ws.path().join("big.txt"), &text).expect("write");
+
+    let mut registry = Registry::new();
+    registry.load_builtins(runtime).expect("builtins");
+    let executor = Executor::new(Arc::clone(runtime), registry)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(Mode::Yolo);
+    let args = r#"{"path":"big.txt"}"#;
+    let options = CallOptions::default();
+    let wasm_hash = executor
+        .call("read_file", args, &options)
+        .structured
+        .expect("structured")["hash"]
+        .clone();
+    let (mut samples, _) = time_n(n, || {
+        let r = executor.call("read_file", args, &options);
+        assert!(r.success, "{r:?}");
+    });
+    let (wasm_p50, _) = percentiles(&mut samples);
+
+    // The same read_file code, compiled natively and called directly.
+    std::env::set_current_dir(ws.path()).expect("cd");
+    let ctx = toolhost_sdk::Context::for_workspace(ws.path().display().to_string());
+    let parsed: read_file::Args = serde_json::from_str(args).expect("args");
+    let native_out = read_file::read(&parsed, &ctx).expect("native read");
+    assert_eq!(
+        native_out.structured().expect("structured")["hash"],
+        wasm_hash,
+        "same result"
+    );
+    let (mut samples, _) = time_n(n, || {
+        std::hint::black_box(read_file::read(&parsed, &ctx).expect("native read"));
+    });
+    let (native_p50, _) = percentiles(&mut samples);
+
+    // A bare read + hash, the least any implementation must do.
+    let (mut samples, _) = time_n(n, || {
+        let bytes = std::fs::read("big.txt").expect("read");
+        std::hint::black_box(toolhost_sdk::text::content_hash(&bytes));
+    });
+    let (bare_p50, _) = percentiles(&mut samples);
+
+    println!("read_file in the sandbox:   p50 {:>7.2} ms", ms(wasm_p50));
+    println!(
+        "read_file compiled natively: p50 {:>7.2} ms",
+        ms(native_p50)
+    );
+    println!("bare fs::read + hash:       p50 {:>7.2} ms", ms(bare_p50));
+    println!(
+        "ratio sandbox/native read_file: {:.2}x (target <= 2x); sandbox/bare read: {:.2}x",
+        wasm_p50.as_secs_f64() / native_p50.as_secs_f64(),
+        wasm_p50.as_secs_f64() / bare_p50.as_secs_f64()
+    );
+}

@@ -1,0 +1,395 @@
+//! The `toolhost` binary: output shapes, exit codes, schemas, grants.
+
+use crate::support::{
+    fixtures_dir, json, stderr, stdout, toolhost, toolhost_with_stdin, workspace, write,
+};
+
+fn lines_file(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+#[test]
+fn call_prints_numbered_lines_and_exits_zero() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", lines_file(5));
+    let out = toolhost(
+        ws.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"notes.txt","offset":2,"limit":2}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("     2\tline 2\n     3\tline 3\n"),
+        "{text}"
+    );
+    assert!(text.contains("offset=4"), "{text}");
+}
+
+#[test]
+fn workspace_flag_points_the_tools_elsewhere() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", "hi\n");
+    let elsewhere = workspace();
+    let ws_arg = ws.path().display().to_string();
+    let out = toolhost(
+        elsewhere.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"notes.txt"}"#,
+            "--workspace",
+            &ws_arg,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "     1\thi\n");
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", lines_file(3));
+    let out = toolhost(
+        ws.path(),
+        &["call", "read_file", r#"{"path":"notes.txt"}"#, "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    let mut keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "content",
+            "duration_ms",
+            "error",
+            "structured",
+            "success",
+            "tool"
+        ]
+    );
+    assert_eq!(v["tool"], "read_file");
+    assert_eq!(v["success"], true);
+    assert_eq!(v["error"], serde_json::Value::Null);
+    assert_eq!(v["structured"]["total_lines"], 3);
+    assert!(v["duration_ms"].as_f64().expect("number") >= 0.0);
+}
+
+#[test]
+fn a_tool_error_exits_one_with_its_kind() {
+    let ws = workspace();
+    write(ws.path(), "blob.bin", b"\x00\x01\x02binary");
+    let out = toolhost(
+        ws.path(),
+        &["call", "read_file", r#"{"path":"blob.bin"}"#, "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["success"], false);
+    assert_eq!(v["error"]["kind"], "retry");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("binary"),
+        "{v}"
+    );
+
+    // Plain mode: nothing on stdout, the error on stderr.
+    let out = toolhost(ws.path(), &["call", "read_file", r#"{"path":"blob.bin"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("error (retry)"), "{}", stderr(&out));
+}
+
+#[test]
+fn every_error_kind_name_is_the_documented_one() {
+    let ws = workspace();
+    let fixtures = fixtures_dir().display().to_string();
+    let cases: [(&[&str], &str); 6] = [
+        (&["call", "nope", "{}"], "not_found"),
+        (&["call", "read_file", "{oops"], "invalid_input"),
+        (&["call", "read_file", r#"{"path":"../x"}"#], "denied"),
+        (&["call", "read_file", r#"{"path":"missing.txt"}"#], "retry"),
+        (
+            &[
+                "--plugin-dir",
+                &fixtures,
+                "call",
+                "misbehave",
+                r#"{"action":"panic"}"#,
+                "--mode",
+                "yolo",
+            ],
+            "trap",
+        ),
+        (
+            &[
+                "--plugin-dir",
+                &fixtures,
+                "call",
+                "misbehave",
+                r#"{"action":"loop"}"#,
+                "--mode",
+                "yolo",
+                "--timeout",
+                "0.5",
+            ],
+            "timeout",
+        ),
+    ];
+    for (args, kind) in cases {
+        let mut args = args.to_vec();
+        args.push("--json");
+        let out = toolhost(ws.path(), &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(json(&out)["error"]["kind"], kind, "{args:?}");
+    }
+}
+
+#[test]
+fn out_of_memory_through_the_cli() {
+    let ws = workspace();
+    let fixtures = fixtures_dir().display().to_string();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            &fixtures,
+            "call",
+            "misbehave",
+            r#"{"action":"alloc","mib":1024}"#,
+            "--mode",
+            "yolo",
+            "--json",
+        ],
+    );
+    assert_eq!(json(&out)["error"]["kind"], "out_of_memory");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let ws = workspace();
+    for args in [
+        &["call", "read_file", "{}", "--mode", "sometimes"][..],
+        &["call", "read_file", "{}", "--timeout", "-1"],
+        &["--grant", "read_file", "tools"],
+        &["--grant", "read_file=workspace:rw", "tools"],
+        &["--grant", "nope=workspace:read", "tools"],
+        &["--workspace", "/definitely/not/here", "tools"],
+        &["frobnicate"],
+    ] {
+        let out = toolhost(ws.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty());
+    }
+}
+
+#[test]
+fn args_can_come_from_stdin() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "from stdin\n");
+    let out = toolhost_with_stdin(
+        ws.path(),
+        &["call", "read_file", "-"],
+        r#"{"path":"a.txt"}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "     1\tfrom stdin\n");
+}
+
+#[test]
+fn escapes_through_the_cli_are_denied_and_leak_nothing() {
+    let ws = workspace();
+    std::os::unix::fs::symlink("/etc/passwd", ws.path().join("pw")).expect("symlink");
+    for path in ["../../../../etc/passwd", "/etc/passwd", "pw"] {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let out = toolhost(ws.path(), &["call", "read_file", &args, "--json"]);
+        let v = json(&out);
+        assert_eq!(v["error"]["kind"], "denied", "{path}: {v}");
+        assert!(!v.to_string().contains("root:"), "{path}: {v}");
+    }
+}
+
+#[test]
+fn tools_lists_the_builtins() {
+    let ws = workspace();
+    let out = toolhost(ws.path(), &["tools", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let read_file = v
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .expect("read_file listed");
+    assert_eq!(
+        read_file["capabilities"],
+        serde_json::json!(["workspace:read"])
+    );
+    assert_eq!(read_file["sensitive"], false);
+    assert!(read_file["description"].as_str().expect("text").len() > 40);
+
+    let out = toolhost(ws.path(), &["tools"]);
+    let text = stdout(&out);
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("read_file") && l.contains("workspace:read")),
+        "{text}"
+    );
+}
+
+#[test]
+fn third_party_plugins_show_up_with_their_grant() {
+    let ws = workspace();
+    let fixtures = fixtures_dir().display().to_string();
+    let out = toolhost(
+        ws.path(),
+        &["--plugin-dir", &fixtures, "describe", "misbehave", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["capabilities"], serde_json::json!(["workspace:write"]));
+    assert_eq!(v["granted"], serde_json::json!([]), "no grant by default");
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            &fixtures,
+            "--grant",
+            "misbehave=workspace:read",
+            "describe",
+            "misbehave",
+            "--json",
+        ],
+    );
+    assert_eq!(json(&out)["granted"], serde_json::json!(["workspace:read"]));
+}
+
+#[test]
+fn a_third_party_plugin_without_a_grant_sees_nothing_through_the_cli() {
+    let ws = workspace();
+    write(ws.path(), "visible.txt", "x");
+    let fixtures = fixtures_dir().display().to_string();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            &fixtures,
+            "call",
+            "misbehave",
+            r#"{"action":"list","path":"."}"#,
+            "--mode",
+            "yolo",
+            "--json",
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(v["success"], false, "{v}");
+    assert!(!v.to_string().contains("visible.txt"), "{v}");
+}
+
+#[test]
+fn describe_shows_the_schema() {
+    let ws = workspace();
+    let out = toolhost(ws.path(), &["describe", "read_file"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("read_file "), "{text}");
+    assert!(text.contains("granted:      workspace:read"), "{text}");
+    assert!(text.contains("\"offset\""), "{text}");
+    let out = toolhost(ws.path(), &["describe", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no tool named `nope`"));
+}
+
+#[test]
+fn openai_schemas_parse_and_every_parameters_is_an_object_schema() {
+    let ws = workspace();
+    let fixtures = fixtures_dir().display().to_string();
+    let out = toolhost(
+        ws.path(),
+        &["--plugin-dir", &fixtures, "schema", "--format", "openai"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let tools = v.as_array().expect("array");
+    assert!(tools.len() >= 3);
+    for t in tools {
+        assert_eq!(t["type"], "function", "{t}");
+        let f = &t["function"];
+        assert!(f["name"].is_string() && f["description"].is_string(), "{t}");
+        assert_eq!(f["parameters"]["type"], "object", "{t}");
+        assert!(f["parameters"].is_object());
+        assert_eq!(f.as_object().expect("object").len(), 3, "{t}");
+    }
+    let read_file = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "read_file")
+        .expect("listed");
+    assert_eq!(
+        read_file["function"]["parameters"]["required"],
+        serde_json::json!(["path"])
+    );
+}
+
+#[test]
+fn anthropic_and_mcp_schemas_have_their_shapes() {
+    let ws = workspace();
+    let out = toolhost(ws.path(), &["schema", "--format", "anthropic", "read_file"]);
+    let v = json(&out);
+    assert_eq!(v[0]["name"], "read_file");
+    assert_eq!(v[0]["input_schema"]["type"], "object");
+    let out = toolhost(ws.path(), &["schema", "--format", "mcp", "read_file"]);
+    let v = json(&out);
+    assert_eq!(v[0]["inputSchema"]["type"], "object");
+    assert_eq!(v[0]["annotations"]["readOnlyHint"], true);
+    assert_eq!(v[0]["outputSchema"]["type"], "object");
+    let out = toolhost(ws.path(), &["schema", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn sensitive_calls_without_a_terminal_are_refused_with_the_fix() {
+    let ws = workspace();
+    let fixtures = fixtures_dir().display().to_string();
+    let write_args = r#"{"action":"write","path":"a.txt","content":"x"}"#;
+    let base = [
+        "--plugin-dir",
+        fixtures.as_str(),
+        "--grant",
+        "misbehave=workspace:write",
+        "call",
+        "misbehave",
+        write_args,
+    ];
+    let out = toolhost(ws.path(), &[&base[..], &["--json"]].concat());
+    let v = json(&out);
+    assert_eq!(v["error"]["kind"], "denied");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .expect("text")
+            .contains("confirmation"),
+        "{v}"
+    );
+    assert!(!ws.path().join("a.txt").exists());
+
+    let out = toolhost(ws.path(), &[&base[..], &["--dry-run", "--json"]].concat());
+    assert_eq!(json(&out)["success"], true);
+    assert!(!ws.path().join("a.txt").exists());
+
+    let out = toolhost(ws.path(), &[&base[..], &["--mode", "yolo"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.path().join("a.txt").exists());
+}

@@ -1,0 +1,8 @@
+//! End-to-end tests of toolhost: the real plugins in the real sandbox,
+//! through the library and through the `toolhost` binary.
+
+mod cli;
+mod executor;
+mod read_file;
+mod sandbox;
+mod support;

@@ -1,0 +1,311 @@
+//! The sandbox holds: escapes are refused, misbehaving plugins are stopped
+//! and classified, grants are enforced, and the host keeps serving.
+
+use crate::support::{call, executor, workspace, write};
+use std::time::{Duration, Instant};
+use toolhost::{CallOptions, ErrorKind, Executor, Grant};
+
+/// Outside the workspace: a secret the tools must never show.
+fn secret_outside() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("secret.txt");
+    std::fs::write(&path, "TOP-SECRET-CONTENT\n").expect("write secret");
+    (dir, path)
+}
+
+/// After a refused or failed call, the host still serves a normal one.
+fn assert_next_call_works(executor: &Executor) {
+    let r = call(executor, "read_file", r#"{"path":"ok.txt"}"#);
+    assert!(r.success, "the next call failed: {r:?}");
+    assert_eq!(r.content, "     1\tfine\n");
+}
+
+fn ws_with_ok_file() -> tempfile::TempDir {
+    let ws = workspace();
+    write(ws.path(), "ok.txt", "fine\n");
+    ws
+}
+
+fn assert_refused(r: &toolhost::ToolResult) {
+    assert!(
+        matches!(r.error_kind(), Some(ErrorKind::Denied | ErrorKind::Retry)),
+        "expected denied or retry, got {r:?}"
+    );
+    assert!(
+        !r.content.contains("TOP-SECRET"),
+        "secret leaked: {}",
+        r.content
+    );
+    if let Some(s) = &r.structured {
+        assert!(!s.to_string().contains("TOP-SECRET"), "secret leaked: {s}");
+    }
+}
+
+#[test]
+fn parent_traversal_is_refused() {
+    let (_outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    // A relative path from the workspace up to the secret.
+    let depth = ws
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .components()
+        .count();
+    let up = "../".repeat(depth);
+    let rel = format!(
+        "{up}{}",
+        secret
+            .canonicalize()
+            .expect("canonical")
+            .display()
+            .to_string()
+            .trim_start_matches('/')
+    );
+    for path in [rel.as_str(), "../secret.txt", "a/../../secret.txt"] {
+        let r = call(
+            &ex,
+            "read_file",
+            &serde_json::json!({ "path": path }).to_string(),
+        );
+        assert_refused(&r);
+        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
+    }
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn absolute_paths_outside_are_refused() {
+    let (_outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    for path in ["/etc/passwd".to_owned(), secret.display().to_string()] {
+        let r = call(
+            &ex,
+            "read_file",
+            &serde_json::json!({ "path": path }).to_string(),
+        );
+        assert_refused(&r);
+        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
+        assert!(!r.content.contains("root:"), "{}", r.content);
+    }
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn symlinks_leading_outside_are_refused() {
+    let (outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    std::os::unix::fs::symlink(&secret, ws.path().join("link.txt")).expect("symlink");
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("linkdir")).expect("symlink");
+    std::os::unix::fs::symlink("/etc/passwd", ws.path().join("passwd")).expect("symlink");
+    let ex = executor(ws.path());
+    for path in ["link.txt", "linkdir/secret.txt", "passwd"] {
+        let r = call(
+            &ex,
+            "read_file",
+            &serde_json::json!({ "path": path }).to_string(),
+        );
+        assert_refused(&r);
+        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
+    }
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn a_symlink_inside_the_workspace_is_followed() {
+    let ws = ws_with_ok_file();
+    std::os::unix::fs::symlink("ok.txt", ws.path().join("alias.txt")).expect("symlink");
+    let r = call(&executor(ws.path()), "read_file", r#"{"path":"alias.txt"}"#);
+    assert!(r.success, "{r:?}");
+}
+
+#[test]
+fn an_infinite_loop_times_out_within_the_deadline_plus_one_second() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    let options = CallOptions {
+        timeout: Some(Duration::from_secs(1)),
+        ..CallOptions::default()
+    };
+    let started = Instant::now();
+    let r = ex.call("misbehave", r#"{"action":"loop"}"#, &options);
+    let elapsed = started.elapsed();
+    assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
+    assert!(r.content.contains("1 s limit"), "{}", r.content);
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(2),
+        "took {elapsed:?}"
+    );
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn allocating_a_gibibyte_is_out_of_memory() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    let r = call(&ex, "misbehave", r#"{"action":"alloc","mib":1024}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::OutOfMemory), "{r:?}");
+    assert!(r.content.contains("256 MiB"), "{}", r.content);
+    // Below the limit the same plugin works.
+    let r = call(&ex, "misbehave", r#"{"action":"alloc","mib":16}"#);
+    assert!(r.success, "{r:?}");
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn a_panic_is_a_trap_with_the_panic_message() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    let r = call(&ex, "misbehave", r#"{"action":"panic"}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Trap), "{r:?}");
+    assert!(
+        r.content.contains("misbehave was asked to panic"),
+        "{}",
+        r.content
+    );
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn a_read_grant_cannot_write_and_the_file_is_unchanged() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path()).with_grant(
+        "misbehave",
+        Grant::parse_caps("workspace:read").expect("caps"),
+    );
+    for path in ["ok.txt", "new.txt"] {
+        let args =
+            serde_json::json!({"action": "write", "path": path, "content": "changed"}).to_string();
+        let r = call(&ex, "misbehave", &args);
+        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ok.txt")).expect("read"),
+        "fine\n"
+    );
+    assert!(!ws.path().join("new.txt").exists());
+    // It can still read.
+    let r = call(&ex, "misbehave", r#"{"action":"read","path":"ok.txt"}"#);
+    assert!(r.success, "{r:?}");
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn a_write_grant_can_write() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path()).with_grant(
+        "misbehave",
+        Grant::parse_caps("workspace:write").expect("caps"),
+    );
+    let r = call(
+        &ex,
+        "misbehave",
+        r#"{"action":"write","path":"new.txt","content":"made"}"#,
+    );
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.changed_paths, vec!["new.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("new.txt")).expect("read"),
+        "made"
+    );
+}
+
+#[test]
+fn a_third_party_plugin_without_a_grant_sees_no_files() {
+    let (_outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    for args in [
+        serde_json::json!({"action": "list", "path": "."}),
+        serde_json::json!({"action": "list", "path": "/"}),
+        serde_json::json!({"action": "read", "path": "ok.txt"}),
+        serde_json::json!({"action": "read", "path": "/etc/passwd"}),
+        serde_json::json!({"action": "read", "path": secret}),
+    ] {
+        let r = call(&ex, "misbehave", &args.to_string());
+        assert!(!r.success, "{args}: {r:?}");
+        // Neither the file's content nor (for listings) its name shows.
+        assert!(!r.content.contains("fine"), "{args}: {}", r.content);
+        if args["action"] == "list" {
+            assert!(!r.content.contains("ok.txt"), "{args}: {}", r.content);
+        }
+        assert!(
+            !r.content.contains("root:") && !r.content.contains("TOP-SECRET"),
+            "{args}: {}",
+            r.content
+        );
+    }
+    let r = call(
+        &ex,
+        "misbehave",
+        r#"{"action":"write","path":"x.txt","content":"x"}"#,
+    );
+    assert!(!r.success);
+    assert!(!ws.path().join("x.txt").exists());
+}
+
+#[test]
+fn stdout_and_stderr_noise_is_captured_not_returned() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    let r = call(&ex, "misbehave", r#"{"action":"print","lines":100000}"#);
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.content, "printed 100000 lines");
+}
+
+#[test]
+fn concurrent_calls_are_isolated() {
+    let ws = ws_with_ok_file();
+    for i in 0..8 {
+        write(ws.path(), &format!("f{i}.txt"), format!("file {i}\n"));
+    }
+    let ex = executor(ws.path());
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let ex = &ex;
+            s.spawn(move || {
+                for _ in 0..20 {
+                    let r = call(ex, "read_file", &format!(r#"{{"path":"f{i}.txt"}}"#));
+                    assert_eq!(r.content, format!("     1\tfile {i}\n"), "{r:?}");
+                }
+            });
+        }
+        // A crash and a timeout in the middle of it all harm nobody.
+        s.spawn(|| {
+            assert_eq!(
+                call(&ex, "misbehave", r#"{"action":"panic"}"#).error_kind(),
+                Some(ErrorKind::Trap)
+            )
+        });
+    });
+}
+
+#[test]
+fn the_compile_cache_holds_the_component_and_its_description() {
+    // Loading the registry (done by every executor) fills the cache.
+    let _ = executor(ws_with_ok_file().path());
+    let dir = crate::support::cache_dir();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("cache dir exists")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(".cwasm")), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with(".info.json")), "{names:?}");
+    // A second runtime over the same cache loads without compiling: the
+    // descriptions come from the cache and calls deserialise the code.
+    let rt = toolhost::Runtime::new(toolhost::RuntimeConfig {
+        cache: toolhost::CacheDir::At(dir),
+        ..toolhost::RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let mut reg = toolhost::Registry::new();
+    reg.load_builtins(&rt).expect("load");
+    let ws = ws_with_ok_file();
+    let ex = Executor::new(std::sync::Arc::new(rt), reg)
+        .with_workspace(ws.path())
+        .expect("ws");
+    assert_next_call_works(&ex);
+}

@@ -1,0 +1,124 @@
+//! Shared helpers: one runtime per test binary, executors over temporary
+//! workspaces, and a runner for the real `toolhost` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, OnceLock};
+use toolhost::{
+    CacheDir, CallOptions, Executor, Mode, Registry, Runtime, RuntimeConfig, ToolResult,
+};
+
+/// Where host/build.rs put the fixture plugins.
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("TOOLHOST_FIXTURES_DIR"))
+}
+
+/// A compile cache shared by every test in this run (and by the CLI tests).
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cache")
+}
+
+/// One runtime for the whole test binary: compiling happens once.
+pub fn runtime() -> Arc<Runtime> {
+    static RUNTIME: OnceLock<Arc<Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            Arc::new(
+                Runtime::new(RuntimeConfig {
+                    cache: CacheDir::At(cache_dir()),
+                    ..RuntimeConfig::default()
+                })
+                .expect("runtime"),
+            )
+        })
+        .clone()
+}
+
+/// The built-ins plus the fixture plugins (as third-party plugins).
+pub fn registry() -> Registry {
+    let runtime = runtime();
+    let mut registry = Registry::new();
+    registry.load_builtins(&runtime).expect("built-ins load");
+    let problems = registry.load_dir(&runtime, &fixtures_dir());
+    assert!(
+        problems.is_empty(),
+        "fixture plugins failed to load: {problems:?}"
+    );
+    registry
+}
+
+/// An executor over `workspace` in yolo mode (no confirmation needed).
+pub fn executor(workspace: &Path) -> Executor {
+    Executor::new(runtime(), registry())
+        .with_workspace(workspace)
+        .expect("workspace exists")
+        .with_mode(Mode::Yolo)
+}
+
+/// Call with default options.
+pub fn call(executor: &Executor, tool: &str, args: &str) -> ToolResult {
+    executor.call(tool, args, &CallOptions::default())
+}
+
+/// A temporary workspace.
+pub fn workspace() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Write `content` to `dir/rel`, creating parents.
+pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(&path, content).expect("write fixture file");
+    path
+}
+
+/// Run the real `toolhost` binary in `cwd` with the shared cache.
+pub fn toolhost(cwd: &Path, args: &[&str]) -> Output {
+    toolhost_with_stdin(cwd, args, "")
+}
+
+/// Like [`toolhost`], feeding `stdin`.
+pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .current_dir(cwd)
+        .env("TOOLHOST_CACHE_DIR", cache_dir())
+        .env_remove("TOOLHOST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolhost");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("toolhost ran")
+}
+
+/// Stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Parse `toolhost call --json` output.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(out),
+            stderr(out)
+        )
+    })
+}
