@@ -56,6 +56,7 @@ pub mod __private;
 pub use capability::Capability;
 pub use context::Context;
 pub use output::{Output, ToolError};
+pub use schema::json_schema;
 pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};
 pub use serde_json::{self, Value, json};
@@ -116,7 +117,8 @@ pub trait Tool {
         Vec::new()
     }
 
-    /// JSON Schema of [`Output::with_structured`] data, if the tool documents it.
+    /// JSON Schema of [`Output::with_structured`] data, if the tool documents
+    /// it; usually `Some(json_schema::<MyReport>())`.
     fn output_schema() -> Option<Value> {
         None
     }

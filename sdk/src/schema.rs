@@ -9,20 +9,41 @@ use serde_json::Value;
 /// an internally tagged enum or a free-form `Value`), every subschema inlined
 /// (no `$ref`), and no `$schema`/`title`, which model APIs ignore or reject.
 pub(crate) fn input_schema<A: JsonSchema>() -> Value {
+    let mut schema = json_schema::<A>();
+    if schema.is_boolean() {
+        schema = serde_json::json!({});
+    }
+    if let Some(obj) = schema.as_object_mut() {
+        obj.entry("type").or_insert_with(|| "object".into());
+    }
+    schema
+}
+
+/// The JSON Schema of `T` as toolhost shows schemas: draft 2020-12, every
+/// subschema inlined (no `$ref`), without `$schema` and `title`. Use it for
+/// [`Tool::output_schema`](crate::Tool::output_schema).
+///
+/// ```
+/// #[derive(toolhost_sdk::JsonSchema)]
+/// struct Report {
+///     /// How many.
+///     count: u32,
+/// }
+/// let schema = toolhost_sdk::json_schema::<Report>();
+/// assert_eq!(schema["type"], "object");
+/// assert!(schema.get("title").is_none());
+/// ```
+pub fn json_schema<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
         .into_generator();
-    let mut schema = generator.into_root_schema_for::<A>().to_value();
-    if schema.is_boolean() {
-        schema = serde_json::json!({});
-    }
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("title");
         obj.remove("$schema");
-        obj.entry("type").or_insert_with(|| "object".into());
     }
     schema
 }

@@ -393,3 +393,97 @@ fn sensitive_calls_without_a_terminal_are_refused_with_the_fix() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(ws.path().join("a.txt").exists());
 }
+
+#[test]
+fn broken_and_clashing_plugins_are_skipped_with_a_warning() {
+    let ws = workspace();
+    let plugins = workspace();
+    write(plugins.path(), "garbage.wasm", "not wasm at all");
+    // A second copy of a fixture claims a name that is already taken.
+    std::fs::copy(
+        fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("a_echo.wasm"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("b_echo.wasm"),
+    )
+    .expect("copy");
+    let dir = plugins.path().display().to_string();
+    let out = toolhost(ws.path(), &["--plugin-dir", &dir, "tools", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("skipped plugin")
+            && err.contains("garbage.wasm")
+            && err.contains("not a valid wasm component"),
+        "{err}"
+    );
+    assert!(
+        err.contains("b_echo.wasm") && err.contains("already registered"),
+        "{err}"
+    );
+    let names: Vec<String> = json(&out)
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| *n == "echo").count(),
+        1,
+        "{names:?}"
+    );
+    assert!(names.contains(&"read_file".to_owned()));
+}
+
+/// Snapshots of what a person sees; paths and timings are replaced so they
+/// hold on any machine.
+mod snapshots {
+    use super::*;
+
+    fn normalise(text: &str, ws: &std::path::Path) -> String {
+        let fixtures = fixtures_dir().display().to_string();
+        let ws = ws.canonicalize().expect("canonical").display().to_string();
+        text.replace(&fixtures, "[FIXTURES]")
+            .replace(&ws, "[WORKSPACE]")
+    }
+
+    #[test]
+    fn tools_table() {
+        let ws = workspace();
+        let fixtures = fixtures_dir().display().to_string();
+        let out = toolhost(ws.path(), &["--plugin-dir", &fixtures, "tools"]);
+        insta::assert_snapshot!(normalise(&stdout(&out), ws.path()));
+    }
+
+    #[test]
+    fn describe_read_file() {
+        let ws = workspace();
+        let out = toolhost(ws.path(), &["describe", "read_file"]);
+        insta::assert_snapshot!(normalise(&stdout(&out), ws.path()));
+    }
+
+    #[test]
+    fn plain_errors() {
+        let ws = workspace();
+        write(ws.path(), "blob.bin", b"\x00\x01");
+        let mut transcript = String::new();
+        for args in [
+            r#"{"path":"blob.bin"}"#,
+            r#"{"path":"../x"}"#,
+            r#"{"path":"missing.txt"}"#,
+            r#"{"path":7}"#,
+            "{",
+        ] {
+            let out = toolhost(ws.path(), &["call", "read_file", args]);
+            transcript.push_str(&format!(
+                "$ toolhost call read_file '{args}'\n[exit {}]\n{}\n",
+                out.status.code().unwrap_or(-1),
+                stderr(&out)
+            ));
+        }
+        insta::assert_snapshot!(normalise(&transcript, ws.path()));
+    }
+}

@@ -31,9 +31,11 @@ pub struct Args {
     pub path: String,
     /// First line to show, 1-based. Defaults to 1.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub offset: Option<u64>,
     /// How many lines to show. Defaults to, and is capped at, 2000.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<u64>,
 }
 
@@ -75,7 +77,7 @@ impl Tool for ReadFile {
     }
 
     fn output_schema() -> Option<toolhost_sdk::Value> {
-        toolhost_sdk::serde_json::to_value(toolhost_sdk::schemars::schema_for!(Report)).ok()
+        Some(toolhost_sdk::json_schema::<Report>())
     }
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
