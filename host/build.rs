@@ -37,6 +37,12 @@ fn main() {
     println!("cargo:rerun-if-env-changed=TOOLHOST_WASM_TARGET_DIR");
 
     let plugins = crates_in(&root.join("plugins"));
+    assert!(
+        !plugins.is_empty(),
+        "no built-in plugin crates found in {}: toolhost must be built from its source tree \
+         (e.g. `cargo install --path host`), which holds plugins/",
+        root.join("plugins").display()
+    );
     let fixtures = crates_in(&root.join("tests/fixtures"));
     check_target_installed();
 

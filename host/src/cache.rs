@@ -7,8 +7,10 @@
 //! `<key>.cwasm` sits `<key>.info.json`, the plugin's cached `describe()`
 //! answer, so listing tools needs no instantiation at all.
 //!
-//! The cache directory is created private (0700): deserialising trusts its
-//! contents, as wasmtime documents.
+//! Deserialising trusts the file's contents, as wasmtime documents, so the
+//! cache directory must be private: it is created 0700, and an existing
+//! directory that is not owned by this user, or that others can write to, is
+//! not used (the cache is disabled with a warning).
 
 use crate::tool_info::ToolInfo;
 use std::hash::{Hash, Hasher};
@@ -30,13 +32,16 @@ impl CompileCache {
     pub(crate) fn new(dir: Option<PathBuf>, engine: &Engine) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let dir = dir.and_then(|dir| match create_private_dir(&dir) {
-            Ok(()) => Some(dir),
-            Err(err) => {
-                tracing::warn!(dir = %dir.display(), %err, "compile cache disabled: cannot create its directory");
-                None
-            }
-        });
+        let dir =
+            dir.and_then(
+                |dir| match create_private_dir(&dir).and_then(|()| check_private(&dir)) {
+                    Ok(()) => Some(dir),
+                    Err(err) => {
+                        tracing::warn!(dir = %dir.display(), %err, "compile cache disabled");
+                        None
+                    }
+                },
+            );
         Self {
             dir,
             compat: hasher.finish(),
@@ -48,11 +53,13 @@ impl CompileCache {
         dirs::cache_dir().map(|d| d.join("toolhost"))
     }
 
-    /// The entry key for a component with this content hash.
+    /// The entry key for a component with this content hash. The toolhost
+    /// version is part of it, so a new host re-checks every `describe()`.
     pub(crate) fn key(&self, content_hash: &str) -> String {
         let mut h = blake3::Hasher::new();
         h.update(content_hash.as_bytes());
         h.update(&self.compat.to_le_bytes());
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
         h.finalize().to_hex()[..32].to_owned()
     }
 
@@ -121,6 +128,34 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
+/// Refuse a cache directory someone else could plant compiled code in.
+#[cfg(unix)]
+fn check_private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "{} is owned by uid {}, not by this user (uid {me})",
+            dir.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} can be written by other users (mode {:o}); run `chmod go-w` on it",
+            dir.display(),
+            meta.mode() & 0o777
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// Write through a temporary file and a rename, so a reader never sees half a file.
 fn write_atomic(path: &Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
@@ -131,5 +166,25 @@ fn write_atomic(path: &Path, bytes: &[u8]) {
     });
     if let Err(err) = result {
         tracing::warn!(path = %path.display(), %err, "cannot write to the compile cache");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_others_can_write_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c");
+        create_private_dir(&cache).unwrap();
+        assert!(check_private(&cache).is_ok());
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = check_private(&cache).unwrap_err();
+        assert!(err.to_string().contains("chmod go-w"), "{err}");
+        let engine = Engine::default();
+        assert!(CompileCache::new(Some(cache), &engine).dir.is_none());
     }
 }

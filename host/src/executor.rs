@@ -12,6 +12,7 @@
 //! `failed` result.
 
 use crate::grant::{Effective, Grant};
+use crate::names::ParseError;
 use crate::plugin::{Origin, Plugin};
 use crate::registry::Registry;
 use crate::result::{CallError, ErrorKind, ToolResult};
@@ -56,15 +57,17 @@ impl Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
+    type Err = ParseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "yolo" => Ok(Self::Yolo),
             "confirm-sensitive" => Ok(Self::ConfirmSensitive),
             "confirm-all" => Ok(Self::ConfirmAll),
-            _ => Err(format!(
-                "unknown mode `{s}`; use yolo, confirm-sensitive or confirm-all"
+            _ => Err(ParseError::new(
+                "mode",
+                s,
+                "yolo, confirm-sensitive or confirm-all",
             )),
         }
     }
@@ -257,11 +260,13 @@ impl Executor {
             Ok(plugin) => plugin,
             Err(err) => return fail(CallError::new(ErrorKind::NotFound, err.to_string())),
         };
-        // 2. arguments: a JSON object (the plugin checks the fields).
+        // 2. arguments: a JSON object (the plugin checks the fields). Empty
+        // text means `{}`, and the plugin gets that rather than the raw text.
         let parsed = match parse_args(args) {
             Ok(value) => value,
             Err(err) => return fail(err),
         };
+        let args = if args.trim().is_empty() { "{}" } else { args };
         // 3. confirmation
         if self.aborted() {
             return fail(CallError::new(
@@ -270,8 +275,9 @@ impl Executor {
             ));
         }
         let info = plugin.info();
-        if self.mode.needs_confirmation(info.sensitive) && !options.context.dry_run {
-            let reason = if info.sensitive {
+        let sensitive = info.is_sensitive();
+        if self.mode.needs_confirmation(sensitive) && !options.context.dry_run {
+            let reason = if sensitive {
                 format!(
                     "it is sensitive (it can change files or run commands) and the mode is {}",
                     self.mode.as_str()
@@ -318,7 +324,7 @@ impl Executor {
         // 5. run in the sandbox
         let mut limits = self.runtime.limits().clone();
         if let Some(timeout) = options.timeout {
-            limits.timeout = timeout;
+            limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
         }
         let request = CallRequest {
             args,
@@ -372,24 +378,28 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 fn dry_run(plugin: &Plugin, args: &serde_json::Value, grant: &Effective) -> ToolResult {
     let name = plugin.name();
-    let access = grant.describe();
-    let access_text = if access.is_empty() {
+    let granted: Vec<String> = grant
+        .capabilities()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let granted_text = if granted.is_empty() {
         "nothing".to_owned()
     } else {
-        access.join(", ")
+        granted.join(", ")
     };
     ToolResult {
         structured: Some(serde_json::json!({
             "dry_run": true,
             "tool": name,
             "args": args,
-            "sensitive": plugin.info().sensitive,
-            "access": access,
+            "sensitive": plugin.info().is_sensitive(),
+            "granted": granted,
         })),
         ..ToolResult::success(
             name,
             format!(
-                "[dry run] would call `{name}` with {args} (access: {access_text}); nothing was run"
+                "[dry run] would call `{name}` with {args} (granted: {granted_text}); nothing was run"
             ),
         )
     }

@@ -1,6 +1,7 @@
 //! What the configuration allows a tool ([`Grant`]), and what it finally gets:
 //! the tool's declared capabilities intersected with its grant.
 
+use crate::names::ParseError;
 use crate::tool_info::Capability;
 use std::path::PathBuf;
 
@@ -68,7 +69,7 @@ impl Grant {
     /// assert_eq!(g.workspace, Some(Access::Read));
     /// assert!(Grant::parse_caps("workspace:rw").is_err());
     /// ```
-    pub fn parse_caps(spec: &str) -> Result<Self, String> {
+    pub fn parse_caps(spec: &str) -> Result<Self, ParseError> {
         let mut grant = Self::none();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match item {
@@ -79,9 +80,10 @@ impl Grant {
                 _ => match item.strip_prefix("network:") {
                     Some(host) if !host.is_empty() => grant.network.push(host.to_owned()),
                     _ => {
-                        return Err(format!(
-                            "unknown capability `{item}`; use workspace:read, workspace:write, \
-                             commands, network:HOST or none"
+                        return Err(ParseError::new(
+                            "capability",
+                            item,
+                            "workspace:read, workspace:write, commands, network:HOST or none",
                         ));
                     }
                 },
@@ -167,22 +169,25 @@ pub struct Effective {
 }
 
 impl Effective {
-    /// The grant as capability strings (`workspace:read`, `commands`, ...).
-    pub fn describe(&self) -> Vec<String> {
-        let access = |a: Access| if a == Access::Write { "write" } else { "read" };
+    /// The grant as capabilities, in a stable order (their `Display` is
+    /// `workspace:read`, `commands`, ...).
+    pub fn capabilities(&self) -> Vec<Capability> {
         let mut out = Vec::new();
-        if let Some(a) = self.workspace {
-            out.push(format!("workspace:{}", access(a)));
+        match self.workspace {
+            Some(Access::Read) => out.push(Capability::WorkspaceRead),
+            Some(Access::Write) => out.push(Capability::WorkspaceWrite),
+            None => {}
         }
         if self.commands {
-            out.push("commands".to_owned());
+            out.push(Capability::Commands);
         }
-        out.extend(self.network.iter().map(|h| format!("network:{h}")));
-        out.extend(
-            self.directories
-                .iter()
-                .map(|d| format!("dir:{}:{}", d.name, access(d.access))),
-        );
+        if !self.network.is_empty() {
+            out.push(Capability::Network(self.network.clone()));
+        }
+        out.extend(self.directories.iter().map(|d| Capability::Directory {
+            name: d.name.clone(),
+            writable: d.access == Access::Write,
+        }));
         out
     }
 }
@@ -258,6 +263,6 @@ mod tests {
     #[test]
     fn bad_capability_names_the_choices() {
         let err = Grant::parse_caps("workspace:rw").unwrap_err();
-        assert!(err.contains("workspace:read"), "{err}");
+        assert!(err.to_string().contains("workspace:read"), "{err}");
     }
 }

@@ -141,8 +141,13 @@ impl Plugin {
 
     /// Make sure the component is compiled and linked now rather than on the
     /// first call (used by benchmarks and `toolhost check`).
-    pub fn warm_up(&self, runtime: &Runtime) -> Result<(), String> {
-        self.pre(runtime).map(|_| ())
+    pub fn warm_up(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        self.pre(runtime)
+            .map(|_| ())
+            .map_err(|reason| RuntimeError::Load {
+                origin: self.origin.to_string(),
+                reason,
+            })
     }
 }
 

@@ -34,6 +34,32 @@ pub struct Limits {
     pub max_captured_bytes: usize,
 }
 
+impl Limits {
+    /// Refuse limits the sandbox cannot honour.
+    pub fn check(&self) -> Result<(), RuntimeError> {
+        let bad = |what: String| Err(RuntimeError::Limits(what));
+        if self.memory_bytes == 0 || self.memory_bytes > MAX_MEMORY_BYTES {
+            return bad(format!(
+                "memory limit {} bytes is out of range; use 1 byte to 4 GiB (a wasm32 memory cannot be larger)",
+                self.memory_bytes
+            ));
+        }
+        if self.timeout.is_zero() || self.timeout > MAX_TIMEOUT {
+            return bad(format!(
+                "timeout {:?} is out of range; use more than 0 and at most 24 hours",
+                self.timeout
+            ));
+        }
+        if self.max_output_bytes == 0 || self.hostcall_fuel == 0 || self.max_resources == 0 {
+            return bad("output, host-call and resource limits must be above 0".to_owned());
+        }
+        Ok(())
+    }
+}
+
+/// The longest deadline a call may have.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
@@ -91,6 +117,9 @@ pub enum RuntimeError {
     /// wasmtime refused the engine configuration.
     #[error("cannot create the wasm engine: {0}")]
     Engine(String),
+    /// A limit is out of range.
+    #[error("invalid limits: {0}")]
+    Limits(String),
     /// A plugin could not be loaded.
     #[error("cannot load plugin {origin}: {reason}")]
     Load {
@@ -123,7 +152,8 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Build the engine, the linker and the ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
-        let slots = config.max_concurrent_calls.max(1);
+        let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
+        config.limits.check()?;
         let engine =
             Engine::new(&engine_config(slots)).map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
@@ -142,7 +172,7 @@ impl Runtime {
         };
         Ok(Self {
             cache: CompileCache::new(cache_dir, &engine),
-            _ticker: Ticker::start(engine.clone(), config.epoch_tick),
+            _ticker: Ticker::start(engine.clone(), config.epoch_tick)?,
             engine,
             linker,
             limits: config.limits,
@@ -174,24 +204,38 @@ impl Runtime {
     }
 }
 
+/// Most calls at once; the pool reserves address space for each.
+pub const MAX_CONCURRENT_CALLS: u32 = 1024;
+/// The largest linear memory a 32-bit wasm memory can have.
+pub const MAX_MEMORY_BYTES: usize = 4 << 30;
+/// Most elements in one table; the pool reserves this much per table.
+pub(crate) const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Per component: core instances, memories, tables. A Rust wasm32-wasip2
+/// component has one memory and a few small core instances (the program
+/// plus wit-component's shims); these leave headroom.
+const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
+const MEMORIES_PER_COMPONENT: u32 = 2;
+const TABLES_PER_COMPONENT: u32 = 8;
+
+/// The pool holds `slots` components, each at the per-component maxima, so
+/// with the slot semaphore in front instantiation never finds it exhausted.
 fn engine_config(slots: u32) -> Config {
     let mut pool = PoolingAllocationConfig::new();
-    // A Rust wasm32-wasip2 component has one memory and a few small core
-    // instances (the program plus wit-component's shims); leave headroom.
     pool.total_component_instances(slots)
-        .total_core_instances(slots * 16)
-        .total_memories(slots * 2)
-        .total_tables(slots * 8)
+        .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(slots * MEMORIES_PER_COMPONENT)
+        .total_tables(slots * TABLES_PER_COMPONENT)
         .total_stacks(slots)
-        .max_core_instances_per_component(32)
-        .max_memories_per_component(4)
-        .max_tables_per_component(16)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
         .max_component_instance_size(1 << 20)
         .max_core_instance_size(4 << 20)
-        .table_elements(100_000)
+        .table_elements(MAX_TABLE_ELEMENTS)
         // The per-call memory limit is enforced by the store's limiter, so a
-        // denied growth is seen and reported as `out_of_memory`.
-        .max_memory_size(4 << 30)
+        // denied growth is seen and reported as `out_of_memory`; the pool
+        // only reserves address space (virtual, not resident).
+        .max_memory_size(MAX_MEMORY_BYTES)
         // Keep recently used pages resident so a fresh instance per call is cheap.
         .linear_memory_keep_resident(1 << 20)
         .table_keep_resident(64 << 10)
@@ -212,7 +256,9 @@ struct Ticker {
 }
 
 impl Ticker {
-    fn start(engine: Engine, tick: Duration) -> Self {
+    /// Start the thread; without it no deadline would be enforced, so
+    /// failing to start it fails the runtime.
+    fn start(engine: Engine, tick: Duration) -> Result<Self, RuntimeError> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
@@ -223,11 +269,11 @@ impl Ticker {
                     engine.increment_epoch();
                 }
             })
-            .ok();
-        if handle.is_none() {
-            tracing::error!("cannot start the epoch thread: call deadlines will not be enforced");
-        }
-        Self { stop, handle }
+            .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch thread: {e}")))?;
+        Ok(Self {
+            stop,
+            handle: Some(handle),
+        })
     }
 }
 

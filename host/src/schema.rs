@@ -1,6 +1,7 @@
 //! Tool schemas in the shapes model APIs expect: OpenAI function calling,
 //! Anthropic tool use, and MCP `tools/list` entries.
 
+use crate::names::ParseError;
 use crate::tool_info::ToolInfo;
 use serde_json::{Value, json};
 
@@ -17,15 +18,17 @@ pub enum SchemaFormat {
 }
 
 impl std::str::FromStr for SchemaFormat {
-    type Err = String;
+    type Err = ParseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "openai" => Ok(Self::OpenAi),
             "anthropic" => Ok(Self::Anthropic),
             "mcp" => Ok(Self::Mcp),
-            _ => Err(format!(
-                "unknown schema format `{s}`; use openai, anthropic or mcp"
+            _ => Err(ParseError::new(
+                "schema format",
+                s,
+                "openai, anthropic or mcp",
             )),
         }
     }
@@ -34,7 +37,8 @@ impl std::str::FromStr for SchemaFormat {
 /// One tool's schema in `format`.
 ///
 /// MCP annotations: `readOnlyHint` for tools that declare no capability that
-/// changes state, `destructiveHint` for sensitive tools.
+/// changes state, `destructiveHint` for sensitive tools (see
+/// [`ToolInfo::is_sensitive`]).
 pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
     match format {
         SchemaFormat::OpenAi => json!({
@@ -57,7 +61,7 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
                 "inputSchema": info.input_schema,
                 "annotations": {
                     "readOnlyHint": info.read_only(),
-                    "destructiveHint": info.sensitive,
+                    "destructiveHint": info.is_sensitive(),
                 },
             });
             if let Some(out) = &info.output_schema {

@@ -146,6 +146,13 @@ impl ToolInfo {
     pub fn read_only(&self) -> bool {
         !self.capabilities.iter().any(Capability::mutates)
     }
+
+    /// True if calls need confirmation in `confirm-sensitive` mode: the tool
+    /// says it is sensitive, or it declares a capability that changes state.
+    /// A plugin cannot skip confirmation by under-declaring its sensitivity.
+    pub fn is_sensitive(&self) -> bool {
+        self.sensitive || !self.read_only()
+    }
 }
 
 /// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`.
@@ -191,6 +198,24 @@ mod tests {
             capabilities: vec![wit::Capability::WorkspaceRead],
             version: "1".into(),
         }
+    }
+
+    #[test]
+    fn declaring_a_mutating_capability_makes_a_tool_sensitive() {
+        let mut info = ToolInfo::from_wit(wit_info("t", r#"{"type":"object"}"#)).unwrap();
+        assert!(!info.is_sensitive());
+        info.capabilities.push(Capability::WorkspaceWrite);
+        assert!(
+            !info.sensitive && info.is_sensitive(),
+            "under-declared sensitivity is overridden"
+        );
+        info.capabilities = vec![Capability::Commands];
+        assert!(info.is_sensitive());
+        info.capabilities = vec![Capability::Directory {
+            name: "d".into(),
+            writable: false,
+        }];
+        assert!(!info.is_sensitive());
     }
 
     #[test]

@@ -85,9 +85,13 @@ pub fn resolve(path: &str, ctx: &Context) -> Result<PathBuf, ToolError> {
 /// Turn an I/O error while reading `path` into a model-friendly [`ToolError`].
 ///
 /// Not found becomes [`ToolError::Retry`] with a hint to look the path up;
-/// a refusal by the sandbox (a symlink leading outside the workspace, a
-/// directory the tool was not granted) becomes [`ToolError::Denied`]; the
-/// rest is [`ToolError::Failed`]. Use [`write_error`] for writes.
+/// a refusal by the sandbox (a symlink leading outside the workspace) or by
+/// the file's permissions becomes [`ToolError::Denied`]; the rest is
+/// [`ToolError::Failed`]. Use [`write_error`] for writes.
+///
+/// Call [`resolve`] first: a tool with no workspace grant sees no
+/// directory at all, and without `resolve` a read then fails as "not found"
+/// rather than as a refusal.
 ///
 /// ```
 /// use toolhost_sdk::{ToolError, fs::io_error};
@@ -121,12 +125,14 @@ fn classify(err: io::Error, path: &str, op: Op) -> ToolError {
     if is_sandbox_refusal(&err) {
         return ToolError::denied(match op {
             Op::Read => format!(
-                "the sandbox refused to open `{path}`: it leads outside the workspace (for \
-                 example through a symlink), or into a directory this tool was not granted"
+                "access to `{path}` was refused: it may lead outside the workspace (for example \
+                 through a symlink), into a directory this tool was not granted, or the file \
+                 does not permit it"
             ),
             Op::Write => format!(
-                "the sandbox refused to change `{path}`: this tool's grant is read-only there, \
-                 or the path leads outside the workspace (for example through a symlink)"
+                "changing `{path}` was refused: this tool's grant may be read-only, the path may \
+                 lead outside the workspace (for example through a symlink), or the file does \
+                 not permit it"
             ),
         });
     }

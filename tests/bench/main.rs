@@ -21,7 +21,20 @@ use toolhost::{
     RuntimeConfig,
 };
 
+/// Sections, selectable by name on the command line
+/// (`cargo bench -p toolhost -- overhead`); all run by default.
+const SECTIONS: [&str; 3] = ["compile", "overhead", "read_file"];
+
 fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let Some(unknown) = args.iter().find(|a| !SECTIONS.contains(&a.as_str())) {
+        println!("unknown section `{unknown}`; choose from {SECTIONS:?}");
+        std::process::exit(2);
+    }
+    let wanted = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
     let quick = std::env::args().any(|a| a == "--quick");
     let scale = if quick { 10 } else { 1 };
     println!(
@@ -29,11 +42,17 @@ fn main() {
         num_cores(),
         if quick { ", quick mode" } else { "" }
     );
+    if wanted("compile") {
+        compile_vs_cache();
+    }
     let cache = tempfile::tempdir().expect("temp cache");
-    compile_vs_cache(cache.path());
     let runtime = Arc::new(runtime(cache.path()));
-    call_overhead(&runtime, 20_000 / scale);
-    read_file_10mb(&runtime, 30 / scale.min(10));
+    if wanted("overhead") {
+        call_overhead(&runtime, 20_000 / scale);
+    }
+    if wanted("read_file") {
+        read_file_10mb(&runtime, 300 / scale);
+    }
 }
 
 fn num_cores() -> usize {
@@ -78,7 +97,7 @@ fn time_n(n: usize, mut f: impl FnMut()) -> (Vec<Duration>, Duration) {
     (samples, started.elapsed())
 }
 
-fn compile_vs_cache(cache: &Path) {
+fn compile_vs_cache() {
     println!("\n## Compile once, load from cache (per component)");
     println!(
         "{:<22} {:>10} {:>14} {:>16} {:>8}",
@@ -96,20 +115,12 @@ fn compile_vs_cache(cache: &Path) {
             PluginSource::Builtin(b) => b.wasm.len(),
             PluginSource::File(p) => std::fs::metadata(p).map_or(0, |m| m.len() as usize),
         };
-        // Cold: an empty cache, so load compiles (and describes) it.
-        let cold_dir = tempfile::tempdir().expect("temp");
-        let rt = runtime(cold_dir.path());
-        let t = Instant::now();
-        let plugin = rt.load(source.clone()).expect("load");
-        plugin.warm_up(&rt).expect("compile");
-        let cold = t.elapsed();
-        // Hit: a new runtime over the filled cache loads the description and
-        // deserialises the code.
-        let rt = runtime(cold_dir.path());
-        let t = Instant::now();
-        let plugin = rt.load(source.clone()).expect("load");
-        plugin.warm_up(&rt).expect("deserialize");
-        let hit = t.elapsed();
+        // Cold: an empty cache, so loading compiles (and describes) it.
+        let dir = tempfile::tempdir().expect("temp");
+        let cold = load_time(&runtime(dir.path()), &source);
+        // Hit: a new runtime over the filled cache reads the description
+        // and deserialises the code.
+        let hit = load_time(&runtime(dir.path()), &source);
         println!(
             "{name:<22} {:>10.0} {:>11.1} ms {:>13.3} ms {:>7.0}x",
             size as f64 / 1024.0,
@@ -117,12 +128,16 @@ fn compile_vs_cache(cache: &Path) {
             ms(hit),
             cold.as_secs_f64() / hit.as_secs_f64()
         );
-        // Keep the shared cache warm for the other benchmarks.
-        let _ = runtime(cache)
-            .load(source)
-            .map(|p| p.warm_up(&runtime(cache)));
     }
     println!("target: cache hit <= 1 ms per component");
+}
+
+/// Load a plugin and make it ready to call.
+fn load_time(rt: &Runtime, source: &PluginSource) -> Duration {
+    let t = Instant::now();
+    let plugin = rt.load(source.clone()).expect("load");
+    plugin.warm_up(rt).expect("ready");
+    t.elapsed()
 }
 
 fn call_overhead(runtime: &Arc<Runtime>, n: usize) {

@@ -1,12 +1,8 @@
 //! The `toolhost` binary: output shapes, exit codes, schemas, grants.
 
 use crate::support::{
-    fixtures_dir, json, stderr, stdout, toolhost, toolhost_with_stdin, workspace, write,
+    fixtures_dir, json, lines_file, stderr, stdout, toolhost, toolhost_with_stdin, workspace, write,
 };
-
-fn lines_file(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}\n")).collect()
-}
 
 #[test]
 fn call_prints_numbered_lines_and_exits_zero() {
@@ -115,11 +111,23 @@ fn a_tool_error_exits_one_with_its_kind() {
 fn every_error_kind_name_is_the_documented_one() {
     let ws = workspace();
     let fixtures = fixtures_dir().display().to_string();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["call", "nope", "{}"], "not_found"),
         (&["call", "read_file", "{oops"], "invalid_input"),
         (&["call", "read_file", r#"{"path":"../x"}"#], "denied"),
         (&["call", "read_file", r#"{"path":"missing.txt"}"#], "retry"),
+        (
+            &[
+                "--plugin-dir",
+                &fixtures,
+                "call",
+                "misbehave",
+                r#"{"action":"fail"}"#,
+                "--mode",
+                "yolo",
+            ],
+            "failed",
+        ),
         (
             &[
                 "--plugin-dir",
@@ -309,7 +317,11 @@ fn describe_shows_the_schema() {
     assert!(text.contains("granted:      workspace:read"), "{text}");
     assert!(text.contains("\"offset\""), "{text}");
     let out = toolhost(ws.path(), &["describe", "nope"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown tool on the command line is a usage error"
+    );
     assert!(stderr(&out).contains("no tool named `nope`"));
 }
 
@@ -356,7 +368,7 @@ fn anthropic_and_mcp_schemas_have_their_shapes() {
     assert_eq!(v[0]["annotations"]["readOnlyHint"], true);
     assert_eq!(v[0]["outputSchema"]["type"], "object");
     let out = toolhost(ws.path(), &["schema", "nope"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -187,7 +187,7 @@ fn dry_run_runs_nothing_and_needs_no_confirmation() {
     assert!(r.content.starts_with("[dry run]"), "{}", r.content);
     let s = r.structured.expect("structured");
     assert_eq!(s["dry_run"], true);
-    assert_eq!(s["access"], serde_json::json!(["workspace:write"]));
+    assert_eq!(s["granted"], serde_json::json!(["workspace:write"]));
     assert!(!ws.path().join("a.txt").exists());
     // Even a tool that would loop forever returns at once.
     let r = ex.call("misbehave", r#"{"action":"loop"}"#, &options);

@@ -1,14 +1,10 @@
 //! The read_file built-in, through the library.
 
-use crate::support::{call, executor, workspace, write};
+use crate::support::{call, executor, lines_file, workspace, write};
 use toolhost::ErrorKind;
 
 fn numbered(lines: std::ops::RangeInclusive<usize>) -> String {
     lines.map(|n| format!("{n:>6}\tline {n}\n")).collect()
-}
-
-fn lines_file(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
 #[test]
@@ -239,4 +235,43 @@ fn wrong_argument_types_are_invalid_input_naming_the_field() {
     let r = call(&executor(ws.path()), "read_file", r#"{}"#);
     assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
     assert!(r.content.contains("missing field `path`"), "{}", r.content);
+}
+
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let ws = workspace();
+    let fifo = ws.path().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+    let r = call(&executor(ws.path()), "read_file", r#"{"path":"pipe"}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Retry), "{r:?}");
+    assert!(r.content.contains("not a regular file"), "{}", r.content);
+}
+
+#[test]
+fn a_huge_single_line_is_cut_without_running_out_of_memory() {
+    let ws = workspace();
+    let mut text = "x".repeat(300 << 20);
+    text.push_str("\nafter\n");
+    write(ws.path(), "huge.txt", &text);
+    drop(text);
+    let r = call(&executor(ws.path()), "read_file", r#"{"path":"huge.txt"}"#);
+    assert!(r.success, "{:?}", r.error);
+    assert!(
+        r.content.contains(&format!(
+            "[line cut: first 2000 characters of a {}-byte line shown]",
+            300 << 20
+        )),
+        "{}",
+        &r.content[..300]
+    );
+    assert!(
+        r.content.contains("     2\tafter\n"),
+        "{}",
+        &r.content[r.content.len() - 200..]
+    );
+    assert_eq!(r.structured.expect("structured")["total_lines"], 2);
 }

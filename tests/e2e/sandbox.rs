@@ -309,3 +309,118 @@ fn the_compile_cache_holds_the_component_and_its_description() {
         .expect("ws");
     assert_next_call_works(&ex);
 }
+
+/// The sandbox itself, not the SDK's path checks, stops a plugin with a
+/// workspace grant that opens paths as it likes.
+#[test]
+fn the_sandbox_confines_a_plugin_that_skips_path_checks() {
+    let (outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    let outside_name = outside
+        .path()
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("linkdir")).expect("symlink");
+    // A relative symlink climbing out of the workspace.
+    let up = "../".repeat(ws.path().components().count());
+    let rel_target = format!(
+        "{up}{}",
+        secret.display().to_string().trim_start_matches('/')
+    );
+    std::os::unix::fs::symlink(&rel_target, ws.path().join("rel-link.txt")).expect("symlink");
+    let ex = executor(ws.path()).with_grant(
+        "misbehave",
+        Grant::parse_caps("workspace:read").expect("caps"),
+    );
+    for path in [
+        "../secret.txt".to_owned(),
+        format!("../{outside_name}/secret.txt"),
+        secret.display().to_string(),
+        "linkdir/secret.txt".to_owned(),
+        "rel-link.txt".to_owned(),
+        rel_target.clone(),
+    ] {
+        let r = call(
+            &ex,
+            "misbehave",
+            &serde_json::json!({"action": "read", "path": path}).to_string(),
+        );
+        assert!(!r.success, "{path}: {r:?}");
+        assert!(!r.content.contains("TOP-SECRET"), "{path}: {}", r.content);
+    }
+    for path in ["..", "linkdir", "/"] {
+        let r = call(
+            &ex,
+            "misbehave",
+            &serde_json::json!({"action": "list", "path": path}).to_string(),
+        );
+        assert!(!r.content.contains("secret.txt"), "{path}: {}", r.content);
+    }
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn writing_through_a_symlink_out_of_the_workspace_is_refused() {
+    let (outside, secret) = secret_outside();
+    let ws = ws_with_ok_file();
+    std::os::unix::fs::symlink(&secret, ws.path().join("out.txt")).expect("symlink");
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("outdir")).expect("symlink");
+    let ex = executor(ws.path()).with_grant(
+        "misbehave",
+        Grant::parse_caps("workspace:write").expect("caps"),
+    );
+    for path in [
+        "out.txt",
+        "outdir/secret.txt",
+        "outdir/new.txt",
+        "../new.txt",
+    ] {
+        let args =
+            serde_json::json!({"action": "write", "path": path, "content": "pwned"}).to_string();
+        let r = call(&ex, "misbehave", &args);
+        assert!(!r.success, "{path}: {r:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).expect("read"),
+        "TOP-SECRET-CONTENT\n"
+    );
+    assert!(!outside.path().join("new.txt").exists());
+    assert_next_call_works(&ex);
+}
+
+#[test]
+fn changed_paths_outside_the_workspace_are_dropped() {
+    let ws = ws_with_ok_file();
+    let ex = executor(ws.path());
+    for (path, kept) in [
+        ("src/a.rs", true),
+        ("../x", false),
+        ("/etc/passwd", false),
+        ("a/../../x", false),
+    ] {
+        let r = call(
+            &ex,
+            "misbehave",
+            &serde_json::json!({"action": "report", "path": path}).to_string(),
+        );
+        assert!(r.success, "{r:?}");
+        assert_eq!(
+            r.changed_paths == vec![path.to_owned()],
+            kept,
+            "{path}: {:?}",
+            r.changed_paths
+        );
+    }
+}
+
+#[test]
+fn a_plugin_error_keeps_its_kind_and_hint() {
+    let ws = ws_with_ok_file();
+    let r = call(&executor(ws.path()), "misbehave", r#"{"action":"fail"}"#);
+    let err = r.error.expect("an error");
+    assert_eq!(err.kind, ErrorKind::Failed);
+    assert_eq!(err.message, "misbehave failed on purpose");
+    assert_eq!(err.hint.as_deref(), Some("ask it not to"));
+}

@@ -122,3 +122,8 @@ pub fn json(out: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// `line 1\nline 2\n...` up to `n`.
+pub fn lines_file(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}

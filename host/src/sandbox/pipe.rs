@@ -12,14 +12,14 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 /// How much a guest may write in one go; any positive size works.
 const WRITE_BUDGET: usize = 64 * 1024;
 
-/// Captured output: the first `capacity` bytes and a count of what was dropped.
+/// Buffer output: the first `capacity` bytes and a count of what was dropped.
 #[derive(Clone, Debug)]
 pub(crate) struct CappedPipe {
-    inner: Arc<Mutex<Captured>>,
+    inner: Arc<Mutex<Buffer>>,
 }
 
 #[derive(Debug, Default)]
-struct Captured {
+struct Buffer {
     bytes: Vec<u8>,
     capacity: usize,
     dropped: u64,
@@ -28,9 +28,9 @@ struct Captured {
 impl CappedPipe {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            inner: Arc::new(Mutex::new(Captured {
+            inner: Arc::new(Mutex::new(Buffer {
                 capacity,
-                ..Captured::default()
+                ..Buffer::default()
             })),
         }
     }

@@ -7,7 +7,7 @@
 //! the rest with `offset`/`limit`.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use toolhost_sdk::text::{ContentHasher, looks_binary};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
@@ -20,8 +20,9 @@ pub const MAX_LINES: usize = 2000;
 pub const MAX_OUTPUT_BYTES: usize = 100 * 1024;
 /// Longer lines are cut to this many characters, with a marker.
 pub const MAX_LINE_CHARS: usize = 2000;
-/// Read size once the window is done and only hashing and counting remain.
-const CHUNK: usize = 256 * 1024;
+/// Read size. The host serves at most 64 KiB per read anyway; this keeps
+/// the chunk in cache while it is hashed, counted and split into lines.
+const CHUNK: usize = 64 * 1024;
 
 /// Arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -99,15 +100,15 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
             "`{shown}` is a directory; list it with list_files or list_dirs, then read a file in it"
         )));
     }
-    let file = File::open(&path).map_err(io_err)?;
-    let mut reader = BufReader::with_capacity(CHUNK, file);
-    if looks_binary(reader.fill_buf().map_err(io_err)?) {
+    if !meta.is_file() {
+        // Opening a FIFO would block the call in a host read that no
+        // deadline can interrupt.
         return Err(ToolError::retry(format!(
-            "`{shown}` is a binary file ({} bytes); read_file only shows text. Read a text file \
-             instead, or inspect it with a command if one is available",
-            meta.len()
+            "`{shown}` is not a regular file (a FIFO, socket or device); read_file only reads \
+             regular files"
         )));
     }
+    let mut file = File::open(&path).map_err(io_err)?;
 
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args
@@ -116,34 +117,32 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         .clamp(1, MAX_LINES as u64);
     let mut window = Window::new(first, limit);
     let mut hasher = ContentHasher::new();
-    let mut line = Vec::new();
-    let mut line_no = 0u64;
     let mut newlines = 0u64;
     let mut last_byte = None;
-
-    // Lines up to the end of the window, one by one.
-    while !window.done {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(io_err)? == 0 {
-            break;
-        }
-        hasher.update(&line);
-        line_no += 1;
-        last_byte = line.last().copied();
-        newlines += u64::from(last_byte == Some(b'\n'));
-        window.offer(line_no, &line);
-    }
-    // The rest only feeds the hash and the line count.
     let mut chunk = vec![0u8; CHUNK];
+    // One pass: every chunk feeds the hash and the line count, and the
+    // window until it is full.
     loop {
-        let n = reader.read(&mut chunk).map_err(io_err)?;
-        if n == 0 {
-            break;
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(e)),
+        };
+        let bytes = &chunk[..n];
+        if last_byte.is_none() && looks_binary(bytes) {
+            return Err(ToolError::retry(format!(
+                "`{shown}` is a binary file ({} bytes); read_file only shows text. Read a text \
+                 file instead, or inspect it with a command if one is available",
+                meta.len()
+            )));
         }
-        hasher.update(&chunk[..n]);
-        newlines += memchr::memchr_iter(b'\n', &chunk[..n]).count() as u64;
-        last_byte = Some(chunk[n - 1]);
+        hasher.update(bytes);
+        newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        last_byte = Some(bytes[n - 1]);
+        window.feed(bytes);
     }
+    window.finish();
     // A last line without a final newline still counts.
     let total_lines = newlines + u64::from(last_byte.is_some_and(|b| b != b'\n'));
 
@@ -161,7 +160,9 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     Ok(Output::text(text).with_structured(&report))
 }
 
-/// The lines being shown and why showing stopped.
+/// The lines being shown and why showing stopped. Lines arrive in pieces
+/// (chunks end mid-line); at most [`MAX_LINE_BYTES`] of each is kept, so a
+/// single enormous line costs no memory.
 struct Window {
     first: u64,
     limit: u64,
@@ -172,7 +173,17 @@ struct Window {
     /// Stopped by the byte guard rather than `limit`.
     byte_capped: bool,
     done: bool,
+    /// Lines completed so far.
+    line_no: u64,
+    /// The start of the line being read (only for lines in the window).
+    line: Vec<u8>,
+    /// The full length in bytes of the line being read.
+    line_len: u64,
 }
+
+/// Most bytes kept of one line: [`MAX_LINE_CHARS`] characters of up to four
+/// bytes, plus room for a trailing `\r`.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 1;
 
 impl Window {
     fn new(first: u64, limit: u64) -> Self {
@@ -185,19 +196,68 @@ impl Window {
             lossy: false,
             byte_capped: false,
             done: false,
+            line_no: 0,
+            line: Vec::new(),
+            line_len: 0,
         }
     }
 
-    /// Consider line `no` (raw bytes, terminator included) for display.
-    fn offer(&mut self, no: u64, raw: &[u8]) {
-        if no < self.first {
-            return;
+    /// Take the next bytes of the file.
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while !self.done && !bytes.is_empty() {
+            match memchr::memchr(b'\n', bytes) {
+                Some(i) => {
+                    self.extend(&bytes[..i]);
+                    self.end_line();
+                    bytes = &bytes[i + 1..];
+                }
+                None => {
+                    self.extend(bytes);
+                    bytes = &[];
+                }
+            }
         }
-        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let body = body.strip_suffix(b"\r").unwrap_or(body);
+    }
+
+    /// The file ended: a last line without a final newline still counts.
+    fn finish(&mut self) {
+        if !self.done && (self.line_len > 0 || !self.line.is_empty()) {
+            self.end_line();
+        }
+    }
+
+    fn extend(&mut self, part: &[u8]) {
+        self.line_len += part.len() as u64;
+        if self.line_no + 1 >= self.first {
+            let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&part[..room.min(part.len())]);
+        }
+    }
+
+    fn end_line(&mut self) {
+        self.line_no += 1;
+        let (no, len) = (self.line_no, self.line_len);
+        let line = std::mem::take(&mut self.line);
+        self.line_len = 0;
+        if no >= self.first {
+            self.offer(no, &line, len);
+        }
+        self.line = line;
+        self.line.clear();
+    }
+
+    /// Show line `no`: its first bytes `kept` (terminator excluded) of `len`.
+    fn offer(&mut self, no: u64, kept: &[u8], len: u64) {
+        let cut = (kept.len() as u64) < len;
+        let body = if cut {
+            kept
+        } else {
+            kept.strip_suffix(b"\r").unwrap_or(kept)
+        };
         let decoded = String::from_utf8_lossy(body);
-        self.lossy |= matches!(decoded, std::borrow::Cow::Owned(_));
-        let numbered = format!("{no:>6}\t{}\n", clip(&decoded));
+        // A multi-byte character split by the cut is not a decoding problem.
+        self.lossy |= matches!(decoded, std::borrow::Cow::Owned(_)) && !cut;
+        let numbered = format!("{no:>6}\t{}\n", clip(&decoded, cut.then_some(len)));
         if self.shown > 0 && self.text.len() + numbered.len() > MAX_OUTPUT_BYTES {
             self.byte_capped = true;
             self.done = true;
@@ -210,19 +270,23 @@ impl Window {
     }
 }
 
-/// Cut a line longer than [`MAX_LINE_CHARS`] characters, with a marker.
-fn clip(line: &str) -> std::borrow::Cow<'_, str> {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => line.into(),
-        Some((cut, _)) => {
-            let total = line.chars().count();
-            format!(
-                "{}… [line cut: {} of {total} characters shown]",
-                &line[..cut],
-                MAX_LINE_CHARS
-            )
-            .into()
-        }
+/// Cut a line longer than [`MAX_LINE_CHARS`] characters, with a marker;
+/// `total_bytes` is set when only the start of the line was kept.
+fn clip(line: &str, total_bytes: Option<u64>) -> std::borrow::Cow<'_, str> {
+    let cut = line.char_indices().nth(MAX_LINE_CHARS).map(|(i, _)| i);
+    match (cut, total_bytes) {
+        (None, None) => line.into(),
+        (Some(i), None) => format!(
+            "{}… [line cut: {MAX_LINE_CHARS} of {} characters shown]",
+            &line[..i],
+            line.chars().count()
+        )
+        .into(),
+        (cut, Some(total)) => format!(
+            "{}… [line cut: first {MAX_LINE_CHARS} characters of a {total}-byte line shown]",
+            &line[..cut.unwrap_or(line.len())]
+        )
+        .into(),
     }
 }
 
@@ -264,27 +328,66 @@ fn render(shown: &str, window: &Window, report: &Report, first: u64) -> Result<S
 mod tests {
     use super::*;
 
+    fn window_over(pieces: &[&[u8]], first: u64, limit: u64) -> Window {
+        let mut w = Window::new(first, limit);
+        for piece in pieces {
+            w.feed(piece);
+        }
+        w.finish();
+        w
+    }
+
     #[test]
     fn clip_marks_long_lines() {
         let long = "é".repeat(MAX_LINE_CHARS + 5);
-        let clipped = clip(&long);
+        let clipped = clip(&long, None);
         assert!(clipped.starts_with(&"é".repeat(MAX_LINE_CHARS)));
         assert!(clipped.ends_with(&format!(
             "[line cut: {MAX_LINE_CHARS} of {} characters shown]",
             MAX_LINE_CHARS + 5
         )));
-        assert_eq!(clip("short"), "short");
+        assert_eq!(clip("short", None), "short");
     }
 
     #[test]
-    fn window_respects_offset_and_limit() {
-        let mut w = Window::new(2, 2);
-        for no in 1..=5 {
-            if !w.done {
-                w.offer(no, format!("line {no}\r\n").as_bytes());
-            }
-        }
+    fn window_respects_offset_and_limit_across_chunk_boundaries() {
+        let w = window_over(
+            &[b"line 1\r\nli", b"ne 2\r\nline 3\r", b"\nline 4\nline 5"],
+            2,
+            2,
+        );
         assert_eq!(w.text, "     2\tline 2\n     3\tline 3\n");
         assert_eq!(w.last, 3);
+        assert!(w.done);
+    }
+
+    #[test]
+    fn last_line_without_newline_is_shown() {
+        let w = window_over(&[b"a\nb"], 1, 10);
+        assert_eq!(w.text, "     1\ta\n     2\tb\n");
+        let w = window_over(&[b"a\n"], 1, 10);
+        assert_eq!(w.text, "     1\ta\n");
+    }
+
+    #[test]
+    fn a_huge_line_keeps_only_its_start() {
+        let huge = vec![b'x'; 3 * CHUNK];
+        let w = window_over(
+            &[b"short\n", &huge[..CHUNK], &huge[CHUNK..], b"\nafter\n"],
+            1,
+            10,
+        );
+        assert!(
+            w.line.capacity() <= 2 * MAX_LINE_BYTES,
+            "{}",
+            w.line.capacity()
+        );
+        let lines: Vec<&str> = w.text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with(&format!(
+            "[line cut: first {MAX_LINE_CHARS} characters of a {}-byte line shown]",
+            3 * CHUNK
+        )));
+        assert_eq!(lines[2], "     3\tafter");
     }
 }

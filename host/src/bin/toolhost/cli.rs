@@ -2,7 +2,7 @@
 //! objects the commands use ([`Settings`]).
 
 use anyhow::{Context as _, bail};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,8 +71,8 @@ pub enum Command {
     /// Print tool schemas as a JSON array in a model API's exact shape.
     Schema {
         /// The shape: openai ({"type":"function",...}), anthropic, or mcp.
-        #[arg(long, value_enum, default_value_t = FormatArg::Openai)]
-        format: FormatArg,
+        #[arg(long, default_value = "openai", value_name = "openai|anthropic|mcp")]
+        format: SchemaFormat,
         /// Only these tools (default: all).
         tools: Vec<String>,
     },
@@ -99,53 +99,15 @@ pub struct CallArgs {
     pub json: bool,
     /// When to ask before running: yolo never asks, confirm-sensitive asks for
     /// tools that write or run commands, confirm-all always asks.
-    #[arg(long, value_enum, default_value_t = ModeArg::ConfirmSensitive)]
-    pub mode: ModeArg,
+    #[arg(
+        long,
+        default_value = "confirm-sensitive",
+        value_name = "yolo|confirm-sensitive|confirm-all"
+    )]
+    pub mode: Mode,
     /// Show what would run, run nothing.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// `--format` values.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
-    /// OpenAI function calling.
-    Openai,
-    /// Anthropic tool use.
-    Anthropic,
-    /// MCP tools/list entries.
-    Mcp,
-}
-
-impl From<FormatArg> for SchemaFormat {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Openai => Self::OpenAi,
-            FormatArg::Anthropic => Self::Anthropic,
-            FormatArg::Mcp => Self::Mcp,
-        }
-    }
-}
-
-/// `--mode` values.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ModeArg {
-    /// Never ask.
-    Yolo,
-    /// Ask for tools that write or run commands.
-    ConfirmSensitive,
-    /// Ask for every call.
-    ConfirmAll,
-}
-
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Self {
-        match m {
-            ModeArg::Yolo => Self::Yolo,
-            ModeArg::ConfirmSensitive => Self::ConfirmSensitive,
-            ModeArg::ConfirmAll => Self::ConfirmAll,
-        }
-    }
 }
 
 impl CallArgs {

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mode = match &cli.command {
-        Command::Call(args) => args.mode.into(),
+        Command::Call(args) => args.mode,
         _ => Mode::default(),
     };
     let settings = Settings::build(&cli.global, mode)?;
@@ -46,20 +46,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Tools { json } => output::tools(executor, json)?,
         Command::Describe { tool, json } => {
-            let plugin = executor.registry().get(&tool)?;
+            let plugin = executor.registry().get(&tool).map_err(usage)?;
             output::describe(executor, plugin, json)?;
         }
         Command::Schema { format, tools } => {
             let plugins = if tools.is_empty() {
                 executor.registry().list().collect()
             } else {
-                executor.registry().filter_by_names(&tools)?
+                executor.registry().filter_by_names(&tools).map_err(usage)?
             };
-            output::schemas(&plugins, format.into())?;
+            output::schemas(&plugins, format)?;
         }
         Command::Call(args) => return call(&settings, &args),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A tool named on the command line that does not exist is a usage error.
+fn usage(err: toolhost::RegistryError) -> UsageError {
+    UsageError(err.to_string())
 }
 
 fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use toolhost::schema::{SchemaFormat, tool_schema};
-use toolhost::{ConfirmRequest, Confirmer, Decision, Executor, Plugin, ToolResult};
+use toolhost::{Capability, ConfirmRequest, Confirmer, Decision, Executor, Plugin, ToolResult};
 
 /// Print a warning to stderr.
 pub fn warn(message: &str) {
@@ -70,8 +70,8 @@ pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
                 serde_json::json!({
                     "name": info.name,
                     "description": info.description,
-                    "capabilities": info.capabilities.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                    "sensitive": info.sensitive,
+                    "capabilities": cap_strings(&info.capabilities),
+                    "sensitive": info.is_sensitive(),
                     "version": info.version,
                     "origin": p.origin().to_string(),
                 })
@@ -83,7 +83,7 @@ pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
         .iter()
         .map(|p| {
             let info = p.info();
-            let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+            let caps = cap_strings(&info.capabilities);
             [
                 info.name.clone(),
                 if caps.is_empty() {
@@ -91,7 +91,7 @@ pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
                 } else {
                     caps.join(",")
                 },
-                if info.sensitive { "yes" } else { "no" }.to_owned(),
+                if info.is_sensitive() { "yes" } else { "no" }.to_owned(),
                 first_sentence(&info.description),
             ]
         })
@@ -120,6 +120,10 @@ pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
     out(&text)
 }
 
+fn cap_strings(caps: &[Capability]) -> Vec<String> {
+    caps.iter().map(ToString::to_string).collect()
+}
+
 fn first_sentence(text: &str) -> String {
     let end = text.find(". ").map_or(text.len(), |i| i + 1);
     text[..end].to_owned()
@@ -128,21 +132,21 @@ fn first_sentence(text: &str) -> String {
 /// `toolhost describe`.
 pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Result<()> {
     let info = plugin.info();
-    let access = executor.effective_grant(plugin).describe();
+    let granted = cap_strings(&executor.effective_grant(plugin).capabilities());
     if json {
         return json_out(&serde_json::json!({
             "name": info.name,
             "description": info.description,
             "version": info.version,
             "origin": plugin.origin().to_string(),
-            "sensitive": info.sensitive,
-            "capabilities": info.capabilities.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "granted": access,
+            "sensitive": info.is_sensitive(),
+            "capabilities": cap_strings(&info.capabilities),
+            "granted": granted,
             "input_schema": info.input_schema,
             "output_schema": info.output_schema,
         }));
     }
-    let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+    let caps = cap_strings(&info.capabilities);
     let none = |v: &[String]| {
         if v.is_empty() {
             "none".to_owned()
@@ -156,9 +160,9 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
         info.version,
         plugin.origin(),
         info.description,
-        if info.sensitive { "yes" } else { "no" },
+        if info.is_sensitive() { "yes" } else { "no" },
         none(&caps),
-        none(&access),
+        none(&granted),
         serde_json::to_string_pretty(&info.input_schema).unwrap_or_default(),
     );
     if let Some(schema) = &info.output_schema {
@@ -180,14 +184,19 @@ pub fn schemas(plugins: &[&std::sync::Arc<Plugin>], format: SchemaFormat) -> std
 }
 
 /// Asks on the terminal: `y` runs the call, `n` skips it, `a` aborts everything.
-/// Without a terminal on both stdin and stderr, nobody can be asked.
+/// Without a terminal on both stdin and stderr, nobody can be asked. One
+/// question at a time, even when calls run concurrently.
 pub struct TtyConfirmer;
 
 impl Confirmer for TtyConfirmer {
     fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
             return Decision::Unavailable;
         }
+        let _turn = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let args = serde_json::to_string(request.args).unwrap_or_default();
         loop {
             eprint!(
