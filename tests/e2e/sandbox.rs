@@ -41,6 +41,21 @@ fn assert_refused(r: &toolhost::ToolResult) {
     }
 }
 
+/// read_file refuses each path as `denied` and shows nothing of what is
+/// outside (the secret, /etc/passwd).
+fn assert_read_file_denied(ex: &Executor, paths: &[&str]) {
+    for path in paths {
+        let r = call(
+            ex,
+            "read_file",
+            &serde_json::json!({ "path": path }).to_string(),
+        );
+        assert_refused(&r);
+        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
+        assert!(!r.content.contains("root:"), "{path}: {}", r.content);
+    }
+}
+
 #[test]
 fn parent_traversal_is_refused() {
     let (_outside, secret) = secret_outside();
@@ -63,15 +78,7 @@ fn parent_traversal_is_refused() {
             .to_string()
             .trim_start_matches('/')
     );
-    for path in [rel.as_str(), "../secret.txt", "a/../../secret.txt"] {
-        let r = call(
-            &ex,
-            "read_file",
-            &serde_json::json!({ "path": path }).to_string(),
-        );
-        assert_refused(&r);
-        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
-    }
+    assert_read_file_denied(&ex, &[rel.as_str(), "../secret.txt", "a/../../secret.txt"]);
     assert_next_call_works(&ex);
 }
 
@@ -80,16 +87,7 @@ fn absolute_paths_outside_are_refused() {
     let (_outside, secret) = secret_outside();
     let ws = ws_with_ok_file();
     let ex = executor(ws.path());
-    for path in ["/etc/passwd".to_owned(), secret.display().to_string()] {
-        let r = call(
-            &ex,
-            "read_file",
-            &serde_json::json!({ "path": path }).to_string(),
-        );
-        assert_refused(&r);
-        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
-        assert!(!r.content.contains("root:"), "{}", r.content);
-    }
+    assert_read_file_denied(&ex, &["/etc/passwd", &secret.display().to_string()]);
     assert_next_call_works(&ex);
 }
 
@@ -101,15 +99,7 @@ fn symlinks_leading_outside_are_refused() {
     std::os::unix::fs::symlink(outside.path(), ws.path().join("linkdir")).expect("symlink");
     std::os::unix::fs::symlink("/etc/passwd", ws.path().join("passwd")).expect("symlink");
     let ex = executor(ws.path());
-    for path in ["link.txt", "linkdir/secret.txt", "passwd"] {
-        let r = call(
-            &ex,
-            "read_file",
-            &serde_json::json!({ "path": path }).to_string(),
-        );
-        assert_refused(&r);
-        assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{path}: {r:?}");
-    }
+    assert_read_file_denied(&ex, &["link.txt", "linkdir/secret.txt", "passwd"]);
     assert_next_call_works(&ex);
 }
 
