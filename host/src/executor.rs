@@ -132,6 +132,10 @@ pub struct Executor {
     workspace: Option<PathBuf>,
     mode: Mode,
     grants: HashMap<String, Grant>,
+    /// Settings every tool receives (e.g. `allow_delete`).
+    global_settings: serde_json::Map<String, serde_json::Value>,
+    /// Settings for one tool, over the global ones.
+    tool_settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
     confirmer: Box<dyn Confirmer>,
     aborted: AtomicBool,
 }
@@ -157,6 +161,8 @@ impl Executor {
             workspace: None,
             mode: Mode::default(),
             grants: HashMap::new(),
+            global_settings: serde_json::Map::new(),
+            tool_settings: HashMap::new(),
             confirmer: Box::new(NoConfirmer),
             aborted: AtomicBool::new(false),
         }
@@ -186,6 +192,40 @@ impl Executor {
     pub fn with_grant(mut self, tool: impl Into<String>, grant: Grant) -> Self {
         self.grants.insert(tool.into(), grant);
         self
+    }
+
+    /// Give every tool the setting `key` (in its call context's settings),
+    /// e.g. `allow_delete`, which delete_file and apply_patch obey.
+    pub fn with_setting(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<serde_json::Value>,
+    ) -> Self {
+        self.global_settings.insert(key.into(), value.into());
+        self
+    }
+
+    /// Add settings for one tool, over the global ones (the configuration's
+    /// `[tools.NAME]` section).
+    pub fn with_tool_settings(
+        mut self,
+        tool: impl Into<String>,
+        settings: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        self.tool_settings
+            .entry(tool.into())
+            .or_default()
+            .extend(settings);
+        self
+    }
+
+    /// The settings `tool` receives, as JSON object text.
+    fn settings_for(&self, tool: &str) -> String {
+        let mut merged = self.global_settings.clone();
+        if let Some(own) = self.tool_settings.get(tool) {
+            merged.extend(own.clone());
+        }
+        serde_json::Value::Object(merged).to_string()
     }
 
     /// Set who confirms sensitive calls.
@@ -326,6 +366,7 @@ impl Executor {
         if let Some(timeout) = options.timeout {
             limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
         }
+        let settings = self.settings_for(name);
         let request = CallRequest {
             args,
             context: &options.context,
@@ -333,6 +374,7 @@ impl Executor {
             workspace: self.workspace.as_deref(),
             limits: &limits,
             cancel: options.cancel.as_ref(),
+            settings: &settings,
         };
         match self.runtime.call(plugin, &request) {
             Ok(out) => ToolResult {

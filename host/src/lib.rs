@@ -16,13 +16,15 @@
 //!   effective [`grant`] (its declared capabilities ∩ its configured
 //!   [`Grant`]), with memory, time and host-call limits, and classifies every
 //!   failure.
-//! - The broker (broker.rs) serves the plugin's `commands` imports.
+//! - The broker (broker.rs) serves the plugin's `commands` imports; files.rs
+//!   serves `files` (atomic replace inside the granted directories).
 //! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
 
 mod bindings;
 mod broker;
 mod cache;
 mod executor;
+mod files;
 pub mod grant;
 mod names;
 mod plugin;

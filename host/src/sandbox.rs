@@ -6,7 +6,8 @@
 //! closed, stdout and stderr captured (capped, never inherited), TCP, UDP and
 //! name lookup denied, the `commands` broker answering `denied`. Its effective
 //! grant adds the workspace preopen at `.` (read-only or read-write), named
-//! directories at `/<name>`, and broker access.
+//! directories at `/<name>`, broker access, and the `files` helpers for the
+//! directories it may write.
 //!
 //! Every failure comes back as a [`CallError`]: traps, timeouts (epoch
 //! deadline), cancellation, memory exhaustion (seen by the store's limiter)
@@ -16,6 +17,7 @@
 mod pipe;
 
 use crate::bindings::{ToolPluginPre, log, types as wit};
+use crate::files::WritableDirs;
 use crate::grant::{Access, Effective};
 use crate::plugin::Plugin;
 use crate::result::{CallError, ErrorKind};
@@ -133,6 +135,8 @@ pub struct CallRequest<'a> {
     pub limits: &'a Limits,
     /// Stops the call early when cancelled.
     pub cancel: Option<&'a CancelToken>,
+    /// The tool's settings, a JSON object as text (`{}` for none).
+    pub settings: &'a str,
 }
 
 /// A plugin's successful output.
@@ -160,6 +164,7 @@ pub(crate) struct CallState {
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
     pub(crate) commands_granted: bool,
+    pub(crate) writable: WritableDirs,
 }
 
 impl WasiView for CallState {
@@ -282,6 +287,7 @@ fn new_store(
         cancel: req.cancel.cloned(),
         interrupted: None,
         commands_granted: req.grant.commands,
+        writable: WritableDirs::new(req.grant, req.workspace),
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -363,6 +369,7 @@ pub(crate) fn run(runtime: &Runtime, plugin: &Plugin, req: &CallRequest<'_>) -> 
             .and(req.workspace)
             .map(|p| p.display().to_string()),
         dry_run: req.context.dry_run,
+        settings: req.settings.to_owned(),
     };
     let instance = pre.instantiate(&mut store).map_err(|e| {
         let stderr = captured.finish(plugin.name(), &ctx.call_id);
@@ -409,6 +416,7 @@ pub(crate) fn describe(
         workspace: None,
         limits: &limits,
         cancel: None,
+        settings: "{}",
     };
     let _slot = runtime.slot();
     let (mut store, captured) = new_store(runtime, "(describe)", &req).map_err(|e| e.message)?;

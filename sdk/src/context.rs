@@ -21,6 +21,7 @@ pub struct Context {
     chat: Option<String>,
     workspace_root: Option<String>,
     dry_run: bool,
+    settings: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Context {
@@ -71,6 +72,26 @@ impl Context {
     pub fn dry_run(&self) -> bool {
         self.dry_run
     }
+
+    /// This tool's setting `key` from the host configuration, if present and
+    /// of the right type.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default().with_setting("allow_delete", true);
+    /// assert_eq!(ctx.setting::<bool>("allow_delete"), Some(true));
+    /// assert_eq!(ctx.setting::<bool>("missing"), None);
+    /// ```
+    pub fn setting<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.settings
+            .get(key)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// The same context with one more setting (for tests and native runs).
+    pub fn with_setting(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.settings.insert(key.to_owned(), value.into());
+        self
+    }
 }
 
 impl From<wit::CallContext> for Context {
@@ -83,6 +104,8 @@ impl From<wit::CallContext> for Context {
             chat: ctx.chat,
             workspace_root: ctx.workspace_root,
             dry_run: ctx.dry_run,
+            // The host always sends an object; anything else means no settings.
+            settings: serde_json::from_str(&ctx.settings).unwrap_or_default(),
         }
     }
 }

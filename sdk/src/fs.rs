@@ -175,6 +175,142 @@ fn is_sandbox_refusal(_err: &io::Error) -> bool {
     false
 }
 
+/// The metadata of `path` if it is a regular file. A directory is a retry
+/// pointing to the list tools; a FIFO, socket or device is refused before it
+/// is opened (opening a FIFO would block in a host read no deadline can stop).
+pub fn regular_file(path: &Path, shown: &str) -> Result<std::fs::Metadata, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(e, shown))?;
+    if meta.is_dir() {
+        return Err(ToolError::retry(format!(
+            "`{shown}` is a directory, not a file; list it with list_files or list_dirs"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::retry(format!(
+            "`{shown}` is not a regular file (a FIFO, socket or device); only regular files can \
+             be read or edited"
+        )));
+    }
+    Ok(meta)
+}
+
+/// Read a whole regular file.
+pub fn read_regular(path: &Path, shown: &str) -> Result<Vec<u8>, ToolError> {
+    regular_file(path, shown)?;
+    std::fs::read(path).map_err(|e| io_error(e, shown))
+}
+
+/// Replace or create the file at `path` (workspace-relative, as returned by
+/// [`resolve`]) with `data`, atomically: the host writes a temporary file
+/// beside it, syncs it and renames it over the target, keeping the old
+/// file's permissions; parent directories are created. A reader, or a crash,
+/// sees the old content or the new, never a mix. Needs write access to the
+/// workspace.
+///
+/// Natively (unit tests, benchmarks) there is no host: it writes directly.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ToolError> {
+    let shown = path.to_string_lossy();
+    #[cfg(target_arch = "wasm32")]
+    {
+        use crate::__private::bindings::toolhost::plugin::files::{self, FileError};
+        files::write_atomic(&shown, data).map_err(|e| match e {
+            FileError::NotFound(m) => ToolError::retry(m),
+            FileError::Denied(m) => ToolError::denied(m),
+            FileError::Invalid(m) => ToolError::retry(m),
+            FileError::Failed(m) => ToolError::failed(m),
+        })
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| write_error(e, &shown))?;
+        }
+        std::fs::write(path, data).map_err(|e| write_error(e, &shown))
+    }
+}
+
+/// One entry found by [`walk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The path, as `base` joined with the entry's path below it.
+    pub path: PathBuf,
+    /// How deep below `base` (1 for its direct children).
+    pub depth: usize,
+    /// A directory (symlinks to directories count, but are not entered).
+    pub is_dir: bool,
+    /// The size in bytes, for files.
+    pub size: u64,
+}
+
+/// Every file and directory under `base` down to `max_depth` levels, in
+/// sorted order, depth first. Symlinks are followed for what they point at
+/// but never entered (no loops, no leaving the workspace); `.git` is listed
+/// but not entered; entries the sandbox refuses are skipped.
+///
+/// ```no_run
+/// for entry in toolhost_sdk::fs::walk(std::path::Path::new("src"), 2).unwrap() {
+///     println!("{} {}", entry.path.display(), entry.size);
+/// }
+/// ```
+pub fn walk(base: &Path, max_depth: usize) -> io::Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    walk_into(base, 1, max_depth, &mut out, true)?;
+    Ok(out)
+}
+
+fn walk_into(
+    dir: &Path,
+    depth: usize,
+    max: usize,
+    out: &mut Vec<Entry>,
+    top: bool,
+) -> io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Only the starting directory's errors matter to the caller.
+        Err(e) if top => return Err(e),
+        Err(_) => return Ok(()),
+    };
+    let mut children: Vec<(std::ffi::OsString, std::fs::FileType)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+        .collect();
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, kind) in children {
+        let path = if dir == Path::new(".") {
+            PathBuf::from(&name)
+        } else {
+            dir.join(&name)
+        };
+        let (is_dir, size, enter) = if kind.is_symlink() {
+            match std::fs::metadata(&path) {
+                Ok(meta) => (meta.is_dir(), meta.len(), false),
+                Err(_) => continue,
+            }
+        } else if kind.is_dir() {
+            (true, 0, name != ".git")
+        } else if kind.is_file() {
+            (
+                false,
+                std::fs::metadata(&path).map_or(0, |m| m.len()),
+                false,
+            )
+        } else {
+            continue;
+        };
+        out.push(Entry {
+            path: path.clone(),
+            depth,
+            is_dir,
+            size,
+        });
+        if enter && depth < max {
+            walk_into(&path, depth + 1, max, out, false)?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

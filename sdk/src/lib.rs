@@ -44,6 +44,7 @@
 
 mod capability;
 mod context;
+pub mod edit;
 pub mod fs;
 pub mod log;
 mod output;

@@ -118,6 +118,25 @@ impl ToolError {
         }
     }
 
+    /// The same error with `prefix: ` before its message, e.g. to say which
+    /// of several steps failed.
+    ///
+    /// ```
+    /// let e = toolhost_sdk::ToolError::retry("old_str was not found").context("edit 2 of 3");
+    /// assert_eq!(e.to_string(), "edit 2 of 3: old_str was not found");
+    /// ```
+    pub fn context(self, prefix: &str) -> Self {
+        match self {
+            Self::InvalidInput(m) => Self::InvalidInput(format!("{prefix}: {m}")),
+            Self::Retry(m) => Self::Retry(format!("{prefix}: {m}")),
+            Self::Denied(m) => Self::Denied(format!("{prefix}: {m}")),
+            Self::Failed { message, hint } => Self::Failed {
+                message: format!("{prefix}: {message}"),
+                hint,
+            },
+        }
+    }
+
     /// Add a hint to a [`ToolError::Failed`]; for the other kinds the hint is
     /// appended to the message, which is what the model reads.
     pub fn with_hint(self, hint: impl Into<String>) -> Self {

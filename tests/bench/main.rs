@@ -156,6 +156,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         workspace: None,
         limits: &limits,
         cancel: None,
+        settings: "{}",
     };
     for _ in 0..n / 10 {
         let _ = runtime.call(&plugin, &request);

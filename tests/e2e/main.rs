@@ -3,6 +3,7 @@
 
 mod cli;
 mod executor;
+mod file_tools;
 mod read_file;
 mod sandbox;
 mod support;

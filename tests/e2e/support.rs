@@ -75,6 +75,18 @@ pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
     path
 }
 
+/// Compile every built-in and fixture plugin into the shared cache once, so
+/// the `toolhost` processes the tests start (many at once) only load them.
+fn warm_cache() {
+    static WARM: OnceLock<()> = OnceLock::new();
+    WARM.get_or_init(|| {
+        let runtime = runtime();
+        for plugin in registry().list() {
+            plugin.warm_up(&runtime).expect("plugin compiles");
+        }
+    });
+}
+
 /// Run the real `toolhost` binary in `cwd` with the shared cache.
 pub fn toolhost(cwd: &Path, args: &[&str]) -> Output {
     toolhost_with_stdin(cwd, args, "")
@@ -83,6 +95,7 @@ pub fn toolhost(cwd: &Path, args: &[&str]) -> Output {
 /// Like [`toolhost`], feeding `stdin`.
 pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
+    warm_cache();
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(args)
         .current_dir(cwd)
@@ -126,4 +139,35 @@ pub fn json(out: &Output) -> serde_json::Value {
 /// `line 1\nline 2\n...` up to `n`.
 pub fn lines_file(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// `toolhost [flags] call TOOL - --json --mode yolo` with `args` on stdin,
+/// in workspace `ws`; the parsed JSON result.
+pub fn call_cli(
+    ws: &Path,
+    tool: &str,
+    args: &serde_json::Value,
+    flags: &[&str],
+) -> serde_json::Value {
+    let mut argv: Vec<&str> = flags.to_vec();
+    argv.extend(["call", tool, "-", "--json", "--mode", "yolo"]);
+    let out = toolhost_with_stdin(ws, &argv, &args.to_string());
+    let v = json(&out);
+    let code = out.status.code();
+    assert_eq!(
+        code,
+        Some(if v["success"] == true { 0 } else { 1 }),
+        "exit code of {tool}: {v}"
+    );
+    v
+}
+
+/// The error kind of a `--json` result (`null` on success).
+pub fn kind(v: &serde_json::Value) -> &str {
+    v["error"]["kind"].as_str().unwrap_or("")
+}
+
+/// Read a file of the workspace as bytes.
+pub fn bytes(ws: &Path, rel: &str) -> Vec<u8> {
+    std::fs::read(ws.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }

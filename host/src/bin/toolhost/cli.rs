@@ -46,6 +46,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_cache: bool,
 
+    /// Let delete_file (and apply_patch) delete files. Off by default.
+    #[arg(long, global = true)]
+    pub allow_delete: bool,
+
     /// Log more to stderr (-v info, -vv debug, -vvv trace); TOOLHOST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -166,6 +170,7 @@ impl Settings {
             .with_workspace(&workspace)
             .map_err(|e| UsageError(format!("--workspace {}: {e}", workspace.display())))?
             .with_mode(mode)
+            .with_setting("allow_delete", global.allow_delete)
             .with_confirmer(Box::new(crate::output::TtyConfirmer));
         for spec in &global.grants {
             let (tool, caps) = spec.split_once('=').ok_or_else(|| {

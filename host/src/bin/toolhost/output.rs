@@ -30,8 +30,9 @@ fn out(text: &str) -> std::io::Result<()> {
     }
 }
 
-fn json_out(value: &serde_json::Value) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+/// Pretty JSON, fields in their declared order.
+fn json_out(value: &impl serde::Serialize) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
     out(&format!("{text}\n"))
 }
 
@@ -39,7 +40,7 @@ fn json_out(value: &serde_json::Value) -> std::io::Result<()> {
 /// plain mode go to stderr, so stdout only ever carries tool output.
 pub fn call_result(result: &ToolResult, json: bool) -> std::io::Result<()> {
     if json {
-        return json_out(&serde_json::to_value(result).unwrap_or_default());
+        return json_out(result);
     }
     match &result.error {
         None => {
@@ -124,9 +125,15 @@ fn cap_strings(caps: &[Capability]) -> Vec<String> {
     caps.iter().map(ToString::to_string).collect()
 }
 
+/// The description's first sentence, cut to fit a table row.
 fn first_sentence(text: &str) -> String {
+    const MAX: usize = 80;
     let end = text.find(". ").map_or(text.len(), |i| i + 1);
-    text[..end].to_owned()
+    let sentence = &text[..end];
+    match sentence.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", sentence[..cut].trim_end()),
+        None => sentence.to_owned(),
+    }
 }
 
 /// `toolhost describe`.

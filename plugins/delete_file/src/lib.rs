@@ -1,0 +1,90 @@
+//! The `delete_file` tool: delete one file, only when deletion is enabled.
+
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `delete_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Path of the file to delete, relative to the workspace root.
+    pub path: String,
+}
+
+/// What `delete_file` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The path deleted.
+    pub path: String,
+    /// Its size in bytes before deletion.
+    pub size: u64,
+    /// True if it was a symbolic link (the link was removed, not its target).
+    pub symlink: bool,
+}
+
+/// The `delete_file` tool.
+pub struct DeleteFile;
+
+/// The setting that enables deletion.
+pub const ALLOW_DELETE: &str = "allow_delete";
+
+impl Tool for DeleteFile {
+    type Args = Args;
+    const NAME: &'static str = "delete_file";
+    const DESCRIPTION: &'static str = "Delete one file in the workspace. Never deletes a \
+        directory. Deletion is off unless a person enables it (`allow_delete = true` in \
+        toolhost.toml, or `--allow-delete`); when off, the call is refused and nothing is \
+        deleted. A symbolic link is removed itself, not what it points to.";
+    const SENSITIVE: bool = true;
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceWrite]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        delete(&args, ctx)
+    }
+}
+
+export_tool!(DeleteFile);
+
+/// The body of [`DeleteFile::call`].
+pub fn delete(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
+    if !ctx.setting::<bool>(ALLOW_DELETE).unwrap_or(false) {
+        return Err(ToolError::denied(
+            "deleting files is disabled, so nothing was deleted; a person can enable it with \
+             `allow_delete = true` in toolhost.toml or `--allow-delete` on the command line",
+        ));
+    }
+    let path = fs::resolve(&args.path, ctx)?;
+    let shown = path.to_string_lossy().into_owned();
+    if shown == "." {
+        return Err(ToolError::invalid_input(
+            "give the path of a file to delete, not the workspace root",
+        ));
+    }
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| fs::io_error(e, &shown))?;
+    if meta.is_dir() {
+        return Err(ToolError::retry(format!(
+            "`{shown}` is a directory; delete_file only deletes files, never directories"
+        )));
+    }
+    std::fs::remove_file(&path).map_err(|e| fs::write_error(e, &shown))?;
+    let report = Report {
+        path: shown.clone(),
+        size: meta.len(),
+        symlink: meta.is_symlink(),
+    };
+    let text = if report.symlink {
+        format!("Deleted the symbolic link `{shown}` (its target is untouched).")
+    } else {
+        format!("Deleted `{shown}` ({} bytes).", report.size)
+    };
+    Ok(Output::text(text).with_structured(&report).changed(shown))
+}

@@ -1,0 +1,94 @@
+//! The `edit_file` tool: replace an exact, unique piece of text in a file,
+//! keeping its encoding and line endings byte for byte.
+
+use toolhost_sdk::edit::{self, FileEdit};
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Path of the file, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set.
+    pub old_str: String,
+    /// The replacement text.
+    pub new_str: String,
+    /// Replace every occurrence of `old_str` instead of requiring exactly one.
+    #[serde(default)]
+    pub replace_all: bool,
+    /// The hash read_file reported for this file. If the file changed since, nothing is changed.
+    #[serde(default)]
+    pub expected_hash: Option<String>,
+}
+
+/// What `edit_file` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The path edited.
+    pub path: String,
+    /// How many occurrences were replaced.
+    pub replacements: usize,
+    /// Line numbers (before the edit) where they started.
+    pub lines: Vec<usize>,
+    /// The unified diff of the change.
+    pub diff: String,
+    /// The new content hash (pass it as `expected_hash` for the next edit).
+    pub hash: String,
+}
+
+/// The `edit_file` tool.
+pub struct EditFile;
+
+impl Tool for EditFile {
+    type Args = Args;
+    const NAME: &'static str = "edit_file";
+    const DESCRIPTION: &'static str = "Replace an exact piece of text in a file. `old_str` must \
+        appear exactly once (copy it from read_file output, without the line-number prefix), \
+        unless `replace_all` is set. If it is not found, the error shows the closest region and \
+        what differs (indentation, whitespace, quotes); if it appears several times, the error \
+        lists the lines. Returns a unified diff and the new content hash. The file's encoding, \
+        BOM and line endings are kept byte for byte. For several changes to one file use \
+        multi_edit; for a new file use write_file.";
+    const SENSITIVE: bool = true;
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceWrite]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        let path = fs::resolve(&args.path, ctx)?;
+        let shown = path.to_string_lossy().into_owned();
+        let mut lines = Vec::new();
+        let FileEdit { diff, hash } =
+            edit::edit_file(&path, &shown, args.expected_hash.as_deref(), |text| {
+                let done = edit::replace(text, &args.old_str, &args.new_str, args.replace_all)
+                    .map_err(|e| e.into_tool_error(&shown))?;
+                lines = done.lines;
+                Ok(done.text)
+            })?;
+        let report = Report {
+            path: shown.clone(),
+            replacements: lines.len(),
+            lines,
+            diff,
+            hash,
+        };
+        let text = format!(
+            "Edited `{shown}`: {} replacement{}.\n\n{}",
+            report.replacements,
+            if report.replacements == 1 { "" } else { "s" },
+            report.diff
+        );
+        Ok(Output::text(text).with_structured(&report).changed(shown))
+    }
+}
+
+export_tool!(EditFile);

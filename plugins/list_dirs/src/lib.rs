@@ -1,0 +1,138 @@
+//! The `list_dirs` tool: the directories under a directory, to a depth of 3.
+
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// The deepest listing allowed.
+pub const MAX_DEPTH: usize = 3;
+
+/// Arguments of `list_dirs`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Directory to start from, relative to the workspace root.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// How many levels down to list: 1 (direct children, the default) to 3.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 3))]
+    pub depth: usize,
+    /// Most directories to return (default 200).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub limit: usize,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+fn one() -> usize {
+    1
+}
+
+fn default_limit() -> usize {
+    200
+}
+
+/// One directory.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DirEntry {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Levels below the starting directory (1 for its children).
+    pub depth: usize,
+}
+
+/// What `list_dirs` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The directories, sorted by path.
+    pub dirs: Vec<DirEntry>,
+    /// How many were found in all.
+    pub total: usize,
+    /// True if `limit` cut the list.
+    pub truncated: bool,
+}
+
+/// The `list_dirs` tool.
+pub struct ListDirs;
+
+impl Tool for ListDirs {
+    type Args = Args;
+    const NAME: &'static str = "list_dirs";
+    const DESCRIPTION: &'static str = "List the directories under a workspace directory, down \
+        to `depth` levels (1 to 3, default 1), as workspace-relative paths with their depth, \
+        sorted. `.git` is listed but not entered. At most `limit` (default 200) are returned, \
+        with a note when more exist. Use it to learn a project's layout; use list_files for \
+        the files in a directory.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceRead]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        list(&args, ctx)
+    }
+}
+
+export_tool!(ListDirs);
+
+/// The body of [`ListDirs::call`].
+pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
+    if !(1..=MAX_DEPTH).contains(&args.depth) {
+        return Err(ToolError::invalid_input(format!(
+            "`depth` is {}, but it must be 1 to {MAX_DEPTH}; list deeper levels by calling \
+             list_dirs again on a subdirectory",
+            args.depth
+        )));
+    }
+    if args.limit == 0 {
+        return Err(ToolError::invalid_input("`limit` must be at least 1"));
+    }
+    let base = fs::resolve(&args.path, ctx)?;
+    let shown = base.to_string_lossy().into_owned();
+    let entries = fs::walk(&base, args.depth).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotADirectory => {
+            ToolError::retry(format!("`{shown}` is a file, not a directory"))
+        }
+        _ => fs::io_error(e, &shown),
+    })?;
+    let mut dirs: Vec<DirEntry> = entries
+        .into_iter()
+        .filter(|e| e.is_dir)
+        .map(|e| DirEntry {
+            path: e.path.to_string_lossy().into_owned(),
+            depth: e.depth,
+        })
+        .collect();
+    dirs.sort_by(|a, b| a.path.cmp(&b.path));
+    let total = dirs.len();
+    dirs.truncate(args.limit);
+    let report = Report {
+        truncated: total > dirs.len(),
+        total,
+        dirs,
+    };
+    let mut text: String = report
+        .dirs
+        .iter()
+        .map(|d| format!("{}/\n", d.path))
+        .collect();
+    if report.dirs.is_empty() {
+        text = format!("`{shown}` has no subdirectories.\n");
+    }
+    if report.truncated {
+        text.push_str(&format!(
+            "[{} of {total} directories shown; start from a subdirectory, lower depth, or raise limit]\n",
+            report.dirs.len()
+        ));
+    }
+    Ok(Output::text(text).with_structured(&report))
+}

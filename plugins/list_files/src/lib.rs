@@ -1,0 +1,176 @@
+//! The `list_files` tool: the files of a directory (optionally recursive and
+//! filtered by a glob), sorted, with sizes.
+
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `list_files`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Directory to list, relative to the workspace root.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Glob filter with globset syntax, e.g. `*.rs` (matched against file names) or `src/**/*.md` (matched against paths below `path`; a pattern with `/` or `**` implies recursive).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// Also list files in subdirectories (`.git` is never entered).
+    #[serde(default)]
+    pub recursive: bool,
+    /// Most files to return (default 200).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub limit: usize,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+fn default_limit() -> usize {
+    200
+}
+
+/// One file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileEntry {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// File name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// What `list_files` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The files, sorted by path.
+    pub files: Vec<FileEntry>,
+    /// How many files matched in all.
+    pub total: usize,
+    /// True if `limit` cut the list.
+    pub truncated: bool,
+}
+
+/// The `list_files` tool.
+pub struct ListFiles;
+
+impl Tool for ListFiles {
+    type Args = Args;
+    const NAME: &'static str = "list_files";
+    const DESCRIPTION: &'static str = "List the files (not directories) of a workspace \
+        directory, as workspace-relative paths with sizes, sorted. Not recursive unless \
+        `recursive` is set or the pattern contains `/` or `**`. Filter with a glob: `*.rs` \
+        matches file names, `src/**/*.md` matches paths. At most `limit` files (default 200) \
+        are returned, with a note when more exist. Use list_dirs for directories and \
+        find_files to search the whole tree by name.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceRead]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        list(&args, ctx)
+    }
+}
+
+export_tool!(ListFiles);
+
+/// The body of [`ListFiles::call`].
+pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
+    if args.limit == 0 {
+        return Err(ToolError::invalid_input("`limit` must be at least 1"));
+    }
+    let base = fs::resolve(&args.path, ctx)?;
+    let shown = base.to_string_lossy().into_owned();
+    let filter = args.pattern.as_deref().map(Filter::new).transpose()?;
+    let recursive = args.recursive || filter.as_ref().is_some_and(|f| f.on_paths);
+    let entries =
+        fs::walk(&base, if recursive { usize::MAX } else { 1 }).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotADirectory => ToolError::retry(format!(
+                "`{shown}` is a file, not a directory; read it with read_file"
+            )),
+            _ => fs::io_error(e, &shown),
+        })?;
+    let mut files: Vec<FileEntry> = entries
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .filter(|e| filter.as_ref().is_none_or(|f| f.matches(&base, &e.path)))
+        .map(|e| FileEntry {
+            name: e
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: e.path.to_string_lossy().into_owned(),
+            size: e.size,
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let total = files.len();
+    files.truncate(args.limit);
+    let report = Report {
+        truncated: total > files.len(),
+        total,
+        files,
+    };
+    let mut text: String = report
+        .files
+        .iter()
+        .map(|f| format!("{} ({} bytes)\n", f.path, f.size))
+        .collect();
+    if report.files.is_empty() {
+        text = format!(
+            "No files in `{shown}`{}.\n",
+            if args.pattern.is_some() {
+                " match the pattern"
+            } else {
+                ""
+            }
+        );
+    }
+    if report.truncated {
+        text.push_str(&format!(
+            "[{} of {total} files shown; narrow the path or pattern, or raise limit]\n",
+            report.files.len()
+        ));
+    }
+    Ok(Output::text(text).with_structured(&report))
+}
+
+/// A glob, matched against file names, or against paths below the listed
+/// directory when it contains `/` or `**`.
+struct Filter {
+    glob: globset::GlobMatcher,
+    on_paths: bool,
+}
+
+impl Filter {
+    fn new(pattern: &str) -> Result<Self, ToolError> {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| ToolError::invalid_input(format!("invalid pattern `{pattern}`: {e}")))?
+            .compile_matcher();
+        Ok(Self {
+            glob,
+            on_paths: pattern.contains('/') || pattern.contains("**"),
+        })
+    }
+
+    fn matches(&self, base: &std::path::Path, path: &std::path::Path) -> bool {
+        if self.on_paths {
+            let rel = path.strip_prefix(base).unwrap_or(path);
+            self.glob.is_match(rel)
+        } else {
+            path.file_name().is_some_and(|n| self.glob.is_match(n))
+        }
+    }
+}
