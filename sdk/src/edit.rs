@@ -99,13 +99,11 @@ impl EditError {
                  and copy the text exactly"
             ),
             Self::NotFound { closest: Some(c) } => format!(
-                "old_str was not found in `{path}`. The closest region is lines {}-{} \
-                 ({}); it differs: {}.\n{}\nCopy old_str exactly from the file, including \
-                 whitespace.",
+                "old_str was not found in `{path}`. The closest region is lines {}-{} ({}):\n{}\
+                 Copy old_str exactly from the file, including whitespace.",
                 c.start_line,
                 c.end_line(),
-                c.likeness,
-                c.differences.join("; "),
+                c.summary(),
                 c.numbered()
             ),
         }

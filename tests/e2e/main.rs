@@ -1,7 +1,9 @@
 //! End-to-end tests of toolhost: the real plugins in the real sandbox,
 //! through the library and through the `toolhost` binary.
 
+mod apply_patch;
 mod cli;
+mod conformance;
 mod executor;
 mod file_tools;
 mod read_file;

@@ -169,11 +169,10 @@ fn not_applied(text: &str, hunk: &Hunk, n: usize, total: usize) -> String {
     );
     match closest_region(text, &old.join("\n")) {
         Some(c) => msg.push_str(&format!(
-            "The closest region is lines {}-{} ({}; differs: {}):\n{}",
+            "The closest region is lines {}-{} ({}):\n{}",
             c.start_line,
             c.end_line(),
-            c.likeness,
-            c.differences.join("; "),
+            c.summary(),
             c.numbered()
         )),
         None => msg.push_str(

@@ -83,7 +83,9 @@ impl std::fmt::Display for ParseError {
 /// --git` and `index` lines) is skipped. Hunks without any `---`/`+++`
 /// header form one file patch with no paths, for the caller to place.
 pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ParseError> {
-    let lines: Vec<&str> = patch
+    // The newline ending the last line does not start another (blank) one.
+    let body = patch.strip_suffix('\n').unwrap_or(patch);
+    let lines: Vec<&str> = body
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();

@@ -29,6 +29,19 @@ impl Closest {
         self.start_line + self.lines.len().saturating_sub(1)
     }
 
+    /// How alike, and what differs, in one phrase.
+    pub fn summary(&self) -> String {
+        if self.differences.is_empty() {
+            self.likeness.clone()
+        } else {
+            format!(
+                "{}; it differs in {}",
+                self.likeness,
+                self.differences.join("; ")
+            )
+        }
+    }
+
     /// The region numbered like `read_file` shows it.
     pub fn numbered(&self) -> String {
         self.lines
@@ -146,7 +159,7 @@ fn differences(region: &[&str], wanted: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     if region.len() != wanted.len() {
         out.push(format!(
-            "the given text has {} lines but the file only has {} from here",
+            "length (the given text has {} lines but the file only has {} from here)",
             wanted.len(),
             region.len()
         ));

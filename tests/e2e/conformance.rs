@@ -1,0 +1,124 @@
+//! Conformance of every built-in plugin (seed 004's contract checks), and
+//! crash safety of writes.
+
+use crate::support::{call, executor, registry, workspace};
+use std::collections::HashSet;
+use toolhost::{Capability, ErrorKind, Origin, is_snake_case};
+
+#[test]
+fn every_builtin_conforms() {
+    let reg = registry();
+    let builtins: Vec<_> = reg
+        .list()
+        .filter(|p| *p.origin() == Origin::Builtin)
+        .collect();
+    assert_eq!(
+        builtins.len(),
+        toolhost::builtins().len(),
+        "every embedded plugin is registered"
+    );
+    let mut names = HashSet::new();
+    let ws = workspace();
+    let ex = executor(ws.path());
+    for plugin in builtins {
+        let info = plugin.info();
+        let name = info.name.as_str();
+        assert!(is_snake_case(name), "{name}: not snake_case");
+        assert!(names.insert(name.to_owned()), "{name}: duplicate");
+        assert!(
+            info.description.len() >= 40,
+            "{name}: description too short to be useful"
+        );
+        assert_eq!(
+            info.input_schema["type"], "object",
+            "{name}: input schema is not an object schema"
+        );
+        assert!(
+            jsonschema::meta::is_valid(&info.input_schema),
+            "{name}: input schema is not valid JSON Schema"
+        );
+        if let Some(out) = &info.output_schema {
+            assert!(
+                jsonschema::meta::is_valid(out),
+                "{name}: output schema is not valid JSON Schema"
+            );
+        }
+        let writes = info
+            .capabilities
+            .iter()
+            .any(|c| matches!(c, Capability::WorkspaceWrite | Capability::Commands));
+        assert_eq!(
+            writes, info.sensitive,
+            "{name}: write capability and sensitivity must go together"
+        );
+        // Bad arguments are the model's to fix, never a crash.
+        for bad in [
+            r#"{"zz_not_an_argument": 1}"#,
+            r#"{"path": 42, "pattern": [], "patch": {}}"#,
+        ] {
+            let r = call(&ex, name, bad);
+            assert_eq!(
+                r.error_kind(),
+                Some(ErrorKind::InvalidInput),
+                "{name} with {bad}: {r:?}"
+            );
+        }
+    }
+}
+
+/// Kill the host with SIGKILL while it writes a large file, many times: the
+/// file is always the old content or the new, never a mix.
+#[test]
+fn a_killed_write_leaves_the_old_file_or_the_new() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let ws = workspace();
+    let target = ws.path().join("big.txt");
+    let old = "o".repeat(4 << 20);
+    let new = "n".repeat(4 << 20);
+    std::fs::write(&target, &old).unwrap();
+    let args = serde_json::json!({"path": "big.txt", "content": new}).to_string();
+    let start = |args: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["call", "write_file", "-", "--mode", "yolo"])
+            .current_dir(ws.path())
+            .env("TOOLHOST_CACHE_DIR", crate::support::cache_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(args.as_bytes())
+            .unwrap();
+        child
+    };
+    // How long one write takes, to spread the kills over it.
+    crate::support::toolhost(ws.path(), &["tools"]);
+    let t = std::time::Instant::now();
+    assert!(start(&args).wait().unwrap().success());
+    let full = t.elapsed();
+    let mut rng = fastrand::Rng::with_seed(9);
+    let mut saw_old = 0;
+    for round in 0..40 {
+        std::fs::write(&target, &old).unwrap();
+        let mut child = start(&args);
+        std::thread::sleep(full.mul_f64(rng.f64() * 1.2));
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = std::fs::read(&target).unwrap();
+        assert!(
+            now == old.as_bytes() || now == new.as_bytes(),
+            "round {round}: the file is a mix ({} bytes)",
+            now.len()
+        );
+        saw_old += usize::from(now == old.as_bytes());
+    }
+    assert!(
+        saw_old > 0,
+        "no kill landed before the write finished; the test proves nothing"
+    );
+}
