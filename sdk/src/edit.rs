@@ -16,9 +16,9 @@ mod closest;
 
 pub use closest::{Closest, closest_region};
 
+use crate::ToolError;
+use crate::fs::{self, WorkspacePath};
 use crate::text::{TextFile, check_expected_hash, content_hash};
-use crate::{ToolError, fs};
-use std::path::Path;
 
 /// What [`edit_file`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,25 +29,23 @@ pub struct FileEdit {
     pub hash: String,
 }
 
-/// Edit the text file at `path` (workspace-relative; `shown` names it in
-/// messages): read it, check `expected_hash`, decode it ([`TextFile`]), let
+/// Edit the text file at `path`: read it, check `expected_hash`, decode it ([`TextFile`]), let
 /// `change` turn its text into the new text, and write the result back
 /// atomically in the file's own format (BOM, line endings). If `change`
 /// fails, nothing is written.
 pub fn edit_file(
-    path: &Path,
-    shown: &str,
+    path: &WorkspacePath,
     expected_hash: Option<&str>,
     change: impl FnOnce(&str) -> Result<String, ToolError>,
 ) -> Result<FileEdit, ToolError> {
-    let bytes = fs::read_regular(path, shown)?;
-    check_expected_hash(&bytes, expected_hash, shown)?;
-    let file = TextFile::decode(&bytes, shown)?;
+    let bytes = fs::read_regular(path)?;
+    check_expected_hash(&bytes, expected_hash, path.shown())?;
+    let file = TextFile::decode(&bytes, path.shown())?;
     let after = change(&file.text)?;
     let out = file.encode(&after);
     fs::write_atomic(path, &out)?;
     Ok(FileEdit {
-        diff: unified_diff(&file.text, &after, shown),
+        diff: unified_diff(&file.text, &after, path.shown()),
         hash: content_hash(&out),
     })
 }

@@ -3,15 +3,86 @@
 //! The host mounts the workspace at `.` inside the sandbox, so every tool
 //! works with workspace-relative paths. [`resolve`] turns what a model typed
 //! (relative, `./x`, `a/../b`, or an absolute path inside the workspace) into
-//! such a path, and refuses lexical escapes before any I/O. Symlinks that
-//! lead outside are refused by the sandbox itself; [`io_error`] turns that and
-//! every other `std::io::Error` into a [`ToolError`] that says what to do next.
+//! a [`WorkspacePath`], and refuses lexical escapes before any I/O. Symlinks
+//! that lead outside are refused by the sandbox itself; [`io_error`] turns
+//! that and every other `std::io::Error` into a [`ToolError`] that says what
+//! to do next. [`walk`] lists a directory tree.
+
+mod walk;
+
+pub use walk::{Entry, walk};
 
 use crate::{Context, ToolError};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-/// Resolve a model-given path to a workspace-relative path.
+/// A path inside the workspace: how the model sees it (workspace-relative)
+/// and how I/O reaches it.
+///
+/// In the sandbox both are the same relative path (the workspace is mounted
+/// at `.`). Natively — unit tests, benchmarks — I/O goes through the
+/// context's workspace root, so a tool's logic runs unchanged on a
+/// temporary directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspacePath {
+    shown: String,
+    io: PathBuf,
+}
+
+impl WorkspacePath {
+    fn new(rel: PathBuf, _root: &str) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let io = Path::new(_root).join(&rel);
+        #[cfg(target_arch = "wasm32")]
+        let io = rel.clone();
+        Self {
+            shown: rel.to_string_lossy().into_owned(),
+            io,
+        }
+    }
+
+    /// Workspace-relative, `.` for the root: for messages and changed paths.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The path to give `std::fs`.
+    pub fn io(&self) -> &Path {
+        &self.io
+    }
+
+    /// True for the workspace root itself.
+    pub fn is_root(&self) -> bool {
+        self.shown == "."
+    }
+
+    /// The entry `name` inside this directory.
+    pub fn join(&self, name: &std::ffi::OsStr) -> Self {
+        let shown = if self.is_root() {
+            PathBuf::from(name)
+        } else {
+            Path::new(&self.shown).join(name)
+        };
+        Self {
+            shown: shown.to_string_lossy().into_owned(),
+            io: self.io.join(name),
+        }
+    }
+}
+
+impl AsRef<Path> for WorkspacePath {
+    fn as_ref(&self) -> &Path {
+        &self.io
+    }
+}
+
+impl std::fmt::Display for WorkspacePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// Resolve a model-given path to a [`WorkspacePath`].
 ///
 /// Accepts relative paths and absolute paths inside the workspace root (as
 /// given by [`Context::workspace_root`]). Returns `.` for the root itself.
@@ -20,18 +91,18 @@ use std::path::{Component, Path, PathBuf};
 /// ```
 /// use toolhost_sdk::{Context, fs::resolve};
 /// let ctx = Context::for_workspace("/home/me/proj");
-/// assert_eq!(resolve("src/../Cargo.toml", &ctx).unwrap().to_str(), Some("Cargo.toml"));
-/// assert_eq!(resolve("/home/me/proj/src/lib.rs", &ctx).unwrap().to_str(), Some("src/lib.rs"));
+/// assert_eq!(resolve("src/../Cargo.toml", &ctx).unwrap().shown(), "Cargo.toml");
+/// assert_eq!(resolve("/home/me/proj/src/lib.rs", &ctx).unwrap().shown(), "src/lib.rs");
 /// assert!(resolve("../secret", &ctx).is_err());
 /// assert!(resolve("/etc/passwd", &ctx).is_err());
 /// ```
-pub fn resolve(path: &str, ctx: &Context) -> Result<PathBuf, ToolError> {
-    if ctx.workspace_root().is_none() {
+pub fn resolve(path: &str, ctx: &Context) -> Result<WorkspacePath, ToolError> {
+    let Some(root) = ctx.workspace_root() else {
         return Err(ToolError::denied(
             "this tool was not granted access to the workspace; a person can grant it with \
              `--grant TOOL=workspace:read` (or workspace:write)",
         ));
-    }
+    };
     let trimmed = path.trim();
     if trimmed.is_empty() {
         return Err(ToolError::invalid_input(
@@ -40,9 +111,7 @@ pub fn resolve(path: &str, ctx: &Context) -> Result<PathBuf, ToolError> {
     }
     let given = Path::new(trimmed);
     let relative = if given.has_root() {
-        let inside = ctx
-            .workspace_root()
-            .and_then(|root| given.strip_prefix(root).ok());
+        let inside = given.strip_prefix(root).ok();
         match inside {
             Some(rest) => rest,
             None => {
@@ -79,7 +148,7 @@ pub fn resolve(path: &str, ctx: &Context) -> Result<PathBuf, ToolError> {
     if out.as_os_str().is_empty() {
         out.push(".");
     }
-    Ok(out)
+    Ok(WorkspacePath::new(out, root))
 }
 
 /// Turn an I/O error while reading `path` into a model-friendly [`ToolError`].
@@ -178,16 +247,16 @@ fn is_sandbox_refusal(_err: &io::Error) -> bool {
 /// The metadata of `path` if it is a regular file. A directory is a retry
 /// pointing to the list tools; a FIFO, socket or device is refused before it
 /// is opened (opening a FIFO would block in a host read no deadline can stop).
-pub fn regular_file(path: &Path, shown: &str) -> Result<std::fs::Metadata, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| io_error(e, shown))?;
+pub fn regular_file(path: &WorkspacePath) -> Result<std::fs::Metadata, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(e, path.shown()))?;
     if meta.is_dir() {
         return Err(ToolError::retry(format!(
-            "`{shown}` is a directory, not a file; list it with list_files or list_dirs"
+            "`{path}` is a directory, not a file; list it with list_files or list_dirs"
         )));
     }
     if !meta.is_file() {
         return Err(ToolError::retry(format!(
-            "`{shown}` is not a regular file (a FIFO, socket or device); only regular files can \
+            "`{path}` is not a regular file (a FIFO, socket or device); only regular files can \
              be read or edited"
         )));
     }
@@ -195,25 +264,33 @@ pub fn regular_file(path: &Path, shown: &str) -> Result<std::fs::Metadata, ToolE
 }
 
 /// Read a whole regular file.
-pub fn read_regular(path: &Path, shown: &str) -> Result<Vec<u8>, ToolError> {
-    regular_file(path, shown)?;
-    std::fs::read(path).map_err(|e| io_error(e, shown))
+pub fn read_regular(path: &WorkspacePath) -> Result<Vec<u8>, ToolError> {
+    regular_file(path)?;
+    std::fs::read(path).map_err(|e| io_error(e, path.shown()))
 }
 
-/// Replace or create the file at `path` (workspace-relative, as returned by
-/// [`resolve`]) with `data`, atomically: the host writes a temporary file
-/// beside it, syncs it and renames it over the target, keeping the old
-/// file's permissions; parent directories are created. A reader, or a crash,
-/// sees the old content or the new, never a mix. Needs write access to the
-/// workspace.
+/// The file's bytes, or `None` if nothing is there; a directory or special
+/// file is an error.
+pub fn read_if_exists(path: &WorkspacePath) -> Result<Option<Vec<u8>>, ToolError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => read_regular(path).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(e, path.shown())),
+    }
+}
+
+/// Replace or create the file at `path` with `data`, atomically: the host
+/// writes a temporary file beside it, syncs it and renames it over the
+/// target, keeping the old file's permissions; parent directories are
+/// created. A reader, or a crash, sees the old content or the new, never a
+/// mix. Needs write access to the workspace.
 ///
 /// Natively (unit tests, benchmarks) there is no host: it writes directly.
-pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ToolError> {
-    let shown = path.to_string_lossy();
+pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> {
     #[cfg(target_arch = "wasm32")]
     {
         use crate::__private::bindings::toolhost::plugin::files::{self, FileError};
-        files::write_atomic(&shown, data).map_err(|e| match e {
+        files::write_atomic(path.shown(), data).map_err(|e| match e {
             FileError::NotFound(m) => ToolError::retry(m),
             FileError::Denied(m) => ToolError::denied(m),
             FileError::Invalid(m) => ToolError::retry(m),
@@ -222,93 +299,11 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ToolError> {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| write_error(e, &shown))?;
+        if let Some(parent) = path.io().parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| write_error(e, path.shown()))?;
         }
-        std::fs::write(path, data).map_err(|e| write_error(e, &shown))
+        std::fs::write(path, data).map_err(|e| write_error(e, path.shown()))
     }
-}
-
-/// One entry found by [`walk`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// The path, as `base` joined with the entry's path below it.
-    pub path: PathBuf,
-    /// How deep below `base` (1 for its direct children).
-    pub depth: usize,
-    /// A directory (symlinks to directories count, but are not entered).
-    pub is_dir: bool,
-    /// The size in bytes, for files.
-    pub size: u64,
-}
-
-/// Every file and directory under `base` down to `max_depth` levels, in
-/// sorted order, depth first. Symlinks are followed for what they point at
-/// but never entered (no loops, no leaving the workspace); `.git` is listed
-/// but not entered; entries the sandbox refuses are skipped.
-///
-/// ```no_run
-/// for entry in toolhost_sdk::fs::walk(std::path::Path::new("src"), 2).unwrap() {
-///     println!("{} {}", entry.path.display(), entry.size);
-/// }
-/// ```
-pub fn walk(base: &Path, max_depth: usize) -> io::Result<Vec<Entry>> {
-    let mut out = Vec::new();
-    walk_into(base, 1, max_depth, &mut out, true)?;
-    Ok(out)
-}
-
-fn walk_into(
-    dir: &Path,
-    depth: usize,
-    max: usize,
-    out: &mut Vec<Entry>,
-    top: bool,
-) -> io::Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        // Only the starting directory's errors matter to the caller.
-        Err(e) if top => return Err(e),
-        Err(_) => return Ok(()),
-    };
-    let mut children: Vec<(std::ffi::OsString, std::fs::FileType)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
-        .collect();
-    children.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, kind) in children {
-        let path = if dir == Path::new(".") {
-            PathBuf::from(&name)
-        } else {
-            dir.join(&name)
-        };
-        let (is_dir, size, enter) = if kind.is_symlink() {
-            match std::fs::metadata(&path) {
-                Ok(meta) => (meta.is_dir(), meta.len(), false),
-                Err(_) => continue,
-            }
-        } else if kind.is_dir() {
-            (true, 0, name != ".git")
-        } else if kind.is_file() {
-            (
-                false,
-                std::fs::metadata(&path).map_or(0, |m| m.len()),
-                false,
-            )
-        } else {
-            continue;
-        };
-        out.push(Entry {
-            path: path.clone(),
-            depth,
-            is_dir,
-            size,
-        });
-        if enter && depth < max {
-            walk_into(&path, depth + 1, max, out, false)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -321,7 +316,7 @@ mod tests {
 
     #[test]
     fn relative_paths_normalise() {
-        let ok = |p: &str| resolve(p, &ctx()).unwrap().to_string_lossy().into_owned();
+        let ok = |p: &str| resolve(p, &ctx()).unwrap().shown().to_owned();
         assert_eq!(ok("a/b.txt"), "a/b.txt");
         assert_eq!(ok("./a/./b.txt"), "a/b.txt");
         assert_eq!(ok("a/../b.txt"), "b.txt");

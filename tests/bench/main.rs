@@ -245,7 +245,6 @@ fn read_file_10mb(runtime: &Arc<Runtime>, n: usize) {
     let (wasm_p50, _) = percentiles(&mut samples);
 
     // The same read_file code, compiled natively and called directly.
-    std::env::set_current_dir(ws.path()).expect("cd");
     let ctx = toolhost_sdk::Context::for_workspace(ws.path().display().to_string());
     let parsed: read_file::Args = serde_json::from_str(args).expect("args");
     let native_out = read_file::read(&parsed, &ctx).expect("native read");
@@ -261,7 +260,7 @@ fn read_file_10mb(runtime: &Arc<Runtime>, n: usize) {
 
     // A bare read + hash, the least any implementation must do.
     let (mut samples, _) = time_n(n, || {
-        let bytes = std::fs::read("big.txt").expect("read");
+        let bytes = std::fs::read(ws.path().join("big.txt")).expect("read");
         std::hint::black_box(toolhost_sdk::text::content_hash(&bytes));
     });
     let (bare_p50, _) = percentiles(&mut samples);

@@ -8,7 +8,7 @@ mod parse;
 
 use apply::Placed;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use toolhost_sdk::fs::WorkspacePath;
 use toolhost_sdk::text::{TextFile, content_hash};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
@@ -90,7 +90,7 @@ export_tool!(ApplyPatch);
 
 /// One file's planned change: its bytes before and after.
 struct Change {
-    path: PathBuf,
+    path: WorkspacePath,
     shown: String,
     before: Option<Vec<u8>>,
     after: Option<Vec<u8>>,
@@ -149,11 +149,11 @@ fn plan(
             .or(file.old_path.as_deref())
             .ok_or_else(|| ToolError::invalid_input("the patch has no `---`/`+++` headers; give `path` to say which file it changes"))?;
         let resolved = fs::resolve(target, ctx)?;
-        let shown = resolved.to_string_lossy().into_owned();
+        let shown = resolved.shown().to_owned();
         let change = match changes.get_mut(&shown) {
             Some(change) => change,
             None => {
-                let before = current(&resolved, &shown)?;
+                let before = fs::read_if_exists(&resolved)?;
                 order.push(shown.clone());
                 changes.entry(shown.clone()).or_insert(Change {
                     path: resolved,
@@ -228,22 +228,13 @@ fn plan(
         .collect())
 }
 
-/// A file's current bytes, or `None` if it does not exist.
-fn current(path: &std::path::Path, shown: &str) -> Result<Option<Vec<u8>>, ToolError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(_) => fs::read_regular(path, shown).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(fs::io_error(e, shown)),
-    }
-}
-
 /// Write every change; if one fails, put back the ones already written.
 fn write_all(plan: &[Change]) -> Result<(), ToolError> {
     for (i, change) in plan.iter().enumerate() {
-        if let Err(err) = put(&change.path, change.after.as_deref(), &change.shown) {
+        if let Err(err) = put(&change.path, change.after.as_deref()) {
             let mut unrestored = Vec::new();
             for done in plan[..i].iter().rev() {
-                if put(&done.path, done.before.as_deref(), &done.shown).is_err() {
+                if put(&done.path, done.before.as_deref()).is_err() {
                     unrestored.push(done.shown.clone());
                 }
             }
@@ -259,13 +250,13 @@ fn write_all(plan: &[Change]) -> Result<(), ToolError> {
 }
 
 /// Make the file hold `bytes`, or not exist.
-fn put(path: &std::path::Path, bytes: Option<&[u8]>, shown: &str) -> Result<(), ToolError> {
+fn put(path: &WorkspacePath, bytes: Option<&[u8]>) -> Result<(), ToolError> {
     match bytes {
         Some(bytes) => fs::write_atomic(path, bytes),
         None => match std::fs::remove_file(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(fs::write_error(e, shown)),
+            Err(e) => Err(fs::write_error(e, path.shown())),
         },
     }
 }

@@ -63,8 +63,8 @@ pub fn delete(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         ));
     }
     let path = fs::resolve(&args.path, ctx)?;
-    let shown = path.to_string_lossy().into_owned();
-    if shown == "." {
+    let shown = path.shown().to_owned();
+    if path.is_root() {
         return Err(ToolError::invalid_input(
             "give the path of a file to delete, not the workspace root",
         ));
@@ -88,3 +88,8 @@ pub fn delete(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     };
     Ok(Output::text(text).with_structured(&report).changed(shown))
 }
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

@@ -65,10 +65,10 @@ impl Tool for EditFile {
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
         let path = fs::resolve(&args.path, ctx)?;
-        let shown = path.to_string_lossy().into_owned();
+        let shown = path.shown().to_owned();
         let mut lines = Vec::new();
         let FileEdit { diff, hash } =
-            edit::edit_file(&path, &shown, args.expected_hash.as_deref(), |text| {
+            edit::edit_file(&path, args.expected_hash.as_deref(), |text| {
                 let done = edit::replace(text, &args.old_str, &args.new_str, args.replace_all)
                     .map_err(|e| e.into_tool_error(&shown))?;
                 lines = done.lines;
@@ -92,3 +92,8 @@ impl Tool for EditFile {
 }
 
 export_tool!(EditFile);
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

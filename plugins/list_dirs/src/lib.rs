@@ -97,7 +97,7 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         return Err(ToolError::invalid_input("`limit` must be at least 1"));
     }
     let base = fs::resolve(&args.path, ctx)?;
-    let shown = base.to_string_lossy().into_owned();
+    let shown = base.shown().to_owned();
     let entries = fs::walk(&base, args.depth).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotADirectory => {
             ToolError::retry(format!("`{shown}` is a file, not a directory"))
@@ -108,7 +108,7 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         .into_iter()
         .filter(|e| e.is_dir)
         .map(|e| DirEntry {
-            path: e.path.to_string_lossy().into_owned(),
+            path: e.path.shown().to_owned(),
             depth: e.depth,
         })
         .collect();
@@ -136,3 +136,8 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     }
     Ok(Output::text(text).with_structured(&report))
 }
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

@@ -89,7 +89,7 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         return Err(ToolError::invalid_input("`limit` must be at least 1"));
     }
     let base = fs::resolve(&args.path, ctx)?;
-    let shown = base.to_string_lossy().into_owned();
+    let shown = base.shown().to_owned();
     let filter = args.pattern.as_deref().map(Filter::new).transpose()?;
     let recursive = args.recursive || filter.as_ref().is_some_and(|f| f.on_paths);
     let entries =
@@ -102,14 +102,17 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     let mut files: Vec<FileEntry> = entries
         .into_iter()
         .filter(|e| !e.is_dir)
-        .filter(|e| filter.as_ref().is_none_or(|f| f.matches(&base, &e.path)))
+        .filter(|e| {
+            filter
+                .as_ref()
+                .is_none_or(|f| f.matches(&base, e.path.shown()))
+        })
         .map(|e| FileEntry {
-            name: e
-                .path
+            name: std::path::Path::new(e.path.shown())
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            path: e.path.to_string_lossy().into_owned(),
+            path: e.path.shown().to_owned(),
             size: e.size,
         })
         .collect();
@@ -165,12 +168,23 @@ impl Filter {
         })
     }
 
-    fn matches(&self, base: &std::path::Path, path: &std::path::Path) -> bool {
+    /// `path` is workspace-relative; a path pattern is matched below `base`.
+    fn matches(&self, base: &fs::WorkspacePath, path: &str) -> bool {
+        let path = std::path::Path::new(path);
         if self.on_paths {
-            let rel = path.strip_prefix(base).unwrap_or(path);
+            let rel = if base.is_root() {
+                path
+            } else {
+                path.strip_prefix(base.shown()).unwrap_or(path)
+            };
             self.glob.is_match(rel)
         } else {
             path.file_name().is_some_and(|n| self.glob.is_match(n))
         }
     }
 }
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

@@ -76,12 +76,11 @@ impl Tool for MultiEdit {
             ));
         }
         let path = fs::resolve(&args.path, ctx)?;
-        let shown = path.to_string_lossy().into_owned();
+        let shown = path.shown().to_owned();
         let total = args.edits.len();
         let mut replacements = Vec::with_capacity(total);
         let FileEdit { diff, hash } = edit::edit_file(
             &path,
-            &shown,
             args.expected_hash.as_deref(),
             |text| {
                 let mut text = text.to_owned();
@@ -114,3 +113,8 @@ impl Tool for MultiEdit {
 }
 
 export_tool!(MultiEdit);
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

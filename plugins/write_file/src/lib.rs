@@ -80,12 +80,8 @@ export_tool!(WriteFile);
 /// The body of [`WriteFile::call`].
 pub fn write(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     let path = fs::resolve(&args.path, ctx)?;
-    let shown = path.to_string_lossy().into_owned();
-    let existing = match std::fs::metadata(&path) {
-        Ok(_) => Some(fs::read_regular(&path, &shown)?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(fs::io_error(e, &shown)),
-    };
+    let shown = path.shown().to_owned();
+    let existing = fs::read_if_exists(&path)?;
     match (&existing, args.expected_hash.as_deref()) {
         (None, Some(_)) => {
             return Err(ToolError::retry(format!(
@@ -118,3 +114,8 @@ pub fn write(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     };
     Ok(Output::text(text).with_structured(&report).changed(shown))
 }
+
+/// Natively only: they run the tool on a temporary directory.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

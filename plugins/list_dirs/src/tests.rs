@@ -1,0 +1,23 @@
+//! Unit tests of list_dirs's logic, run natively on a temporary workspace.
+
+use super::*;
+
+#[test]
+fn depth_is_limited_to_three() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("a/b/c/d")).unwrap();
+    let ctx = Context::for_workspace(ws.path().display().to_string());
+    let args = |depth| Args {
+        path: ".".into(),
+        depth,
+        limit: 200,
+    };
+    let out = list(&args(3), &ctx).unwrap();
+    assert_eq!(out.content(), "a/\na/b/\na/b/c/\n");
+    for bad in [0, 4] {
+        assert!(
+            matches!(list(&args(bad), &ctx), Err(ToolError::InvalidInput(_))),
+            "{bad}"
+        );
+    }
+}
