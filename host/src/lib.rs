@@ -27,6 +27,7 @@ mod executor;
 mod files;
 pub mod grant;
 mod names;
+mod parallel;
 mod plugin;
 mod registry;
 mod result;

@@ -93,6 +93,9 @@ pub struct RuntimeConfig {
     /// Most calls running at once; the instance pool is sized to match and
     /// further calls wait for a slot (default 32).
     pub max_concurrent_calls: u32,
+    /// Extra threads a call may fan out to with `parallel.map`, shared by all
+    /// calls (default: the number of cores minus one).
+    pub fanout_workers: u32,
     /// Epoch tick: how often deadlines and cancellation are checked (default 5 ms).
     pub epoch_tick: Duration,
     /// Default per-call limits.
@@ -104,6 +107,9 @@ impl Default for RuntimeConfig {
         Self {
             cache: CacheDir::Default,
             max_concurrent_calls: 32,
+            fanout_workers: std::thread::available_parallelism().map_or(0, |n| {
+                u32::try_from(n.get()).unwrap_or(u32::MAX).saturating_sub(1)
+            }),
             epoch_tick: Duration::from_millis(5),
             limits: Limits::default(),
         }
@@ -137,6 +143,7 @@ pub struct Runtime {
     pub(crate) cache: CompileCache,
     pub(crate) limits: Limits,
     slots: Slots,
+    workers: Slots,
     _ticker: Ticker,
 }
 
@@ -153,9 +160,13 @@ impl Runtime {
     /// Build the engine, the linker and the ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
+        let workers = config.fanout_workers.min(MAX_CONCURRENT_CALLS);
         config.limits.check()?;
-        let engine =
-            Engine::new(&engine_config(slots)).map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        // Every call may run one share of a fan-out on its own thread, and
+        // `workers` more run on extra threads.
+        let instances = 2 * slots + workers;
+        let engine = Engine::new(&engine_config(instances))
+            .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .and_then(|()| {
@@ -177,6 +188,7 @@ impl Runtime {
             linker,
             limits: config.limits,
             slots: Slots::new(slots),
+            workers: Slots::new(workers),
         })
     }
 
@@ -196,10 +208,26 @@ impl Runtime {
         self.slots.acquire()
     }
 
+    /// Up to `n` permits for extra fan-out threads, as many as are free now.
+    pub(crate) fn extra_workers(&self, n: usize) -> Vec<SlotGuard<'_>> {
+        std::iter::from_fn(|| self.workers.try_acquire())
+            .take(n)
+            .collect()
+    }
+
+    /// How many fan-out permits are free now.
+    pub(crate) fn free_workers(&self) -> usize {
+        self.workers.free()
+    }
+
     /// Run one call of `plugin` in a fresh sandbox. This is the bare sandbox
     /// step; [`crate::Executor`] wraps it in the full pipeline (lookup,
     /// validation, confirmation, dry-run, audit).
-    pub fn call(&self, plugin: &Plugin, request: &sandbox::CallRequest<'_>) -> sandbox::Outcome {
+    pub fn call(
+        self: &Arc<Self>,
+        plugin: &Arc<Plugin>,
+        request: &sandbox::CallRequest<'_>,
+    ) -> sandbox::Outcome {
         sandbox::run(self, plugin, request)
     }
 }
@@ -218,7 +246,7 @@ const MEMORIES_PER_COMPONENT: u32 = 2;
 const TABLES_PER_COMPONENT: u32 = 8;
 
 /// The pool holds `slots` components, each at the per-component maxima, so
-/// with the slot semaphore in front instantiation never finds it exhausted.
+/// with the semaphores in front instantiation never finds it exhausted.
 fn engine_config(slots: u32) -> Config {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
@@ -300,6 +328,19 @@ impl Slots {
             free: Mutex::new(n),
             freed: Condvar::new(),
         }
+    }
+
+    fn try_acquire(&self) -> Option<SlotGuard<'_>> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        if *free == 0 {
+            return None;
+        }
+        *free -= 1;
+        Some(SlotGuard(self))
+    }
+
+    fn free(&self) -> usize {
+        *self.free.lock().unwrap_or_else(PoisonError::into_inner) as usize
     }
 
     fn acquire(&self) -> SlotGuard<'_> {

@@ -19,6 +19,7 @@ mod pipe;
 use crate::bindings::{ToolPluginPre, log, types as wit};
 use crate::files::WritableDirs;
 use crate::grant::{Access, Effective};
+use crate::parallel::Fanout;
 use crate::plugin::Plugin;
 use crate::result::{CallError, ErrorKind};
 use crate::runtime::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
@@ -165,6 +166,8 @@ pub(crate) struct CallState {
     interrupted: Option<ErrorKind>,
     pub(crate) commands_granted: bool,
     pub(crate) writable: WritableDirs,
+    /// How this call starts more runs of itself; `None` inside such a run.
+    pub(crate) fanout: Option<Fanout>,
 }
 
 impl WasiView for CallState {
@@ -241,6 +244,7 @@ fn new_store(
     runtime: &Runtime,
     tool: &str,
     req: &CallRequest<'_>,
+    fanout: Option<Fanout>,
 ) -> Result<(Store<CallState>, Captured), CallError> {
     let stderr = CappedPipe::new(req.limits.max_captured_bytes);
     let stdout = CappedPipe::new(req.limits.max_captured_bytes);
@@ -288,6 +292,7 @@ fn new_store(
         interrupted: None,
         commands_granted: req.grant.commands,
         writable: WritableDirs::new(req.grant, req.workspace),
+        fanout,
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -347,16 +352,50 @@ fn perms(access: Access) -> FsPerms {
     }
 }
 
-/// Run one call of `plugin` in a fresh store.
-pub(crate) fn run(runtime: &Runtime, plugin: &Plugin, req: &CallRequest<'_>) -> Outcome {
+/// Run one call of `plugin` in a fresh store, holding one of the runtime's
+/// call slots; the call may fan out (see [`crate::parallel`]).
+pub(crate) fn run(runtime: &Arc<Runtime>, plugin: &Arc<Plugin>, req: &CallRequest<'_>) -> Outcome {
+    let _slot = runtime.slot();
+    let fanout = Fanout {
+        runtime: Arc::clone(runtime),
+        plugin: Arc::clone(plugin),
+        args: req.args.to_owned(),
+        context: req.context.clone(),
+        grant: req.grant.clone(),
+        workspace: req.workspace.map(Path::to_owned),
+        limits: req.limits.clone(),
+        settings: req.settings.to_owned(),
+        deadline: deadline(req.limits.timeout),
+        cancel: req.cancel.cloned(),
+    };
+    execute(runtime, plugin, req, None, Some(fanout))
+}
+
+/// One share of a fanned-out call: no slot of its own (the caller holds
+/// one, and its worker permits bound these runs), no further fan-out.
+pub(crate) fn run_share(
+    runtime: &Runtime,
+    plugin: &Plugin,
+    req: &CallRequest<'_>,
+    shard: &str,
+) -> Outcome {
+    execute(runtime, plugin, req, Some(shard), None)
+}
+
+fn execute(
+    runtime: &Runtime,
+    plugin: &Plugin,
+    req: &CallRequest<'_>,
+    shard: Option<&str>,
+    fanout: Option<Fanout>,
+) -> Outcome {
     let pre = plugin.pre(runtime).map_err(|e| {
         CallError::new(
             ErrorKind::Failed,
             format!("cannot load tool `{}`: {e}", plugin.name()),
         )
     })?;
-    let _slot = runtime.slot();
-    let (mut store, captured) = new_store(runtime, plugin.name(), req)?;
+    let (mut store, captured) = new_store(runtime, plugin.name(), req, fanout)?;
     let ctx = wit::CallContext {
         call_id: req.context.call_id.to_string(),
         agent: req.context.agent.clone(),
@@ -370,6 +409,7 @@ pub(crate) fn run(runtime: &Runtime, plugin: &Plugin, req: &CallRequest<'_>) -> 
             .map(|p| p.display().to_string()),
         dry_run: req.context.dry_run,
         settings: req.settings.to_owned(),
+        shard: shard.map(str::to_owned),
     };
     let instance = pre.instantiate(&mut store).map_err(|e| {
         let stderr = captured.finish(plugin.name(), &ctx.call_id);
@@ -419,7 +459,8 @@ pub(crate) fn describe(
         settings: "{}",
     };
     let _slot = runtime.slot();
-    let (mut store, captured) = new_store(runtime, "(describe)", &req).map_err(|e| e.message)?;
+    let (mut store, captured) =
+        new_store(runtime, "(describe)", &req, None).map_err(|e| e.message)?;
     let info = pre
         .instantiate(&mut store)
         .and_then(|instance| instance.toolhost_plugin_tool().call_describe(&mut store))

@@ -22,6 +22,7 @@ pub struct Context {
     workspace_root: Option<String>,
     dry_run: bool,
     settings: serde_json::Map<String, serde_json::Value>,
+    shard: Option<String>,
 }
 
 impl Context {
@@ -73,6 +74,12 @@ impl Context {
         self.dry_run
     }
 
+    /// The share of the work this run should do, when the run was started
+    /// by [`parallel::run_shards`](crate::parallel::run_shards).
+    pub fn shard(&self) -> Option<&str> {
+        self.shard.as_deref()
+    }
+
     /// This tool's setting `key` from the host configuration, if present and
     /// of the right type.
     ///
@@ -106,6 +113,7 @@ impl From<wit::CallContext> for Context {
             dry_run: ctx.dry_run,
             // The host always sends an object; anything else means no settings.
             settings: serde_json::from_str(&ctx.settings).unwrap_or_default(),
+            shard: ctx.shard,
         }
     }
 }

@@ -56,10 +56,11 @@ impl WorkspacePath {
         self.shown == "."
     }
 
-    /// The entry `name` inside this directory.
-    pub fn join(&self, name: &std::ffi::OsStr) -> Self {
+    /// The entry `name` (or relative path) inside this directory.
+    pub fn join(&self, name: impl AsRef<Path>) -> Self {
+        let name = name.as_ref();
         let shown = if self.is_root() {
-            PathBuf::from(name)
+            name.to_owned()
         } else {
             Path::new(&self.shown).join(name)
         };

@@ -48,7 +48,10 @@ pub mod edit;
 pub mod fs;
 pub mod log;
 mod output;
+pub mod parallel;
 mod schema;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod text;
 
 #[doc(hidden)]

@@ -58,6 +58,30 @@ impl Output {
     }
 }
 
+impl From<wit::ToolOutput> for Output {
+    fn from(out: wit::ToolOutput) -> Self {
+        Self {
+            content: out.content,
+            structured: out.structured.and_then(|s| serde_json::from_str(&s).ok()),
+            changed_paths: out.changed_paths,
+        }
+    }
+}
+
+impl From<wit::ToolError> for ToolError {
+    fn from(err: wit::ToolError) -> Self {
+        match err {
+            wit::ToolError::InvalidInput(m) => Self::InvalidInput(m),
+            wit::ToolError::Retry(m) => Self::Retry(m),
+            wit::ToolError::Denied(m) => Self::Denied(m),
+            wit::ToolError::Failed(f) => Self::Failed {
+                message: f.message,
+                hint: f.hint,
+            },
+        }
+    }
+}
+
 impl From<Output> for wit::ToolOutput {
     fn from(out: Output) -> Self {
         wit::ToolOutput {

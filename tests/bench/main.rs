@@ -142,9 +142,11 @@ fn load_time(rt: &Runtime, source: &PluginSource) -> Duration {
 
 fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
     println!("\n## Host overhead per call (fresh sandbox + instance, trivial `echo` tool)");
-    let plugin = runtime
-        .load(PluginSource::File(fixture("fixture_echo")))
-        .expect("echo loads");
+    let plugin = Arc::new(
+        runtime
+            .load(PluginSource::File(fixture("fixture_echo")))
+            .expect("echo loads"),
+    );
     plugin.warm_up(runtime).expect("compile");
     let context = CallContext::new();
     let grant = Effective::default();

@@ -1,6 +1,11 @@
 //! End-to-end tests of toolhost: the real plugins in the real sandbox,
 //! through the library and through the `toolhost` binary.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "helpers fail the test loudly on an unexpected value"
+)]
+
 mod apply_patch;
 mod cli;
 mod conformance;
@@ -8,4 +13,5 @@ mod executor;
 mod file_tools;
 mod read_file;
 mod sandbox;
+mod search_tools;
 mod support;

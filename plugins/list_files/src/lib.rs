@@ -1,6 +1,7 @@
 //! The `list_files` tool: the files of a directory (optionally recursive and
 //! filtered by a glob), sorted, with sizes.
 
+use toolhost_sdk::search::Glob;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };
@@ -90,8 +91,8 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     }
     let base = fs::resolve(&args.path, ctx)?;
     let shown = base.shown().to_owned();
-    let filter = args.pattern.as_deref().map(Filter::new).transpose()?;
-    let recursive = args.recursive || filter.as_ref().is_some_and(|f| f.on_paths);
+    let filter = args.pattern.as_deref().map(Glob::new).transpose()?;
+    let recursive = args.recursive || filter.as_ref().is_some_and(Glob::on_paths);
     let entries =
         fs::walk(&base, if recursive { usize::MAX } else { 1 }).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotADirectory => ToolError::retry(format!(
@@ -102,11 +103,7 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     let mut files: Vec<FileEntry> = entries
         .into_iter()
         .filter(|e| !e.is_dir)
-        .filter(|e| {
-            filter
-                .as_ref()
-                .is_none_or(|f| f.matches(&base, e.path.shown()))
-        })
+        .filter(|e| filter.as_ref().is_none_or(|f| f.matches(&base, &e.path)))
         .map(|e| FileEntry {
             name: std::path::Path::new(e.path.shown())
                 .file_name()
@@ -146,42 +143,6 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         ));
     }
     Ok(Output::text(text).with_structured(&report))
-}
-
-/// A glob, matched against file names, or against paths below the listed
-/// directory when it contains `/` or `**`.
-struct Filter {
-    glob: globset::GlobMatcher,
-    on_paths: bool,
-}
-
-impl Filter {
-    fn new(pattern: &str) -> Result<Self, ToolError> {
-        let glob = globset::GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::invalid_input(format!("invalid pattern `{pattern}`: {e}")))?
-            .compile_matcher();
-        Ok(Self {
-            glob,
-            on_paths: pattern.contains('/') || pattern.contains("**"),
-        })
-    }
-
-    /// `path` is workspace-relative; a path pattern is matched below `base`.
-    fn matches(&self, base: &fs::WorkspacePath, path: &str) -> bool {
-        let path = std::path::Path::new(path);
-        if self.on_paths {
-            let rel = if base.is_root() {
-                path
-            } else {
-                path.strip_prefix(base.shown()).unwrap_or(path)
-            };
-            self.glob.is_match(rel)
-        } else {
-            path.file_name().is_some_and(|n| self.glob.is_match(n))
-        }
-    }
 }
 
 /// Natively only: they run the tool on a temporary directory.

@@ -1,0 +1,155 @@
+//! The `find_files` tool: files whose name or path matches a glob, newest
+//! first.
+
+use toolhost_sdk::search::{Glob, Scope};
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `find_files`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Glob in globset syntax: `*.yaml` or `test_*.py` match file names; `src/**/*.md` matches paths below `path`.
+    pub pattern: String,
+    /// Directory to search, relative to the workspace root.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Search subdirectories too (default true).
+    #[serde(default = "yes")]
+    pub recursive: bool,
+    /// Most files to return (default 200).
+    #[serde(default = "two_hundred")]
+    pub limit: usize,
+    /// Skip files excluded by .gitignore/.ignore (default true).
+    #[serde(default = "yes")]
+    pub respect_ignore: bool,
+    /// Also find hidden files and files in hidden directories (default false).
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+fn yes() -> bool {
+    true
+}
+fn two_hundred() -> usize {
+    200
+}
+
+/// One file found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Found {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Last modification, in seconds since the Unix epoch (0 if unknown).
+    pub modified: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// What `find_files` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The files, newest first (then by path).
+    pub files: Vec<Found>,
+    /// How many matched in all.
+    pub total: usize,
+    /// True if `limit` cut the list.
+    pub truncated: bool,
+}
+
+/// The `find_files` tool.
+pub struct FindFiles;
+
+impl Tool for FindFiles {
+    type Args = Args;
+    const NAME: &'static str = "find_files";
+    const DESCRIPTION: &'static str = "Find files by name or path with a glob (`*.yaml`, \
+        `test_*.py`, `src/**/*.md`), searching subdirectories by default. Results are sorted by \
+        modification time, newest first, at most `limit` (with \"N of M shown\" when cut). \
+        Files excluded by .gitignore/.ignore and hidden files are skipped unless \
+        `respect_ignore: false` / `hidden: true`; when nothing matched but skipped files would \
+        have, it says so.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceRead]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        if args.limit == 0 {
+            return Err(ToolError::invalid_input("`limit` must be at least 1"));
+        }
+        let base = fs::resolve(&args.path, ctx)?;
+        let glob = Glob::new(&args.pattern)?;
+        let scope = Scope {
+            respect_ignore: args.respect_ignore,
+            hidden: args.hidden,
+            recursive: args.recursive || glob.on_paths(),
+            glob: Some(glob),
+        };
+        let mut files: Vec<Found> = scope
+            .files(&base)?
+            .into_iter()
+            .map(|p| {
+                let meta = std::fs::metadata(&p).ok();
+                Found {
+                    modified: meta
+                        .as_ref()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_secs()),
+                    size: meta.map_or(0, |m| m.len()),
+                    path: p.shown().to_owned(),
+                }
+            })
+            .collect();
+        files.sort_by(|a, b| {
+            b.modified
+                .cmp(&a.modified)
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        let total = files.len();
+        files.truncate(args.limit);
+        let mut text: String = files.iter().map(|f| format!("{}\n", f.path)).collect();
+        if total == 0 {
+            let left = scope.left_out(&base)?;
+            let mut why = Vec::new();
+            if !left.ignored.is_empty() {
+                why.push(format!(
+                    "{} match in ignored files — set respect_ignore=false to include them",
+                    left.ignored.len()
+                ));
+            }
+            if !left.hidden.is_empty() {
+                why.push(format!(
+                    "{} match in hidden files — set hidden=true to include them",
+                    left.hidden.len()
+                ));
+            }
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", why.join("; "))
+            };
+            text = format!("0 files match `{}`{why}.\n", args.pattern);
+        } else if total > files.len() {
+            text.push_str(&format!("[{} of {total} files shown, newest first; narrow the pattern or path, or raise limit]\n", files.len()));
+        }
+        let report = Report {
+            truncated: total > files.len(),
+            total,
+            files,
+        };
+        Ok(Output::text(text).with_structured(&report))
+    }
+}
+
+export_tool!(FindFiles);

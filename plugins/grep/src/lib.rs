@@ -1,0 +1,181 @@
+//! The `grep` tool: find literal text in the workspace's files, at ripgrep
+//! speed (ripgrep's own crates, fanned out over the host's cores).
+
+use toolhost_sdk::search::{self, Found, Glob, Query, Scope};
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The text to find, taken literally (not a regular expression).
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Only files matching this glob: `*.rs` matches file names, `src/**/*.ts` paths.
+    #[serde(default = "star")]
+    pub file_pattern: String,
+    /// Match case exactly (default true).
+    #[serde(default = "yes")]
+    pub case_sensitive: bool,
+    /// `content` (matching lines as `path:line:text`, the default), `files` (paths of matching files) or `count` (matches per file).
+    #[serde(default)]
+    pub output: OutputMode,
+    /// Lines of context to show before and after each match (content output).
+    #[serde(default)]
+    pub context: usize,
+    /// Most matching lines (content) or files (files, count) to return (default 100).
+    #[serde(default = "hundred")]
+    pub max_results: usize,
+    /// Skip files excluded by .gitignore/.ignore (default true).
+    #[serde(default = "yes")]
+    pub respect_ignore: bool,
+    /// Also search hidden files and directories (default false).
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+/// What to return.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputMode {
+    /// Matching lines.
+    #[default]
+    Content,
+    /// Paths of matching files.
+    Files,
+    /// Matching lines per file.
+    Count,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+fn star() -> String {
+    "*".to_owned()
+}
+fn yes() -> bool {
+    true
+}
+fn hundred() -> usize {
+    100
+}
+
+/// What `grep` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// Matching lines in all.
+    pub total_matches: usize,
+    /// Files with at least one match.
+    pub files_with_matches: usize,
+    /// True if `max_results` cut the results.
+    pub truncated: bool,
+    /// The results, by file, sorted by path then line.
+    pub results: Vec<search::FileMatches>,
+}
+
+/// The `grep` tool.
+pub struct Grep;
+
+impl Tool for Grep {
+    type Args = Args;
+    const NAME: &'static str = "grep";
+    const DESCRIPTION: &'static str = "Search files for literal text (not a regex; use \
+        search_code for regular expressions). Returns matching lines as `path:line:text` \
+        (`output: content`), the matching files (`files`) or counts per file (`count`), sorted \
+        by path then line, at most `max_results`. Skips binary files, and files excluded by \
+        .gitignore/.ignore and hidden files unless `respect_ignore: false` / `hidden: true`; \
+        when nothing matched but skipped files would have, it says so. `context` adds lines \
+        around each match; long lines are cut around the match.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceRead]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        let query =
+            Query::literal(&args.pattern, args.case_sensitive)?.with_context(match args.output {
+                OutputMode::Content => args.context,
+                _ => 0,
+            });
+        let keep = match args.output {
+            OutputMode::Content => args.max_results,
+            _ => 0,
+        };
+        if let Some(share) = search::search_share(&query, ctx, keep) {
+            return share;
+        }
+        if args.max_results == 0 {
+            return Err(ToolError::invalid_input("`max_results` must be at least 1"));
+        }
+        let base = fs::resolve(&args.path, ctx)?;
+        let scope = Scope {
+            respect_ignore: args.respect_ignore,
+            hidden: args.hidden,
+            glob: (args.file_pattern != "*")
+                .then(|| Glob::new(&args.file_pattern))
+                .transpose()?,
+            recursive: true,
+        };
+        let found = search::search_all(&query, scope.files(&base)?, keep)?;
+        let why_none = if found.total == 0 {
+            search::explain_none(&query, &scope, &base)?
+        } else {
+            None
+        };
+        let text = render(&args, &found, why_none);
+        let files = &found.files;
+        let report = Report {
+            total_matches: found.total,
+            files_with_matches: files.len(),
+            truncated: match args.output {
+                OutputMode::Content => found.total > args.max_results,
+                _ => files.len() > args.max_results,
+            },
+            results: match args.output {
+                OutputMode::Content => found.files,
+                _ => found.files.into_iter().take(args.max_results).collect(),
+            },
+        };
+        Ok(Output::text(text).with_structured(&report))
+    }
+}
+
+export_tool!(Grep);
+
+/// The text for the model, in the requested output mode, with notes.
+fn render(args: &Args, found: &Found, why_none: Option<String>) -> String {
+    let list = |line: &dyn Fn(&search::FileMatches) -> String| -> String {
+        let mut text: String = found
+            .files
+            .iter()
+            .take(args.max_results)
+            .map(line)
+            .collect();
+        if found.files.len() > args.max_results {
+            text.push_str(&search::cut_note(
+                args.max_results,
+                found.files.len(),
+                "files",
+                found,
+            ));
+        }
+        text
+    };
+    match args.output {
+        _ if found.total == 0 => search::none_found(&args.pattern, why_none),
+        OutputMode::Content => {
+            search::describe_lines(&args.pattern, found, args.max_results, why_none)
+        }
+        OutputMode::Files => list(&|f| format!("{}\n", f.path)),
+        OutputMode::Count => list(&|f| format!("{}:{}\n", f.path, f.matches)),
+    }
+}

@@ -1,0 +1,123 @@
+//! The `search_code` tool: regular-expression search with context lines,
+//! at ripgrep speed (ripgrep's own crates, fanned out over the host's cores).
+
+use toolhost_sdk::search::{self, Glob, Query, Scope};
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, fs};
+
+/// Arguments of `search_code`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// A regular expression (Rust regex syntax, like ripgrep's), e.g. `fn \w+_test\(`.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Only files matching this glob: `*.py` matches file names, `src/**/*.ts` paths.
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    /// Lines of context before and after each match (default 2).
+    #[serde(default = "two")]
+    pub context_lines: usize,
+    /// Most matching lines to return (default 50).
+    #[serde(default = "fifty")]
+    pub max_results: usize,
+    /// Match case exactly (default true).
+    #[serde(default = "yes")]
+    pub case_sensitive: bool,
+    /// Let matches span lines (`.` then also matches a newline).
+    #[serde(default)]
+    pub multiline: bool,
+    /// Skip files excluded by .gitignore/.ignore (default true).
+    #[serde(default = "yes")]
+    pub respect_ignore: bool,
+    /// Also search hidden files and directories (default false).
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+fn two() -> usize {
+    2
+}
+fn fifty() -> usize {
+    50
+}
+fn yes() -> bool {
+    true
+}
+
+/// What `search_code` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// Matching lines in all.
+    pub total_matches: usize,
+    /// Files with at least one match.
+    pub files_with_matches: usize,
+    /// True if `max_results` cut the results.
+    pub truncated: bool,
+    /// The results, by file, sorted by path then line, with context lines.
+    pub results: Vec<search::FileMatches>,
+}
+
+/// The `search_code` tool.
+pub struct SearchCode;
+
+impl Tool for SearchCode {
+    type Args = Args;
+    const NAME: &'static str = "search_code";
+    const DESCRIPTION: &'static str = "Search files with a regular expression (Rust regex \
+        syntax) and show each match with context lines: `path:line:text` for matching lines, \
+        `path-line-text` for context, `--` between groups; sorted by path then line, at most \
+        `max_results` matching lines. `multiline: true` lets a match span lines. Skips binary \
+        files, and files excluded by .gitignore/.ignore and hidden files unless told \
+        otherwise; when nothing matched but skipped files would have, it says so. An invalid \
+        regex is reported with the parser's message. For plain text use grep.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::WorkspaceRead]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        let query = Query::regex(&args.pattern, args.case_sensitive, args.multiline)?
+            .with_context(args.context_lines);
+        if let Some(share) = search::search_share(&query, ctx, args.max_results) {
+            return share;
+        }
+        if args.max_results == 0 {
+            return Err(ToolError::invalid_input("`max_results` must be at least 1"));
+        }
+        let base = fs::resolve(&args.path, ctx)?;
+        let scope = Scope {
+            respect_ignore: args.respect_ignore,
+            hidden: args.hidden,
+            glob: args.file_pattern.as_deref().map(Glob::new).transpose()?,
+            recursive: true,
+        };
+        let found = search::search_all(&query, scope.files(&base)?, args.max_results)?;
+        let why_none = if found.total == 0 {
+            search::explain_none(&query, &scope, &base)?
+        } else {
+            None
+        };
+        let text = search::describe_lines(&args.pattern, &found, args.max_results, why_none);
+        let report = Report {
+            total_matches: found.total,
+            files_with_matches: found.files.len(),
+            truncated: found.total > args.max_results,
+            results: found.files,
+        };
+        Ok(Output::text(text).with_structured(&report))
+    }
+}
+
+export_tool!(SearchCode);

@@ -1,0 +1,426 @@
+//! find_files, grep and search_code on a fixture tree (ignored, hidden,
+//! binary, nested, CRLF), exact results per option; match sets against GNU
+//! grep on 2,000 generated files; fan-out over the host's cores.
+
+use crate::support::{call_cli, kind, workspace, write};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The fixture tree every test here searches.
+fn tree() -> tempfile::TempDir {
+    let ws = workspace();
+    let p = ws.path();
+    write(p, ".gitignore", "build/\n*.log\n");
+    write(
+        p,
+        "src/main.rs",
+        "fn main() {\n    let needle = 1;\n    println!(\"{needle}\");\n}\n",
+    );
+    write(
+        p,
+        "src/lib/deep/nested.rs",
+        "// a needle in a nested dir\npub fn f() {}\n",
+    );
+    write(
+        p,
+        "docs/guide.md",
+        "# Guide\nNo needles here? One: needle.\n",
+    );
+    write(p, "win.txt", "first\r\nneedle with crlf\r\nlast\r\n");
+    write(p, "build/out.rs", "needle in an ignored dir\n");
+    write(p, "debug.log", "needle in an ignored file\n");
+    write(p, ".secret/keys.txt", "needle in a hidden dir\n");
+    write(p, ".env", "NEEDLE=1\n");
+    write(p, "image.bin", b"needle\x00\x01\x02binary");
+    ws
+}
+
+fn lines(v: &Value) -> Vec<String> {
+    v["content"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn grep_content_sorted_by_path_then_line_skipping_ignored_hidden_binary() {
+    let ws = tree();
+    let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
+    assert_eq!(
+        lines(&v),
+        [
+            "docs/guide.md:2:No needles here? One: needle.",
+            "src/lib/deep/nested.rs:1:// a needle in a nested dir",
+            "src/main.rs:2:    let needle = 1;",
+            "src/main.rs:3:    println!(\"{needle}\");",
+            "win.txt:2:needle with crlf",
+        ]
+    );
+    let s = &v["structured"];
+    assert_eq!(
+        (
+            s["total_matches"].as_u64(),
+            s["files_with_matches"].as_u64()
+        ),
+        (Some(5), Some(4))
+    );
+}
+
+#[test]
+fn grep_options_change_the_set() {
+    let ws = tree();
+    let files = |args: Value| lines(&call_cli(ws.path(), "grep", &args, &[]));
+    assert_eq!(
+        files(
+            json!({"pattern": "needle", "output": "files", "respect_ignore": false, "hidden": true})
+        ),
+        [
+            ".secret/keys.txt",
+            "build/out.rs",
+            "debug.log",
+            "docs/guide.md",
+            "src/lib/deep/nested.rs",
+            "src/main.rs",
+            "win.txt"
+        ]
+    );
+    assert_eq!(
+        files(json!({"pattern": "NEEDLE", "output": "files", "hidden": true})),
+        [".env"]
+    );
+    assert_eq!(
+        files(json!({"pattern": "NEEDLE", "output": "count", "case_sensitive": false})),
+        [
+            "docs/guide.md:1",
+            "src/lib/deep/nested.rs:1",
+            "src/main.rs:2",
+            "win.txt:1"
+        ]
+    );
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "file_pattern": "*.rs"})),
+        ["src/lib/deep/nested.rs", "src/main.rs"]
+    );
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "path": "src/lib"})),
+        ["src/lib/deep/nested.rs"]
+    );
+    assert_eq!(
+        files(json!({"pattern": "let needle", "context": 1})),
+        [
+            "src/main.rs-1-fn main() {",
+            "src/main.rs:2:    let needle = 1;",
+            "src/main.rs-3-    println!(\"{needle}\");"
+        ]
+    );
+    assert_eq!(
+        files(json!({"pattern": "a.b"})),
+        ["0 matches for `a.b`."],
+        "literal, not a regex"
+    );
+}
+
+#[test]
+fn nothing_found_says_what_was_skipped() {
+    let ws = tree();
+    let v = call_cli(ws.path(), "grep", &json!({"pattern": "ignored"}), &[]);
+    assert_eq!(
+        v["content"],
+        "0 matches for `ignored`; 2 matches exist in 2 ignored files — set respect_ignore=false to search them.\n"
+    );
+    let v = call_cli(ws.path(), "grep", &json!({"pattern": "hidden dir"}), &[]);
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains("1 match exists in 1 hidden file — set hidden=true"),
+        "{v}"
+    );
+    let v = call_cli(ws.path(), "find_files", &json!({"pattern": "*.log"}), &[]);
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains("1 match in ignored files — set respect_ignore=false"),
+        "{v}"
+    );
+}
+
+#[test]
+fn max_results_cuts_with_a_note() {
+    let ws = tree();
+    let v = call_cli(
+        ws.path(),
+        "grep",
+        &json!({"pattern": "needle", "max_results": 2}),
+        &[],
+    );
+    let l = lines(&v);
+    assert_eq!(l.len(), 3, "{l:?}");
+    assert_eq!(
+        l[2],
+        "[2 of 5 matching lines shown (5 matches in 4 files); narrow the path or file pattern, or raise max_results]"
+    );
+    assert_eq!(v["structured"]["truncated"], true);
+    let v = call_cli(
+        ws.path(),
+        "grep",
+        &json!({"pattern": "needle", "output": "files", "max_results": 1}),
+        &[],
+    );
+    assert!(lines(&v)[1].starts_with("[1 of 4 files shown"), "{v}");
+}
+
+#[test]
+fn search_code_regex_with_context_multiline_and_errors() {
+    let ws = tree();
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": r"let \w+ = \d;", "context_lines": 1}),
+        &[],
+    );
+    assert_eq!(
+        lines(&v),
+        [
+            "src/main.rs-1-fn main() {",
+            "src/main.rs:2:    let needle = 1;",
+            "src/main.rs-3-    println!(\"{needle}\");"
+        ]
+    );
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": r"^(first|last)$", "context_lines": 0}),
+        &[],
+    );
+    assert_eq!(
+        lines(&v),
+        ["win.txt:1:first", "win.txt:3:last"],
+        "CRLF lines match with ^ and $"
+    );
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": r"main\(\) \{\n\s+let", "multiline": true, "context_lines": 0}),
+        &[],
+    );
+    assert_eq!(
+        lines(&v),
+        [
+            "src/main.rs:1:fn main() {",
+            "src/main.rs:2:    let needle = 1;"
+        ]
+    );
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": "(unclosed"}),
+        &[],
+    );
+    assert_eq!(kind(&v), "invalid_input", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unclosed group"),
+        "{v}"
+    );
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": "needle", "max_results": 1, "context_lines": 0}),
+        &[],
+    );
+    assert_eq!(
+        lines(&v)[0],
+        "docs/guide.md:2:No needles here? One: needle."
+    );
+}
+
+#[test]
+fn find_files_newest_first_with_limits() {
+    let ws = tree();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    for (f, age) in [("src/main.rs", 3), ("src/lib/deep/nested.rs", 1)] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(ws.path().join(f))
+            .unwrap();
+        file.set_modified(old + std::time::Duration::from_secs(age))
+            .unwrap();
+    }
+    let v = call_cli(ws.path(), "find_files", &json!({"pattern": "*.rs"}), &[]);
+    assert_eq!(lines(&v), ["src/main.rs", "src/lib/deep/nested.rs"]);
+    let v = call_cli(
+        ws.path(),
+        "find_files",
+        &json!({"pattern": "*.rs", "respect_ignore": false}),
+        &[],
+    );
+    assert_eq!(lines(&v)[0], "build/out.rs", "newest first");
+    let v = call_cli(
+        ws.path(),
+        "find_files",
+        &json!({"pattern": "*", "limit": 2}),
+        &[],
+    );
+    assert!(lines(&v)[2].starts_with("[2 of 5 files shown"), "{v}");
+    let v = call_cli(
+        ws.path(),
+        "find_files",
+        &json!({"pattern": "src/**/*.rs"}),
+        &[],
+    );
+    assert_eq!(v["structured"]["total"], 2);
+    let v = call_cli(
+        ws.path(),
+        "find_files",
+        &json!({"pattern": "*.rs", "recursive": false}),
+        &[],
+    );
+    assert_eq!(v["structured"]["total"], 0);
+    let v = call_cli(ws.path(), "find_files", &json!({"pattern": "[bad"}), &[]);
+    assert_eq!(kind(&v), "invalid_input", "{v}");
+}
+
+#[test]
+fn search_tools_only_ever_get_read_access() {
+    let ws = tree();
+    for tool in ["grep", "search_code", "find_files"] {
+        let out = crate::support::toolhost(ws.path(), &["describe", tool, "--json"]);
+        assert_eq!(
+            crate::support::json(&out)["granted"],
+            json!(["workspace:read"]),
+            "{tool}"
+        );
+    }
+}
+
+/// A generated tree of about 2,000 files in nested directories, some binary.
+fn generated(root: &Path) {
+    let mut rng = fastrand::Rng::with_seed(42);
+    let words = [
+        "alpha", "beta", "gamma", "delta", "needle", "haystack", "fn", "let", "value", "struct",
+    ];
+    for i in 0..2000 {
+        let dir = format!("d{}/e{}", i % 17, i % 5);
+        let mut text = String::new();
+        for _ in 0..rng.usize(1..60) {
+            let n = rng.usize(1..10);
+            let line: Vec<&str> = (0..n).map(|_| words[rng.usize(0..words.len())]).collect();
+            text.push_str(&line.join(" "));
+            text.push('\n');
+        }
+        if i % 97 == 0 {
+            text.insert(0, '\0');
+        }
+        write(root, &format!("{dir}/f{i}.txt"), text);
+    }
+}
+
+fn gnu_grep(root: &Path, args: &[&str]) -> BTreeSet<(String, u64)> {
+    let out = std::process::Command::new("grep")
+        .args(["-rnI", "--exclude-dir=.git"])
+        .args(args)
+        .arg(".")
+        .current_dir(root)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("grep runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let path = parts.next().unwrap().trim_start_matches("./").to_owned();
+            (path, parts.next().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+fn ours(v: &Value) -> BTreeSet<(String, u64)> {
+    v["structured"]["results"]
+        .as_array()
+        .unwrap_or_else(|| {
+            panic!(
+                "no structured results: {}",
+                &v["content"].as_str().unwrap_or("")
+                    [..200.min(v["content"].as_str().unwrap_or("").len())]
+            )
+        })
+        .iter()
+        .flat_map(|f| {
+            let path = f["path"].as_str().unwrap().to_owned();
+            f["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|l| l["is_match"] == true)
+                .map(move |l| (path.clone(), l["number"].as_u64().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn match_sets_equal_gnu_grep_on_2000_files() {
+    let ws = workspace();
+    generated(ws.path());
+    let all = 1_000_000;
+    for (tool, args, grep_args) in [
+        (
+            "grep",
+            json!({"pattern": "needle haystack", "max_results": all}),
+            vec!["-F", "needle haystack"],
+        ),
+        (
+            "grep",
+            json!({"pattern": "GAMMA DELTA", "case_sensitive": false, "max_results": all}),
+            vec!["-F", "-i", "GAMMA DELTA"],
+        ),
+        (
+            "search_code",
+            json!({"pattern": r"^fn (let|value)\b", "context_lines": 0, "max_results": all}),
+            vec!["-E", r"^fn (let|value)\b"],
+        ),
+    ] {
+        let v = call_cli(ws.path(), tool, &args, &[]);
+        let expected = gnu_grep(ws.path(), &grep_args);
+        assert!(
+            expected.len() > 100,
+            "the pattern should match plenty: {}",
+            expected.len()
+        );
+        let got = ours(&v);
+        assert_eq!(got.len(), expected.len(), "{tool} {args}");
+        assert!(got == expected, "{tool} {args}: sets differ");
+        assert_eq!(
+            v["structured"]["total_matches"].as_u64(),
+            Some(expected.len() as u64)
+        );
+    }
+}
+
+#[test]
+fn fan_out_runs_shares_in_order_and_refuses_nesting() {
+    let ws = workspace();
+    let fixtures = crate::support::fixtures_dir().display().to_string();
+    let v = call_cli(
+        ws.path(),
+        "misbehave",
+        &json!({"action": "shards", "n": 5}),
+        &["--plugin-dir", &fixtures],
+    );
+    let l = lines(&v);
+    assert!(l[0].starts_with("width "), "{l:?}");
+    let width: usize = l[0][6..].parse().unwrap();
+    assert!(width >= 1);
+    assert_eq!(
+        &l[1..],
+        (0..5)
+            .map(|i| format!("share {i} width 1 nested-refused true"))
+            .collect::<Vec<_>>()
+    );
+}
