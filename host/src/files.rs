@@ -1,7 +1,7 @@
 //! The host side of the `files` interface: file operations WASI 0.2 cannot
-//! express (an atomic replace that keeps permissions), done with cap-std
-//! inside the directories the calling tool was granted, so no path, `..` or
-//! symlink leads outside them.
+//! express or makes slow — an atomic replace that keeps permissions, and a
+//! whole-tree walk in one call — done inside the directories the calling
+//! tool was granted, so no path, `..` or symlink leads outside them.
 
 use crate::bindings::files::{self, FileError};
 use crate::grant::{Access, Effective};
@@ -9,51 +9,80 @@ use crate::sandbox::CallState;
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use toolhost_sdk::search::{WalkOptions, walk_native};
 
-/// Where a tool may write: its granted directories, by guest name.
+/// The directories a tool was granted, by guest name, with their access.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct WritableDirs {
-    /// The workspace (guest `.`), if granted read-write.
-    workspace: Option<PathBuf>,
-    /// Named directories (guest `/<name>`) granted read-write.
-    named: Vec<(String, PathBuf)>,
+pub(crate) struct GrantedDirs {
+    /// The workspace (guest `.`).
+    workspace: Option<(PathBuf, Access)>,
+    /// Named directories (guest `/<name>`).
+    named: Vec<(String, PathBuf, Access)>,
+    /// Directories opened so far in this call, to open files beneath.
+    opened: Vec<(PathBuf, Arc<Dir>)>,
 }
 
-impl WritableDirs {
+impl GrantedDirs {
     pub(crate) fn new(grant: &Effective, workspace: Option<&Path>) -> Self {
         Self {
             workspace: workspace
-                .filter(|_| grant.workspace == Some(Access::Write))
-                .map(Path::to_owned),
+                .zip(grant.workspace)
+                .map(|(p, a)| (p.to_owned(), a)),
             named: grant
                 .directories
                 .iter()
-                .filter(|d| d.access == Access::Write)
-                .map(|d| (d.name.clone(), d.host_path.clone()))
+                .map(|d| (d.name.clone(), d.host_path.clone(), d.access))
                 .collect(),
+            opened: Vec::new(),
         }
     }
 
-    /// The granted host directory and the relative path inside it.
-    fn resolve(&self, path: &str) -> Result<(&Path, PathBuf), FileError> {
+    /// `base` opened as a capability directory, once per call.
+    fn open(&mut self, base: &Path) -> Result<Arc<Dir>, FileError> {
+        if let Some((_, dir)) = self.opened.iter().find(|(p, _)| p == base) {
+            return Ok(Arc::clone(dir));
+        }
+        let dir = Dir::open_ambient_dir(base, cap_std::ambient_authority())
+            .map_err(|e| FileError::Failed(format!("cannot open the granted directory: {e}")))?;
+        let dir = Arc::new(dir);
+        self.opened.push((base.to_owned(), Arc::clone(&dir)));
+        Ok(dir)
+    }
+
+    /// The granted host directory holding `path` (if the grant allows
+    /// `need` there) and the relative path inside it (empty for the
+    /// directory itself). `..` and absolute paths are refused.
+    fn resolve(&self, path: &str, need: Access) -> Result<(&Path, PathBuf), FileError> {
+        let verb = if need == Access::Write {
+            "write"
+        } else {
+            "read"
+        };
         let (base, rest) = match path.strip_prefix('/') {
             Some(named) => {
                 let (name, rest) = named.split_once('/').unwrap_or((named, ""));
-                let dir = self.named.iter().find(|(n, _)| n == name).ok_or_else(|| {
-                    FileError::Denied(format!(
-                        "`{path}` is not in a directory this tool may write (no write grant for `/{name}`)"
-                    ))
-                })?;
+                let dir = self
+                    .named
+                    .iter()
+                    .find(|(n, _, access)| n == name && *access >= need)
+                    .ok_or_else(|| {
+                        FileError::Denied(format!("`{path}` is not in a directory this tool may {verb} (no grant for `/{name}`)"))
+                    })?;
                 (dir.1.as_path(), rest)
             }
             None => {
-                let ws = self.workspace.as_deref().ok_or_else(|| {
-                    FileError::Denied(
-                        "this tool may not write to the workspace (its grant is read-only or absent)".to_owned(),
-                    )
-                })?;
-                (ws, path)
+                let ws = self
+                    .workspace
+                    .as_ref()
+                    .filter(|(_, access)| *access >= need)
+                    .ok_or_else(|| {
+                        FileError::Denied(format!(
+                            "this tool may not {verb} the workspace (its grant does not allow it)"
+                        ))
+                    })?;
+                (ws.0.as_path(), path)
             }
         };
         let mut rel = PathBuf::new();
@@ -68,21 +97,111 @@ impl WritableDirs {
                 }
             }
         }
-        if rel.as_os_str().is_empty() {
-            return Err(FileError::Invalid(format!(
-                "`{path}` names a directory, not a file"
-            )));
-        }
         Ok((base, rel))
     }
 }
 
 impl files::Host for CallState {
     fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
-        let (base, rel) = self.writable.resolve(&path)?;
-        let dir = Dir::open_ambient_dir(base, cap_std::ambient_authority())
-            .map_err(|e| FileError::Failed(format!("cannot open the granted directory: {e}")))?;
+        let (base, rel) = self.granted.resolve(&path, Access::Write)?;
+        if rel.as_os_str().is_empty() {
+            return Err(FileError::Invalid(format!(
+                "`{path}` names a directory, not a file"
+            )));
+        }
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
         write_atomic(&dir, &rel, &data).map_err(|e| to_file_error(e, &path))
+    }
+
+    fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
+        // Non-blocking, so a FIFO cannot hang the call in `open`.
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0),
+        );
+        let mut file = dir
+            .open_with(&rel, &options)
+            .map_err(|e| to_file_error(e, &path))?;
+        let meta = file.metadata().map_err(|e| to_file_error(e, &path))?;
+        if !meta.is_file() {
+            return Err(FileError::Invalid(format!(
+                "`{path}` is not a regular file"
+            )));
+        }
+        if meta.len() > max_bytes {
+            return Err(FileError::Invalid(format!(
+                "`{path}` is larger than {max_bytes} bytes"
+            )));
+        }
+        // Sized from the metadata already read: `read_to_end` would stat and
+        // seek again to size its buffer, two more system calls per file.
+        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        // One byte more than the size, so the read that reports the end
+        // needs no bigger buffer.
+        let mut data = vec![0; usize::try_from(meta.len()).unwrap_or(0).saturating_add(1)];
+        let mut filled = 0;
+        loop {
+            if filled == data.len() {
+                // The file grew since the stat: take more, within the limit.
+                if data.len() >= limit {
+                    break;
+                }
+                data.resize((data.len() * 2).clamp(4096, limit), 0);
+            }
+            match std::io::Read::read(&mut file, &mut data[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(to_file_error(e, &path)),
+            }
+        }
+        data.truncate(filled);
+        Ok(data)
+    }
+
+    fn walk(
+        &mut self,
+        path: String,
+        options: files::WalkOptions,
+    ) -> Result<Vec<files::WalkEntry>, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        // The walk never follows symlinks, so only the starting directory
+        // could lead elsewhere: it must resolve inside the granted one.
+        let inside = |p: &Path| p.canonicalize();
+        let (root, base) = (inside(&base.join(&rel)), inside(base));
+        let root = match (root, base) {
+            (Ok(root), Ok(base)) if root.starts_with(&base) => root,
+            (Ok(_), Ok(_)) => {
+                return Err(FileError::Denied(format!(
+                    "`{path}` leads outside the granted directory (through a symlink)"
+                )));
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(to_file_error(e, &path)),
+        };
+        let options = WalkOptions {
+            respect_ignore: options.respect_ignore,
+            hidden: options.hidden,
+            max_depth: options.max_depth.map(|d| d as usize),
+            metadata: options.metadata,
+        };
+        let entries = walk_native(&root, &options).map_err(|e| to_file_error(e, &path))?;
+        Ok(entries
+            .into_iter()
+            .map(|e| files::WalkEntry {
+                path: e.path,
+                is_dir: e.is_dir,
+                is_symlink: e.is_symlink,
+                size: e.size,
+                modified_ns: e.modified_ns,
+            })
+            .collect())
     }
 }
 
@@ -151,12 +270,12 @@ mod tests {
     use crate::grant::DirGrant;
     use std::os::unix::fs::PermissionsExt;
 
-    fn dirs(ws: &Path) -> WritableDirs {
+    fn dirs(ws: &Path) -> GrantedDirs {
         let grant = Effective {
             workspace: Some(Access::Write),
             ..Effective::default()
         };
-        WritableDirs::new(&grant, Some(ws))
+        GrantedDirs::new(&grant, Some(ws))
     }
 
     #[test]
@@ -166,7 +285,7 @@ mod tests {
         std::fs::write(&script, "old").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
         let d = dirs(ws.path());
-        let (base, rel) = d.resolve("run.sh").unwrap();
+        let (base, rel) = d.resolve("run.sh", Access::Write).unwrap();
         let dir = Dir::open_ambient_dir(base, cap_std::ambient_authority()).unwrap();
         write_atomic(&dir, &rel, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&script).unwrap(), "new");
@@ -175,7 +294,7 @@ mod tests {
         let leftovers: Vec<_> = std::fs::read_dir(ws.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp file left behind");
         // Parents are created.
-        let (_, rel) = d.resolve("a/b/c.txt").unwrap();
+        let (_, rel) = d.resolve("a/b/c.txt", Access::Write).unwrap();
         write_atomic(&dir, &rel, b"x").unwrap();
         assert_eq!(
             std::fs::read_to_string(ws.path().join("a/b/c.txt")).unwrap(),
@@ -188,10 +307,13 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let d = dirs(ws.path());
         for bad in ["../x", "a/../../x", "/etc/passwd", "/state/x"] {
-            assert!(matches!(d.resolve(bad), Err(FileError::Denied(_))), "{bad}");
+            assert!(
+                matches!(d.resolve(bad, Access::Write), Err(FileError::Denied(_))),
+                "{bad}"
+            );
         }
-        assert!(matches!(d.resolve("."), Err(FileError::Invalid(_))));
-        let read_only = WritableDirs::new(
+        assert_eq!(d.resolve(".", Access::Read).unwrap().1, Path::new(""));
+        let read_only = GrantedDirs::new(
             &Effective {
                 workspace: Some(Access::Read),
                 ..Effective::default()
@@ -199,9 +321,10 @@ mod tests {
             Some(ws.path()),
         );
         assert!(matches!(
-            read_only.resolve("a.txt"),
+            read_only.resolve("a.txt", Access::Write),
             Err(FileError::Denied(_))
         ));
+        assert!(read_only.resolve("a.txt", Access::Read).is_ok());
     }
 
     #[test]
@@ -232,10 +355,13 @@ mod tests {
             }],
             ..Effective::default()
         };
-        let d = WritableDirs::new(&grant, None);
-        let (base, rel) = d.resolve("/state/plan.json").unwrap();
+        let d = GrantedDirs::new(&grant, None);
+        let (base, rel) = d.resolve("/state/plan.json", Access::Write).unwrap();
         assert_eq!(base, state.path());
         assert_eq!(rel, Path::new("plan.json"));
-        assert!(matches!(d.resolve("plan.json"), Err(FileError::Denied(_))));
+        assert!(matches!(
+            d.resolve("plan.json", Access::Read),
+            Err(FileError::Denied(_))
+        ));
     }
 }

@@ -17,7 +17,7 @@
 mod pipe;
 
 use crate::bindings::{ToolPluginPre, log, types as wit};
-use crate::files::WritableDirs;
+use crate::files::GrantedDirs;
 use crate::grant::{Access, Effective};
 use crate::parallel::Fanout;
 use crate::plugin::Plugin;
@@ -165,7 +165,7 @@ pub(crate) struct CallState {
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
     pub(crate) commands_granted: bool,
-    pub(crate) writable: WritableDirs,
+    pub(crate) granted: GrantedDirs,
     /// How this call starts more runs of itself; `None` inside such a run.
     pub(crate) fanout: Option<Fanout>,
 }
@@ -291,7 +291,7 @@ fn new_store(
         cancel: req.cancel.cloned(),
         interrupted: None,
         commands_granted: req.grant.commands,
-        writable: WritableDirs::new(req.grant, req.workspace),
+        granted: GrantedDirs::new(req.grant, req.workspace),
         fanout,
     };
     let mut store = Store::new(&runtime.engine, state);
@@ -383,6 +383,28 @@ pub(crate) fn run_share(
 }
 
 fn execute(
+    runtime: &Runtime,
+    plugin: &Plugin,
+    req: &CallRequest<'_>,
+    shard: Option<&str>,
+    fanout: Option<Fanout>,
+) -> Outcome {
+    // wasmtime-wasi's synchronous host functions run their (here always
+    // immediately ready) futures on the ambient tokio runtime; without one
+    // they fall back to a shared runtime and a forced yield, which costs
+    // microseconds on every WASI call. A per-thread current-thread runtime,
+    // entered for the call, makes each WASI call a plain function call.
+    thread_local! {
+        static TOKIO: Option<tokio::runtime::Runtime> =
+            tokio::runtime::Builder::new_current_thread().build().ok();
+    }
+    TOKIO.with(|rt| {
+        let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
+        execute_in_runtime(runtime, plugin, req, shard, fanout)
+    })
+}
+
+fn execute_in_runtime(
     runtime: &Runtime,
     plugin: &Plugin,
     req: &CallRequest<'_>,

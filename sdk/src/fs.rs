@@ -280,6 +280,32 @@ pub fn read_if_exists(path: &WorkspacePath) -> Result<Option<Vec<u8>>, ToolError
     }
 }
 
+/// The whole content of a regular file, if it is at most `max_bytes` long
+/// (`None` when larger: stream it instead). In the sandbox this is one host
+/// call, where reading through WASI takes an open, several reads and a
+/// close — worth it when reading many small files.
+pub fn read_up_to(path: &WorkspacePath, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use crate::__private::bindings::toolhost::plugin::files::{self, FileError};
+        match files::read(path.shown(), max_bytes) {
+            Ok(data) => Ok(Some(data)),
+            Err(FileError::Invalid(_)) => Ok(None),
+            Err(FileError::NotFound(m)) => Err(io::Error::new(io::ErrorKind::NotFound, m)),
+            Err(FileError::Denied(m)) => Err(io::Error::new(io::ErrorKind::PermissionDenied, m)),
+            Err(FileError::Failed(m)) => Err(io::Error::other(m)),
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() || meta.len() > max_bytes {
+            return Ok(None);
+        }
+        std::fs::read(path).map(Some)
+    }
+}
+
 /// Replace or create the file at `path` with `data`, atomically: the host
 /// writes a temporary file beside it, syncs it and renames it over the
 /// target, keeping the old file's permissions; parent directories are

@@ -15,10 +15,12 @@
 mod engine;
 mod glob;
 mod scope;
+mod walk;
 
 pub use engine::{FileMatches, Line, Query};
 pub use glob::Glob;
-pub use scope::{LeftOut, Scope};
+pub use scope::{FileEntry, LeftOut, Scope};
+pub use walk::{WalkEntry, WalkOptions, walk_native};
 
 use crate::fs::{WorkspacePath, resolve};
 use crate::{Context, Output, ToolError, parallel};
@@ -39,11 +41,8 @@ pub struct Found {
 /// Search `files` (sorted by path), keeping at most `keep` matching lines in
 /// all (every match is counted). Big searches fan out over the host's cores:
 /// the tool must call [`search_share`] first thing in its `call`.
-pub fn search_all(
-    query: &Query,
-    files: Vec<WorkspacePath>,
-    keep: usize,
-) -> Result<Found, ToolError> {
+pub fn search_all(query: &Query, files: Vec<FileEntry>, keep: usize) -> Result<Found, ToolError> {
+    let files: Vec<WorkspacePath> = files.into_iter().map(|f| f.path).collect();
     let width = parallel::width();
     if width < 2 || files.len() < FAN_OUT_MIN_FILES {
         return Ok(search_local(query, &files, keep));

@@ -7,9 +7,13 @@
 //!   natively;
 //! - cold Cranelift compile vs compile-cache hit, per component;
 //! - read_file on a 10 MB file in the sandbox vs the same read_file code
-//!   compiled natively, and vs a bare `std::fs::read` + hash.
+//!   compiled natively, and vs a bare `std::fs::read` + hash;
+//! - grep and search_code over a >= 300 MB tree vs `rg -j1` and `rg`
+//!   (search.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
+
+mod search;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +27,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 3] = ["compile", "overhead", "read_file"];
+const SECTIONS: [&str; 4] = ["compile", "overhead", "read_file", "search"];
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -52,6 +56,9 @@ fn main() {
     }
     if wanted("read_file") {
         read_file_10mb(&runtime, 300 / scale);
+    }
+    if wanted("search") {
+        search::run(cache.path(), if quick { 1 } else { 5 });
     }
 }
 

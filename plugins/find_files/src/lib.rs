@@ -93,29 +93,23 @@ impl Tool for FindFiles {
             respect_ignore: args.respect_ignore,
             hidden: args.hidden,
             recursive: args.recursive || glob.on_paths(),
+            metadata: true,
             glob: Some(glob),
         };
-        let mut files: Vec<Found> = scope
-            .files(&base)?
+        let mut entries = scope.files(&base)?;
+        entries.sort_by(|a, b| {
+            b.modified_ns
+                .cmp(&a.modified_ns)
+                .then_with(|| a.path.shown().cmp(b.path.shown()))
+        });
+        let mut files: Vec<Found> = entries
             .into_iter()
-            .map(|p| {
-                let meta = std::fs::metadata(&p).ok();
-                Found {
-                    modified: meta
-                        .as_ref()
-                        .and_then(|m| m.modified().ok())
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_secs()),
-                    size: meta.map_or(0, |m| m.len()),
-                    path: p.shown().to_owned(),
-                }
+            .map(|f| Found {
+                modified: f.modified_ns / 1_000_000_000,
+                size: f.size,
+                path: f.path.shown().to_owned(),
             })
             .collect();
-        files.sort_by(|a, b| {
-            b.modified
-                .cmp(&a.modified)
-                .then_with(|| a.path.cmp(&b.path))
-        });
         let total = files.len();
         files.truncate(args.limit);
         let mut text: String = files.iter().map(|f| format!("{}\n", f.path)).collect();

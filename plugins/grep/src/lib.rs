@@ -124,6 +124,7 @@ impl Tool for Grep {
                 .then(|| Glob::new(&args.file_pattern))
                 .transpose()?,
             recursive: true,
+            metadata: false,
         };
         let found = search::search_all(&query, scope.files(&base)?, keep)?;
         let why_none = if found.total == 0 {

@@ -102,6 +102,7 @@ impl Tool for SearchCode {
             hidden: args.hidden,
             glob: args.file_pattern.as_deref().map(Glob::new).transpose()?,
             recursive: true,
+            metadata: false,
         };
         let found = search::search_all(&query, scope.files(&base)?, args.max_results)?;
         let why_none = if found.total == 0 {

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 /// Longest line text kept; longer lines are cut around the match.
 const MAX_LINE_CHARS: usize = 300;
+/// Files up to this size are read whole and searched in memory.
+const WHOLE_FILE_MAX: u64 = 4 << 20;
 
 /// A compiled search.
 #[derive(Debug, Clone)]
@@ -125,7 +127,15 @@ impl Query {
             },
             binary: false,
         };
-        searcher.search_path(&self.matcher, path, &mut sink).ok()?;
+        // Small files in one read (one host call in the sandbox), searched
+        // in memory; larger ones streamed.
+        match crate::fs::read_up_to(path, WHOLE_FILE_MAX).ok()? {
+            Some(bytes) if memchr::memchr(0, &bytes).is_some() => return None,
+            Some(bytes) => searcher
+                .search_slice(&self.matcher, &bytes, &mut sink)
+                .ok()?,
+            None => searcher.search_path(&self.matcher, path, &mut sink).ok()?,
+        }
         (!sink.binary && sink.found.matches > 0).then_some(sink.found)
     }
 

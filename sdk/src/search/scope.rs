@@ -1,6 +1,7 @@
 //! Which files a search covers.
 
 use super::Glob;
+use super::walk::{WalkOptions, walk};
 use crate::ToolError;
 use crate::fs::{WorkspacePath, io_error};
 use std::collections::HashSet;
@@ -17,6 +18,20 @@ pub struct Scope {
     pub glob: Option<Glob>,
     /// Descend into subdirectories.
     pub recursive: bool,
+    /// Fill in each file's size and modification time.
+    pub metadata: bool,
+}
+
+/// A file in scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Where it is.
+    pub path: WorkspacePath,
+    /// Its size in bytes (0 unless the scope asks for metadata).
+    pub size: u64,
+    /// Last modification, in nanoseconds since the Unix epoch (0 if unknown,
+    /// or unless the scope asks for metadata).
+    pub modified_ns: u64,
 }
 
 /// Files a scope skipped, by reason.
@@ -30,29 +45,26 @@ pub struct LeftOut {
 
 impl Scope {
     /// Every file in scope below `base`, sorted by path. `.git` directories
-    /// are never entered; symlinks are not followed.
-    pub fn files(&self, base: &WorkspacePath) -> Result<Vec<WorkspacePath>, ToolError> {
-        let mut files = self.walk(base, self.respect_ignore, self.hidden)?;
-        files.sort_by(|a, b| a.shown().cmp(b.shown()));
-        Ok(files)
+    /// are never entered; symlinks are neither followed nor listed.
+    pub fn files(&self, base: &WorkspacePath) -> Result<Vec<FileEntry>, ToolError> {
+        self.walk(base, self.respect_ignore, self.hidden)
     }
 
     /// The files this scope leaves out because of ignore rules or hiding
     /// (empty when it already includes them).
     pub fn left_out(&self, base: &WorkspacePath) -> Result<LeftOut, ToolError> {
         let included: HashSet<String> = self
-            .walk(base, self.respect_ignore, self.hidden)?
+            .files(base)?
             .into_iter()
-            .map(|p| p.shown().to_owned())
+            .map(|f| f.path.shown().to_owned())
             .collect();
         let extra = |respect_ignore, hidden| -> Result<Vec<WorkspacePath>, ToolError> {
-            let mut more: Vec<WorkspacePath> = self
+            Ok(self
                 .walk(base, respect_ignore, hidden)?
                 .into_iter()
+                .map(|f| f.path)
                 .filter(|p| !included.contains(p.shown()))
-                .collect();
-            more.sort_by(|a, b| a.shown().cmp(b.shown()));
-            Ok(more)
+                .collect())
         };
         Ok(LeftOut {
             ignored: if self.respect_ignore {
@@ -68,42 +80,38 @@ impl Scope {
         })
     }
 
+    /// Files under `base` with these filters, sorted by path.
     fn walk(
         &self,
         base: &WorkspacePath,
         respect_ignore: bool,
         hidden: bool,
-    ) -> Result<Vec<WorkspacePath>, ToolError> {
+    ) -> Result<Vec<FileEntry>, ToolError> {
         let meta = std::fs::metadata(base).map_err(|e| io_error(e, base.shown()))?;
         if !meta.is_dir() {
             // A single file is its own scope.
-            return Ok(vec![base.clone()]);
+            return Ok(vec![FileEntry {
+                path: base.clone(),
+                size: meta.len(),
+                modified_ns: 0,
+            }]);
         }
-        let mut walker = ignore::WalkBuilder::new(base.io());
-        walker
-            .standard_filters(false)
-            .hidden(!hidden)
-            .ignore(respect_ignore)
-            .git_ignore(respect_ignore)
-            .git_exclude(respect_ignore)
-            .parents(respect_ignore)
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(if self.recursive { None } else { Some(1) })
-            .filter_entry(|e| e.file_name() != ".git");
-        let mut files = Vec::new();
-        for entry in walker.build() {
-            // Unreadable entries (refused by the sandbox, vanished) are skipped.
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let rel = entry.path().strip_prefix(base.io()).unwrap_or(entry.path());
-            let path = base.join(rel);
-            if self.glob.as_ref().is_none_or(|g| g.matches(base, &path)) {
-                files.push(path);
-            }
-        }
-        Ok(files)
+        let options = WalkOptions {
+            respect_ignore,
+            hidden,
+            max_depth: (!self.recursive).then_some(1),
+            metadata: self.metadata,
+        };
+        let entries = walk(base, &options).map_err(|e| io_error(e, base.shown()))?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| !e.is_dir && !e.is_symlink)
+            .map(|e| FileEntry {
+                path: base.join(&e.path),
+                size: e.size,
+                modified_ns: e.modified_ns,
+            })
+            .filter(|f| self.glob.as_ref().is_none_or(|g| g.matches(base, &f.path)))
+            .collect())
     }
 }
