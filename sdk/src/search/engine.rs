@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// Longest line text kept; longer lines are cut around the match.
 const MAX_LINE_CHARS: usize = 300;
-/// Files up to this size are read whole and searched in memory.
-const WHOLE_FILE_MAX: u64 = 4 << 20;
+/// Files up to this size are read whole (one host call) and searched in
+/// memory; bigger ones are streamed, which keeps the instance's memory small.
+const WHOLE_FILE_MAX: u64 = 1 << 20;
 
 /// A compiled search.
 #[derive(Debug, Clone)]
