@@ -218,3 +218,38 @@ pub fn cut_note(shown: usize, of: usize, what: &str, found: &Found) -> String {
         found.files.len()
     )
 }
+
+/// The structured result of a content search (grep, search_code).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// Matching lines in all.
+    pub total_matches: usize,
+    /// Files with at least one match.
+    pub files_with_matches: usize,
+    /// True if the limit cut the results.
+    pub truncated: bool,
+    /// The results by file, sorted by path then line.
+    pub results: Vec<FileMatches>,
+}
+
+impl Report {
+    /// The report for `found`, limited to `max_results` matching lines
+    /// (`per_file`: false) or files (`per_file`: true).
+    pub fn new(found: Found, max_results: usize, per_file: bool) -> Self {
+        let files_with_matches = found.files.len();
+        let (truncated, results) = if per_file {
+            (
+                files_with_matches > max_results,
+                found.files.into_iter().take(max_results).collect(),
+            )
+        } else {
+            (found.total > max_results, found.files)
+        };
+        Self {
+            total_matches: found.total,
+            files_with_matches,
+            truncated,
+            results,
+        }
+    }
+}

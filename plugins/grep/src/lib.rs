@@ -2,9 +2,7 @@
 //! speed (ripgrep's own crates, fanned out over the host's cores).
 
 use toolhost_sdk::search::{self, Found, Glob, Query, Scope};
-use toolhost_sdk::{
-    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
-};
+use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 
 /// Arguments of `grep`.
@@ -65,19 +63,6 @@ fn hundred() -> usize {
     100
 }
 
-/// What `grep` reports beside the text.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Report {
-    /// Matching lines in all.
-    pub total_matches: usize,
-    /// Files with at least one match.
-    pub files_with_matches: usize,
-    /// True if `max_results` cut the results.
-    pub truncated: bool,
-    /// The results, by file, sorted by path then line.
-    pub results: Vec<search::FileMatches>,
-}
-
 /// The `grep` tool.
 pub struct Grep;
 
@@ -97,7 +82,7 @@ impl Tool for Grep {
     }
 
     fn output_schema() -> Option<toolhost_sdk::Value> {
-        Some(toolhost_sdk::json_schema::<Report>())
+        Some(toolhost_sdk::json_schema::<search::Report>())
     }
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
@@ -133,19 +118,8 @@ impl Tool for Grep {
             None
         };
         let text = render(&args, &found, why_none);
-        let files = &found.files;
-        let report = Report {
-            total_matches: found.total,
-            files_with_matches: files.len(),
-            truncated: match args.output {
-                OutputMode::Content => found.total > args.max_results,
-                _ => files.len() > args.max_results,
-            },
-            results: match args.output {
-                OutputMode::Content => found.files,
-                _ => found.files.into_iter().take(args.max_results).collect(),
-            },
-        };
+        let report =
+            search::Report::new(found, args.max_results, args.output != OutputMode::Content);
         Ok(Output::text(text).with_structured(&report))
     }
 }

@@ -2,9 +2,7 @@
 //! at ripgrep speed (ripgrep's own crates, fanned out over the host's cores).
 
 use toolhost_sdk::search::{self, Glob, Query, Scope};
-use toolhost_sdk::{
-    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
-};
+use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 
 /// Arguments of `search_code`.
@@ -52,19 +50,6 @@ fn yes() -> bool {
     true
 }
 
-/// What `search_code` reports beside the text.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Report {
-    /// Matching lines in all.
-    pub total_matches: usize,
-    /// Files with at least one match.
-    pub files_with_matches: usize,
-    /// True if `max_results` cut the results.
-    pub truncated: bool,
-    /// The results, by file, sorted by path then line, with context lines.
-    pub results: Vec<search::FileMatches>,
-}
-
 /// The `search_code` tool.
 pub struct SearchCode;
 
@@ -84,7 +69,7 @@ impl Tool for SearchCode {
     }
 
     fn output_schema() -> Option<toolhost_sdk::Value> {
-        Some(toolhost_sdk::json_schema::<Report>())
+        Some(toolhost_sdk::json_schema::<search::Report>())
     }
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
@@ -111,12 +96,7 @@ impl Tool for SearchCode {
             None
         };
         let text = search::describe_lines(&args.pattern, &found, args.max_results, why_none);
-        let report = Report {
-            total_matches: found.total,
-            files_with_matches: found.files.len(),
-            truncated: found.total > args.max_results,
-            results: found.files,
-        };
+        let report = search::Report::new(found, args.max_results, false);
         Ok(Output::text(text).with_structured(&report))
     }
 }
