@@ -2,8 +2,10 @@
 //!
 //! 1. lookup in the [`Registry`];
 //! 2. parse the arguments (a JSON object);
-//! 3. confirmation per [`Mode`] and the tool's sensitivity, asked of a [`Confirmer`];
-//! 4. dry run: describe, run nothing;
+//! 3. confirmation per [`Mode`] and the tool's sensitivity, asked of a [`Confirmer`]
+//!    (commands a tool runs are confirmed one by one by the [`Broker`], by class);
+//! 4. dry run: describe, run nothing (a tool that runs commands is called with
+//!    a read-only workspace, and the broker describes each command instead);
 //! 5. run in the sandbox under the tool's effective grant;
 //! 6. log;
 //! 7. return a [`ToolResult`].
@@ -11,7 +13,8 @@
 //! Nothing escapes as a panic or an `Err`: an internal failure anywhere is a
 //! `failed` result.
 
-use crate::grant::{Effective, Grant};
+use crate::broker::{Broker, BrokerCall, CommandConfig};
+use crate::grant::{Access, Effective, Grant};
 use crate::names::ParseError;
 use crate::plugin::{Origin, Plugin};
 use crate::registry::Registry;
@@ -27,12 +30,13 @@ use std::time::{Duration, Instant};
 /// When calls need a person's confirmation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Never for ordinary tools (dangerous commands still ask, once the broker lands).
+    /// No tool call asks; only `dangerous` commands do.
     Yolo,
-    /// Sensitive tools (those that write or run commands) ask first.
+    /// Sensitive tools (those that write) ask first, and so do `dev` and
+    /// `dangerous` commands.
     #[default]
     ConfirmSensitive,
-    /// Every call asks first.
+    /// Every call and every command asks first.
     ConfirmAll,
 }
 
@@ -136,8 +140,9 @@ pub struct Executor {
     global_settings: serde_json::Map<String, serde_json::Value>,
     /// Settings for one tool, over the global ones.
     tool_settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
-    confirmer: Box<dyn Confirmer>,
-    aborted: AtomicBool,
+    confirmer: Arc<dyn Confirmer>,
+    broker: Arc<Broker>,
+    aborted: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -152,9 +157,11 @@ impl std::fmt::Debug for Executor {
 
 impl Executor {
     /// An executor over `registry` with no workspace, `confirm-sensitive`
-    /// mode, default grants (built-ins: what they declare; others: nothing)
-    /// and nobody to confirm.
+    /// mode, default grants (built-ins: what they declare; others: nothing),
+    /// the default command policy and nobody to confirm.
     pub fn new(runtime: Arc<Runtime>, registry: Registry) -> Self {
+        let broker = Broker::new(CommandConfig::default())
+            .expect("the default command configuration has no patterns to reject");
         Self {
             runtime,
             registry,
@@ -163,9 +170,22 @@ impl Executor {
             grants: HashMap::new(),
             global_settings: serde_json::Map::new(),
             tool_settings: HashMap::new(),
-            confirmer: Box::new(NoConfirmer),
-            aborted: AtomicBool::new(false),
+            confirmer: Arc::new(NoConfirmer),
+            broker: Arc::new(broker),
+            aborted: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Set how commands run (policy, timeouts, confinement); the error
+    /// names a bad allow or deny pattern.
+    pub fn with_commands(mut self, config: CommandConfig) -> Result<Self, String> {
+        self.broker = Arc::new(Broker::new(config)?);
+        Ok(self)
+    }
+
+    /// The command broker.
+    pub fn broker(&self) -> &Broker {
+        &self.broker
     }
 
     /// Set the workspace directory (it must exist; it is canonicalised).
@@ -230,7 +250,7 @@ impl Executor {
 
     /// Set who confirms sensitive calls.
     pub fn with_confirmer(mut self, confirmer: Box<dyn Confirmer>) -> Self {
-        self.confirmer = confirmer;
+        self.confirmer = Arc::from(confirmer);
         self
     }
 
@@ -316,7 +336,11 @@ impl Executor {
         }
         let info = plugin.info();
         let sensitive = info.is_sensitive();
-        if self.mode.needs_confirmation(sensitive) && !options.context.dry_run {
+        let mut grant = self.effective_grant(plugin);
+        // A tool whose only state-changing power is running commands is not
+        // asked about here: the broker asks about each command it runs.
+        let broker_confirms = grant.commands && !sensitive;
+        if self.mode.needs_confirmation(sensitive) && !options.context.dry_run && !broker_confirms {
             let reason = if sensitive {
                 format!(
                     "it is sensitive (it can change files or run commands) and the mode is {}",
@@ -356,10 +380,16 @@ impl Executor {
                 }
             }
         }
-        let grant = self.effective_grant(plugin);
-        // 4. dry run
+        // 4. dry run: a tool that runs commands is called so the broker can
+        // describe them, with nothing it could write through.
         if options.context.dry_run {
-            return dry_run(plugin, &parsed, &grant);
+            if !grant.commands {
+                return dry_run(plugin, &parsed, &grant);
+            }
+            grant.workspace = grant.workspace.map(|_| Access::Read);
+            for d in &mut grant.directories {
+                d.access = Access::Read;
+            }
         }
         // 5. run in the sandbox
         let mut limits = self.runtime.limits().clone();
@@ -367,6 +397,16 @@ impl Executor {
             limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
         }
         let settings = self.settings_for(name);
+        let broker = grant.commands.then(|| BrokerCall {
+            broker: Arc::clone(&self.broker),
+            tool: Arc::from(name),
+            workspace: self.workspace.clone(),
+            network: grant.command_network,
+            mode: self.mode,
+            confirmer: Arc::clone(&self.confirmer),
+            aborted: Arc::clone(&self.aborted),
+            dry_run: options.context.dry_run,
+        });
         let request = CallRequest {
             args,
             context: &options.context,
@@ -375,6 +415,7 @@ impl Executor {
             limits: &limits,
             cancel: options.cancel.as_ref(),
             settings: &settings,
+            broker: broker.as_ref(),
         };
         match self.runtime.call(plugin, &request) {
             Ok(out) => ToolResult {

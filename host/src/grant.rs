@@ -110,7 +110,12 @@ impl Grant {
                     };
                     out.workspace = out.workspace.max(granted);
                 }
-                Capability::Commands => out.commands |= self.all_declared || self.commands,
+                Capability::Commands => {
+                    out.commands |= self.all_declared || self.commands;
+                    // OS filters cannot tell hosts apart: any network entry
+                    // in an explicit grant opens the network to commands.
+                    out.command_network = out.commands && !self.network.is_empty();
+                }
                 Capability::Network(hosts) => {
                     out.network
                         .extend(intersect_hosts(hosts, &self.network, self.all_declared));
@@ -162,6 +167,9 @@ pub struct Effective {
     pub workspace: Option<Access>,
     /// Whether the broker answers `commands` requests.
     pub commands: bool,
+    /// Whether those commands may use the network (the grant lists a
+    /// `network:` entry); otherwise Landlock and seccomp deny it.
+    pub command_network: bool,
     /// Reachable hosts.
     pub network: Vec<String>,
     /// Directories mounted at `/<name>`.
@@ -227,6 +235,15 @@ mod tests {
         let e = Grant::all().effective(&[Capability::WorkspaceWrite, Capability::Commands]);
         assert_eq!(e.workspace, Some(Access::Write));
         assert!(e.commands);
+        assert!(!e.command_network, "commands get no network by default");
+    }
+
+    #[test]
+    fn a_network_entry_opens_the_network_to_commands() {
+        let g = Grant::parse_caps("commands,network:*").unwrap();
+        let e = g.effective(&[Capability::Commands]);
+        assert!(e.commands && e.command_network);
+        assert!(e.network.is_empty(), "the tool itself declared no hosts");
     }
 
     #[test]

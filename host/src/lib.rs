@@ -21,7 +21,7 @@
 //! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
 
 mod bindings;
-mod broker;
+pub mod broker;
 mod cache;
 mod executor;
 mod files;
@@ -36,6 +36,7 @@ pub mod sandbox;
 pub mod schema;
 mod tool_info;
 
+pub use broker::{Broker, CommandConfig};
 pub use executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor, Mode, NoConfirmer};
 pub use grant::Grant;
 pub use names::ParseError;

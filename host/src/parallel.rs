@@ -9,6 +9,7 @@
 //! fan out again.
 
 use crate::bindings::{parallel, types as wit};
+use crate::broker::BrokerCall;
 use crate::grant::Effective;
 use crate::plugin::Plugin;
 use crate::result::{CallError, ErrorKind};
@@ -31,6 +32,7 @@ pub(crate) struct Fanout {
     pub(crate) settings: String,
     pub(crate) deadline: Instant,
     pub(crate) cancel: Option<CancelToken>,
+    pub(crate) broker: Option<BrokerCall>,
 }
 
 impl Fanout {
@@ -54,6 +56,7 @@ impl Fanout {
             limits: &limits,
             cancel: self.cancel.as_ref(),
             settings: &self.settings,
+            broker: self.broker.as_ref(),
         };
         sandbox::run_share(&self.runtime, &self.plugin, &request, shard)
     }

@@ -17,6 +17,7 @@
 mod pipe;
 
 use crate::bindings::{ToolPluginPre, log, types as wit};
+use crate::broker::BrokerCall;
 use crate::files::GrantedDirs;
 use crate::grant::{Access, Effective};
 use crate::parallel::Fanout;
@@ -138,6 +139,9 @@ pub struct CallRequest<'a> {
     pub cancel: Option<&'a CancelToken>,
     /// The tool's settings, a JSON object as text (`{}` for none).
     pub settings: &'a str,
+    /// The command broker, for a tool granted `commands` (set by the
+    /// executor; `None` makes every command request `denied`).
+    pub broker: Option<&'a BrokerCall>,
 }
 
 /// A plugin's successful output.
@@ -165,6 +169,8 @@ pub(crate) struct CallState {
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
     pub(crate) commands_granted: bool,
+    /// The broker answering this call's `commands` requests.
+    pub(crate) commands: Option<BrokerCall>,
     pub(crate) granted: GrantedDirs,
     /// How this call starts more runs of itself; `None` inside such a run.
     pub(crate) fanout: Option<Fanout>,
@@ -180,6 +186,19 @@ impl WasiView for CallState {
 }
 
 impl wit::Host for CallState {}
+
+impl CallState {
+    /// The call's cancel token, for host calls that wait (commands).
+    pub(crate) fn cancel_token(&self) -> Option<&CancelToken> {
+        self.cancel.as_ref()
+    }
+
+    /// Time the call spent waiting on a command does not count against its
+    /// own timeout: the command had its own.
+    pub(crate) fn extend_deadline(&mut self, by: Duration) {
+        self.deadline += by;
+    }
+}
 
 impl log::Host for CallState {
     fn log(&mut self, level: log::Level, message: String) {
@@ -291,6 +310,7 @@ fn new_store(
         cancel: req.cancel.cloned(),
         interrupted: None,
         commands_granted: req.grant.commands,
+        commands: req.broker.filter(|_| req.grant.commands).cloned(),
         granted: GrantedDirs::new(req.grant, req.workspace),
         fanout,
     };
@@ -367,6 +387,7 @@ pub(crate) fn run(runtime: &Arc<Runtime>, plugin: &Arc<Plugin>, req: &CallReques
         settings: req.settings.to_owned(),
         deadline: deadline(req.limits.timeout),
         cancel: req.cancel.cloned(),
+        broker: req.broker.cloned(),
     };
     execute(runtime, plugin, req, None, Some(fanout))
 }
@@ -479,6 +500,7 @@ pub(crate) fn describe(
         limits: &limits,
         cancel: None,
         settings: "{}",
+        broker: None,
     };
     let _slot = runtime.slot();
     let (mut store, captured) =

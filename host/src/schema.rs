@@ -37,8 +37,8 @@ impl std::str::FromStr for SchemaFormat {
 /// One tool's schema in `format`.
 ///
 /// MCP annotations: `readOnlyHint` for tools that declare no capability that
-/// changes state, `destructiveHint` for sensitive tools (see
-/// [`ToolInfo::is_sensitive`]).
+/// changes state, `destructiveHint` for any other (a tool that runs commands
+/// can destroy, even though the broker, not the client, confirms them).
 pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
     match format {
         SchemaFormat::OpenAi => json!({
@@ -61,7 +61,7 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
                 "inputSchema": info.input_schema,
                 "annotations": {
                     "readOnlyHint": info.read_only(),
-                    "destructiveHint": info.is_sensitive(),
+                    "destructiveHint": !info.read_only() || info.is_sensitive(),
                 },
             });
             if let Some(out) = &info.output_schema {

@@ -148,10 +148,16 @@ impl ToolInfo {
     }
 
     /// True if calls need confirmation in `confirm-sensitive` mode: the tool
-    /// says it is sensitive, or it declares a capability that changes state.
-    /// A plugin cannot skip confirmation by under-declaring its sensitivity.
+    /// says it is sensitive, or it declares a capability that writes. A
+    /// plugin cannot skip confirmation by under-declaring its sensitivity.
+    /// `commands` alone does not count: the broker confirms each command by
+    /// its class (safe, dev, dangerous) and the mode.
     pub fn is_sensitive(&self) -> bool {
-        self.sensitive || !self.read_only()
+        self.sensitive
+            || self
+                .capabilities
+                .iter()
+                .any(|c| c.mutates() && *c != Capability::Commands)
     }
 }
 
@@ -210,7 +216,10 @@ mod tests {
             "under-declared sensitivity is overridden"
         );
         info.capabilities = vec![Capability::Commands];
-        assert!(info.is_sensitive());
+        assert!(
+            !info.is_sensitive() && !info.read_only(),
+            "the broker confirms commands one by one"
+        );
         info.capabilities = vec![Capability::Directory {
             name: "d".into(),
             writable: false,

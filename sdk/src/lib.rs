@@ -43,6 +43,7 @@
 //! ```
 
 mod capability;
+pub mod commands;
 mod context;
 pub mod edit;
 pub mod fs;

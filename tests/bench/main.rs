@@ -9,7 +9,10 @@
 //! - read_file on a 10 MB file in the sandbox vs the same read_file code
 //!   compiled natively, and vs a bare `std::fs::read` + hash;
 //! - grep and search_code over a >= 300 MB tree vs `rg -j1` and `rg`
-//!   (search.rs).
+//!   (search.rs);
+//! - run_command `true` through the whole pipeline (plugin, policy,
+//!   confinement, process group, reaping) vs `bash -c true` spawned
+//!   directly, and the policy check alone on a compound line.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
@@ -27,7 +30,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 4] = ["compile", "overhead", "read_file", "search"];
+const SECTIONS: [&str; 5] = ["compile", "overhead", "read_file", "search", "commands"];
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -60,6 +63,62 @@ fn main() {
     if wanted("search") {
         search::run(cache.path(), if quick { 1 } else { 5 });
     }
+    if wanted("commands") {
+        commands(&runtime, 300 / scale);
+    }
+}
+
+fn commands(runtime: &Arc<Runtime>, n: usize) {
+    println!("\n== run_command: `true` through the broker vs spawned directly");
+    let mut registry = Registry::new();
+    registry.load_builtins(runtime).expect("built-ins");
+    let ws = tempfile::tempdir().expect("temp");
+    let executor = Executor::new(Arc::clone(runtime), registry)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(Mode::Yolo);
+    let options = CallOptions::default();
+    let args = r#"{"command":"true"}"#;
+    for _ in 0..10 {
+        assert!(executor.call("run_command", args, &options).success);
+    }
+    let (mut samples, _) = time_n(n, || {
+        let r = executor.call("run_command", args, &options);
+        assert!(r.success, "{r:?}");
+    });
+    let (p50, p99) = percentiles(&mut samples);
+    let (mut samples, _) = time_n(n, || {
+        let status = std::process::Command::new("/bin/bash")
+            .args(["-c", "true"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("bash runs");
+        assert!(status.status.success());
+    });
+    let (p50_native, _) = percentiles(&mut samples);
+    println!(
+        "run_command true:  p50 {:>7.2} ms   p99 {:>7.2} ms  (n={n})",
+        ms(p50),
+        ms(p99)
+    );
+    println!("bash -c true:      p50 {:>7.2} ms", ms(p50_native));
+    println!(
+        "ratio {:.2}x; broker + sandbox overhead {:.2} ms per command at p50",
+        p50.as_secs_f64() / p50_native.as_secs_f64(),
+        ms(p50.saturating_sub(p50_native))
+    );
+    let line = "cd sub && FOO=1 timeout 60 cargo test -p core -- --nocapture 2>&1 | tee log.txt | tail -n 50; git status --short || echo \"$(date)\"";
+    let broker = executor.broker();
+    let m = n * 20;
+    let (mut samples, _) = time_n(m, || {
+        std::hint::black_box(broker.assess(std::hint::black_box(line)).expect("allowed"));
+    });
+    let (p50_policy, _) = percentiles(&mut samples);
+    println!(
+        "policy check of a {}-character compound line: p50 {:>6.1} µs (n={m})",
+        line.len(),
+        us(p50_policy)
+    );
 }
 
 fn num_cores() -> usize {
@@ -166,6 +225,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         limits: &limits,
         cancel: None,
         settings: "{}",
+        broker: None,
     };
     for _ in 0..n / 10 {
         let _ = runtime.call(&plugin, &request);

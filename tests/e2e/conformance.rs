@@ -43,10 +43,9 @@ fn every_builtin_conforms() {
                 "{name}: output schema is not valid JSON Schema"
             );
         }
-        let writes = info
-            .capabilities
-            .iter()
-            .any(|c| matches!(c, Capability::WorkspaceWrite | Capability::Commands));
+        // Writing tools say they are sensitive; tools that only run
+        // commands do not, since the broker confirms each command by class.
+        let writes = info.capabilities.contains(&Capability::WorkspaceWrite);
         assert_eq!(
             writes, info.sensitive,
             "{name}: write capability and sensitivity must go together"

@@ -8,6 +8,7 @@
 
 mod apply_patch;
 mod cli;
+mod commands;
 mod conformance;
 mod executor;
 mod file_tools;

@@ -50,9 +50,54 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub allow_delete: bool,
 
+    #[command(flatten)]
+    pub commands: CommandArgs,
+
     /// Log more to stderr (-v info, -vv debug, -vvv trace); TOOLHOST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// How the command broker runs commands (run_command, process).
+#[derive(Debug, Args)]
+pub struct CommandArgs {
+    /// Treat commands matching PATTERN as safe, so they run without asking
+    /// (repeatable). Words match literally, `*` one argument, a final `**`
+    /// the rest: --allow-command 'cargo test **'
+    #[arg(long = "allow-command", global = true, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+
+    /// Refuse commands matching PATTERN in every mode (repeatable).
+    #[arg(long = "deny-command", global = true, value_name = "PATTERN")]
+    pub deny: Vec<String>,
+
+    /// Refuse dangerous commands without asking (only safe and dev commands,
+    /// and those matching --allow-command, run).
+    #[arg(long, global = true)]
+    pub allowed_only: bool,
+
+    /// Refuse to run commands when Landlock or the network filter cannot be
+    /// enforced on this system.
+    #[arg(long, global = true)]
+    pub require_sandbox: bool,
+
+    /// Run no commands at all.
+    #[arg(long, global = true)]
+    pub no_commands: bool,
+}
+
+impl CommandArgs {
+    /// The broker configuration these flags describe.
+    pub fn config(&self) -> toolhost::CommandConfig {
+        toolhost::CommandConfig {
+            enabled: !self.no_commands,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            allowed_only: self.allowed_only,
+            require_sandbox: self.require_sandbox,
+            ..toolhost::CommandConfig::default()
+        }
+    }
 }
 
 /// The subcommands.
@@ -101,8 +146,9 @@ pub struct CallArgs {
     /// Print {"tool","success","content","structured","error","duration_ms"} as JSON.
     #[arg(long)]
     pub json: bool,
-    /// When to ask before running: yolo never asks, confirm-sensitive asks for
-    /// tools that write or run commands, confirm-all always asks.
+    /// When to ask before running: yolo asks only for dangerous commands,
+    /// confirm-sensitive asks for tools that write and for dev and dangerous
+    /// commands, confirm-all asks for every call and command.
     #[arg(
         long,
         default_value = "confirm-sensitive",
@@ -171,7 +217,9 @@ impl Settings {
             .map_err(|e| UsageError(format!("--workspace {}: {e}", workspace.display())))?
             .with_mode(mode)
             .with_setting("allow_delete", global.allow_delete)
-            .with_confirmer(Box::new(crate::output::TtyConfirmer));
+            .with_confirmer(Box::new(crate::output::TtyConfirmer))
+            .with_commands(global.commands.config())
+            .map_err(UsageError)?;
         for spec in &global.grants {
             let (tool, caps) = spec.split_once('=').ok_or_else(|| {
                 UsageError(format!(

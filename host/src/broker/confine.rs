@@ -1,0 +1,236 @@
+//! OS confinement of a command, applied in the child between `fork` and
+//! `exec`, so it holds for the command and everything it starts:
+//!
+//! - `no_new_privs`: setuid programs (sudo, su) gain nothing;
+//! - Landlock: read and execute anywhere, write only in the workspace, the
+//!   broker's private temp dir and configured directories; no TCP bind or
+//!   connect (ABI 4+); no signals to, or abstract sockets of, processes
+//!   outside the sandbox (ABI 6+);
+//! - seccomp: `socket()` for anything but `AF_UNIX`, and io_uring, fail
+//!   with `EACCES`, so there is no network unless the grant allows it;
+//! - the parent-death signal, so the command dies with the host.
+//!
+//! Everything that can fail or allocate is prepared in the parent; the
+//! child only makes system calls. What is enforced is known before the
+//! spawn, and a child that cannot apply a planned part fails to start, so
+//! the report never claims more than holds.
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+};
+use rustix::process::{Pid, Signal};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+
+/// The newest Landlock ABI whose rights toolhost asks for.
+const ABI_USED: ABI = ABI::V6;
+
+/// What the host kernel offers, probed once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Support {
+    /// The kernel's Landlock ABI version (0 if none).
+    pub landlock_abi: i32,
+    /// Whether seccomp filters can be installed (and this arch is known).
+    pub seccomp: bool,
+}
+
+impl Support {
+    pub(crate) fn probe() -> Self {
+        // The newest ABI whose every right the kernel accepts, as a hard
+        // requirement, is the one it offers (up to the one toolhost uses).
+        let abis = [ABI::V6, ABI::V5, ABI::V4, ABI::V3, ABI::V2, ABI::V1];
+        let landlock_abi = abis
+            .into_iter()
+            .find(|&abi| kernel_accepts(abi))
+            .map_or(0, |abi| abi as i32);
+        // The kernel lists a Seccomp field for tasks when it supports it.
+        let seccomp = std::fs::read_to_string("/proc/self/status")
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
+            && target_arch().is_some();
+        Self {
+            landlock_abi,
+            seccomp,
+        }
+    }
+}
+
+/// Whether the kernel can create a ruleset with every right of `abi`.
+fn kernel_accepts(abi: ABI) -> bool {
+    let build = || -> Result<RulesetCreated, landlock::RulesetError> {
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(abi))?;
+        if abi >= ABI::V4 {
+            ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+        }
+        if abi >= ABI::V6 {
+            ruleset = ruleset.scope(Scope::from_all(abi))?;
+        }
+        ruleset.create()
+    };
+    build().is_ok()
+}
+
+fn target_arch() -> Option<TargetArch> {
+    TargetArch::try_from(std::env::consts::ARCH).ok()
+}
+
+/// What to confine a command to.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// Directories the command may write in (workspace, temp dir, extras).
+    pub writable: Vec<PathBuf>,
+    /// Whether the command may use the network.
+    pub network: bool,
+}
+
+/// Confinement ready to apply in a child, and what it will enforce.
+pub(crate) struct Prepared {
+    ruleset: Option<RulesetCreated>,
+    filter: Option<BpfProgram>,
+    parent: Option<Pid>,
+    /// Names of what is enforced, for the report.
+    pub enforced: Vec<String>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("enforced", &self.enforced)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Device files every command may write (`> /dev/null`).
+const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+impl Prepared {
+    /// Prepare `plan` on a kernel offering `support`.
+    pub(crate) fn new(plan: &Plan, support: Support) -> Result<Self, String> {
+        let mut enforced = vec!["no-new-privs".to_owned(), "process-group".to_owned()];
+        let ruleset = if support.landlock_abi >= 1 {
+            let r = landlock_ruleset(plan, support)
+                .map_err(|e| format!("cannot prepare Landlock: {e}"))?;
+            enforced.push(format!("landlock-fs (abi {})", support.landlock_abi));
+            if !plan.network && support.landlock_abi >= 4 {
+                enforced.push("landlock-net".to_owned());
+            }
+            if support.landlock_abi >= 6 {
+                enforced.push("landlock-scope".to_owned());
+            }
+            Some(r)
+        } else {
+            None
+        };
+        let filter = if !plan.network && support.seccomp {
+            enforced.push("seccomp-net".to_owned());
+            Some(network_filter()?)
+        } else {
+            None
+        };
+        Ok(Self {
+            ruleset,
+            filter,
+            parent: Some(rustix::process::getpid()),
+            enforced,
+        })
+    }
+
+    /// Whether file-system confinement (Landlock) is part of the plan.
+    pub(crate) fn confines_files(&self) -> bool {
+        self.ruleset.is_some()
+    }
+
+    /// Whether network confinement is part of the plan (or not needed).
+    pub(crate) fn confines_network(&self, plan: &Plan) -> bool {
+        plan.network || self.filter.is_some()
+    }
+
+    /// Apply in the child after `fork`, before `exec`. Only system calls.
+    pub(crate) fn apply(&mut self) -> io::Result<()> {
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        // The host may have died before the line above.
+        if rustix::process::getppid() != self.parent {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        rustix::thread::set_no_new_privs(true)?;
+        if let Some(ruleset) = self.ruleset.take() {
+            match ruleset.restrict_self() {
+                Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
+                Ok(_) => return Err(io::Error::from_raw_os_error(libc::ENOSYS)),
+                Err(_) => return Err(io::Error::from_raw_os_error(libc::EPERM)),
+            }
+        }
+        if let Some(filter) = &self.filter {
+            seccompiler::apply_filter(filter)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
+        }
+        Ok(())
+    }
+}
+
+fn landlock_ruleset(
+    plan: &Plan,
+    support: Support,
+) -> Result<RulesetCreated, landlock::RulesetError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(ABI_USED))?;
+    if !plan.network && support.landlock_abi >= 4 {
+        ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
+    }
+    if support.landlock_abi >= 6 {
+        ruleset = ruleset.scope(Scope::from_all(ABI_USED))?;
+    }
+    ruleset
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_USED)))?
+        .add_rules(path_beneath_rules(
+            &plan.writable,
+            AccessFs::from_all(ABI_USED),
+        ))?
+        .add_rules(path_beneath_rules(
+            WRITABLE_DEVICES,
+            AccessFs::from_all(ABI_USED),
+        ))
+}
+
+fn network_filter() -> Result<BpfProgram, String> {
+    let fail = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
+    let arch = target_arch().ok_or("seccomp: unknown architecture")?;
+    let not_unix = SeccompRule::new(vec![
+        SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(fail)?,
+    ])
+    .map_err(fail)?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_socket, vec![not_unix]);
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        rules.insert(call, Vec::new());
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(fail)?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| format!("cannot compile the seccomp filter: {e}"))
+}

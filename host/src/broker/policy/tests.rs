@@ -1,0 +1,258 @@
+//! The policy's classification table and the reasons it gives. The
+//! blocklist's evasion cases run through the whole broker, in every mode,
+//! in `broker/tests.rs`.
+
+use super::*;
+
+fn assess(line: &str) -> Assessment {
+    Policy::default()
+        .assess_line(line)
+        .unwrap_or_else(|r| panic!("`{line}` was refused: {r}"))
+}
+
+fn class(line: &str) -> Class {
+    assess(line).class
+}
+
+/// `(line, class)` for 60+ commands.
+const TABLE: &[(&str, Class)] = &[
+    // safe: reads and reports
+    ("ls -la", Class::Safe),
+    ("cat README.md", Class::Safe),
+    ("head -n 20 src/main.rs", Class::Safe),
+    ("tail -f log.txt", Class::Safe),
+    ("wc -l src/*.rs", Class::Safe),
+    ("grep -rn TODO src", Class::Safe),
+    ("rg -n 'fn main' src", Class::Safe),
+    ("tree -L 2", Class::Safe),
+    ("file target/debug/app", Class::Safe),
+    ("which cargo", Class::Safe),
+    ("echo hello", Class::Safe),
+    ("pwd", Class::Safe),
+    ("env", Class::Safe),
+    ("date -u", Class::Safe),
+    ("python --version", Class::Safe),
+    ("python3 -V", Class::Safe),
+    ("git status", Class::Safe),
+    ("git log --oneline -5", Class::Safe),
+    ("git diff HEAD~1", Class::Safe),
+    ("git show HEAD:src/lib.rs", Class::Safe),
+    ("git branch", Class::Safe),
+    ("git branch -a", Class::Safe),
+    ("git -C sub status", Class::Safe),
+    ("npm list --depth 0", Class::Safe),
+    ("cargo check", Class::Safe),
+    ("cargo metadata --format-version 1", Class::Safe),
+    ("cargo fmt --check", Class::Safe),
+    ("go version", Class::Safe),
+    ("pip list", Class::Safe),
+    ("sed -n 1,10p file", Class::Safe),
+    ("awk '{print $1}' file", Class::Safe),
+    ("sort file | uniq -c", Class::Safe),
+    ("find . -name '*.rs'", Class::Safe),
+    ("ls | head -3 && wc -l x", Class::Safe),
+    ("echo x > /dev/null", Class::Safe),
+    ("cd src && ls", Class::Safe),
+    ("command -v cargo", Class::Safe),
+    ("which sudo", Class::Safe),
+    ("echo \"rm -rf /\"", Class::Safe),
+    ("echo ':(){ :|:& };:'", Class::Safe),
+    ("grep -r sudo .", Class::Safe),
+    // dev: builds, tests, formats
+    ("cargo build --release", Class::Dev),
+    ("cargo test -p core", Class::Dev),
+    ("cargo clippy --all-targets", Class::Dev),
+    ("pytest -q", Class::Dev),
+    ("python -m pytest tests/", Class::Dev),
+    ("python3 -m mypy src", Class::Dev),
+    ("mypy .", Class::Dev),
+    ("ruff check .", Class::Dev),
+    ("black src", Class::Dev),
+    ("eslint src", Class::Dev),
+    ("make", Class::Dev),
+    ("make -j4 test", Class::Dev),
+    ("go build ./...", Class::Dev),
+    ("go test ./...", Class::Dev),
+    ("mvn package", Class::Dev),
+    ("gradle build", Class::Dev),
+    ("tsc --noEmit", Class::Dev),
+    ("npm run build", Class::Dev),
+    ("npm test", Class::Dev),
+    ("pnpm run lint", Class::Dev),
+    ("yarn run test", Class::Dev),
+    ("npm ci", Class::Dev),
+    ("docker ps", Class::Dev),
+    ("kubectl get pods", Class::Dev),
+    ("git add -A", Class::Dev),
+    ("git commit -m wip", Class::Dev),
+    ("git rm -r --cached x", Class::Dev),
+    ("mkdir -p build/out", Class::Dev),
+    ("ls > listing.txt", Class::Dev),
+    ("sed -i s/a/b/ file", Class::Dev),
+    ("bash -c 'ls'", Class::Dev),
+    ("timeout 60 cargo test", Class::Dev),
+    ("cargo build 2>&1 | tail -20", Class::Dev),
+    // dangerous: everything else
+    ("rm -rf build", Class::Dangerous),
+    ("rm file.txt", Class::Dangerous),
+    ("mv a b", Class::Dangerous),
+    ("cp -r src /tmp/x", Class::Dangerous),
+    ("chmod 755 run.sh", Class::Dangerous),
+    ("curl -o x.tgz https://example.com/x.tgz", Class::Dangerous),
+    ("npm install --global pkg", Class::Dangerous),
+    ("npm install left-pad", Class::Dangerous),
+    ("pip install requests", Class::Dangerous),
+    ("cargo install ripgrep", Class::Dangerous),
+    ("cargo publish", Class::Dangerous),
+    ("git push origin main", Class::Dangerous),
+    ("git reset --hard HEAD~3", Class::Dangerous),
+    ("git clean -fdx", Class::Dangerous),
+    ("git checkout -- .", Class::Dangerous),
+    ("git -c core.pager=evil log", Class::Dangerous),
+    ("python script.py", Class::Dangerous),
+    ("python -c 'print(1)'", Class::Dangerous),
+    ("node server.js", Class::Dangerous),
+    ("./configure", Class::Dangerous),
+    ("bin/ls", Class::Dangerous),
+    ("kill -9 1234", Class::Dangerous),
+    ("pkill -f server", Class::Dangerous),
+    ("docker run -it ubuntu", Class::Dangerous),
+    ("kubectl delete pod x", Class::Dangerous),
+    (
+        "dd if=/dev/zero of=disk.img bs=1M count=1",
+        Class::Dangerous,
+    ),
+    ("find . -name '*.o' -delete", Class::Dangerous),
+    ("awk 'BEGIN{system(\"id\")}'", Class::Dangerous),
+    ("PATH=.:$PATH ls", Class::Dangerous),
+    ("export LD_PRELOAD=/tmp/x.so", Class::Dangerous),
+    ("env PATH=/tmp ls", Class::Dangerous),
+    ("ls && rm -rf dist", Class::Dangerous),
+    ("cat setup.sh | sh", Class::Dangerous),
+    ("source venv/bin/activate", Class::Dangerous),
+    ("somethingunknown --flag", Class::Dangerous),
+];
+
+#[test]
+fn classification_table() {
+    assert!(TABLE.len() >= 60, "{} cases", TABLE.len());
+    let wrong: Vec<String> = TABLE
+        .iter()
+        .filter_map(|(line, want)| {
+            let got = class(line);
+            (got != *want).then(|| format!("`{line}`: {got}, expected {want}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "misclassified:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn argv_is_classified_like_the_line() {
+    let p = Policy::default();
+    let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        p.assess_argv(&argv(&["cargo", "test"])).unwrap().class,
+        Class::Dev
+    );
+    assert_eq!(
+        p.assess_argv(&argv(&["ls", "; rm -rf /"])).unwrap().class,
+        Class::Safe,
+        "no shell, so `;` is just an argument"
+    );
+    assert!(p.assess_argv(&argv(&["sudo", "ls"])).is_err());
+    assert!(p.assess_argv(&argv(&["bash", "-c", "rm -rf ~"])).is_err());
+    assert!(p.assess_argv(&[]).is_err());
+}
+
+#[test]
+fn the_most_dangerous_part_names_the_reason() {
+    let a = assess("ls && npm install left-pad && cargo build");
+    assert_eq!(a.class, Class::Dangerous);
+    assert!(a.reason.contains("npm install left-pad"), "{}", a.reason);
+    assert!(assess("PATH=/tmp ls").reason.contains("`PATH`"));
+}
+
+#[test]
+fn allow_patterns_make_commands_safe() {
+    let policy = Policy {
+        allow: vec![
+            Pattern::parse("npm install *").unwrap(),
+            Pattern::parse("./gradlew **").unwrap(),
+        ],
+        deny: vec![Pattern::parse("git push **").unwrap()],
+    };
+    assert_eq!(
+        policy.assess_line("npm install left-pad").unwrap().class,
+        Class::Safe
+    );
+    assert_eq!(
+        policy.assess_line("npm install a b").unwrap().class,
+        Class::Dangerous,
+        "`*` is one argument"
+    );
+    assert_eq!(
+        policy.assess_line("./gradlew build --info").unwrap().class,
+        Class::Safe
+    );
+    assert_eq!(
+        policy.assess_line("./gradlew").unwrap().class,
+        Class::Safe,
+        "`**` matches nothing too"
+    );
+    let denied = policy
+        .assess_line("ls; git push -f origin main")
+        .unwrap_err();
+    assert!(denied.0.contains("deny pattern `git push **`"), "{denied}");
+    assert!(
+        policy.assess_line("npm install x && sudo ls").is_err(),
+        "allow never overrides the blocklist"
+    );
+}
+
+#[test]
+fn patterns_are_checked() {
+    assert!(Pattern::parse("").is_err());
+    assert!(Pattern::parse("** x").is_err());
+    assert!(Pattern::parse("* test").is_err());
+    let p = Pattern::parse("cargo test *").unwrap();
+    assert!(
+        p.matches(&["/usr/bin/cargo", "test", "x"]),
+        "a program matches by name"
+    );
+    assert!(!p.matches(&["cargo", "test"]));
+    assert_eq!(p.to_string(), "cargo test *");
+}
+
+#[test]
+fn environment_overrides_are_dangerous() {
+    let p = Policy::default();
+    assert_eq!(
+        p.assess_env(&["PATH"]).map(|a| a.class),
+        Some(Class::Dangerous)
+    );
+    assert_eq!(
+        p.assess_env(&["LD_PRELOAD"]).map(|a| a.class),
+        Some(Class::Dangerous)
+    );
+    assert_eq!(p.assess_env(&["RUST_LOG", "CI"]), None);
+}
+
+#[test]
+fn kill_minus_one_is_told_apart_from_signal_one() {
+    let p = Policy::default();
+    for blocked in ["kill -9 -1", "kill -- -1", "kill -s KILL -1", "kill -1"] {
+        assert!(p.assess_line(blocked).is_err(), "{blocked}");
+    }
+    for allowed in [
+        "kill -1 1234",
+        "kill -9 1234",
+        "kill 1234",
+        "kill -s HUP 99",
+    ] {
+        assert_eq!(
+            p.assess_line(allowed).map(|a| a.class),
+            Ok(Class::Dangerous),
+            "{allowed}"
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! Processes: starting them so they cannot outlive the host, collecting
+//! their output, and killing whole process groups.
+//!
+//! Every command is the leader of its own process group. Three layers make
+//! sure none survives the host:
+//! - dropping the broker kills every group it started;
+//! - each leader gets `SIGKILL` as its parent-death signal. The signal
+//!   follows the *thread* that forked, so all spawns happen on one
+//!   long-lived [`Spawner`] thread;
+//! - a small `sh` [`Watchdog`] learns each group id and kills the groups
+//!   still registered when its stdin closes, which is when the host exits,
+//!   even by `SIGKILL`. That reaches children the leader left behind, which
+//!   the parent-death signal does not.
+
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Send `SIGKILL` to every process of group `pgid`.
+pub(crate) fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
+        // ESRCH (the group is gone) is the expected outcome when it ended.
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    }
+}
+
+type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
+
+/// The one thread that forks commands (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Spawner {
+    jobs: Mutex<Option<mpsc::Sender<SpawnJob>>>,
+}
+
+impl Spawner {
+    pub(crate) fn new() -> io::Result<Self> {
+        let (tx, rx) = mpsc::channel::<SpawnJob>();
+        thread::Builder::new()
+            .name("toolhost-spawner".to_owned())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })?;
+        Ok(Self {
+            jobs: Mutex::new(Some(tx)),
+        })
+    }
+
+    /// Spawn `command` on the spawner thread.
+    pub(crate) fn spawn(&self, command: Command) -> io::Result<Child> {
+        let (tx, rx) = mpsc::channel();
+        let sent = self
+            .jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|jobs| jobs.send((command, tx)).is_ok());
+        if sent != Some(true) {
+            return Err(io::Error::other("the command runner has shut down"));
+        }
+        rx.recv()
+            .unwrap_or_else(|_| Err(io::Error::other("the command runner stopped")))
+    }
+}
+
+/// Kills registered process groups when the host goes away.
+#[derive(Debug)]
+pub(crate) struct Watchdog {
+    stdin: Mutex<Option<ChildStdin>>,
+}
+
+const WATCHDOG: &str = r#"trap '' INT TERM HUP PIPE
+live=""
+while read -r line; do
+  case "$line" in
+    +*) live="$live ${line#+}" ;;
+    -*) keep=""; for g in $live; do [ "$g" = "${line#-}" ] || keep="$keep $g"; done; live="$keep" ;;
+  esac
+done
+for g in $live; do kill -s KILL -- "-$g" 2>/dev/null; done"#;
+
+impl Watchdog {
+    /// Start the watchdog; `None` (with a warning) if `sh` cannot start.
+    pub(crate) fn start() -> Option<Self> {
+        let started = Command::new("/bin/sh")
+            .args(["-c", WATCHDOG])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .env_clear()
+            .spawn();
+        match started {
+            Ok(mut child) => Some(Self {
+                stdin: Mutex::new(child.stdin.take()),
+            }),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot start the process watchdog ({e}); commands left running will not be killed if the host is killed"
+                );
+                None
+            }
+        }
+    }
+
+    fn send(&self, line: &str) {
+        let mut stdin = self.stdin.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pipe) = stdin.as_mut()
+            && pipe.write_all(line.as_bytes()).is_err()
+        {
+            *stdin = None;
+        }
+    }
+
+    /// Watch group `pgid`.
+    pub(crate) fn watch(&self, pgid: u32) {
+        self.send(&format!("+{pgid}\n"));
+    }
+
+    /// Stop watching group `pgid` (it is gone).
+    pub(crate) fn forget(&self, pgid: u32) {
+        self.send(&format!("-{pgid}\n"));
+    }
+}
+
+/// Output collected from a process: the first `head_cap` bytes and the
+/// last `tail_cap` bytes, with the count of everything written.
+#[derive(Debug, Default)]
+pub(crate) struct Buffer {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl Buffer {
+    pub(crate) fn new(head_cap: usize, tail_cap: usize) -> Self {
+        Self {
+            head_cap,
+            tail_cap,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = self.head_cap.saturating_sub(self.head.len());
+        let to_head = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..to_head]);
+        bytes = &bytes[to_head..];
+        if bytes.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
+        } else {
+            let over = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..over);
+            self.tail.extend(bytes);
+        }
+    }
+
+    /// Everything kept, as text, with a note where bytes were dropped.
+    pub(crate) fn text(&self) -> String {
+        let dropped = self.total - (self.head.len() + self.tail.len()) as u64;
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if dropped > 0 {
+            out.push_str(&format!(
+                "\n[... {dropped} bytes not kept: output over {} MiB ...]\n",
+                (self.head_cap + self.tail_cap) >> 20
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        let mut tail = Vec::with_capacity(a.len() + b.len());
+        tail.extend_from_slice(a);
+        tail.extend_from_slice(b);
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+
+    /// Text written after byte `cursor` that is still kept (tail only),
+    /// how many bytes since `cursor` were dropped, and the new cursor. An
+    /// incomplete UTF-8 character at the end waits for the next call.
+    pub(crate) fn since(&self, cursor: u64) -> (String, u64, u64) {
+        let kept_from = self.total - self.tail.len() as u64;
+        let missed = kept_from.saturating_sub(cursor);
+        let skip = usize::try_from(cursor.saturating_sub(kept_from)).unwrap_or(usize::MAX);
+        let bytes: Vec<u8> = self.tail.iter().skip(skip).copied().collect();
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => bytes.len(),
+        };
+        let text = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+        (text, missed, cursor.max(kept_from) + valid as u64)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+pub(crate) type Shared = Arc<Mutex<Buffer>>;
+
+/// Copy `reader` into `sink` until end of file; signals `done` at the end.
+pub(crate) fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: mpsc::Sender<()>) {
+    let spawned = thread::Builder::new()
+        .name("toolhost-output".to_owned())
+        .spawn(move || {
+            let mut chunk = vec![0u8; 64 << 10];
+            loop {
+                match reader.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => sink
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(&chunk[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done.send(());
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start an output reader thread: {e}");
+    }
+}
+
+/// Wait for the leader `child` to exit without reaping it, kill what is
+/// left of its group while the zombie leader still holds the group id,
+/// then reap it. Runs on its own thread; the status arrives on the
+/// returned channel.
+pub(crate) fn reap(
+    mut child: Child,
+    watchdog: Option<Arc<Watchdog>>,
+) -> mpsc::Receiver<io::Result<ExitStatus>> {
+    let (tx, rx) = mpsc::channel();
+    let pgid = child.id();
+    let spawned = thread::Builder::new()
+        .name("toolhost-reaper".to_owned())
+        .spawn(move || {
+            if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
+                let exited = || {
+                    rustix::process::waitid(
+                        WaitId::Pid(pid),
+                        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+                    )
+                };
+                while let Err(rustix::io::Errno::INTR) = exited() {}
+            }
+            kill_group(pgid);
+            let status = child.wait();
+            if let Some(w) = &watchdog {
+                w.forget(pgid);
+            }
+            let _ = tx.send(status);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start a reaper thread: {e}");
+    }
+    rx
+}
+
+/// How a command run to completion ended.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration: Duration,
+    /// Output streams still open when the command ended (held by a process
+    /// that left the group); reading them stopped.
+    pub abandoned_streams: usize,
+}
+
+/// Wait for a started command: until it exits, `timeout` passes or
+/// `cancelled()` turns true. On timeout or cancellation the whole group is
+/// killed. Waits a little for the output readers (`streams` of them).
+pub(crate) fn wait(
+    pgid: u32,
+    exited: &mpsc::Receiver<io::Result<ExitStatus>>,
+    streams_done: &mpsc::Receiver<()>,
+    streams: usize,
+    timeout: Duration,
+    cancelled: &dyn Fn() -> bool,
+) -> Ended {
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let (mut timed_out, mut is_cancelled) = (false, false);
+    let status = loop {
+        let now = Instant::now();
+        let slice = deadline
+            .saturating_duration_since(now)
+            .min(Duration::from_millis(50));
+        match exited.recv_timeout(slice) {
+            Ok(status) => break status.ok(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+        } else if cancelled() {
+            is_cancelled = true;
+        } else {
+            continue;
+        }
+        kill_group(pgid);
+        break exited
+            .recv_timeout(Duration::from_secs(10))
+            .ok()
+            .and_then(Result::ok);
+    };
+    let duration = started.elapsed();
+    let grace = Instant::now() + Duration::from_millis(500);
+    let mut done = 0;
+    while done < streams {
+        match streams_done.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+            Ok(()) => done += 1,
+            Err(_) => break,
+        }
+    }
+    Ended {
+        status,
+        timed_out,
+        cancelled: is_cancelled,
+        duration,
+        abandoned_streams: streams - done,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_keeps_head_and_tail() {
+        let mut b = Buffer::new(4, 4);
+        b.push(b"abcdefgh");
+        b.push(b"ijkl");
+        assert_eq!(b.total(), 12);
+        let text = b.text();
+        assert!(text.starts_with("abcd"), "{text}");
+        assert!(text.ends_with("ijkl"), "{text}");
+        assert!(text.contains("[... 4 bytes not kept"), "{text}");
+    }
+
+    #[test]
+    fn since_returns_new_text_and_what_was_missed() {
+        let mut b = Buffer::new(0, 8);
+        b.push(b"hello ");
+        let (text, missed, cursor) = b.since(0);
+        assert_eq!((text.as_str(), missed, cursor), ("hello ", 0, 6));
+        b.push(b"world, again");
+        let (text, missed, cursor) = b.since(cursor);
+        assert_eq!((text.as_str(), missed, cursor), ("d, again", 4, 18));
+        let (text, _, same) = b.since(cursor);
+        assert_eq!((text.as_str(), same), ("", 18));
+    }
+
+    #[test]
+    fn since_holds_back_a_split_character() {
+        let mut b = Buffer::new(0, 64);
+        let e = "é".as_bytes();
+        b.push(&[b'a', e[0]]);
+        let (text, _, cursor) = b.since(0);
+        assert_eq!((text.as_str(), cursor), ("a", 1));
+        b.push(&e[1..]);
+        let (text, _, cursor) = b.since(cursor);
+        assert_eq!((text.as_str(), cursor), ("é", 3));
+    }
+}

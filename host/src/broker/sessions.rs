@@ -1,0 +1,240 @@
+//! Background sessions: commands started with `spawn` that keep running
+//! between calls. Capped in number; finished ones are kept for a while so
+//! their last output and exit status can still be read.
+
+use super::process::{self, Shared};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::process::{ChildStdin, ExitStatus};
+use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// A session's state as the `commands` interface reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Status {
+    pub id: String,
+    pub command: String,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub new_output: String,
+    pub elapsed: Duration,
+}
+
+/// A started background command.
+pub(crate) struct Session {
+    pub command: String,
+    pub pgid: u32,
+    pub started: Instant,
+    pub output: Shared,
+    pub stdin: Option<ChildStdin>,
+    pub exited: mpsc::Receiver<io::Result<ExitStatus>>,
+}
+
+struct Entry {
+    session: Session,
+    cursor: u64,
+    /// `Some(exit code)` once finished (`None` inside: killed by a signal).
+    finished: Option<(Option<i32>, Instant)>,
+}
+
+impl Entry {
+    fn refresh(&mut self) {
+        if self.finished.is_none() {
+            match self.session.exited.try_recv() {
+                Ok(status) => {
+                    let code = status.ok().and_then(|s| s.code());
+                    self.finished = Some((code, Instant::now()));
+                    self.session.stdin = None;
+                }
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    self.finished = Some((None, Instant::now()));
+                }
+                Err(mpsc::TryRecvError::Empty) => {}
+            }
+        }
+    }
+
+    fn status(&mut self, id: &str, consume: bool) -> Status {
+        self.refresh();
+        let new_output = if consume {
+            let (text, missed, cursor) = self
+                .session
+                .output
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .since(self.cursor);
+            self.cursor = cursor;
+            if missed > 0 {
+                format!("[... {missed} bytes of output dropped: poll more often ...]\n{text}")
+            } else {
+                text
+            }
+        } else {
+            String::new()
+        };
+        let end = self.finished.map_or_else(Instant::now, |(_, at)| at);
+        Status {
+            id: id.to_owned(),
+            command: self.session.command.clone(),
+            running: self.finished.is_none(),
+            exit_code: self.finished.and_then(|(code, _)| code),
+            new_output,
+            elapsed: end.saturating_duration_since(self.session.started),
+        }
+    }
+}
+
+/// Every background session of one broker.
+pub(crate) struct Sessions {
+    inner: Mutex<Inner>,
+    max_running: usize,
+    ttl: Duration,
+}
+
+#[derive(Default)]
+struct Inner {
+    next: u64,
+    entries: BTreeMap<u64, Entry>,
+}
+
+impl Inner {
+    fn expire(&mut self, ttl: Duration) {
+        for e in self.entries.values_mut() {
+            e.refresh();
+        }
+        self.entries
+            .retain(|_, e| e.finished.is_none_or(|(_, at)| at.elapsed() < ttl));
+    }
+
+    fn entry(&mut self, id: &str) -> Result<&mut Entry, String> {
+        let n = parse_id(id).ok_or_else(|| unknown(id))?;
+        self.entries.get_mut(&n).ok_or_else(|| unknown(id))
+    }
+}
+
+fn parse_id(id: &str) -> Option<u64> {
+    id.strip_prefix("s-")?.parse().ok()
+}
+
+fn unknown(id: &str) -> String {
+    format!(
+        "there is no session `{id}` (it may have finished and expired); list the sessions to see their ids"
+    )
+}
+
+impl Sessions {
+    pub(crate) fn new(max_running: usize, ttl: Duration) -> Self {
+        Self {
+            inner: Mutex::default(),
+            max_running,
+            ttl,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.expire(self.ttl);
+        inner
+    }
+
+    /// Whether another session may start; the error says why not.
+    pub(crate) fn check_room(&self) -> Result<(), String> {
+        let inner = self.lock();
+        let running = inner
+            .entries
+            .values()
+            .filter(|e| e.finished.is_none())
+            .count();
+        if running >= self.max_running {
+            Err(format!(
+                "{running} background sessions are running, the most allowed; kill one you no longer need first"
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Register a started session; returns its id.
+    pub(crate) fn add(&self, session: Session) -> String {
+        let mut inner = self.lock();
+        inner.next += 1;
+        let n = inner.next;
+        inner.entries.insert(
+            n,
+            Entry {
+                session,
+                cursor: 0,
+                finished: None,
+            },
+        );
+        format!("s-{n}")
+    }
+
+    /// Status with the output since the previous poll.
+    pub(crate) fn poll(&self, id: &str) -> Result<Status, String> {
+        self.lock().entry(id).map(|e| e.status(id, true))
+    }
+
+    /// Every session, without consuming output.
+    pub(crate) fn list(&self) -> Vec<Status> {
+        let mut inner = self.lock();
+        inner
+            .entries
+            .iter_mut()
+            .map(|(n, e)| e.status(&format!("s-{n}"), false))
+            .collect()
+    }
+
+    /// Write to a running session's stdin.
+    pub(crate) fn write(&self, id: &str, data: &[u8]) -> Result<(), String> {
+        let mut inner = self.lock();
+        let entry = inner.entry(id)?;
+        entry.refresh();
+        let Some(stdin) = entry
+            .session
+            .stdin
+            .as_mut()
+            .filter(|_| entry.finished.is_none())
+        else {
+            return Err(format!("session `{id}` has finished; its input is closed"));
+        };
+        stdin
+            .write_all(data)
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("cannot write to session `{id}`: {e}"))
+    }
+
+    /// Kill a session's whole process group and wait briefly for it.
+    pub(crate) fn kill(&self, id: &str) -> Result<Status, String> {
+        let mut inner = self.lock();
+        let entry = inner.entry(id)?;
+        entry.refresh();
+        if entry.finished.is_none() {
+            process::kill_group(entry.session.pgid);
+            if let Ok(status) = entry.session.exited.recv_timeout(Duration::from_secs(5)) {
+                let code = status.ok().and_then(|s| s.code());
+                entry.finished = Some((code, Instant::now()));
+            }
+        }
+        Ok(entry.status(id, true))
+    }
+
+    /// Forget finished sessions; returns how many.
+    pub(crate) fn clear(&self) -> u32 {
+        let mut inner = self.lock();
+        let before = inner.entries.len();
+        inner.entries.retain(|_, e| e.finished.is_none());
+        u32::try_from(before - inner.entries.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Kill every running session (the broker is going away).
+    pub(crate) fn kill_all(&self) {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        for e in inner.entries.values() {
+            if e.finished.is_none() {
+                process::kill_group(e.session.pgid);
+            }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Run commands through the host's broker. A tool must declare
+//! [`Capability::Commands`](crate::Capability::Commands) and be granted it;
+//! otherwise every function here returns [`CommandError::Denied`].
+//!
+//! The plugin never spawns anything: the host parses the command, applies
+//! its policy (blocklist, classification, confirmation), runs it confined to
+//! the workspace with a timeout, and returns the capped output.
+//!
+//! ```no_run
+//! use toolhost_sdk::commands::{self, Request};
+//! let done = commands::run(&Request::shell("cargo test -q").with_timeout_secs(120))?;
+//! println!("exit {:?}: {}", done.exit_code, done.stdout);
+//! # Ok::<(), toolhost_sdk::commands::CommandError>(())
+//! ```
+
+use crate::ToolError;
+use std::time::Duration;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// An argument vector, run without a shell.
+    Argv(Vec<String>),
+    /// A shell command line; the host checks every part of it.
+    Shell(String),
+}
+
+/// A request to run a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The command.
+    pub program: Program,
+    /// Working directory relative to the workspace root; the root if `None`.
+    pub cwd: Option<String>,
+    /// Timeout; the host's default if `None` (capped by its maximum).
+    pub timeout: Option<Duration>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+}
+
+impl Request {
+    /// Run `line` through the shell.
+    pub fn shell(line: impl Into<String>) -> Self {
+        Self::new(Program::Shell(line.into()))
+    }
+
+    /// Run `argv` directly.
+    pub fn argv<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
+        Self::new(Program::Argv(argv.into_iter().map(Into::into).collect()))
+    }
+
+    fn new(program: Program) -> Self {
+        Self {
+            program,
+            cwd: None,
+            timeout: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// In `cwd` (relative to the workspace root).
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// With a timeout in seconds.
+    pub fn with_timeout_secs(mut self, secs: u64) -> Self {
+        self.timeout = Some(Duration::from_secs(secs));
+        self
+    }
+
+    /// With an extra environment variable.
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A finished command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// The exit code; `None` if a signal killed it.
+    pub exit_code: Option<i32>,
+    /// Standard output, capped (head and tail kept).
+    pub stdout: String,
+    /// Standard error, capped (head and tail kept).
+    pub stderr: String,
+    /// It ran past its timeout and its process group was killed.
+    pub timed_out: bool,
+    /// Output was cut; the full text is kept under `output_id`.
+    pub truncated: bool,
+    /// Where the host keeps the full output (see [`output`]).
+    pub output_id: Option<String>,
+    /// How long it ran.
+    pub duration: Duration,
+    /// What the host enforced (`landlock-fs (abi 6)`, `seccomp-net`, ...).
+    pub confinement: Vec<String>,
+}
+
+/// A background session's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStatus {
+    /// The id [`spawn`] returned.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Still running.
+    pub running: bool,
+    /// The exit code once finished (`None` while running or if killed).
+    pub exit_code: Option<i32>,
+    /// Output since the previous [`poll`] (empty from [`sessions`]).
+    pub new_output: String,
+    /// Time since it started (until it finished).
+    pub elapsed: Duration,
+}
+
+/// Why the host did not run, or could not finish, a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandError {
+    /// Policy refused it (blocklist, `allowed_only`, no grant).
+    Denied(String),
+    /// It needed a person's confirmation, which was refused or unavailable.
+    NotConfirmed(String),
+    /// The request is malformed (bad cwd, unknown session).
+    Invalid(String),
+    /// The host could not run it.
+    Failed(String),
+    /// A dry run: what the host would have done; nothing ran.
+    DryRun(String),
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Denied(m)
+            | Self::NotConfirmed(m)
+            | Self::Invalid(m)
+            | Self::Failed(m)
+            | Self::DryRun(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+impl From<CommandError> for ToolError {
+    /// Refusals become `denied`, bad requests `invalid_input`. A dry run
+    /// becomes `denied` carrying the description: tools that support dry
+    /// runs should turn [`CommandError::DryRun`] into an [`Output`](crate::Output).
+    fn from(e: CommandError) -> Self {
+        match e {
+            CommandError::Denied(m) | CommandError::NotConfirmed(m) | CommandError::DryRun(m) => {
+                Self::denied(m)
+            }
+            CommandError::Invalid(m) => Self::invalid_input(m),
+            CommandError::Failed(m) => Self::failed(m),
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod host {
+    use super::{CommandError, Finished, Program, Request, SessionStatus};
+    use crate::__private::bindings::toolhost::plugin::commands as wit;
+    use std::time::Duration;
+
+    pub(super) fn request(r: &Request) -> wit::CommandRequest {
+        wit::CommandRequest {
+            program: match &r.program {
+                Program::Argv(a) => wit::Program::Argv(a.clone()),
+                Program::Shell(s) => wit::Program::Shell(s.clone()),
+            },
+            cwd: r.cwd.clone(),
+            timeout_ms: r
+                .timeout
+                .map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
+            env: r.env.clone(),
+        }
+    }
+
+    pub(super) fn error(e: wit::CommandError) -> CommandError {
+        match e {
+            wit::CommandError::Denied(m) => CommandError::Denied(m),
+            wit::CommandError::NotConfirmed(m) => CommandError::NotConfirmed(m),
+            wit::CommandError::Invalid(m) => CommandError::Invalid(m),
+            wit::CommandError::Failed(m) => CommandError::Failed(m),
+            wit::CommandError::DryRun(m) => CommandError::DryRun(m),
+        }
+    }
+
+    pub(super) fn finished(o: wit::CommandOutput) -> Finished {
+        Finished {
+            exit_code: o.exit_code,
+            stdout: o.stdout,
+            stderr: o.stderr,
+            timed_out: o.timed_out,
+            truncated: o.truncated,
+            output_id: o.output_id,
+            duration: Duration::from_millis(o.duration_ms),
+            confinement: o.confinement,
+        }
+    }
+
+    pub(super) fn status(s: wit::SessionStatus) -> SessionStatus {
+        SessionStatus {
+            id: s.id,
+            command: s.command,
+            running: s.running,
+            exit_code: s.exit_code,
+            new_output: s.new_output,
+            elapsed: Duration::from_millis(s.elapsed_ms),
+        }
+    }
+
+    pub(super) use wit::{clear, kill, output, poll, run, sessions, spawn, write_stdin};
+}
+
+/// Natively there is no host: every request is denied.
+#[cfg(not(target_arch = "wasm32"))]
+fn no_host<T>() -> Result<T, CommandError> {
+    Err(CommandError::Denied(
+        "commands run only inside toolhost (this is a native run)".to_owned(),
+    ))
+}
+
+/// Run a command to completion.
+pub fn run(request: &Request) -> Result<Finished, CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::run(&host::request(request))
+            .map(host::finished)
+            .map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = request;
+        no_host()
+    }
+}
+
+/// Start a background session; returns its id.
+pub fn spawn(request: &Request) -> Result<String, CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::spawn(&host::request(request)).map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = request;
+        no_host()
+    }
+}
+
+/// A session's status and its output since the previous poll.
+pub fn poll(id: &str) -> Result<SessionStatus, CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::poll(id).map(host::status).map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = id;
+        no_host()
+    }
+}
+
+/// Write to a session's stdin (send `\n` to end a line).
+pub fn write_stdin(id: &str, data: &[u8]) -> Result<(), CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::write_stdin(id, data).map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (id, data);
+        no_host()
+    }
+}
+
+/// Kill a session and everything it started.
+pub fn kill(id: &str) -> Result<(), CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::kill(id).map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = id;
+        no_host()
+    }
+}
+
+/// Every session (no output is consumed); empty without the grant.
+pub fn sessions() -> Vec<SessionStatus> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::sessions().into_iter().map(host::status).collect()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Forget finished sessions; returns how many.
+pub fn clear() -> u32 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::clear()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}
+
+/// The full output the host kept under `output_id`.
+pub fn output(output_id: &str) -> Result<String, CommandError> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        host::output(output_id).map_err(host::error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = output_id;
+        no_host()
+    }
+}

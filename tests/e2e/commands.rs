@@ -1,0 +1,360 @@
+//! run_command and process through the executor and the real binary: the
+//! plugin, the broker and the OS confinement together.
+
+use crate::support::{self, call, executor, kind, stderr, toolhost, workspace};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use toolhost::{ErrorKind, Grant, Mode};
+
+#[test]
+fn run_command_runs_in_the_workspace() {
+    let ws = workspace();
+    support::write(ws.path(), "hello.txt", "hi there\n");
+    let ex = executor(ws.path());
+    let r = call(
+        &ex,
+        "run_command",
+        r#"{"command":"cat hello.txt && echo oops >&2; exit 3"}"#,
+    );
+    assert!(r.success, "{r:?}");
+    assert!(r.content.starts_with("$ cat hello.txt"), "{}", r.content);
+    assert!(
+        r.content
+            .contains("hi there\n[stderr]\noops\n[exit code 3 (failed)"),
+        "{}",
+        r.content
+    );
+    let s = r.structured.unwrap();
+    assert_eq!(s["exit_code"], 3);
+    assert!(
+        s["confinement"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "seccomp-net"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_plugin_without_the_grant_is_denied() {
+    let ws = workspace();
+    let ex = executor(ws.path()).with_grant("run_command", Grant::none());
+    let r = call(&ex, "run_command", r#"{"command":"touch made"}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{r:?}");
+    assert!(
+        r.content.contains("not granted the `commands` capability"),
+        "{}",
+        r.content
+    );
+    assert!(!ws.path().join("made").exists());
+}
+
+#[test]
+fn blocked_commands_are_refused_through_the_tool() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let r = call(
+        &ex,
+        "run_command",
+        r#"{"command":"echo ok && sudo rm -rf /"}"#,
+    );
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{r:?}");
+    assert!(r.content.contains("another user"), "{}", r.content);
+}
+
+#[test]
+fn landlock_confines_writes_to_the_workspace() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let r = call(
+        &ex,
+        "run_command",
+        r#"{"command":"touch ./inside; touch /tmp/outside-$$ && echo escaped; echo $$"}"#,
+    );
+    assert!(r.success, "{r:?}");
+    assert!(ws.path().join("inside").exists());
+    assert!(!r.content.contains("\nescaped\n"), "{}", r.content);
+    assert!(r.content.contains("Permission denied"), "{}", r.content);
+    let pid = r
+        .content
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse::<u32>().ok())
+        .unwrap();
+    assert!(!Path::new(&format!("/tmp/outside-{pid}")).exists());
+}
+
+#[test]
+fn background_sessions_through_the_process_tool() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let r = call(
+        &ex,
+        "run_command",
+        r#"{"command":"while read l; do echo got:$l; done","background":true}"#,
+    );
+    assert!(r.success, "{r:?}");
+    let id = r.structured.unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let w = call(
+        &ex,
+        "process",
+        &format!(r#"{{"action":"write","session_id":"{id}","input":"ping\n"}}"#),
+    );
+    assert!(w.success, "{w:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    while !seen.contains("got:ping") && Instant::now() < deadline {
+        let p = call(
+            &ex,
+            "process",
+            &format!(r#"{{"action":"poll","session_id":"{id}"}}"#),
+        );
+        seen.push_str(&p.content);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(seen.contains("got:ping"), "{seen}");
+    let list = call(&ex, "process", r#"{"action":"list"}"#);
+    assert!(
+        list.content.contains(&id) && list.content.contains("running"),
+        "{}",
+        list.content
+    );
+    let k = call(
+        &ex,
+        "process",
+        &format!(r#"{{"action":"kill","session_id":"{id}"}}"#),
+    );
+    assert!(k.success, "{k:?}");
+    let gone = call(&ex, "process", r#"{"action":"clear"}"#);
+    assert!(gone.content.contains("removed 1"), "{}", gone.content);
+}
+
+#[test]
+fn cut_output_is_read_back_through_the_process_tool() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let r = call(&ex, "run_command", r#"{"command":"seq 1 50000"}"#);
+    assert!(r.success, "{r:?}");
+    let s = r.structured.unwrap();
+    assert_eq!(s["truncated"], true);
+    let id = s["output_id"].as_str().unwrap();
+    assert!(r.content.contains("lines omitted"), "{}", &r.content[..200]);
+    let page = call(
+        &ex,
+        "process",
+        &format!(r#"{{"action":"output","output_id":"{id}","offset":25000,"limit":2}}"#),
+    );
+    assert_eq!(
+        page.content,
+        format!(
+            " 25000\t25000\n 25001\t25001\n[{id}: lines 25000-25001 of 50000; continue with offset 25002]"
+        )
+    );
+    let grep = call(
+        &ex,
+        "process",
+        &format!(r#"{{"action":"output","output_id":"{id}","grep":"^4999[0-9]$"}}"#),
+    );
+    assert!(
+        grep.content.contains(" 49999\t49999\n[") && grep.content.contains("10 line(s)"),
+        "{}",
+        grep.content
+    );
+}
+
+#[test]
+fn commands_may_outlast_the_plugin_timeout() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let options = toolhost::CallOptions {
+        timeout: Some(Duration::from_millis(500)),
+        ..toolhost::CallOptions::default()
+    };
+    let r = ex.call(
+        "run_command",
+        r#"{"command":"sleep 1; echo done"}"#,
+        &options,
+    );
+    assert!(r.success && r.content.contains("done"), "{r:?}");
+}
+
+#[test]
+fn without_a_terminal_dev_commands_are_refused_with_a_way_out() {
+    let ws = workspace();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "call",
+            "run_command",
+            r#"{"command":"make no-such-target"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v = support::json(&out);
+    assert_eq!(kind(&v), "denied", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("--mode yolo") && message.contains("--dry-run"),
+        "{message}"
+    );
+    // The same command in yolo mode, or matched by an allow pattern, runs.
+    let v = support::call_cli(
+        ws.path(),
+        "run_command",
+        &serde_json::json!({"command": "true"}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--allow-command",
+            "make *",
+            "call",
+            "run_command",
+            r#"{"command":"make no-such-target"}"#,
+            "--json",
+        ],
+    );
+    let v = support::json(&out);
+    assert_ne!(kind(&v), "denied", "{v}");
+}
+
+#[test]
+fn dry_run_shows_the_verdict() {
+    let ws = workspace();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "call",
+            "run_command",
+            r#"{"command":"rm -rf build"}"#,
+            "--dry-run",
+        ],
+    );
+    let text = support::stdout(&out);
+    assert!(
+        text.contains("[dry run] would run `rm -rf build`") && text.contains("dangerous"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    let ex = executor(ws.path()).with_mode(Mode::ConfirmAll);
+    let r = ex.call(
+        "run_command",
+        r#"{"command":"touch made"}"#,
+        &toolhost::CallOptions {
+            context: toolhost::CallContext {
+                dry_run: true,
+                ..toolhost::CallContext::new()
+            },
+            ..toolhost::CallOptions::default()
+        },
+    );
+    assert!(r.success && r.content.contains("would ask"), "{r:?}");
+    assert!(!ws.path().join("made").exists());
+}
+
+/// Live `sleep MARKER` processes.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let wanted = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                return false;
+            };
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            });
+            alive && cmdline == wanted.as_bytes()
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn no_session_survives_the_executor() {
+    let ws = workspace();
+    let marker = format!("{}.{}", 700 + std::process::id() % 100, std::process::id());
+    let ex = executor(ws.path());
+    let args = format!(r#"{{"command":"sleep {marker} & sleep {marker}","background":true}}"#);
+    assert!(call(&ex, "run_command", &args).success);
+    wait_until("both sleeps to start", || {
+        processes_with(&marker).len() == 2
+    });
+    drop(ex);
+    wait_until("every sleep to be killed", || {
+        processes_with(&marker).is_empty()
+    });
+}
+
+#[test]
+fn no_session_survives_the_cli_exiting() {
+    // The CLI exits right after starting the session; the session touches
+    // `started` after starting its sleeps, so when that file exists the
+    // sleeps began before the exit. Retry until a run shows it.
+    for attempt in 0..20 {
+        let ws = workspace();
+        let marker = format!(
+            "{}.{}{attempt}",
+            900 + std::process::id() % 100,
+            std::process::id()
+        );
+        let args = format!(
+            r#"{{"command":"sleep {marker} & sleep {marker} & touch started; wait","background":true}}"#
+        );
+        let out = toolhost(ws.path(), &["call", "run_command", &args, "--mode", "yolo"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(200));
+        if ws.path().join("started").exists() {
+            assert!(
+                processes_with(&marker).is_empty(),
+                "a sleep outlived the CLI"
+            );
+            return;
+        }
+    }
+    panic!("the session never started before the CLI exited");
+}
+
+#[test]
+fn no_process_survives_the_host_being_killed() {
+    let ws = workspace();
+    let marker = format!("{}.{}", 800 + std::process::id() % 100, std::process::id());
+    let args = format!(r#"{{"command":"sleep {marker} & sleep {marker}","timeout":120}}"#);
+    toolhost(ws.path(), &["tools"]); // warm the cache first
+    let mut host = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["call", "run_command", &args, "--mode", "yolo"])
+        .current_dir(ws.path())
+        .env("TOOLHOST_CACHE_DIR", support::cache_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("both sleeps to start", || {
+        processes_with(&marker).len() == 2
+    });
+    host.kill().unwrap();
+    host.wait().unwrap();
+    wait_until("every sleep to be killed", || {
+        processes_with(&marker).is_empty()
+    });
+}
