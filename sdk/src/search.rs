@@ -20,7 +20,7 @@ mod walk;
 pub use engine::{FileMatches, Line, Query};
 pub use glob::Glob;
 pub use scope::{FileEntry, LeftOut, Scope};
-pub use walk::{WalkEntry, WalkOptions, walk_native};
+pub use walk::{EntryKind, WalkEntry, WalkOptions, walk_native};
 
 use crate::fs::{WorkspacePath, resolve};
 use crate::{Context, Output, ToolError, parallel};

@@ -1,7 +1,7 @@
 //! Which files a search covers.
 
 use super::Glob;
-use super::walk::{WalkOptions, walk};
+use super::walk::{EntryKind, WalkOptions, walk};
 use crate::ToolError;
 use crate::fs::{WorkspacePath, io_error};
 use std::collections::HashSet;
@@ -9,8 +9,9 @@ use std::collections::HashSet;
 /// The files a search covers, below one directory.
 #[derive(Debug, Clone)]
 pub struct Scope {
-    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude
-    /// (in any directory, whether or not it is a git repository).
+    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude,
+    /// in the searched directory and below it (whether or not it is a git
+    /// repository); ignore files above it are not read.
     pub respect_ignore: bool,
     /// Include dot-files and dot-directories.
     pub hidden: bool,
@@ -44,8 +45,11 @@ pub struct LeftOut {
 }
 
 impl Scope {
-    /// Every file in scope below `base`, sorted by path. `.git` directories
-    /// are never entered; symlinks are neither followed nor listed.
+    /// Every regular file in scope below `base`, sorted by path. `.git`
+    /// directories are never entered; symlinks are neither followed nor
+    /// listed; FIFOs, sockets and devices are left out (opening a FIFO
+    /// would block). A `base` that is itself a regular file is its own
+    /// scope.
     pub fn files(&self, base: &WorkspacePath) -> Result<Vec<FileEntry>, ToolError> {
         self.walk(base, self.respect_ignore, self.hidden)
     }
@@ -88,13 +92,19 @@ impl Scope {
         hidden: bool,
     ) -> Result<Vec<FileEntry>, ToolError> {
         let meta = std::fs::metadata(base).map_err(|e| io_error(e, base.shown()))?;
-        if !meta.is_dir() {
+        if meta.is_file() {
             // A single file is its own scope.
             return Ok(vec![FileEntry {
                 path: base.clone(),
                 size: meta.len(),
                 modified_ns: 0,
             }]);
+        }
+        if !meta.is_dir() {
+            return Err(ToolError::retry(format!(
+                "`{base}` is not a regular file or a directory (a FIFO, socket or device); give \
+                 a file or directory to search"
+            )));
         }
         let options = WalkOptions {
             respect_ignore,
@@ -105,7 +115,7 @@ impl Scope {
         let entries = walk(base, &options).map_err(|e| io_error(e, base.shown()))?;
         Ok(entries
             .into_iter()
-            .filter(|e| !e.is_dir && !e.is_symlink)
+            .filter(|e| e.kind == EntryKind::File)
             .map(|e| FileEntry {
                 path: base.join(&e.path),
                 size: e.size,
@@ -113,5 +123,40 @@ impl Scope {
             })
             .filter(|f| self.glob.as_ref().is_none_or(|g| g.matches(base, &f.path)))
             .collect())
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use super::*;
+    use crate::{Context, fs::resolve};
+
+    fn names(files: &[FileEntry]) -> Vec<&str> {
+        files.iter().map(|f| f.path.shown()).collect()
+    }
+
+    // Regression: a FIFO was searched like a file, and opening it hung.
+    #[test]
+    fn only_regular_files_are_in_scope() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "x").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(ws.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let ctx = Context::for_workspace(ws.path().display().to_string());
+        let scope = Scope {
+            respect_ignore: true,
+            hidden: false,
+            glob: None,
+            recursive: true,
+            metadata: false,
+        };
+        let base = resolve(".", &ctx).unwrap();
+        assert_eq!(names(&scope.files(&base).unwrap()), ["a.txt"]);
+        let pipe = resolve("pipe", &ctx).unwrap();
+        assert!(matches!(scope.files(&pipe), Err(ToolError::Retry(_))));
     }
 }
