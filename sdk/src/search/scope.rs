@@ -39,9 +39,12 @@ pub struct FileEntry {
 #[derive(Debug, Clone, Default)]
 pub struct LeftOut {
     /// Skipped only because ignore rules exclude them.
-    pub ignored: Vec<WorkspacePath>,
+    pub ignored: Vec<FileEntry>,
     /// Skipped only because they are hidden.
-    pub hidden: Vec<WorkspacePath>,
+    pub hidden: Vec<FileEntry>,
+    /// Skipped because they are both hidden and ignored (e.g. `.venv/`,
+    /// `.cache/`): only `respect_ignore=false` with `hidden=true` finds them.
+    pub hidden_and_ignored: Vec<FileEntry>,
 }
 
 impl Scope {
@@ -54,33 +57,33 @@ impl Scope {
         self.walk(base, self.respect_ignore, self.hidden)
     }
 
-    /// The files this scope leaves out because of ignore rules or hiding
-    /// (empty when it already includes them).
+    /// The files this scope leaves out because of ignore rules, hiding or
+    /// both (each list empty when the scope already includes them).
     pub fn left_out(&self, base: &WorkspacePath) -> Result<LeftOut, ToolError> {
-        let included: HashSet<String> = self
+        let mut seen: HashSet<String> = self
             .files(base)?
             .into_iter()
             .map(|f| f.path.shown().to_owned())
             .collect();
-        let extra = |respect_ignore, hidden| -> Result<Vec<WorkspacePath>, ToolError> {
-            Ok(self
-                .walk(base, respect_ignore, hidden)?
-                .into_iter()
-                .map(|f| f.path)
-                .filter(|p| !included.contains(p.shown()))
-                .collect())
-        };
+        // Each list takes what the earlier ones (and the scope) did not.
+        let mut extra =
+            |wanted: bool, respect_ignore, hidden| -> Result<Vec<FileEntry>, ToolError> {
+                if !wanted {
+                    return Ok(Vec::new());
+                }
+                Ok(self
+                    .walk(base, respect_ignore, hidden)?
+                    .into_iter()
+                    .filter(|f| seen.insert(f.path.shown().to_owned()))
+                    .collect())
+            };
+        let ignored = extra(self.respect_ignore, false, self.hidden)?;
+        let hidden = extra(!self.hidden, self.respect_ignore, true)?;
+        let hidden_and_ignored = extra(self.respect_ignore && !self.hidden, false, true)?;
         Ok(LeftOut {
-            ignored: if self.respect_ignore {
-                extra(false, self.hidden)?
-            } else {
-                Vec::new()
-            },
-            hidden: if self.hidden {
-                Vec::new()
-            } else {
-                extra(self.respect_ignore, true)?
-            },
+            ignored,
+            hidden,
+            hidden_and_ignored,
         })
     }
 
@@ -134,6 +137,46 @@ mod tests {
 
     fn names(files: &[FileEntry]) -> Vec<&str> {
         files.iter().map(|f| f.path.shown()).collect()
+    }
+
+    // Regression: files both hidden and ignored (`.venv/`, `.cache/`) were
+    // in neither list, so "0 matches" gave no hint at all.
+    #[test]
+    fn left_out_files_are_ignored_hidden_or_both() {
+        let ws = tempfile::tempdir().unwrap();
+        for (f, text) in [
+            (".gitignore", ".venv/\nbuild/\n"),
+            ("src/a.rs", "x"),
+            ("build/out.rs", "x"),
+            (".env", "x"),
+            (".venv/lib.py", "x"),
+        ] {
+            let p = ws.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let ctx = Context::for_workspace(ws.path().display().to_string());
+        let base = resolve(".", &ctx).unwrap();
+        let scope = Scope {
+            respect_ignore: true,
+            hidden: false,
+            glob: None,
+            recursive: true,
+            metadata: false,
+        };
+        assert_eq!(names(&scope.files(&base).unwrap()), ["src/a.rs"]);
+        let left = scope.left_out(&base).unwrap();
+        assert_eq!(names(&left.ignored), ["build/out.rs"]);
+        assert_eq!(names(&left.hidden), [".env", ".gitignore"]);
+        assert_eq!(names(&left.hidden_and_ignored), [".venv/lib.py"]);
+        let everything = Scope {
+            respect_ignore: false,
+            hidden: true,
+            ..scope
+        };
+        let left = everything.left_out(&base).unwrap();
+        assert!(left.ignored.is_empty() && left.hidden.is_empty());
+        assert!(left.hidden_and_ignored.is_empty());
     }
 
     // Regression: a FIFO was searched like a file, and opening it hung.
