@@ -329,6 +329,32 @@ pub fn read_up_to(path: &WorkspacePath, max_bytes: u64) -> io::Result<Option<Vec
     }
 }
 
+/// The setting that lets tools delete files. The toolhost CLI sets it with
+/// `--allow-delete`; it is off unless a person turns it on.
+pub const ALLOW_DELETE: &str = "allow_delete";
+
+/// Refuse a deletion unless a person enabled deleting files (the
+/// [`ALLOW_DELETE`] setting). `outcome` says what the refusal means for
+/// this call, e.g. "`a.txt` was not deleted". Every tool that deletes asks
+/// here, so they all obey the same setting and say the same thing.
+///
+/// ```
+/// use toolhost_sdk::{Context, ToolError, fs::deletion_allowed};
+/// let off = Context::default();
+/// let err = deletion_allowed(&off, "`a.txt` was not deleted").unwrap_err();
+/// assert!(matches!(&err, ToolError::Denied(m) if m.contains("--allow-delete")));
+/// assert!(deletion_allowed(&off.with_setting("allow_delete", true), "").is_ok());
+/// ```
+pub fn deletion_allowed(ctx: &Context, outcome: &str) -> Result<(), ToolError> {
+    if ctx.setting::<bool>(ALLOW_DELETE).unwrap_or(false) {
+        return Ok(());
+    }
+    Err(ToolError::denied(format!(
+        "deleting files is disabled, so {outcome}; a person can enable it with the \
+         `{ALLOW_DELETE}` setting (`--allow-delete` on the toolhost command line)"
+    )))
+}
+
 /// Replace or create the file at `path` with `data`, atomically: the host
 /// writes a temporary file beside it, syncs it and renames it over the
 /// target, keeping the old file's permissions; parent directories are

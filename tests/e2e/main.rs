@@ -12,6 +12,7 @@ mod conformance;
 mod executor;
 mod fan_out;
 mod file_tools;
+mod line_endings;
 mod read_file;
 mod sandbox;
 mod search_tools;
