@@ -1,7 +1,11 @@
 //! The host side of the `files` interface: file operations WASI 0.2 cannot
-//! express or makes slow — an atomic replace that keeps permissions, and a
-//! whole-tree walk in one call — done inside the directories the calling
-//! tool was granted, so no path, `..` or symlink leads outside them.
+//! express or makes slow. `write-atomic` (an atomic replace that keeps
+//! permissions) and `read` (a whole file in one call, opened non-blocking)
+//! go through cap-std beneath the directories the calling tool was granted,
+//! so no path, `..` or symlink leads outside them. `walk` (a whole tree in
+//! one call) checks that its start resolves inside the grant, then walks
+//! with the SDK's `walk_native` on the host's filesystem, never following a
+//! symlink; what that leaves open is in docs/security.md.
 
 use crate::bindings::files::{self, FileError};
 use crate::grant::{Access, Effective};
@@ -11,7 +15,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolhost_sdk::search::{WalkOptions, walk_native};
+use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
 
 /// The directories a tool was granted, by guest name, with their access.
 #[derive(Debug, Clone, Default)]
@@ -111,59 +115,19 @@ impl files::Host for CallState {
         }
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
-        write_atomic(&dir, &rel, &data).map_err(|e| to_file_error(e, &path))
+        write_atomic(&dir, &rel, &data, sync_dir).map_err(|e| to_file_error(e, &path, Op::Write))
     }
 
     fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
         let (base, rel) = self.granted.resolve(&path, Access::Read)?;
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
-        // Non-blocking, so a FIFO cannot hang the call in `open`.
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        cap_std::fs::OpenOptionsExt::custom_flags(
-            &mut options,
-            i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0),
-        );
-        let mut file = dir
-            .open_with(&rel, &options)
-            .map_err(|e| to_file_error(e, &path))?;
-        let meta = file.metadata().map_err(|e| to_file_error(e, &path))?;
-        if !meta.is_file() {
-            return Err(FileError::Invalid(format!(
-                "`{path}` is not a regular file"
-            )));
-        }
-        if meta.len() > max_bytes {
-            return Err(FileError::Invalid(format!(
-                "`{path}` is larger than {max_bytes} bytes"
-            )));
-        }
-        // Sized from the metadata already read: `read_to_end` would stat and
-        // seek again to size its buffer, two more system calls per file.
-        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        // One byte more than the size, so the read that reports the end
-        // needs no bigger buffer.
-        let mut data = vec![0; usize::try_from(meta.len()).unwrap_or(0).saturating_add(1)];
-        let mut filled = 0;
-        loop {
-            if filled == data.len() {
-                // The file grew since the stat: take more, within the limit.
-                if data.len() >= limit {
-                    break;
-                }
-                data.resize((data.len() * 2).clamp(4096, limit), 0);
-            }
-            match std::io::Read::read(&mut file, &mut data[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(to_file_error(e, &path)),
-            }
-        }
-        data.truncate(filled);
-        Ok(data)
+        // The guest chooses `max_bytes`; the host allocates the buffer, so
+        // it is bounded by what the guest could take in anyway.
+        let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
+            u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
+        });
+        read_whole(&dir, &rel, &path, max_bytes.min(cap))
     }
 
     fn walk(
@@ -183,7 +147,7 @@ impl files::Host for CallState {
                     "`{path}` leads outside the granted directory (through a symlink)"
                 )));
             }
-            (Err(e), _) | (_, Err(e)) => return Err(to_file_error(e, &path)),
+            (Err(e), _) | (_, Err(e)) => return Err(to_file_error(e, &path, Op::Walk)),
         };
         let options = WalkOptions {
             respect_ignore: options.respect_ignore,
@@ -191,13 +155,18 @@ impl files::Host for CallState {
             max_depth: options.max_depth.map(|d| d as usize),
             metadata: options.metadata,
         };
-        let entries = walk_native(&root, &options).map_err(|e| to_file_error(e, &path))?;
+        let entries =
+            walk_native(&root, &options).map_err(|e| to_file_error(e, &path, Op::Walk))?;
         Ok(entries
             .into_iter()
             .map(|e| files::WalkEntry {
                 path: e.path,
-                is_dir: e.is_dir,
-                is_symlink: e.is_symlink,
+                kind: match e.kind {
+                    EntryKind::File => files::EntryKind::File,
+                    EntryKind::Directory => files::EntryKind::Directory,
+                    EntryKind::Symlink => files::EntryKind::Symlink,
+                    EntryKind::Other => files::EntryKind::Other,
+                },
                 size: e.size,
                 modified_ns: e.modified_ns,
             })
@@ -205,9 +174,87 @@ impl files::Host for CallState {
     }
 }
 
-/// Temp file, write, sync, keep permissions, rename over the target, sync
-/// the directory. A symlink (inside `dir`) is written through.
-fn write_atomic(dir: &Dir, rel: &Path, data: &[u8]) -> std::io::Result<()> {
+/// The most `read` returns when the call's memory limit is not at hand (a
+/// share of a fanned-out call): what the default limit lets a guest take.
+const MAX_READ_BYTES: u64 = 256 << 20;
+
+/// The whole regular file `rel` in `dir`, at most `limit` bytes. It is
+/// opened non-blocking, so a FIFO cannot hang the call in `open`, and
+/// anything but a regular file is refused before a byte is read.
+fn read_whole(dir: &Dir, rel: &Path, path: &str, limit: u64) -> Result<Vec<u8>, FileError> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0),
+    );
+    let file = dir
+        .open_with(rel, &options)
+        .map_err(|e| to_file_error(e, path, Op::Read))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| to_file_error(e, path, Op::Read))?;
+    if !meta.is_file() {
+        return Err(FileError::Invalid(format!(
+            "`{path}` is not a regular file (a directory, FIFO, socket or device)"
+        )));
+    }
+    read_sized(file, meta.len(), limit, path)
+}
+
+/// Read `reader` to its end, expecting `expected` bytes (its size when it
+/// was stat'ed) and refusing more than `limit`: a file that grew past the
+/// limit since then is `too-large`, never silently cut.
+fn read_sized(
+    mut reader: impl std::io::Read,
+    expected: u64,
+    limit: u64,
+    path: &str,
+) -> Result<Vec<u8>, FileError> {
+    let too_large = || {
+        FileError::TooLarge(format!(
+            "`{path}` is larger than {limit} bytes; stream it instead"
+        ))
+    };
+    if expected > limit {
+        return Err(too_large());
+    }
+    // Sized from the metadata already read (`read_to_end` would stat and
+    // seek again), with one byte more so the read that reports the end
+    // needs no bigger buffer; and never more than one byte past the limit,
+    // which is how growth past it shows.
+    let most = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let size = usize::try_from(expected).unwrap_or(usize::MAX);
+    let mut data = vec![0; size.saturating_add(1).min(most)];
+    let mut filled = 0;
+    loop {
+        if filled == data.len() {
+            if data.len() >= most {
+                return Err(too_large());
+            }
+            // The file grew since the stat: make room, within the limit.
+            data.resize(data.len().saturating_mul(2).max(4096).min(most), 0);
+        }
+        match reader.read(&mut data[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(to_file_error(e, path, Op::Read)),
+        }
+    }
+    data.truncate(filled);
+    Ok(data)
+}
+
+/// Temp file, write, sync, keep permissions, rename over the target, then
+/// `sync_dir` on the directory. A symlink (inside `dir`) is written through.
+fn write_atomic(
+    dir: &Dir,
+    rel: &Path,
+    data: &[u8],
+    sync_dir: impl FnOnce(&Dir, &Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let target = match dir.symlink_metadata(rel) {
         Ok(meta) if meta.is_symlink() => dir.canonicalize(rel)?,
@@ -241,26 +288,55 @@ fn write_atomic(dir: &Dir, rel: &Path, data: &[u8]) -> std::io::Result<()> {
         }
         file.sync_all()?;
         drop(file);
-        dir.rename(&temp, dir, &target)?;
-        // Make the rename itself durable.
-        dir.open(parent.unwrap_or(Path::new(".")))?.sync_all()?;
-        Ok(())
+        dir.rename(&temp, dir, &target)
     })();
     if result.is_err() {
         let _ = dir.remove_file(&temp);
+        return result;
     }
-    result
+    // The file is replaced; syncing the directory only makes the rename
+    // survive a crash. Failing that is no reason to report the write as
+    // failed (a caller would then "restore" a file it did replace).
+    let parent = parent.unwrap_or(Path::new("."));
+    if let Err(err) = sync_dir(dir, parent) {
+        tracing::warn!(path = %target.display(), %err, "the file was replaced, but syncing its directory failed");
+    }
+    Ok(())
 }
 
-fn to_file_error(err: std::io::Error, path: &str) -> FileError {
+/// Make a rename in `parent` durable.
+fn sync_dir(dir: &Dir, parent: &Path) -> std::io::Result<()> {
+    dir.open(parent)?.sync_all()
+}
+
+/// What a host file operation was doing, for its error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Read,
+    Write,
+    Walk,
+}
+
+impl Op {
+    fn gerund(self) -> &'static str {
+        match self {
+            Self::Read => "reading",
+            Self::Write => "writing",
+            Self::Walk => "walking",
+        }
+    }
+}
+
+fn to_file_error(err: std::io::Error, path: &str, op: Op) -> FileError {
     use std::io::ErrorKind as K;
+    let doing = op.gerund();
     match err.kind() {
         K::NotFound | K::NotADirectory => FileError::NotFound(format!("`{path}`: {err}")),
         K::PermissionDenied | K::ReadOnlyFilesystem => FileError::Denied(format!(
-            "writing `{path}` was refused: {err} (the path may lead outside the granted directory through a symlink)"
+            "{doing} `{path}` was refused: {err} (the path may lead outside the granted directory through a symlink)"
         )),
         K::IsADirectory => FileError::Invalid(format!("`{path}` is a directory, not a file")),
-        _ => FileError::Failed(format!("cannot write `{path}`: {err}")),
+        _ => FileError::Failed(format!("{doing} `{path}` failed: {err}")),
     }
 }
 
@@ -287,7 +363,7 @@ mod tests {
         let d = dirs(ws.path());
         let (base, rel) = d.resolve("run.sh", Access::Write).unwrap();
         let dir = Dir::open_ambient_dir(base, cap_std::ambient_authority()).unwrap();
-        write_atomic(&dir, &rel, b"new").unwrap();
+        write_atomic(&dir, &rel, b"new", sync_dir).unwrap();
         assert_eq!(std::fs::read_to_string(&script).unwrap(), "new");
         let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o750);
@@ -295,7 +371,7 @@ mod tests {
         assert_eq!(leftovers.len(), 1, "no temp file left behind");
         // Parents are created.
         let (_, rel) = d.resolve("a/b/c.txt", Access::Write).unwrap();
-        write_atomic(&dir, &rel, b"x").unwrap();
+        write_atomic(&dir, &rel, b"x", sync_dir).unwrap();
         assert_eq!(
             std::fs::read_to_string(ws.path().join("a/b/c.txt")).unwrap(),
             "x"
@@ -335,8 +411,8 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret"), ws.path().join("link")).unwrap();
         std::os::unix::fs::symlink(outside.path(), ws.path().join("out")).unwrap();
         let dir = Dir::open_ambient_dir(ws.path(), cap_std::ambient_authority()).unwrap();
-        assert!(write_atomic(&dir, Path::new("link"), b"pwned").is_err());
-        assert!(write_atomic(&dir, Path::new("out/new"), b"pwned").is_err());
+        assert!(write_atomic(&dir, Path::new("link"), b"pwned", sync_dir).is_err());
+        assert!(write_atomic(&dir, Path::new("out/new"), b"pwned", sync_dir).is_err());
         assert_eq!(
             std::fs::read_to_string(outside.path().join("secret")).unwrap(),
             "keep"
@@ -363,5 +439,79 @@ mod tests {
             d.resolve("plan.json", Access::Read),
             Err(FileError::Denied(_))
         ));
+    }
+
+    // Regression: a file that grew after its stat made `clamp(4096, limit)`
+    // panic for a limit under 4096, and growth past the limit was cut silently.
+    #[test]
+    fn a_file_that_grew_is_read_within_the_limit_or_refused() {
+        let grown = vec![7u8; 150];
+        // Stat'ed at 10 bytes, now 150: within a limit of 200, all of it.
+        assert_eq!(read_sized(&grown[..], 10, 200, "f").unwrap(), grown);
+        // Past a limit of 100: refused, never 100 bytes of it.
+        assert!(matches!(
+            read_sized(&grown[..], 10, 100, "f"),
+            Err(FileError::TooLarge(_))
+        ));
+        assert!(matches!(
+            read_sized(&grown[..], 150, 149, "f"),
+            Err(FileError::TooLarge(_))
+        ));
+        assert_eq!(read_sized(&grown[..], 150, 150, "f").unwrap().len(), 150);
+        assert_eq!(read_sized(&b""[..], 0, 0, "f").unwrap(), b"");
+    }
+
+    // Regression: a FIFO or a directory was "invalid" like a file too large,
+    // so the guest streamed it through WASI and hung on the FIFO.
+    #[test]
+    fn only_regular_files_are_read_and_size_is_its_own_error() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "hello").unwrap();
+        std::fs::create_dir(ws.path().join("d")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            ws.path().join("pipe"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let dir = Dir::open_ambient_dir(ws.path(), cap_std::ambient_authority()).unwrap();
+        let read = |rel: &str, limit| read_whole(&dir, Path::new(rel), rel, limit);
+        assert_eq!(read("a.txt", 5).unwrap(), b"hello");
+        assert!(matches!(read("a.txt", 4), Err(FileError::TooLarge(_))));
+        for special in ["pipe", "d"] {
+            assert!(
+                matches!(read(special, 1 << 20), Err(FileError::Invalid(m)) if m.contains("not a regular file")),
+                "{special}"
+            );
+        }
+        assert!(matches!(read("missing", 10), Err(FileError::NotFound(_))));
+    }
+
+    // Regression: a failed directory sync after a successful rename was
+    // reported as a failed write, so apply_patch "restored" a written file.
+    #[test]
+    fn a_failed_directory_sync_after_the_rename_is_not_a_failed_write() {
+        let ws = tempfile::tempdir().unwrap();
+        let dir = Dir::open_ambient_dir(ws.path(), cap_std::ambient_authority()).unwrap();
+        let failing = |_: &Dir, _: &Path| Err(std::io::Error::other("sync failed"));
+        write_atomic(&dir, Path::new("a.txt"), b"new", failing).unwrap();
+        assert_eq!(std::fs::read(ws.path().join("a.txt")).unwrap(), b"new");
+    }
+
+    #[test]
+    fn errors_name_the_operation() {
+        let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let other = || std::io::Error::other("disk on fire");
+        assert!(
+            matches!(to_file_error(denied(), "a", Op::Read), FileError::Denied(m) if m.starts_with("reading `a` was refused"))
+        );
+        assert!(
+            matches!(to_file_error(other(), "a", Op::Walk), FileError::Failed(m) if m.starts_with("walking `a` failed"))
+        );
+        assert!(
+            matches!(to_file_error(other(), "a", Op::Write), FileError::Failed(m) if m.starts_with("writing `a` failed"))
+        );
     }
 }

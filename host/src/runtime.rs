@@ -93,8 +93,8 @@ pub struct RuntimeConfig {
     /// Most calls running at once; the instance pool is sized to match and
     /// further calls wait for a slot (default 32).
     pub max_concurrent_calls: u32,
-    /// Extra threads a call may fan out to with `parallel.map`, shared by all
-    /// calls (default: the number of cores minus one).
+    /// Extra threads a call may fan out to with `parallel.run-shards`, shared
+    /// by all calls (default: the number of cores minus one).
     pub fanout_workers: u32,
     /// Epoch tick: how often deadlines and cancellation are checked (default 5 ms).
     pub epoch_tick: Duration,
@@ -228,7 +228,7 @@ impl Runtime {
         plugin: &Arc<Plugin>,
         request: &sandbox::CallRequest<'_>,
     ) -> sandbox::Outcome {
-        sandbox::run(self, plugin, request)
+        crate::parallel::keep_share_kinds(|| sandbox::run(self, plugin, request))
     }
 }
 

@@ -135,10 +135,13 @@ pub fn replace(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Re
     if old.is_empty() {
         return Err(EditError::EmptyOld);
     }
-    if old == new {
+    let variants = ending_variants(text, old, new);
+    // Compared as they will be applied: with `\r\n` made `\n`, "a\r\n"
+    // and "a\n" are the same text.
+    if variants[0].0 == variants[0].1 {
         return Err(EditError::NoChange);
     }
-    for (old, new) in ending_variants(text, old, new) {
+    for (old, new) in variants {
         let starts: Vec<usize> = text.match_indices(old.as_str()).map(|(i, _)| i).collect();
         if starts.is_empty() {
             continue;
@@ -223,6 +226,21 @@ mod tests {
             EditError::EmptyOld.into_tool_error("f"),
             ToolError::InvalidInput(_)
         ));
+    }
+
+    // Regression: old="a\r\n", new="a\n" passed the check before the
+    // endings were matched, then replaced `a\n` with itself: "1
+    // replacement" with an empty diff.
+    #[test]
+    fn arguments_differing_only_in_line_endings_are_no_change() {
+        assert_eq!(
+            replace("a\nb\n", "a\r\n", "a\n", false),
+            Err(EditError::NoChange)
+        );
+        assert_eq!(
+            replace("a\r\nb\r\n", "a\n", "a\r\n", false),
+            Err(EditError::NoChange)
+        );
     }
 
     #[test]

@@ -280,17 +280,34 @@ pub fn read_if_exists(path: &WorkspacePath) -> Result<Option<Vec<u8>>, ToolError
     }
 }
 
-/// The whole content of a regular file, if it is at most `max_bytes` long
-/// (`None` when larger: stream it instead). In the sandbox this is one host
-/// call, where reading through WASI takes an open, several reads and a
-/// close — worth it when reading many small files.
+/// The whole content of a regular file, if it is at most `max_bytes` long;
+/// `None` when it is larger (or the host's own cap is lower): stream it
+/// instead. Anything that is not a regular file (a directory, FIFO, socket
+/// or device) is an [`io::ErrorKind::InvalidInput`] error, and must not be
+/// opened through WASI either: opening a FIFO blocks the call in a host
+/// read that no deadline can stop. In the sandbox this is one host call
+/// (the host opens the file non-blocking), where reading through WASI
+/// takes an open, several reads and a close; worth it when reading many
+/// small files.
+///
+/// ```no_run
+/// # fn f(ctx: &toolhost_sdk::Context) -> Result<(), toolhost_sdk::ToolError> {
+/// let path = toolhost_sdk::fs::resolve("src/lib.rs", ctx)?;
+/// match toolhost_sdk::fs::read_up_to(&path, 1 << 20) {
+///     Ok(Some(bytes)) => { /* the whole file */ }
+///     Ok(None) => { /* larger: stream it with std::fs::File */ }
+///     Err(e) => return Err(toolhost_sdk::fs::io_error(e, path.shown())),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn read_up_to(path: &WorkspacePath, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
     #[cfg(target_arch = "wasm32")]
     {
         use crate::__private::bindings::toolhost::plugin::files::{self, FileError};
         match files::read(path.shown(), max_bytes) {
             Ok(data) => Ok(Some(data)),
-            Err(FileError::Invalid(_)) => Ok(None),
+            Err(FileError::TooLarge(_)) => Ok(None),
+            Err(FileError::Invalid(m)) => Err(io::Error::new(io::ErrorKind::InvalidInput, m)),
             Err(FileError::NotFound(m)) => Err(io::Error::new(io::ErrorKind::NotFound, m)),
             Err(FileError::Denied(m)) => Err(io::Error::new(io::ErrorKind::PermissionDenied, m)),
             Err(FileError::Failed(m)) => Err(io::Error::other(m)),
@@ -299,11 +316,43 @@ pub fn read_up_to(path: &WorkspacePath, max_bytes: u64) -> io::Result<Option<Vec
     #[cfg(not(target_arch = "wasm32"))]
     {
         let meta = std::fs::metadata(path)?;
-        if !meta.is_file() || meta.len() > max_bytes {
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{path}` is not a regular file (a directory, FIFO, socket or device)"),
+            ));
+        }
+        if meta.len() > max_bytes {
             return Ok(None);
         }
         std::fs::read(path).map(Some)
     }
+}
+
+/// The setting that lets tools delete files. The toolhost CLI sets it with
+/// `--allow-delete`; it is off unless a person turns it on.
+pub const ALLOW_DELETE: &str = "allow_delete";
+
+/// Refuse a deletion unless a person enabled deleting files (the
+/// [`ALLOW_DELETE`] setting). `outcome` says what the refusal means for
+/// this call, e.g. "`a.txt` was not deleted". Every tool that deletes asks
+/// here, so they all obey the same setting and say the same thing.
+///
+/// ```
+/// use toolhost_sdk::{Context, ToolError, fs::deletion_allowed};
+/// let off = Context::default();
+/// let err = deletion_allowed(&off, "`a.txt` was not deleted").unwrap_err();
+/// assert!(matches!(&err, ToolError::Denied(m) if m.contains("--allow-delete")));
+/// assert!(deletion_allowed(&off.with_setting("allow_delete", true), "").is_ok());
+/// ```
+pub fn deletion_allowed(ctx: &Context, outcome: &str) -> Result<(), ToolError> {
+    if ctx.setting::<bool>(ALLOW_DELETE).unwrap_or(false) {
+        return Ok(());
+    }
+    Err(ToolError::denied(format!(
+        "deleting files is disabled, so {outcome}; a person can enable it with the \
+         `{ALLOW_DELETE}` setting (`--allow-delete` on the toolhost command line)"
+    )))
 }
 
 /// Replace or create the file at `path` with `data`, atomically: the host
@@ -321,7 +370,7 @@ pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> 
             FileError::NotFound(m) => ToolError::retry(m),
             FileError::Denied(m) => ToolError::denied(m),
             FileError::Invalid(m) => ToolError::retry(m),
-            FileError::Failed(m) => ToolError::failed(m),
+            FileError::TooLarge(m) | FileError::Failed(m) => ToolError::failed(m),
         })
     }
     #[cfg(not(target_arch = "wasm32"))]

@@ -11,9 +11,25 @@
 //! JSON text and a call context; the SDK parses the JSON into `Args` (a bad
 //! field becomes [`ToolError::InvalidInput`] naming the field), builds a
 //! [`Context`], runs [`Tool::call`], and converts the result back to the WIT
-//! types. Helpers in [`fs`] turn model-given paths and `std::io::Error`s into
-//! model-friendly errors; [`text`] holds content hashing and binary detection
-//! shared by every file tool; [`log`] forwards log lines to the host.
+//! types.
+//!
+//! The modules hold what several plugins share:
+//!
+//! - [`fs`]: model-given paths ([`fs::resolve`], [`fs::WorkspacePath`]),
+//!   `std::io::Error`s in the model's terms, a directory walk, regular-file
+//!   reads ([`fs::read_up_to`]: one host call), atomic writes through the
+//!   host ([`fs::write_atomic`]), and the `allow_delete` check
+//!   ([`fs::deletion_allowed`]).
+//! - [`text`]: the content hash read tools report and edit tools check,
+//!   binary detection, and [`text::TextFile`], which keeps a file's BOM and
+//!   line endings through an edit.
+//! - [`edit`]: exact replacement with failures a model can act on (the
+//!   closest region and what differs), and unified diffs.
+//! - [`parallel`]: fan a call's work out over the host's cores
+//!   ([`parallel::run_shards`], [`parallel::fan_out`]).
+//! - `search` (feature `search`): scopes, globs, literal and regex search on
+//!   ripgrep's crates, fanned out, with "0 matches" explanations.
+//! - [`log`]: log lines forwarded to the host.
 //!
 //! ```no_run
 //! use toolhost_sdk::{Context, Output, Tool, ToolError, export_tool};

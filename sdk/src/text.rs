@@ -132,10 +132,11 @@ impl TextFile {
     }
 
     /// Bytes for `text` in this file's format: the BOM again if it had one,
-    /// CRLF endings again if it had them.
+    /// CRLF endings again if it had them (each LF gets its CR back; a CR
+    /// already in the text, as in a `\r\r\n` line, stays).
     pub fn encode(&self, text: &str) -> Vec<u8> {
         let body = if self.crlf {
-            text.replace("\r\n", "\n").replace('\n', "\r\n")
+            text.replace('\n', "\r\n")
         } else {
             text.to_owned()
         };
@@ -188,6 +189,7 @@ mod tests {
             b"a\r\nb",
             b"\xef\xbb\xbfx\r\ny",
             b"mixed\r\nlf\nend",
+            b"a\r\r\nb\r\n",
             b"",
             b"no newline",
         ] {
@@ -199,6 +201,16 @@ mod tests {
                 String::from_utf8_lossy(bytes)
             );
         }
+    }
+
+    // Regression: encoding replaced `\r\n` with `\n` first, so an
+    // untouched `\r\r\n` line of a CRLF file lost a CR.
+    #[test]
+    fn an_edit_keeps_a_cr_inside_a_crlf_line() {
+        let f = TextFile::decode(b"a\r\r\nb\r\n", "f").unwrap();
+        assert!(f.crlf);
+        let edited = f.text.replace('b', "B");
+        assert_eq!(f.encode(&edited), b"a\r\r\nB\r\n");
     }
 
     #[test]

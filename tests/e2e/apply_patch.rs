@@ -6,8 +6,8 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 
-fn patch_of(files: &[(&str, &str, &str)]) -> String {
-    // (path, before, after) → a unified diff made by GNU diff.
+pub fn patch_of(files: &[(&str, &str, &str)]) -> String {
+    // (path, before, after) → a unified diff made by GNU diff (`diff -ru`).
     let dir = workspace();
     for (path, before, after) in files {
         write(dir.path(), &format!("a/{path}"), before);
@@ -180,6 +180,85 @@ fn malformed_patches_and_escapes_are_refused() {
         assert_eq!(kind(&v), want, "{patch}: {v}");
     }
     assert_eq!(bytes(ws.path(), "f.txt"), b"a\n");
+}
+
+// Regression: with `path` given, `/dev/null` headers were ignored, so a
+// creation patch aimed at another path failed as "does not exist".
+#[test]
+fn dev_null_headers_create_and_delete_even_with_a_path() {
+    let ws = workspace();
+    let create = "--- /dev/null\n+++ b/whatever.txt\n@@ -0,0 +1 @@\n+hi\n";
+    let v = call_cli(
+        ws.path(),
+        "apply_patch",
+        &json!({"patch": create, "path": "made.txt"}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(bytes(ws.path(), "made.txt"), b"hi\n");
+    assert!(!ws.path().join("whatever.txt").exists());
+    let delete = "--- a/whatever.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-hi\n";
+    let args = json!({"patch": delete, "path": "made.txt"});
+    let v = call_cli(ws.path(), "apply_patch", &args, &[]);
+    assert_eq!(kind(&v), "denied", "{v}");
+    let v = call_cli(ws.path(), "apply_patch", &args, &["--allow-delete"]);
+    assert_eq!(v["success"], true, "{v}");
+    assert!(!ws.path().join("made.txt").exists());
+}
+
+// Regression: the new path was always patched, so `diff -u f f.new`
+// failed where GNU patch patches the existing `f`.
+#[test]
+fn a_diff_of_f_against_f_new_patches_f() {
+    let dir = workspace();
+    write(dir.path(), "f", "one\ntwo\n");
+    write(dir.path(), "f.new", "one\n2\n");
+    let out = Command::new("diff")
+        .args(["-u", "f", "f.new"])
+        .current_dir(dir.path())
+        .output()
+        .expect("diff runs");
+    let patch = String::from_utf8(out.stdout).unwrap();
+    let ws = workspace();
+    write(ws.path(), "f", "one\ntwo\n");
+    let v = call_cli(ws.path(), "apply_patch", &json!({"patch": patch}), &[]);
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(bytes(ws.path(), "f"), b"one\n2\n");
+    assert!(!ws.path().join("f.new").exists());
+    // When the new path exists, it is the one patched.
+    write(ws.path(), "f.new", "one\ntwo\n");
+    let v = call_cli(ws.path(), "apply_patch", &json!({"patch": patch}), &[]);
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(bytes(ws.path(), "f.new"), b"one\n2\n");
+}
+
+// Regression (missing test): a write failing after others succeeded must
+// put those back; the message said "the {i} files ... were restored" even
+// for created files or when nothing had been written.
+#[test]
+fn a_failed_write_puts_back_what_was_written_and_says_what_it_did() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "old\n");
+    // `d` is created as a file, so `d/x.txt` cannot be: the third write fails.
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n\
+                 --- /dev/null\n+++ b/d\n@@ -0,0 +1 @@\n+a file\n\
+                 --- /dev/null\n+++ b/d/x.txt\n@@ -0,0 +1 @@\n+x\n";
+    let v = call_cli(ws.path(), "apply_patch", &json!({"patch": patch}), &[]);
+    assert!(!v["success"].as_bool().unwrap(), "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(
+            "creating `d/x.txt` failed; what the patch did before it was undone: \
+             restored `a.txt`, removed the created `d`: "
+        ),
+        "{msg}"
+    );
+    assert_eq!(
+        bytes(ws.path(), "a.txt"),
+        b"old\n",
+        "the first file is restored"
+    );
+    assert!(!ws.path().join("d").exists(), "the created file is removed");
 }
 
 /// Real text: this repository's own sources and docs.

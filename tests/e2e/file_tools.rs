@@ -126,8 +126,12 @@ fn delete_file_is_off_by_default_and_says_how_to_enable_it() {
     let v = call_cli(ws.path(), "delete_file", &json!({"path": "a.txt"}), &[]);
     assert_eq!(kind(&v), "denied", "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
+    // Regression: it told people to set `allow_delete = true` in a
+    // toolhost.toml that does not exist yet.
     assert!(
-        msg.contains("--allow-delete") && msg.contains("allow_delete = true"),
+        msg.contains("`--allow-delete`")
+            && msg.contains("the `allow_delete` setting")
+            && !msg.contains("toolhost.toml"),
         "{msg}"
     );
     assert!(ws.path().join("a.txt").exists());

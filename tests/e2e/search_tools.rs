@@ -1,6 +1,7 @@
 //! find_files, grep and search_code on a fixture tree (ignored, hidden,
-//! binary, nested, CRLF), exact results per option; match sets against GNU
-//! grep on 2,000 generated files; fan-out over the host's cores.
+//! binary, nested, CRLF), exact results per option; a file streamed
+//! because it is over 1 MiB; match sets against GNU grep on 2,000
+//! generated files; the read-only grant the search tools hold.
 
 use crate::support::{call_cli, kind, workspace, write};
 use serde_json::{Value, json};
@@ -140,12 +141,27 @@ fn nothing_found_says_what_was_skipped() {
         "{v}"
     );
     let v = call_cli(ws.path(), "find_files", &json!({"pattern": "*.log"}), &[]);
-    assert!(
-        v["content"]
-            .as_str()
-            .unwrap()
-            .contains("1 match in ignored files — set respect_ignore=false"),
-        "{v}"
+    assert_eq!(
+        v["content"],
+        "0 files match `*.log`; 1 match exists in 1 ignored file — set respect_ignore=false to \
+         include them.\n"
+    );
+    // Regression: a file both hidden and ignored was counted nowhere.
+    write(
+        ws.path(),
+        ".cache/deep.log",
+        "needle in a hidden ignored file\n",
+    );
+    let v = call_cli(
+        ws.path(),
+        "grep",
+        &json!({"pattern": "hidden ignored"}),
+        &[],
+    );
+    assert_eq!(
+        v["content"],
+        "0 matches for `hidden ignored`; 1 match exists in 1 hidden and ignored file — set both \
+         respect_ignore=false and hidden=true to search them.\n"
     );
 }
 
@@ -287,19 +303,6 @@ fn find_files_newest_first_with_limits() {
     assert_eq!(kind(&v), "invalid_input", "{v}");
 }
 
-#[test]
-fn search_tools_only_ever_get_read_access() {
-    let ws = tree();
-    for tool in ["grep", "search_code", "find_files"] {
-        let out = crate::support::toolhost(ws.path(), &["describe", tool, "--json"]);
-        assert_eq!(
-            crate::support::json(&out)["granted"],
-            json!(["workspace:read"]),
-            "{tool}"
-        );
-    }
-}
-
 /// A generated tree of about 2,000 files in nested directories, some binary.
 fn generated(root: &Path) {
     let mut rng = fastrand::Rng::with_seed(42);
@@ -404,23 +407,190 @@ fn match_sets_equal_gnu_grep_on_2000_files() {
 }
 
 #[test]
-fn fan_out_runs_shares_in_order_and_refuses_nesting() {
+fn find_files_hidden_finds_dot_files_and_their_directories() {
+    let ws = tree();
+    let sorted = |args: Value| -> Vec<String> {
+        let mut l = lines(&call_cli(ws.path(), "find_files", &args, &[]));
+        l.sort();
+        l
+    };
+    assert_eq!(
+        sorted(json!({"pattern": "*.txt", "hidden": true})),
+        [".secret/keys.txt", "win.txt"]
+    );
+    assert_eq!(sorted(json!({"pattern": ".env", "hidden": true})), [".env"]);
+    assert_eq!(
+        sorted(json!({"pattern": ".env"})),
+        [
+            "0 files match `.env`; 1 match exists in 1 hidden file — set hidden=true to include them."
+        ]
+    );
+}
+
+#[test]
+fn search_code_options_each_change_the_set_exactly() {
+    let ws = tree();
+    let search = |args: Value| lines(&call_cli(ws.path(), "search_code", &args, &[]));
+    assert_eq!(
+        search(json!({"pattern": "needle in an ignored", "context_lines": 0})),
+        [
+            "0 matches for `needle in an ignored`; 2 matches exist in 2 ignored files — set \
+             respect_ignore=false to search them."
+        ]
+    );
+    assert_eq!(
+        search(
+            json!({"pattern": "needle in an ignored", "context_lines": 0, "respect_ignore": false})
+        ),
+        [
+            "build/out.rs:1:needle in an ignored dir",
+            "debug.log:1:needle in an ignored file"
+        ]
+    );
+    assert_eq!(
+        search(json!({"pattern": r"hidden \w+", "context_lines": 0, "hidden": true})),
+        [".secret/keys.txt:1:needle in a hidden dir"]
+    );
+    assert_eq!(
+        search(json!({"pattern": "needle", "context_lines": 0, "file_pattern": "*.md"})),
+        ["docs/guide.md:2:No needles here? One: needle."]
+    );
+    assert_eq!(
+        search(json!({"pattern": "needle", "context_lines": 0, "file_pattern": "src/**"})),
+        [
+            "src/lib/deep/nested.rs:1:// a needle in a nested dir",
+            "src/main.rs:2:    let needle = 1;",
+            "src/main.rs:3:    println!(\"{needle}\");"
+        ]
+    );
+    assert_eq!(
+        search(json!({"pattern": "NEEDLE WITH", "context_lines": 0, "case_sensitive": false})),
+        ["win.txt:2:needle with crlf"]
+    );
+    assert_eq!(
+        search(json!({"pattern": "NEEDLE WITH", "context_lines": 0})),
+        ["0 matches for `NEEDLE WITH`."]
+    );
+}
+
+#[test]
+fn grep_context_does_not_change_a_list_of_files() {
+    let ws = tree();
+    let files = |args: Value| lines(&call_cli(ws.path(), "grep", &args, &[]));
+    let expected = [
+        "docs/guide.md",
+        "src/lib/deep/nested.rs",
+        "src/main.rs",
+        "win.txt",
+    ];
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "context": 3})),
+        expected
+    );
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "count", "context": 3})),
+        [
+            "docs/guide.md:1",
+            "src/lib/deep/nested.rs:1",
+            "src/main.rs:2",
+            "win.txt:1"
+        ]
+    );
+}
+
+// Regression: with `context` set, `--` appeared only when some context line
+// existed; grep -C separates every non-adjacent group.
+#[test]
+fn group_separators_follow_the_context_setting() {
     let ws = workspace();
-    let fixtures = crate::support::fixtures_dir().display().to_string();
+    write(ws.path(), "a.txt", "needle\n");
+    write(ws.path(), "b.txt", "needle\n");
     let v = call_cli(
         ws.path(),
-        "misbehave",
-        &json!({"action": "shards", "n": 5}),
-        &["--plugin-dir", &fixtures],
+        "grep",
+        &json!({"pattern": "needle", "context": 1}),
+        &[],
     );
-    let l = lines(&v);
-    assert!(l[0].starts_with("width "), "{l:?}");
-    let width: usize = l[0][6..].parse().unwrap();
-    assert!(width >= 1);
+    assert_eq!(lines(&v), ["a.txt:1:needle", "--", "b.txt:1:needle"]);
+    let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
+    assert_eq!(lines(&v), ["a.txt:1:needle", "b.txt:1:needle"]);
+}
+
+/// A file over 1 MiB is streamed through WASI rather than read whole.
+#[test]
+fn a_file_over_one_mebibyte_is_searched_exactly() {
+    let ws = workspace();
+    let mut text = String::new();
+    for i in 1..=60_000 {
+        if [1, 30_000, 60_000].contains(&i) {
+            text.push_str(&format!("needle at {i}\n"));
+        } else {
+            text.push_str(&format!("filler line number {i}\n"));
+        }
+    }
+    assert!(text.len() > 1 << 20, "{}", text.len());
+    write(ws.path(), "big.txt", &text);
+    let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
     assert_eq!(
-        &l[1..],
-        (0..5)
-            .map(|i| format!("share {i} width 1 nested-refused true"))
-            .collect::<Vec<_>>()
+        lines(&v),
+        [
+            "big.txt:1:needle at 1",
+            "big.txt:30000:needle at 30000",
+            "big.txt:60000:needle at 60000"
+        ]
     );
+    let v = call_cli(
+        ws.path(),
+        "search_code",
+        &json!({"pattern": r"^needle at \d+0000$", "context_lines": 1}),
+        &[],
+    );
+    assert_eq!(
+        lines(&v),
+        [
+            "big.txt-29999-filler line number 29999",
+            "big.txt:30000:needle at 30000",
+            "big.txt-30001-filler line number 30001",
+            "--",
+            "big.txt-59999-filler line number 59999",
+            "big.txt:60000:needle at 60000"
+        ]
+    );
+}
+
+/// The search tools are granted workspace:read only, and that grant is a
+/// read-only preopen: a tool holding it can write neither through WASI nor
+/// through the host's `files.write-atomic`.
+#[test]
+fn search_tools_only_ever_get_read_access() {
+    let ws = tree();
+    let ex = crate::support::executor(ws.path()).with_grant(
+        "misbehave",
+        toolhost::Grant::parse_caps("workspace:read").unwrap(),
+    );
+    for action in ["write", "write_atomic"] {
+        for path in ["src/main.rs", "new.txt"] {
+            let args = json!({"action": action, "path": path, "content": "pwned"});
+            let r = crate::support::call(&ex, "misbehave", &args.to_string());
+            assert_eq!(
+                r.error_kind(),
+                Some(toolhost::ErrorKind::Denied),
+                "{action} {path}: {r:?}"
+            );
+        }
+    }
+    assert!(!ws.path().join("new.txt").exists());
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/main.rs"))
+            .unwrap()
+            .starts_with("fn main()")
+    );
+    for tool in ["grep", "search_code", "find_files"] {
+        let out = crate::support::toolhost(ws.path(), &["describe", tool, "--json"]);
+        assert_eq!(
+            crate::support::json(&out)["granted"],
+            json!(["workspace:read"]),
+            "{tool}"
+        );
+    }
 }

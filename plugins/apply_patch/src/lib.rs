@@ -1,10 +1,11 @@
 //! The `apply_patch` tool: apply a unified diff to one or many files, all or
 //! nothing. Every hunk of every file is placed in memory first (parse.rs,
 //! apply.rs); only then are files written, and if a write fails the files
-//! already written are restored.
+//! already written are put back (write.rs).
 
 mod apply;
 mod parse;
+mod write;
 
 use apply::Placed;
 use std::collections::BTreeMap;
@@ -58,8 +59,10 @@ impl Tool for ApplyPatch {
         at its stated line, else exactly elsewhere (nearest first), else ignoring trailing \
         whitespace, else ignoring leading and trailing whitespace; the result says where each \
         hunk applied and how. `/dev/null` headers create or delete files (deleting needs \
-        allow_delete). A hunk that does not apply is shown with the closest region of the file. \
-        Files keep their BOM and line endings.";
+        the `allow_delete` setting). With `---`/`+++` headers naming different files (`diff -u \
+        f f.new`), the new path is patched if it exists, else the old one. A hunk that does not \
+        apply is shown with the closest region of the file. Files keep their BOM and line \
+        endings.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {
@@ -74,7 +77,7 @@ impl Tool for ApplyPatch {
         let files =
             parse::parse(&args.patch).map_err(|e| ToolError::invalid_input(e.to_string()))?;
         let plan = plan(&files, args.path.as_deref(), ctx)?;
-        write_all(&plan)?;
+        write::write_all(&plan)?;
         let text: String = plan.iter().map(Change::summary).collect();
         let changed: Vec<String> = plan.iter().map(|c| c.shown.clone()).collect();
         let report = Report {
@@ -144,11 +147,7 @@ fn plan(
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
     let mut order = Vec::new();
     for (i, file) in files.iter().enumerate() {
-        let target = path
-            .or(file.new_path.as_deref())
-            .or(file.old_path.as_deref())
-            .ok_or_else(|| ToolError::invalid_input("the patch has no `---`/`+++` headers; give `path` to say which file it changes"))?;
-        let resolved = fs::resolve(target, ctx)?;
+        let resolved = target(file, path, ctx, &changes)?;
         let shown = resolved.shown().to_owned();
         let change = match changes.get_mut(&shown) {
             Some(change) => change,
@@ -171,9 +170,11 @@ fn plan(
                 files.len()
             ))
         };
-        let creating = file.old_path.is_none() && path.is_none();
-        let deleting = file.new_path.is_none() && path.is_none();
-        let (format, text) = match (&change.after, creating) {
+        // `/dev/null` in a header creates or deletes, whichever file `path`
+        // points the patch at.
+        let creating = file.headers && file.old_path.is_none();
+        let deleting = file.headers && file.new_path.is_none();
+        let format = match (&change.after, creating) {
             (Some(_), true) => {
                 return Err(context(ToolError::retry(format!(
                     "the patch creates `{shown}`, but it already exists"
@@ -184,34 +185,29 @@ fn plan(
                     "`{shown}` does not exist; check the path in the patch header"
                 ))));
             }
-            (None, true) => (
-                TextFile {
-                    text: String::new(),
-                    bom: false,
-                    crlf: false,
-                },
-                String::new(),
-            ),
-            (Some(bytes), false) => {
-                let f = TextFile::decode(bytes, &shown).map_err(context)?;
-                let t = f.text.clone();
-                (f, t)
-            }
+            (None, true) => TextFile {
+                text: String::new(),
+                bom: false,
+                crlf: false,
+            },
+            (Some(bytes), false) => TextFile::decode(bytes, &shown).map_err(context)?,
+        };
+        // A file decoded as all-CRLF has LF text, so the patch's lines lose
+        // their CR too; anywhere else a CR is part of the line.
+        let hunks = if format.crlf {
+            file.hunks.iter().map(parse::Hunk::without_cr).collect()
+        } else {
+            file.hunks.clone()
         };
         let (new_text, placed) =
-            apply::apply(&text, &file.hunks).map_err(|m| context(ToolError::retry(m)))?;
+            apply::apply(&format.text, &hunks).map_err(|m| context(ToolError::retry(m)))?;
         if deleting {
             if !new_text.is_empty() {
                 return Err(context(ToolError::retry(format!(
                     "the patch deletes `{shown}`, but the file has lines the patch does not remove"
                 ))));
             }
-            if !ctx.setting::<bool>("allow_delete").unwrap_or(false) {
-                return Err(context(ToolError::denied(format!(
-                    "the patch deletes `{shown}`, and deleting files is disabled; a person can \
-                     enable it with `allow_delete = true` in toolhost.toml or `--allow-delete`"
-                ))));
-            }
+            fs::deletion_allowed(ctx, &format!("`{shown}` was not deleted")).map_err(context)?;
             change.after = None;
         } else {
             change.after = Some(format.encode(&new_text));
@@ -228,35 +224,37 @@ fn plan(
         .collect())
 }
 
-/// Write every change; if one fails, put back the ones already written.
-fn write_all(plan: &[Change]) -> Result<(), ToolError> {
-    for (i, change) in plan.iter().enumerate() {
-        if let Err(err) = put(&change.path, change.after.as_deref()) {
-            let mut unrestored = Vec::new();
-            for done in plan[..i].iter().rev() {
-                if put(&done.path, done.before.as_deref()).is_err() {
-                    unrestored.push(done.shown.clone());
+/// The file a section of the patch changes: `path` when given; else the
+/// header's path. When `---` and `+++` name different files, like
+/// `diff -u f f.new`, the new one if it exists and else, as GNU patch
+/// does, the old one if that exists.
+fn target(
+    file: &parse::FilePatch,
+    path: Option<&str>,
+    ctx: &Context,
+    planned: &BTreeMap<String, Change>,
+) -> Result<WorkspacePath, ToolError> {
+    if let Some(path) = path {
+        return fs::resolve(path, ctx);
+    }
+    let exists = |p: &WorkspacePath| match planned.get(p.shown()) {
+        Some(change) => change.after.is_some(),
+        None => std::fs::symlink_metadata(p).is_ok(),
+    };
+    match (&file.old_path, &file.new_path) {
+        (Some(old), Some(new)) if old != new => {
+            let new = fs::resolve(new, ctx)?;
+            if !exists(&new) {
+                let old = fs::resolve(old, ctx)?;
+                if exists(&old) {
+                    return Ok(old);
                 }
             }
-            let restored = if unrestored.is_empty() {
-                format!("the {i} files written before it were restored")
-            } else {
-                format!("restoring {} failed too: check them", unrestored.join(", "))
-            };
-            return Err(err.context(&format!("writing `{}` failed; {restored}", change.shown)));
+            Ok(new)
         }
-    }
-    Ok(())
-}
-
-/// Make the file hold `bytes`, or not exist.
-fn put(path: &WorkspacePath, bytes: Option<&[u8]>) -> Result<(), ToolError> {
-    match bytes {
-        Some(bytes) => fs::write_atomic(path, bytes),
-        None => match std::fs::remove_file(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(fs::write_error(e, path.shown())),
-        },
+        (_, Some(p)) | (Some(p), None) => fs::resolve(p, ctx),
+        (None, None) => Err(ToolError::invalid_input(
+            "the patch has no `---`/`+++` headers; give `path` to say which file it changes",
+        )),
     }
 }

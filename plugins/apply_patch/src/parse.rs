@@ -1,10 +1,18 @@
 //! Parse unified diffs (`diff -u`, `git diff`): `---`/`+++` headers,
 //! `/dev/null` for created and deleted files, `@@` hunks, and
 //! `\ No newline at end of file` markers.
+//!
+//! A CR before a line's LF is part of the line (a file with mixed endings
+//! keeps them), unless every line of the patch has one: then the patch
+//! itself travelled with CRLF endings and they are dropped. The caller
+//! drops them for a file whose every line ends in CRLF
+//! ([`Hunk::without_cr`]).
 
 /// The changes to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilePatch {
+    /// True when `---`/`+++` headers came first (false for bare hunks).
+    pub headers: bool,
     /// The old path (`None` for `/dev/null`: the file is created).
     pub old_path: Option<String>,
     /// The new path (`None` for `/dev/null`: the file is deleted).
@@ -51,6 +59,24 @@ impl Hunk {
             .collect()
     }
 
+    /// The hunk with one CR dropped from the end of every line, for a file
+    /// whose text was decoded from all-CRLF to LF.
+    pub fn without_cr(&self) -> Self {
+        let strip = |t: &String| t.strip_suffix('\r').unwrap_or(t).to_owned();
+        Self {
+            lines: self
+                .lines
+                .iter()
+                .map(|l| match l {
+                    Line::Context(t) => Line::Context(strip(t)),
+                    Line::Remove(t) => Line::Remove(strip(t)),
+                    Line::Add(t) => Line::Add(strip(t)),
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     /// The lines that replace them: context and added lines.
     #[cfg(test)]
     pub fn new_lines(&self) -> Vec<&str> {
@@ -85,10 +111,12 @@ impl std::fmt::Display for ParseError {
 pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ParseError> {
     // The newline ending the last line does not start another (blank) one.
     let body = patch.strip_suffix('\n').unwrap_or(patch);
-    let lines: Vec<&str> = body
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    let mut lines: Vec<&str> = body.split('\n').collect();
+    if lines.iter().all(|l| l.ends_with('\r')) {
+        for l in &mut lines {
+            *l = &l[..l.len() - 1];
+        }
+    }
     let mut files: Vec<FilePatch> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -97,6 +125,7 @@ pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ParseError> {
             && let Some(new) = lines.get(i + 1).and_then(|l| l.strip_prefix("+++ "))
         {
             files.push(FilePatch {
+                headers: true,
                 old_path: header_path(old, "a/"),
                 new_path: header_path(new, "b/"),
                 hunks: Vec::new(),
@@ -105,6 +134,7 @@ pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ParseError> {
         } else if line.starts_with("@@ ") {
             if files.is_empty() {
                 files.push(FilePatch {
+                    headers: false,
                     old_path: None,
                     new_path: None,
                     hunks: Vec::new(),
@@ -172,7 +202,7 @@ fn ranges(header: &str) -> Option<(usize, usize, usize)> {
 /// Parse the hunk whose header is at `lines[at]`; returns it and the index
 /// of the line after it.
 fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), ParseError> {
-    let header = lines[at];
+    let header = lines[at].trim_end_matches('\r');
     let (old_start, old_len, new_len) = ranges(header).ok_or_else(|| ParseError {
         line: at + 1,
         message: format!("`{header}` is not a hunk header like `@@ -12,7 +12,8 @@`"),
@@ -199,6 +229,8 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), ParseError> {
         let (kind, text) = line.split_at(line.len().min(1));
         let parsed = match kind {
             " " | "" => Line::Context(text.to_owned()),
+            // A blank context line whose space was trimmed, before its CR.
+            "\r" if text.is_empty() => Line::Context(line.to_owned()),
             "-" => Line::Remove(text.to_owned()),
             "+" => Line::Add(text.to_owned()),
             "\\" => {
@@ -282,6 +314,23 @@ mod tests {
         let files = parse("@@ -3,3 +3,3 @@\n x\n\n-y\n+z\n").unwrap();
         assert_eq!(files[0].old_path, None);
         assert_eq!(files[0].hunks[0].old_lines(), vec!["x", "", "y"]);
+    }
+
+    // Regression: every line lost its CR, so lines added to a file with
+    // mixed endings lost theirs.
+    #[test]
+    fn a_cr_is_part_of_the_line_unless_the_whole_patch_has_them() {
+        let files = parse("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\r\n-b\n+c\r\n").unwrap();
+        let h = &files[0].hunks[0];
+        assert_eq!(h.old_lines(), vec!["a\r", "b"]);
+        assert_eq!(h.new_lines(), vec!["a\r", "c\r"]);
+        assert_eq!(h.without_cr().new_lines(), vec!["a", "c"]);
+        let files = parse("--- a/x\r\n+++ b/x\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n").unwrap();
+        assert_eq!(files[0].new_path.as_deref(), Some("x"));
+        assert_eq!(files[0].hunks[0].new_lines(), vec!["b"]);
+        let files = parse("@@ -1 +1 @@\r\n-a\n+b\n").unwrap();
+        assert!(!files[0].headers);
+        assert_eq!(files[0].hunks[0].header, "@@ -1 +1 @@");
     }
 
     #[test]

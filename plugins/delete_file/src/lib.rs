@@ -27,16 +27,13 @@ pub struct Report {
 /// The `delete_file` tool.
 pub struct DeleteFile;
 
-/// The setting that enables deletion.
-pub const ALLOW_DELETE: &str = "allow_delete";
-
 impl Tool for DeleteFile {
     type Args = Args;
     const NAME: &'static str = "delete_file";
     const DESCRIPTION: &'static str = "Delete one file in the workspace. Never deletes a \
-        directory. Deletion is off unless a person enables it (`allow_delete = true` in \
-        toolhost.toml, or `--allow-delete`); when off, the call is refused and nothing is \
-        deleted. A symbolic link is removed itself, not what it points to.";
+        directory. Deletion is off unless a person enables it (the `allow_delete` setting, \
+        `--allow-delete` on the toolhost command line); when off, the call is refused and \
+        nothing is deleted. A symbolic link is removed itself, not what it points to.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {
@@ -56,14 +53,9 @@ export_tool!(DeleteFile);
 
 /// The body of [`DeleteFile::call`].
 pub fn delete(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
-    if !ctx.setting::<bool>(ALLOW_DELETE).unwrap_or(false) {
-        return Err(ToolError::denied(
-            "deleting files is disabled, so nothing was deleted; a person can enable it with \
-             `allow_delete = true` in toolhost.toml or `--allow-delete` on the command line",
-        ));
-    }
     let path = fs::resolve(&args.path, ctx)?;
     let shown = path.shown().to_owned();
+    fs::deletion_allowed(ctx, &format!("`{shown}` was not deleted"))?;
     if path.is_root() {
         return Err(ToolError::invalid_input(
             "give the path of a file to delete, not the workspace root",

@@ -4,8 +4,8 @@ use super::*;
 
 fn setup(allow: bool) -> (tempfile::TempDir, Context) {
     let ws = tempfile::tempdir().unwrap();
-    let ctx =
-        Context::for_workspace(ws.path().display().to_string()).with_setting(ALLOW_DELETE, allow);
+    let ctx = Context::for_workspace(ws.path().display().to_string())
+        .with_setting(fs::ALLOW_DELETE, allow);
     (ws, ctx)
 }
 
@@ -19,7 +19,9 @@ fn refused_unless_allowed() {
     std::fs::write(ws.path().join("a.txt"), "x").unwrap();
     let err = delete(&args("a.txt"), &ctx).unwrap_err();
     assert!(
-        matches!(&err, ToolError::Denied(m) if m.contains("--allow-delete")),
+        matches!(&err, ToolError::Denied(m) if m.contains("--allow-delete")
+            && m.contains("`a.txt` was not deleted")
+            && !m.contains("toolhost.toml")),
         "{err:?}"
     );
     assert!(ws.path().join("a.txt").exists());

@@ -1,7 +1,7 @@
 //! The `find_files` tool: files whose name or path matches a glob, newest
 //! first.
 
-use toolhost_sdk::search::{Glob, Scope};
+use toolhost_sdk::search::{self, Glob, Scope};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };
@@ -114,25 +114,9 @@ impl Tool for FindFiles {
         files.truncate(args.limit);
         let mut text: String = files.iter().map(|f| format!("{}\n", f.path)).collect();
         if total == 0 {
-            let left = scope.left_out(&base)?;
-            let mut why = Vec::new();
-            if !left.ignored.is_empty() {
-                why.push(format!(
-                    "{} match in ignored files — set respect_ignore=false to include them",
-                    left.ignored.len()
-                ));
-            }
-            if !left.hidden.is_empty() {
-                why.push(format!(
-                    "{} match in hidden files — set hidden=true to include them",
-                    left.hidden.len()
-                ));
-            }
-            let why = if why.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", why.join("; "))
-            };
+            let why = search::explain_no_files(&scope, &base)?
+                .map(|w| format!("; {w}"))
+                .unwrap_or_default();
             text = format!("0 files match `{}`{why}.\n", args.pattern);
         } else if total > files.len() {
             text.push_str(&format!("[{} of {total} files shown, newest first; narrow the pattern or path, or raise limit]\n", files.len()));

@@ -1,7 +1,7 @@
 //! The `grep` tool: find literal text in the workspace's files, at ripgrep
 //! speed (ripgrep's own crates, fanned out over the host's cores).
 
-use toolhost_sdk::search::{self, Found, Glob, Query, Scope};
+use toolhost_sdk::search::{self, Found, Glob, Keep, Query, Scope};
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 
@@ -92,8 +92,8 @@ impl Tool for Grep {
                 _ => 0,
             });
         let keep = match args.output {
-            OutputMode::Content => args.max_results,
-            _ => 0,
+            OutputMode::Content => Keep::Lines(args.max_results),
+            _ => Keep::Files(args.max_results),
         };
         if let Some(share) = search::search_share(&query, ctx, keep) {
             return share;
@@ -117,9 +117,8 @@ impl Tool for Grep {
         } else {
             None
         };
-        let text = render(&args, &found, why_none);
-        let report =
-            search::Report::new(found, args.max_results, args.output != OutputMode::Content);
+        let text = render(&args, &query, &found, why_none);
+        let report = search::Report::new(found, keep);
         Ok(Output::text(text).with_structured(&report))
     }
 }
@@ -127,18 +126,13 @@ impl Tool for Grep {
 export_tool!(Grep);
 
 /// The text for the model, in the requested output mode, with notes.
-fn render(args: &Args, found: &Found, why_none: Option<String>) -> String {
+fn render(args: &Args, query: &Query, found: &Found, why_none: Option<String>) -> String {
     let list = |line: &dyn Fn(&search::FileMatches) -> String| -> String {
-        let mut text: String = found
-            .files
-            .iter()
-            .take(args.max_results)
-            .map(line)
-            .collect();
-        if found.files.len() > args.max_results {
+        let mut text: String = found.files.iter().map(line).collect();
+        if found.files_with_matches > found.files.len() {
             text.push_str(&search::cut_note(
-                args.max_results,
                 found.files.len(),
+                found.files_with_matches,
                 "files",
                 found,
             ));
@@ -148,7 +142,7 @@ fn render(args: &Args, found: &Found, why_none: Option<String>) -> String {
     match args.output {
         _ if found.total == 0 => search::none_found(&args.pattern, why_none),
         OutputMode::Content => {
-            search::describe_lines(&args.pattern, found, args.max_results, why_none)
+            search::describe_lines(query, &args.pattern, found, args.max_results, why_none)
         }
         OutputMode::Files => list(&|f| format!("{}\n", f.path)),
         OutputMode::Count => list(&|f| format!("{}:{}\n", f.path, f.matches)),

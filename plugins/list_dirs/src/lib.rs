@@ -8,6 +8,9 @@ use toolhost_sdk::{export_tool, fs};
 /// The deepest listing allowed.
 pub const MAX_DEPTH: usize = 3;
 
+/// The most entries one call returns (the schema's maximum for `limit`).
+pub const MAX_LIMIT: usize = 10_000;
+
 /// Arguments of `list_dirs`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -93,8 +96,12 @@ pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
             args.depth
         )));
     }
-    if args.limit == 0 {
-        return Err(ToolError::invalid_input("`limit` must be at least 1"));
+    if !(1..=MAX_LIMIT).contains(&args.limit) {
+        return Err(ToolError::invalid_input(format!(
+            "`limit` is {}, but it must be 1 to {MAX_LIMIT}; for more directories, list a \
+             subdirectory at a time",
+            args.limit
+        )));
     }
     let base = fs::resolve(&args.path, ctx)?;
     let shown = base.shown().to_owned();

@@ -21,3 +21,23 @@ fn depth_is_limited_to_three() {
         );
     }
 }
+
+// Regression: the schema's maximum for `limit` (10000) was not enforced.
+#[test]
+fn limit_is_one_to_ten_thousand() {
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = Context::for_workspace(ws.path().display().to_string());
+    let args = |limit| Args {
+        path: ".".into(),
+        depth: 1,
+        limit,
+    };
+    assert!(list(&args(MAX_LIMIT), &ctx).is_ok());
+    for bad in [0, MAX_LIMIT + 1] {
+        let err = list(&args(bad), &ctx).unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidInput(m) if m.contains("must be 1 to 10000")),
+            "{bad}: {err:?}"
+        );
+    }
+}

@@ -7,6 +7,9 @@ use toolhost_sdk::{
 };
 use toolhost_sdk::{export_tool, fs};
 
+/// The most entries one call returns (the schema's maximum for `limit`).
+pub const MAX_LIMIT: usize = 10_000;
+
 /// Arguments of `list_files`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -86,8 +89,12 @@ export_tool!(ListFiles);
 
 /// The body of [`ListFiles::call`].
 pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
-    if args.limit == 0 {
-        return Err(ToolError::invalid_input("`limit` must be at least 1"));
+    if !(1..=MAX_LIMIT).contains(&args.limit) {
+        return Err(ToolError::invalid_input(format!(
+            "`limit` is {}, but it must be 1 to {MAX_LIMIT}; for more files, list a \
+             subdirectory at a time",
+            args.limit
+        )));
     }
     let base = fs::resolve(&args.path, ctx)?;
     let shown = base.shown().to_owned();

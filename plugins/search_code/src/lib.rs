@@ -1,7 +1,7 @@
 //! The `search_code` tool: regular-expression search with context lines,
 //! at ripgrep speed (ripgrep's own crates, fanned out over the host's cores).
 
-use toolhost_sdk::search::{self, Glob, Query, Scope};
+use toolhost_sdk::search::{self, Glob, Keep, Query, Scope};
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 
@@ -75,7 +75,8 @@ impl Tool for SearchCode {
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
         let query = Query::regex(&args.pattern, args.case_sensitive, args.multiline)?
             .with_context(args.context_lines);
-        if let Some(share) = search::search_share(&query, ctx, args.max_results) {
+        let keep = Keep::Lines(args.max_results);
+        if let Some(share) = search::search_share(&query, ctx, keep) {
             return share;
         }
         if args.max_results == 0 {
@@ -89,14 +90,15 @@ impl Tool for SearchCode {
             recursive: true,
             metadata: false,
         };
-        let found = search::search_all(&query, scope.files(&base)?, args.max_results)?;
+        let found = search::search_all(&query, scope.files(&base)?, keep)?;
         let why_none = if found.total == 0 {
             search::explain_none(&query, &scope, &base)?
         } else {
             None
         };
-        let text = search::describe_lines(&args.pattern, &found, args.max_results, why_none);
-        let report = search::Report::new(found, args.max_results, false);
+        let text =
+            search::describe_lines(&query, &args.pattern, &found, args.max_results, why_none);
+        let report = search::Report::new(found, keep);
         Ok(Output::text(text).with_structured(&report))
     }
 }

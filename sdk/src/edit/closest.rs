@@ -62,6 +62,10 @@ pub fn closest_region(text: &str, snippet: &str) -> Option<Closest> {
     let k = wanted.len().min(lines.len());
     let (start, equal) = best_window(&lines, &wanted, k).or_else(|| anchor(&lines, &wanted))?;
     let region = &lines[start..(start + k).min(lines.len())];
+    // `lines()` drops the CR of a CRLF ending; these keep it, to tell
+    // endings apart.
+    let raw_region: Vec<&str> = text.split('\n').skip(start).take(region.len()).collect();
+    let raw_wanted: Vec<&str> = snippet.split('\n').collect();
     Some(Closest {
         start_line: start + 1,
         lines: region
@@ -76,7 +80,7 @@ pub fn closest_region(text: &str, snippet: &str) -> Option<Closest> {
         } else {
             "no line matches exactly; this is the most similar place".to_owned()
         },
-        differences: differences(region, &wanted),
+        differences: differences(region, &wanted, &raw_region, &raw_wanted),
     })
 }
 
@@ -154,8 +158,14 @@ fn anchor(lines: &[&str], wanted: &[&str]) -> Option<(usize, usize)> {
     })
 }
 
-/// Name the kinds of difference between a region and the snippet.
-fn differences(region: &[&str], wanted: &[&str]) -> Vec<String> {
+/// Name the kinds of difference between a region and the snippet (`raw_*`:
+/// the same lines with their CRs).
+fn differences(
+    region: &[&str],
+    wanted: &[&str],
+    raw_region: &[&str],
+    raw_wanted: &[&str],
+) -> Vec<String> {
     let mut out = Vec::new();
     if region.len() != wanted.len() {
         out.push(format!(
@@ -171,6 +181,10 @@ fn differences(region: &[&str], wanted: &[&str]) -> Vec<String> {
         .collect();
     let all = |f: &dyn Fn(&str, &str) -> bool| pairs.iter().all(|(a, b)| f(a, b));
     if all(&|a, b| a == b) {
+        // Only the line endings can differ: the text was not found as given.
+        if region.len() == wanted.len() {
+            out.push(endings(raw_region, raw_wanted));
+        }
         return out;
     }
     if all(&|a, b| a.trim_end() == b.trim_end()) {
@@ -201,6 +215,26 @@ fn differences(region: &[&str], wanted: &[&str]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Which line endings the region and the snippet use, for the message.
+fn endings(raw_region: &[&str], raw_wanted: &[&str]) -> String {
+    // The snippet's last line has no ending of its own.
+    let wanted = &raw_wanted[..raw_wanted.len().saturating_sub(1)];
+    let style = |lines: &[&str]| {
+        let crlf = lines.iter().filter(|l| l.ends_with('\r')).count();
+        match crlf {
+            0 => "LF",
+            n if n == lines.len() => "CRLF",
+            _ => "mixed CRLF and LF",
+        }
+    };
+    let (file, given) = (style(raw_region), style(wanted));
+    if file == given {
+        "line endings (both mix CRLF and LF, on different lines)".to_owned()
+    } else {
+        format!("line endings (the file has {file} here, the given text {given})")
+    }
 }
 
 /// How the region indents, for the message.
@@ -246,6 +280,22 @@ mod tests {
         );
         let c = closest_region(FILE, "    let x = 'a';   ").unwrap();
         assert_eq!(c.differences, vec!["trailing whitespace"]);
+    }
+
+    // Regression: when only CRs differed, no difference was named at all.
+    #[test]
+    fn line_endings_are_named_when_only_they_differ() {
+        let c = closest_region("x\r\ny\nz\n", "x\ny\r\nz").unwrap();
+        assert_eq!((c.start_line, c.end_line()), (1, 3));
+        assert_eq!(
+            c.differences,
+            vec!["line endings (both mix CRLF and LF, on different lines)"]
+        );
+        let c = closest_region("a\r\nb\r\nc\r\n", "a\nb").unwrap();
+        assert_eq!(
+            c.differences,
+            vec!["line endings (the file has CRLF here, the given text LF)"]
+        );
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Query {
 
     /// Search one file, keeping at most `keep` matching lines (all are
     /// counted). `None` when nothing matched, or the file is binary (it has a
-    /// NUL byte) or unreadable.
+    /// NUL byte), unreadable or not a regular file (a FIFO is never opened).
     pub fn search(&self, path: &WorkspacePath, keep: usize) -> Option<FileMatches> {
         let mut searcher = SearcherBuilder::new()
             .line_number(true)

@@ -1,7 +1,7 @@
 //! Which files a search covers.
 
 use super::Glob;
-use super::walk::{WalkOptions, walk};
+use super::walk::{EntryKind, WalkOptions, walk};
 use crate::ToolError;
 use crate::fs::{WorkspacePath, io_error};
 use std::collections::HashSet;
@@ -9,8 +9,9 @@ use std::collections::HashSet;
 /// The files a search covers, below one directory.
 #[derive(Debug, Clone)]
 pub struct Scope {
-    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude
-    /// (in any directory, whether or not it is a git repository).
+    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude,
+    /// in the searched directory and below it (whether or not it is a git
+    /// repository); ignore files above it are not read.
     pub respect_ignore: bool,
     /// Include dot-files and dot-directories.
     pub hidden: bool,
@@ -38,45 +39,51 @@ pub struct FileEntry {
 #[derive(Debug, Clone, Default)]
 pub struct LeftOut {
     /// Skipped only because ignore rules exclude them.
-    pub ignored: Vec<WorkspacePath>,
+    pub ignored: Vec<FileEntry>,
     /// Skipped only because they are hidden.
-    pub hidden: Vec<WorkspacePath>,
+    pub hidden: Vec<FileEntry>,
+    /// Skipped because they are both hidden and ignored (e.g. `.venv/`,
+    /// `.cache/`): only `respect_ignore=false` with `hidden=true` finds them.
+    pub hidden_and_ignored: Vec<FileEntry>,
 }
 
 impl Scope {
-    /// Every file in scope below `base`, sorted by path. `.git` directories
-    /// are never entered; symlinks are neither followed nor listed.
+    /// Every regular file in scope below `base`, sorted by path. `.git`
+    /// directories are never entered; symlinks are neither followed nor
+    /// listed; FIFOs, sockets and devices are left out (opening a FIFO
+    /// would block). A `base` that is itself a regular file is its own
+    /// scope.
     pub fn files(&self, base: &WorkspacePath) -> Result<Vec<FileEntry>, ToolError> {
         self.walk(base, self.respect_ignore, self.hidden)
     }
 
-    /// The files this scope leaves out because of ignore rules or hiding
-    /// (empty when it already includes them).
+    /// The files this scope leaves out because of ignore rules, hiding or
+    /// both (each list empty when the scope already includes them).
     pub fn left_out(&self, base: &WorkspacePath) -> Result<LeftOut, ToolError> {
-        let included: HashSet<String> = self
+        let mut seen: HashSet<String> = self
             .files(base)?
             .into_iter()
             .map(|f| f.path.shown().to_owned())
             .collect();
-        let extra = |respect_ignore, hidden| -> Result<Vec<WorkspacePath>, ToolError> {
-            Ok(self
-                .walk(base, respect_ignore, hidden)?
-                .into_iter()
-                .map(|f| f.path)
-                .filter(|p| !included.contains(p.shown()))
-                .collect())
-        };
+        // Each list takes what the earlier ones (and the scope) did not.
+        let mut extra =
+            |wanted: bool, respect_ignore, hidden| -> Result<Vec<FileEntry>, ToolError> {
+                if !wanted {
+                    return Ok(Vec::new());
+                }
+                Ok(self
+                    .walk(base, respect_ignore, hidden)?
+                    .into_iter()
+                    .filter(|f| seen.insert(f.path.shown().to_owned()))
+                    .collect())
+            };
+        let ignored = extra(self.respect_ignore, false, self.hidden)?;
+        let hidden = extra(!self.hidden, self.respect_ignore, true)?;
+        let hidden_and_ignored = extra(self.respect_ignore && !self.hidden, false, true)?;
         Ok(LeftOut {
-            ignored: if self.respect_ignore {
-                extra(false, self.hidden)?
-            } else {
-                Vec::new()
-            },
-            hidden: if self.hidden {
-                Vec::new()
-            } else {
-                extra(self.respect_ignore, true)?
-            },
+            ignored,
+            hidden,
+            hidden_and_ignored,
         })
     }
 
@@ -88,13 +95,19 @@ impl Scope {
         hidden: bool,
     ) -> Result<Vec<FileEntry>, ToolError> {
         let meta = std::fs::metadata(base).map_err(|e| io_error(e, base.shown()))?;
-        if !meta.is_dir() {
+        if meta.is_file() {
             // A single file is its own scope.
             return Ok(vec![FileEntry {
                 path: base.clone(),
                 size: meta.len(),
                 modified_ns: 0,
             }]);
+        }
+        if !meta.is_dir() {
+            return Err(ToolError::retry(format!(
+                "`{base}` is not a regular file or a directory (a FIFO, socket or device); give \
+                 a file or directory to search"
+            )));
         }
         let options = WalkOptions {
             respect_ignore,
@@ -105,7 +118,7 @@ impl Scope {
         let entries = walk(base, &options).map_err(|e| io_error(e, base.shown()))?;
         Ok(entries
             .into_iter()
-            .filter(|e| !e.is_dir && !e.is_symlink)
+            .filter(|e| e.kind == EntryKind::File)
             .map(|e| FileEntry {
                 path: base.join(&e.path),
                 size: e.size,
@@ -113,5 +126,80 @@ impl Scope {
             })
             .filter(|f| self.glob.as_ref().is_none_or(|g| g.matches(base, &f.path)))
             .collect())
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use super::*;
+    use crate::{Context, fs::resolve};
+
+    fn names(files: &[FileEntry]) -> Vec<&str> {
+        files.iter().map(|f| f.path.shown()).collect()
+    }
+
+    // Regression: files both hidden and ignored (`.venv/`, `.cache/`) were
+    // in neither list, so "0 matches" gave no hint at all.
+    #[test]
+    fn left_out_files_are_ignored_hidden_or_both() {
+        let ws = tempfile::tempdir().unwrap();
+        for (f, text) in [
+            (".gitignore", ".venv/\nbuild/\n"),
+            ("src/a.rs", "x"),
+            ("build/out.rs", "x"),
+            (".env", "x"),
+            (".venv/lib.py", "x"),
+        ] {
+            let p = ws.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let ctx = Context::for_workspace(ws.path().display().to_string());
+        let base = resolve(".", &ctx).unwrap();
+        let scope = Scope {
+            respect_ignore: true,
+            hidden: false,
+            glob: None,
+            recursive: true,
+            metadata: false,
+        };
+        assert_eq!(names(&scope.files(&base).unwrap()), ["src/a.rs"]);
+        let left = scope.left_out(&base).unwrap();
+        assert_eq!(names(&left.ignored), ["build/out.rs"]);
+        assert_eq!(names(&left.hidden), [".env", ".gitignore"]);
+        assert_eq!(names(&left.hidden_and_ignored), [".venv/lib.py"]);
+        let everything = Scope {
+            respect_ignore: false,
+            hidden: true,
+            ..scope
+        };
+        let left = everything.left_out(&base).unwrap();
+        assert!(left.ignored.is_empty() && left.hidden.is_empty());
+        assert!(left.hidden_and_ignored.is_empty());
+    }
+
+    // Regression: a FIFO was searched like a file, and opening it hung.
+    #[test]
+    fn only_regular_files_are_in_scope() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "x").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(ws.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let ctx = Context::for_workspace(ws.path().display().to_string());
+        let scope = Scope {
+            respect_ignore: true,
+            hidden: false,
+            glob: None,
+            recursive: true,
+            metadata: false,
+        };
+        let base = resolve(".", &ctx).unwrap();
+        assert_eq!(names(&scope.files(&base).unwrap()), ["a.txt"]);
+        let pipe = resolve("pipe", &ctx).unwrap();
+        assert!(matches!(scope.files(&pipe), Err(ToolError::Retry(_))));
     }
 }

@@ -8,8 +8,9 @@ use std::path::Path;
 /// What a walk lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalkOptions {
-    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude (in
-    /// any directory, whether or not it is a git repository).
+    /// Skip what `.gitignore`, `.ignore` and `.git/info/exclude` exclude, in
+    /// the walked directory and below it (whether or not it is a git
+    /// repository). Ignore files above the walked directory are not read.
     pub respect_ignore: bool,
     /// Include dot-files and dot-directories.
     pub hidden: bool,
@@ -19,25 +20,64 @@ pub struct WalkOptions {
     pub metadata: bool,
 }
 
+/// What a walked entry is. Symlinks are never followed, so a symlink is
+/// [`EntryKind::Symlink`] whatever it points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO, socket or device: never opened by a search (opening a FIFO
+    /// blocks until a writer comes).
+    Other,
+}
+
+impl EntryKind {
+    fn of(kind: std::fs::FileType) -> Self {
+        if kind.is_symlink() {
+            Self::Symlink
+        } else if kind.is_dir() {
+            Self::Directory
+        } else if kind.is_file() {
+            Self::File
+        } else {
+            Self::Other
+        }
+    }
+}
+
 /// One entry of a walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkEntry {
     /// Relative to the walked directory, `/`-separated.
     pub path: String,
-    /// A directory (or a symlink to one).
-    pub is_dir: bool,
-    /// A symbolic link (reported, never followed).
-    pub is_symlink: bool,
-    /// Size in bytes (0 for directories).
+    /// What it is (a symlink is never described by its target).
+    pub kind: EntryKind,
+    /// Size in bytes of a regular file (0 for anything else, or without
+    /// `metadata`).
     pub size: u64,
-    /// Last modification in nanoseconds since the Unix epoch (0 if unknown).
+    /// Last modification of the entry itself in nanoseconds since the Unix
+    /// epoch (0 if unknown, or without `metadata`).
     pub modified_ns: u64,
 }
 
 /// Walk the directory `root` on the local filesystem: `.git` is never
-/// entered, symlinks are never followed, entries come sorted by path, and
-/// unreadable entries are skipped. The host uses this to serve `files.walk`;
-/// plugins call [`Scope`](super::Scope) instead.
+/// entered, symlinks are neither followed nor stat'ed through, ignore files
+/// are read in `root` and below it but not above it, entries come sorted by
+/// path, and unreadable entries are skipped. The host uses this to serve
+/// `files.walk`; plugins call [`Scope`](super::Scope) instead.
+///
+/// ```
+/// use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+/// let options = WalkOptions { respect_ignore: true, hidden: false, max_depth: None, metadata: true };
+/// let entries = walk_native(dir.path(), &options).unwrap();
+/// assert_eq!((entries[0].path.as_str(), entries[0].kind, entries[0].size), ("a.txt", EntryKind::File, 1));
+/// ```
 pub fn walk_native(root: &Path, options: &WalkOptions) -> std::io::Result<Vec<WalkEntry>> {
     if !std::fs::metadata(root)?.is_dir() {
         return Err(std::io::Error::new(
@@ -52,7 +92,10 @@ pub fn walk_native(root: &Path, options: &WalkOptions) -> std::io::Result<Vec<Wa
         .ignore(options.respect_ignore)
         .git_ignore(options.respect_ignore)
         .git_exclude(options.respect_ignore)
-        .parents(options.respect_ignore)
+        // The walked directory is the boundary: ignore files above it (and
+        // the user's global gitignore) belong to the host, not to the tool.
+        .parents(false)
+        .git_global(false)
         .require_git(false)
         .follow_links(false)
         .max_depth(options.max_depth)
@@ -86,21 +129,20 @@ fn describe(root: &Path, entry: &ignore::DirEntry, options: &WalkOptions) -> Opt
     if entry.depth() == 0 {
         return None;
     }
-    let kind = entry.file_type()?;
-    let (mut is_dir, mut size, mut modified_ns) = (kind.is_dir(), 0, 0);
-    // A symlink is described by what it points at, when that exists.
-    if (options.metadata || kind.is_symlink())
-        && let Ok(m) = std::fs::metadata(entry.path())
+    let kind = EntryKind::of(entry.file_type()?);
+    let (mut size, mut modified_ns) = (0, 0);
+    // Without following links, `DirEntry::metadata` is an lstat: a symlink
+    // is described as itself, never by what it points at (which may be
+    // outside the walked directory).
+    if options.metadata
+        && let Ok(m) = entry.metadata()
     {
-        is_dir = m.is_dir();
-        if options.metadata {
-            size = if is_dir { 0 } else { m.len() };
-            modified_ns = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        }
+        size = if kind == EntryKind::File { m.len() } else { 0 };
+        modified_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     }
     let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
     Some(WalkEntry {
@@ -109,8 +151,7 @@ fn describe(root: &Path, entry: &ignore::DirEntry, options: &WalkOptions) -> Opt
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/"),
-        is_dir,
-        is_symlink: kind.is_symlink(),
+        kind,
         size,
         modified_ns,
     })
@@ -124,7 +165,7 @@ pub(super) fn walk(
     #[cfg(target_arch = "wasm32")]
     {
         use crate::__private::bindings::toolhost::plugin::files::{
-            self, FileError, WalkOptions as Wit,
+            self, EntryKind as WitKind, FileError, WalkOptions as Wit,
         };
         let wit = Wit {
             respect_ignore: options.respect_ignore,
@@ -140,8 +181,12 @@ pub(super) fn walk(
                     .into_iter()
                     .map(|e| WalkEntry {
                         path: e.path,
-                        is_dir: e.is_dir,
-                        is_symlink: e.is_symlink,
+                        kind: match e.kind {
+                            WitKind::File => EntryKind::File,
+                            WitKind::Directory => EntryKind::Directory,
+                            WitKind::Symlink => EntryKind::Symlink,
+                            WitKind::Other => EntryKind::Other,
+                        },
                         size: e.size,
                         modified_ns: e.modified_ns,
                     })
@@ -153,12 +198,130 @@ pub(super) fn walk(
                     FileError::NotFound(m) => Error::new(ErrorKind::NotFound, m),
                     FileError::Denied(m) => Error::new(ErrorKind::PermissionDenied, m),
                     FileError::Invalid(m) => Error::new(ErrorKind::NotADirectory, m),
-                    FileError::Failed(m) => Error::other(m),
+                    FileError::TooLarge(m) | FileError::Failed(m) => Error::other(m),
                 }
             })
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
         walk_native(base.io(), options)
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use super::*;
+
+    fn options(respect_ignore: bool) -> WalkOptions {
+        WalkOptions {
+            respect_ignore,
+            hidden: true,
+            max_depth: None,
+            metadata: true,
+        }
+    }
+
+    fn listed(root: &Path, respect_ignore: bool) -> Vec<(String, EntryKind, u64)> {
+        walk_native(root, &options(respect_ignore))
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.path, e.kind, e.size))
+            .collect()
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    // Regression: symlinks were stat'ed through (std::fs::metadata), which
+    // told a tool the kind, size and time of whatever they point at on the host.
+    #[test]
+    fn symlinks_are_described_as_themselves_never_by_their_target() {
+        let outside = tempfile::tempdir().unwrap();
+        write(&outside.path().join("secret.txt"), "0123456789");
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("dir-link")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            root.path().join("file-link"),
+        )
+        .unwrap();
+        let entries = walk_native(root.path(), &options(false)).unwrap();
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| (e.path.as_str(), e.kind, e.size))
+                .collect::<Vec<_>>(),
+            [
+                ("dir-link", EntryKind::Symlink, 0),
+                ("file-link", EntryKind::Symlink, 0)
+            ]
+        );
+        // The times are the links' own.
+        let own = std::fs::symlink_metadata(root.path().join("file-link"))
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        assert_eq!(u128::from(entries[1].modified_ns), own);
+    }
+
+    // Regression: `.parents(true)` read ignore files above the walked
+    // directory, outside what the tool was granted.
+    #[test]
+    fn ignore_files_count_in_the_root_and_below_but_not_above_it() {
+        let outer = tempfile::tempdir().unwrap();
+        write(&outer.path().join(".gitignore"), "*.txt\n");
+        write(&outer.path().join(".ignore"), "*.md\n");
+        let root = outer.path().join("granted");
+        for f in [
+            "a.txt",
+            "b.md",
+            "g.log",
+            "i.log",
+            "e.log",
+            "sub/s.log",
+            "sub/keep.rs",
+        ] {
+            write(&root.join(f), "x");
+        }
+        write(&root.join(".gitignore"), "g.log\n");
+        write(&root.join(".ignore"), "i.log\n");
+        write(&root.join(".git/info/exclude"), "e.log\n");
+        write(&root.join("sub/.gitignore"), "s.log\n");
+        let file = |p: &str| (p.to_owned(), EntryKind::File, 1);
+        let dotfile = |p: &str, n: u64| (p.to_owned(), EntryKind::File, n);
+        assert_eq!(
+            listed(&root, true),
+            [
+                dotfile(".gitignore", 6),
+                dotfile(".ignore", 6),
+                file("a.txt"),
+                file("b.md"),
+                ("sub".to_owned(), EntryKind::Directory, 0),
+                dotfile("sub/.gitignore", 6),
+                file("sub/keep.rs"),
+            ]
+        );
+        assert_eq!(listed(&root, false).len(), 11, "{:?}", listed(&root, false));
+    }
+
+    // Regression: a FIFO was listed as a file, and searching it hung.
+    #[test]
+    fn fifos_are_other() {
+        let root = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(
+            listed(root.path(), true),
+            [("pipe".to_owned(), EntryKind::Other, 0)]
+        );
     }
 }
