@@ -15,6 +15,7 @@
 //! Background sessions ([`sessions`]) are capped, expire after they finish,
 //! and never outlive the host ([`process`]).
 
+mod call;
 mod confine;
 mod output;
 pub mod policy;
@@ -22,19 +23,19 @@ mod process;
 mod sessions;
 mod shell;
 
-use crate::bindings::commands::{
-    self, CommandError, CommandOutput, CommandRequest, Program, SessionStatus,
-};
-use crate::executor::{ConfirmRequest, Confirmer, Decision, Mode};
-use crate::sandbox::{CallState, CancelToken};
+pub use call::BrokerCall;
+
+use crate::bindings::commands::{self, CommandError, CommandOutput, CommandRequest, SessionStatus};
+use crate::sandbox::CallState;
 use confine::{Plan, Prepared, Support};
-use policy::{Assessment, Class, Pattern, Policy};
-use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
-use std::time::Duration;
+use policy::{Assessment, Pattern, Policy};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The most time one call may spend waiting on commands beyond its own
+/// timeout (each command has its own timeout; this bounds a loop of them).
+const MAX_WAITING: Duration = Duration::from_secs(20 * 60);
 
 /// How the broker runs commands; the `[commands]` part of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,443 +196,6 @@ impl Broker {
     }
 }
 
-/// What one call may do with the broker; built by the [`crate::Executor`]
-/// for a tool granted `commands`.
-#[derive(Clone)]
-pub struct BrokerCall {
-    pub(crate) broker: Arc<Broker>,
-    pub(crate) tool: Arc<str>,
-    pub(crate) workspace: Option<PathBuf>,
-    /// The grant lets commands use the network.
-    pub(crate) network: bool,
-    pub(crate) mode: Mode,
-    pub(crate) confirmer: Arc<dyn Confirmer>,
-    /// Set when a person answers "abort all".
-    pub(crate) aborted: Arc<AtomicBool>,
-    pub(crate) dry_run: bool,
-}
-
-impl std::fmt::Debug for BrokerCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BrokerCall")
-            .field("tool", &self.tool)
-            .field("mode", &self.mode)
-            .field("dry_run", &self.dry_run)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A request after checks, ready to start.
-struct Checked {
-    shown: String,
-    command: Command,
-    enforced: Vec<String>,
-    timeout: Duration,
-}
-
-impl BrokerCall {
-    fn broker(&self) -> &Broker {
-        &self.broker
-    }
-
-    /// Every check before running: policy, allowed_only, cwd, environment,
-    /// confinement, dry run, confirmation.
-    fn check(&self, request: &CommandRequest, background: bool) -> Result<Checked, CommandError> {
-        let broker = self.broker();
-        let config = &broker.config;
-        if !config.enabled {
-            return Err(CommandError::Denied(
-                "commands are disabled in this toolhost (--no-commands or commands.enabled = false); nothing was run".to_owned(),
-            ));
-        }
-        let (shown, assessed) = match &request.program {
-            Program::Shell(line) => (line.clone(), broker.policy.assess_line(line)),
-            Program::Argv(argv) => (shell_words(argv), broker.policy.assess_argv(argv)),
-        };
-        let mut assessment = assessed.map_err(|r| {
-            CommandError::Denied(format!(
-                "refused `{shown}`: {r}. This is refused in every mode; nothing was run"
-            ))
-        })?;
-        for (name, value) in &request.env {
-            if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
-                return Err(CommandError::Invalid(format!(
-                    "`{name}` is not a valid environment variable name (or its value holds a NUL byte)"
-                )));
-            }
-        }
-        let names: Vec<&str> = request.env.iter().map(|(n, _)| n.as_str()).collect();
-        if let Some(env) = broker.policy.assess_env(&names)
-            && env.class > assessment.class
-        {
-            assessment = env;
-        }
-        if config.allowed_only && assessment.class == Class::Dangerous {
-            return Err(CommandError::Denied(format!(
-                "refused `{shown}`: it is classed dangerous ({}) and commands.allowed_only is set, so it was not even offered for confirmation; add an allow pattern for it to the configuration if it should run",
-                assessment.reason
-            )));
-        }
-        let Some(workspace) = &self.workspace else {
-            return Err(CommandError::Denied(
-                "commands run in the workspace, and no workspace is set; start toolhost with --workspace DIR".to_owned(),
-            ));
-        };
-        let cwd = resolve_cwd(workspace, request.cwd.as_deref())?;
-        let processes = broker.processes()?;
-        let mut writable = vec![workspace.clone(), processes.temp.path().to_owned()];
-        writable.extend(config.writable.iter().cloned());
-        let plan = Plan {
-            writable,
-            network: self.network,
-        };
-        let prepared = Prepared::new(&plan, broker.support).map_err(CommandError::Failed)?;
-        if config.require_sandbox
-            && !(prepared.confines_files() && prepared.confines_network(&plan))
-        {
-            let missing = if prepared.confines_files() {
-                "the network filter (seccomp)"
-            } else {
-                "Landlock"
-            };
-            return Err(CommandError::Denied(format!(
-                "commands.require_sandbox is set and this system cannot enforce {missing}; nothing was run"
-            )));
-        }
-        let timeout = request
-            .timeout_ms
-            .map_or(config.default_timeout, |ms| {
-                Duration::from_millis(ms.into())
-            })
-            .min(config.max_timeout);
-        let needs = needs_confirmation(self.mode, assessment.class);
-        if self.dry_run {
-            let confirm = if needs {
-                "would ask for confirmation"
-            } else {
-                "would run without asking"
-            };
-            let how = if background {
-                "start in the background"
-            } else {
-                "run"
-            };
-            let dir = request
-                .cwd
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .unwrap_or(".");
-            return Err(CommandError::DryRun(format!(
-                "[dry run] would {how} `{shown}` in `{dir}`: {} ({}); in mode {} it {confirm}; confined by {}; nothing was run",
-                assessment.class,
-                assessment.reason,
-                self.mode.as_str(),
-                prepared.enforced.join(", ")
-            )));
-        }
-        if needs {
-            self.confirm(&shown, request, &assessment)?;
-        }
-        let enforced = prepared.enforced.clone();
-        let mut command = match &request.program {
-            Program::Shell(line) => {
-                let mut c = Command::new(&broker.shell);
-                c.arg("-c").arg(line);
-                c
-            }
-            Program::Argv(argv) => {
-                let mut c = Command::new(&argv[0]);
-                c.args(&argv[1..]);
-                c
-            }
-        };
-        command
-            .current_dir(&cwd)
-            .env_clear()
-            .envs(base_env(config, processes.temp.path()))
-            .envs(request.env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if background {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .process_group(0);
-        let mut prepared = prepared;
-        // SAFETY: `apply` runs in the forked child before exec and only
-        // makes system calls (prctl, landlock_restrict_self, seccomp) with
-        // data prepared in the parent; it takes no locks and allocates
-        // nothing.
-        #[expect(
-            unsafe_code,
-            reason = "confinement must be applied between fork and exec"
-        )]
-        unsafe {
-            command.pre_exec(move || prepared.apply());
-        }
-        Ok(Checked {
-            shown,
-            command,
-            enforced,
-            timeout,
-        })
-    }
-
-    fn confirm(
-        &self,
-        shown: &str,
-        request: &CommandRequest,
-        assessment: &Assessment,
-    ) -> Result<(), CommandError> {
-        if self.aborted.load(Ordering::Relaxed) {
-            return Err(CommandError::NotConfirmed(
-                "a person chose to abort all calls earlier in this session; nothing was run"
-                    .to_owned(),
-            ));
-        }
-        let reason = format!(
-            "`{shown}` is {}: {}; mode {}",
-            assessment.class,
-            assessment.reason,
-            self.mode.as_str()
-        );
-        let args =
-            serde_json::json!({ "command": shown, "cwd": request.cwd.as_deref().unwrap_or(".") });
-        let asked = ConfirmRequest {
-            tool: &self.tool,
-            args: &args,
-            reason: &reason,
-        };
-        match self.confirmer.confirm(&asked) {
-            Decision::Allow => Ok(()),
-            Decision::Deny => Err(CommandError::NotConfirmed(format!(
-                "a person declined to run `{shown}`; nothing was run"
-            ))),
-            Decision::AbortAll => {
-                self.aborted.store(true, Ordering::Relaxed);
-                Err(CommandError::NotConfirmed(
-                    "a person aborted all calls; nothing was run".to_owned(),
-                ))
-            }
-            Decision::Unavailable => Err(CommandError::NotConfirmed(format!(
-                "`{shown}` needs confirmation ({reason}) and nobody can be asked here (no terminal); nothing was run. \
-                 To let it run: use --mode yolo (only dangerous commands then ask), add an allow pattern such as `{}` to the \
-                 configuration, or use --dry-run to see what would run",
-                suggest_pattern(shown)
-            ))),
-        }
-    }
-
-    fn spawn_checked(
-        &self,
-        checked: Checked,
-    ) -> Result<(std::process::Child, Option<Arc<process::Watchdog>>), CommandError> {
-        let processes = self.broker().processes()?;
-        let child = processes
-            .spawner
-            .spawn(checked.command)
-            .map_err(|e| CommandError::Failed(format!("cannot start `{}`: {e}", checked.shown)))?;
-        if let Some(w) = &processes.watchdog {
-            w.watch(child.id());
-        }
-        Ok((child, processes.watchdog.clone()))
-    }
-
-    fn run(
-        &self,
-        request: &CommandRequest,
-        cancel: Option<&CancelToken>,
-    ) -> Result<CommandOutput, CommandError> {
-        let checked = self.check(request, false)?;
-        let (shown, enforced, timeout) = (
-            checked.shown.clone(),
-            checked.enforced.clone(),
-            checked.timeout,
-        );
-        let (mut child, watchdog) = self.spawn_checked(checked)?;
-        let pgid = child.id();
-        let half = KEEP_BYTES / 4;
-        let out = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let err = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let (done_tx, done_rx) = mpsc::channel();
-        let mut streams = 0;
-        if let Some(stdout) = child.stdout.take() {
-            process::pump(stdout, Arc::clone(&out), done_tx.clone());
-            streams += 1;
-        }
-        if let Some(stderr) = child.stderr.take() {
-            process::pump(stderr, Arc::clone(&err), done_tx.clone());
-            streams += 1;
-        }
-        drop(done_tx);
-        let exited = process::reap(child, watchdog);
-        let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
-        let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
-        let text = |b: &process::Shared| {
-            b.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .text()
-        };
-        let (stdout_full, mut stderr_full) = (text(&out), text(&err));
-        if ended.abandoned_streams > 0 {
-            stderr_full.push_str("\n[toolhost: a process that left the command's process group kept its output open; reading stopped]\n");
-        }
-        if ended.cancelled {
-            return Err(CommandError::Failed(format!(
-                "`{shown}` was cancelled and its process group killed"
-            )));
-        }
-        let max = self.broker().config.max_output_chars;
-        let (stdout, cut_out) = output::head_and_tail(&stdout_full, max);
-        let (stderr, cut_err) = output::head_and_tail(&stderr_full, max);
-        let truncated = cut_out || cut_err;
-        let output_id = truncated.then(|| {
-            let full = if stderr_full.is_empty() {
-                stdout_full
-            } else {
-                format!(
-                    "{stdout_full}{}[stderr]\n{stderr_full}",
-                    if stdout_full.is_empty() || stdout_full.ends_with('\n') {
-                        ""
-                    } else {
-                        "\n"
-                    }
-                )
-            };
-            self.broker().kept.keep(full)
-        });
-        Ok(CommandOutput {
-            exit_code: ended.status.and_then(|s| s.code()),
-            stdout,
-            stderr,
-            timed_out: ended.timed_out,
-            truncated,
-            output_id,
-            duration_ms: u64::try_from(ended.duration.as_millis()).unwrap_or(u64::MAX),
-            confinement: enforced,
-        })
-    }
-
-    fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
-        let broker = self.broker();
-        broker.sessions.check_room().map_err(CommandError::Failed)?;
-        let checked = self.check(request, true)?;
-        let shown = checked.shown.clone();
-        let (mut child, watchdog) = self.spawn_checked(checked)?;
-        let cap = broker.config.session_buffer_chars.max(1024);
-        let output = Arc::new(Mutex::new(process::Buffer::new(0, cap)));
-        let (done_tx, _done_rx) = mpsc::channel();
-        if let Some(stdout) = child.stdout.take() {
-            process::pump(stdout, Arc::clone(&output), done_tx.clone());
-        }
-        if let Some(stderr) = child.stderr.take() {
-            process::pump(stderr, Arc::clone(&output), done_tx);
-        }
-        let session = sessions::Session {
-            command: shown,
-            pgid: child.id(),
-            started: std::time::Instant::now(),
-            output,
-            stdin: child.stdin.take(),
-            exited: process::reap(child, watchdog),
-        };
-        Ok(broker.sessions.add(session))
-    }
-}
-
-/// Mode × class: which commands a person must approve.
-pub(crate) fn needs_confirmation(mode: Mode, class: Class) -> bool {
-    match mode {
-        Mode::Yolo => class == Class::Dangerous,
-        Mode::ConfirmSensitive => class >= Class::Dev,
-        Mode::ConfirmAll => true,
-    }
-}
-
-/// An allow pattern that would cover `shown`, for the no-TTY message.
-fn suggest_pattern(shown: &str) -> String {
-    let words: Vec<&str> = shown.split_whitespace().take(2).collect();
-    match words.as_slice() {
-        [] => "PROGRAM **".to_owned(),
-        [one] => format!("{one} **"),
-        [a, b] if b.starts_with('-') => format!("{a} **"),
-        [a, b, ..] => format!("{a} {b} **"),
-    }
-}
-
-/// `argv` shown as one shell-like line.
-fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The documented minimum environment plus configured variables.
-fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, String)> {
-    let host = |name: &str| std::env::var(name).ok();
-    let mut env = vec![
-        (
-            "PATH".to_owned(),
-            host("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".to_owned()),
-        ),
-        (
-            "HOME".to_owned(),
-            host("HOME").unwrap_or_else(|| "/".to_owned()),
-        ),
-        (
-            "LANG".to_owned(),
-            host("LANG").unwrap_or_else(|| "C.UTF-8".to_owned()),
-        ),
-        ("TERM".to_owned(), "dumb".to_owned()),
-        ("PAGER".to_owned(), "cat".to_owned()),
-        ("GIT_PAGER".to_owned(), "cat".to_owned()),
-        ("NO_COLOR".to_owned(), "1".to_owned()),
-    ];
-    for name in ["TMPDIR", "TMP", "TEMP"] {
-        env.push((name.to_owned(), temp.display().to_string()));
-    }
-    for name in &config.pass_env {
-        if let Some(value) = host(name) {
-            env.push((name.clone(), value));
-        }
-    }
-    env.extend(config.env.iter().cloned());
-    env
-}
-
-/// `cwd` (relative to the workspace) resolved, and inside the workspace.
-fn resolve_cwd(workspace: &Path, cwd: Option<&str>) -> Result<PathBuf, CommandError> {
-    let Some(cwd) = cwd.filter(|c| !c.is_empty() && *c != ".") else {
-        return Ok(workspace.to_owned());
-    };
-    let joined = workspace.join(cwd.trim_start_matches("./"));
-    let resolved = joined.canonicalize().map_err(|e| {
-        CommandError::Invalid(format!(
-            "the working directory `{cwd}` cannot be used ({e}); give a directory relative to the workspace root"
-        ))
-    })?;
-    if !resolved.starts_with(workspace) {
-        return Err(CommandError::Invalid(format!(
-            "the working directory `{cwd}` is outside the workspace; commands run only inside it"
-        )));
-    }
-    if !resolved.is_dir() {
-        return Err(CommandError::Invalid(format!("`{cwd}` is not a directory")));
-    }
-    Ok(resolved)
-}
-
 fn status(s: sessions::Status) -> SessionStatus {
     SessionStatus {
         id: s.id,
@@ -661,22 +225,44 @@ impl CallState {
     fn session_table(&self) -> Result<&sessions::Sessions, CommandError> {
         Ok(&self.broker_call()?.broker.sessions)
     }
+
+    /// A session action, refused in a dry run (and confirmed as needed).
+    fn touch_session(
+        &self,
+        action: &str,
+        id: &str,
+        input: Option<&[u8]>,
+    ) -> Result<&sessions::Sessions, CommandError> {
+        let call = self.broker_call()?;
+        call.may_touch_session(action, id, input)?;
+        Ok(&call.broker.sessions)
+    }
+
+    /// Run `wait` (which waits on a command or a person), crediting the
+    /// time to the call's deadline, up to [`MAX_WAITING`] in all.
+    fn waiting<T>(
+        &mut self,
+        wait: impl FnOnce(&BrokerCall) -> Result<T, CommandError>,
+    ) -> Result<T, CommandError> {
+        let started = Instant::now();
+        let result = wait(self.broker_call()?);
+        let credit = started
+            .elapsed()
+            .min(MAX_WAITING.saturating_sub(self.waited));
+        self.waited += credit;
+        self.extend_deadline(credit);
+        result
+    }
 }
 
 impl commands::Host for CallState {
     fn run(&mut self, request: CommandRequest) -> Result<CommandOutput, CommandError> {
         let cancel = self.cancel_token().cloned();
-        let started = std::time::Instant::now();
-        let result = self.broker_call()?.run(&request, cancel.as_ref());
-        self.extend_deadline(started.elapsed());
-        result
+        self.waiting(|call| call.run(&request, cancel.as_ref()))
     }
 
     fn spawn(&mut self, request: CommandRequest) -> Result<String, CommandError> {
-        let started = std::time::Instant::now();
-        let result = self.broker_call()?.spawn(&request);
-        self.extend_deadline(started.elapsed());
-        result
+        self.waiting(|call| call.spawn(&request))
     }
 
     fn poll(&mut self, id: String) -> Result<SessionStatus, CommandError> {
@@ -687,13 +273,17 @@ impl commands::Host for CallState {
     }
 
     fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), CommandError> {
-        self.session_table()?
-            .write(&id, &data)
-            .map_err(CommandError::Invalid)
+        self.waiting(|call| {
+            call.may_touch_session("write to", &id, Some(&data))?;
+            call.broker
+                .sessions
+                .write(&id, &data)
+                .map_err(CommandError::Invalid)
+        })
     }
 
     fn kill(&mut self, id: String) -> Result<(), CommandError> {
-        self.session_table()?
+        self.touch_session("kill", &id, None)?
             .kill(&id)
             .map(|_| ())
             .map_err(CommandError::Invalid)
@@ -706,7 +296,9 @@ impl commands::Host for CallState {
     }
 
     fn clear(&mut self) -> u32 {
-        self.session_table().map_or(0, sessions::Sessions::clear)
+        // A dry run forgets nothing.
+        self.touch_session("clear", "(finished)", None)
+            .map_or(0, sessions::Sessions::clear)
     }
 
     fn output(&mut self, output_id: String) -> Result<String, CommandError> {

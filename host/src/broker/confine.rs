@@ -1,13 +1,17 @@
 //! OS confinement of a command, applied in the child between `fork` and
 //! `exec`, so it holds for the command and everything it starts:
 //!
+//! - a session of its own (`setsid`): no controlling terminal, and one
+//!   process group to kill;
 //! - `no_new_privs`: setuid programs (sudo, su) gain nothing;
 //! - Landlock: read and execute anywhere, write only in the workspace, the
-//!   broker's private temp dir and configured directories; no TCP bind or
-//!   connect (ABI 4+); no signals to, or abstract sockets of, processes
-//!   outside the sandbox (ABI 6+);
-//! - seccomp: `socket()` for anything but `AF_UNIX`, and io_uring, fail
-//!   with `EACCES`, so there is no network unless the grant allows it;
+//!   broker's private temp dir, `/dev/shm`, a few harmless devices and
+//!   configured directories; no TCP bind or connect (ABI 4+); no signals
+//!   to, or abstract sockets of, processes outside the sandbox (ABI 6+);
+//! - seccomp: `setsid`, `setpgid` and the `TIOCSTI` ioctl fail, so no
+//!   process leaves the group or types into a terminal; without a network
+//!   grant, `socket()` for anything but `AF_UNIX`, and io_uring, fail
+//!   with `EACCES`;
 //! - the parent-death signal, so the command dies with the host.
 //!
 //! Everything that can fail or allocate is prepared in the parent; the
@@ -107,13 +111,15 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-/// Device files every command may write (`> /dev/null`).
-const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Device files every command may write (`> /dev/null`), and shared
+/// memory (Python's multiprocessing needs `/dev/shm`). Not `/dev/tty`: a
+/// command could type into the host's terminal.
+const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/shm"];
 
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
     pub(crate) fn new(plan: &Plan, support: Support) -> Result<Self, String> {
-        let mut enforced = vec!["no-new-privs".to_owned(), "process-group".to_owned()];
+        let mut enforced = vec!["no-new-privs".to_owned(), "own-session".to_owned()];
         let ruleset = if support.landlock_abi >= 1 {
             let r = landlock_ruleset(plan, support)
                 .map_err(|e| format!("cannot prepare Landlock: {e}"))?;
@@ -128,9 +134,12 @@ impl Prepared {
         } else {
             None
         };
-        let filter = if !plan.network && support.seccomp {
-            enforced.push("seccomp-net".to_owned());
-            Some(network_filter()?)
+        let filter = if support.seccomp {
+            enforced.push("seccomp-session".to_owned());
+            if !plan.network {
+                enforced.push("seccomp-net".to_owned());
+            }
+            Some(filter(plan.network)?)
         } else {
             None
         };
@@ -147,13 +156,17 @@ impl Prepared {
         self.ruleset.is_some()
     }
 
-    /// Whether network confinement is part of the plan (or not needed).
-    pub(crate) fn confines_network(&self, plan: &Plan) -> bool {
-        plan.network || self.filter.is_some()
+    /// Whether the seccomp filter (network, process group) is part of the plan.
+    pub(crate) fn confines_calls(&self) -> bool {
+        self.filter.is_some()
     }
 
     /// Apply in the child after `fork`, before `exec`. Only system calls.
     pub(crate) fn apply(&mut self) -> io::Result<()> {
+        // A session of its own: no controlling terminal to type into, and a
+        // process group (the session id) that the timeout, `kill` and the
+        // watchdog kill whole.
+        rustix::process::setsid()?;
         rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         // The host may have died before the line above.
         if rustix::process::getppid() != self.parent {
@@ -201,27 +214,37 @@ fn landlock_ruleset(
         ))
 }
 
-fn network_filter() -> Result<BpfProgram, String> {
+/// `TIOCSTI` on the architectures seccompiler supports (x86_64, aarch64,
+/// riscv64); libc's type for it differs between them.
+const TIOCSTI: u64 = 0x5412;
+
+/// The seccomp filter: processes cannot leave their session or process
+/// group (so nothing escapes the kill) nor push input into a terminal; and,
+/// without a network grant, sockets other than `AF_UNIX` and io_uring fail.
+fn filter(network: bool) -> Result<BpfProgram, String> {
     let fail = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
     let arch = target_arch().ok_or("seccomp: unknown architecture")?;
-    let not_unix = SeccompRule::new(vec![
-        SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(fail)?,
-    ])
-    .map_err(fail)?;
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .map_err(fail)
+    };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![not_unix]);
-    for call in [
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-    ] {
-        rules.insert(call, Vec::new());
+    rules.insert(libc::SYS_setsid, Vec::new());
+    rules.insert(libc::SYS_setpgid, Vec::new());
+    rules.insert(libc::SYS_ioctl, vec![arg(1, SeccompCmpOp::Eq, TIOCSTI)?]);
+    if !network {
+        rules.insert(
+            libc::SYS_socket,
+            vec![arg(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?],
+        );
+        for call in [
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            rules.insert(call, Vec::new());
+        }
     }
     let filter = SeccompFilter::new(
         rules,

@@ -12,11 +12,11 @@
 //!   even by `SIGKILL`. That reaches children the leader left behind, which
 //!   the parent-death signal does not.
 
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt as _;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -233,37 +233,66 @@ pub(crate) fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: m
     }
 }
 
-/// Wait for the leader `child` to exit without reaping it, kill what is
-/// left of its group while the zombie leader still holds the group id,
-/// then reap it. Runs on its own thread; the status arrives on the
-/// returned channel.
-pub(crate) fn reap(
-    mut child: Child,
-    watchdog: Option<Arc<Watchdog>>,
-) -> mpsc::Receiver<io::Result<ExitStatus>> {
+/// How a process ended: its exit code, or `None` if a signal killed it.
+pub(crate) type Exit = Option<i32>;
+
+/// Wait for the group leader `child` to exit without reaping it, kill what
+/// is left of its group while the zombie leader still holds the group id,
+/// then reap it. Runs on its own thread (inline, after killing the group,
+/// if no thread can start); the exit arrives on the returned channel.
+pub(crate) fn reap(child: Child, watchdog: Option<Arc<Watchdog>>) -> mpsc::Receiver<Exit> {
     let (tx, rx) = mpsc::channel();
     let pgid = child.id();
+    // The std handle is not needed: the leader is reaped by pid below.
+    drop(child);
+    let late_watchdog = watchdog.clone();
+    let finish = move |tx: mpsc::Sender<Exit>| {
+        let exit = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)).and_then(|pid| {
+            let exited = || {
+                rustix::process::waitid(
+                    WaitId::Pid(pid),
+                    WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+                )
+            };
+            while let Err(rustix::io::Errno::INTR) = exited() {}
+            kill_group(pgid);
+            loop {
+                match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+                    Err(rustix::io::Errno::INTR) => {}
+                    Ok(Some((_, status))) => break status.exit_status(),
+                    _ => break None,
+                }
+            }
+        });
+        if let Some(w) = &watchdog {
+            w.forget(pgid);
+        }
+        let _ = tx.send(exit);
+    };
+    let (job_tx, job_rx) = mpsc::channel::<mpsc::Sender<Exit>>();
     let spawned = thread::Builder::new()
         .name("toolhost-reaper".to_owned())
         .spawn(move || {
-            if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
-                let exited = || {
-                    rustix::process::waitid(
-                        WaitId::Pid(pid),
-                        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-                    )
-                };
-                while let Err(rustix::io::Errno::INTR) = exited() {}
+            if let Ok(tx) = job_rx.recv() {
+                finish(tx);
             }
+        });
+    match spawned {
+        Ok(_) => {
+            let _ = job_tx.send(tx);
+        }
+        Err(e) => {
+            tracing::warn!("cannot start a reaper thread ({e}); killing the command");
             kill_group(pgid);
-            let status = child.wait();
-            if let Some(w) = &watchdog {
+            // The closure went with the failed thread: reap here.
+            if let Some(pid) = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)) {
+                let status = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+                let _ = tx.send(status.ok().flatten().and_then(|(_, s)| s.exit_status()));
+            }
+            if let Some(w) = &late_watchdog {
                 w.forget(pgid);
             }
-            let _ = tx.send(status);
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start a reaper thread: {e}");
+        }
     }
     rx
 }
@@ -271,7 +300,7 @@ pub(crate) fn reap(
 /// How a command run to completion ended.
 #[derive(Debug)]
 pub(crate) struct Ended {
-    pub status: Option<ExitStatus>,
+    pub exit_code: Exit,
     pub timed_out: bool,
     pub cancelled: bool,
     pub duration: Duration,
@@ -285,7 +314,7 @@ pub(crate) struct Ended {
 /// killed. Waits a little for the output readers (`streams` of them).
 pub(crate) fn wait(
     pgid: u32,
-    exited: &mpsc::Receiver<io::Result<ExitStatus>>,
+    exited: &mpsc::Receiver<Exit>,
     streams_done: &mpsc::Receiver<()>,
     streams: usize,
     timeout: Duration,
@@ -294,14 +323,18 @@ pub(crate) fn wait(
     let started = Instant::now();
     let deadline = started + timeout;
     let (mut timed_out, mut is_cancelled) = (false, false);
-    let status = loop {
+    let exit_code = loop {
         let now = Instant::now();
         let slice = deadline
             .saturating_duration_since(now)
             .min(Duration::from_millis(50));
         match exited.recv_timeout(slice) {
-            Ok(status) => break status.ok(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Ok(exit) => break exit,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // No reaper: make sure nothing of the command is left.
+                kill_group(pgid);
+                break None;
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if Instant::now() >= deadline {
@@ -312,10 +345,7 @@ pub(crate) fn wait(
             continue;
         }
         kill_group(pgid);
-        break exited
-            .recv_timeout(Duration::from_secs(10))
-            .ok()
-            .and_then(Result::ok);
+        break exited.recv_timeout(Duration::from_secs(10)).ok().flatten();
     };
     let duration = started.elapsed();
     let grace = Instant::now() + Duration::from_millis(500);
@@ -327,7 +357,7 @@ pub(crate) fn wait(
         }
     }
     Ended {
-        status,
+        exit_code,
         timed_out,
         cancelled: is_cancelled,
         duration,

@@ -1,14 +1,18 @@
 //! Background sessions: commands started with `spawn` that keep running
 //! between calls. Capped in number; finished ones are kept for a while so
-//! their last output and exit status can still be read.
+//! their last output and exit status can still be read. No operation
+//! blocks while holding the table's lock.
 
-use super::process::{self, Shared};
+use super::process::{self, Exit, Shared};
 use std::collections::BTreeMap;
-use std::io::{self, Write};
-use std::process::{ChildStdin, ExitStatus};
+use std::io::{ErrorKind, Write};
+use std::process::ChildStdin;
 use std::sync::mpsc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+/// How long a write to a session's full stdin, or a kill, waits.
+const PATIENCE: Duration = Duration::from_secs(5);
 
 /// A session's state as the `commands` interface reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,32 +31,33 @@ pub(crate) struct Session {
     pub pgid: u32,
     pub started: Instant,
     pub output: Shared,
+    /// Non-blocking.
     pub stdin: Option<ChildStdin>,
-    pub exited: mpsc::Receiver<io::Result<ExitStatus>>,
+    pub exited: mpsc::Receiver<Exit>,
 }
 
 struct Entry {
     session: Session,
     cursor: u64,
-    /// `Some(exit code)` once finished (`None` inside: killed by a signal).
-    finished: Option<(Option<i32>, Instant)>,
+    /// Set once finished: the exit code (`None` inside: killed by a
+    /// signal) and when.
+    finished: Option<(Exit, Instant)>,
 }
 
 impl Entry {
     fn refresh(&mut self) {
         if self.finished.is_none() {
             match self.session.exited.try_recv() {
-                Ok(status) => {
-                    let code = status.ok().and_then(|s| s.code());
-                    self.finished = Some((code, Instant::now()));
-                    self.session.stdin = None;
-                }
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    self.finished = Some((None, Instant::now()));
-                }
+                Ok(exit) => self.finish(exit),
+                Err(mpsc::TryRecvError::Disconnected) => self.finish(None),
                 Err(mpsc::TryRecvError::Empty) => {}
             }
         }
+    }
+
+    fn finish(&mut self, exit: Exit) {
+        self.finished = Some((exit, Instant::now()));
+        self.session.stdin = None;
     }
 
     fn status(&mut self, id: &str, consume: bool) -> Status {
@@ -111,6 +116,13 @@ impl Inner {
         let n = parse_id(id).ok_or_else(|| unknown(id))?;
         self.entries.get_mut(&n).ok_or_else(|| unknown(id))
     }
+
+    fn running(&self) -> usize {
+        self.entries
+            .values()
+            .filter(|e| e.finished.is_none())
+            .count()
+    }
 }
 
 fn parse_id(id: &str) -> Option<u64> {
@@ -132,32 +144,37 @@ impl Sessions {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         inner.expire(self.ttl);
         inner
     }
 
-    /// Whether another session may start; the error says why not.
+    fn full(&self, running: usize) -> String {
+        format!(
+            "{running} background sessions are running, the most allowed; kill one you no longer need first"
+        )
+    }
+
+    /// Whether another session may start (checked again when it is added).
     pub(crate) fn check_room(&self) -> Result<(), String> {
-        let inner = self.lock();
-        let running = inner
-            .entries
-            .values()
-            .filter(|e| e.finished.is_none())
-            .count();
+        let running = self.lock().running();
         if running >= self.max_running {
-            Err(format!(
-                "{running} background sessions are running, the most allowed; kill one you no longer need first"
-            ))
+            Err(self.full(running))
         } else {
             Ok(())
         }
     }
 
-    /// Register a started session; returns its id.
-    pub(crate) fn add(&self, session: Session) -> String {
+    /// Register a started session; returns its id. Over the cap (another
+    /// session started meanwhile), the new one is killed.
+    pub(crate) fn add(&self, session: Session) -> Result<String, String> {
         let mut inner = self.lock();
+        let running = inner.running();
+        if running >= self.max_running {
+            process::kill_group(session.pgid);
+            return Err(self.full(running));
+        }
         inner.next += 1;
         let n = inner.next;
         inner.entries.insert(
@@ -168,7 +185,7 @@ impl Sessions {
                 finished: None,
             },
         );
-        format!("s-{n}")
+        Ok(format!("s-{n}"))
     }
 
     /// Status with the output since the previous poll.
@@ -186,38 +203,58 @@ impl Sessions {
             .collect()
     }
 
-    /// Write to a running session's stdin.
-    pub(crate) fn write(&self, id: &str, data: &[u8]) -> Result<(), String> {
-        let mut inner = self.lock();
-        let entry = inner.entry(id)?;
-        entry.refresh();
-        let Some(stdin) = entry
-            .session
-            .stdin
-            .as_mut()
-            .filter(|_| entry.finished.is_none())
-        else {
-            return Err(format!("session `{id}` has finished; its input is closed"));
-        };
-        stdin
-            .write_all(data)
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("cannot write to session `{id}`: {e}"))
+    /// Write to a running session's stdin. A full pipe is retried, with
+    /// the lock released in between, for a few seconds.
+    pub(crate) fn write(&self, id: &str, mut data: &[u8]) -> Result<(), String> {
+        let total = data.len();
+        let deadline = Instant::now() + PATIENCE;
+        while !data.is_empty() {
+            {
+                let mut inner = self.lock();
+                let entry = inner.entry(id)?;
+                let Some(stdin) = entry.session.stdin.as_mut() else {
+                    return Err(format!("session `{id}` has finished; its input is closed"));
+                };
+                match stdin.write(data) {
+                    Ok(n) => data = &data[n..],
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("cannot write to session `{id}`: {e}")),
+                }
+            }
+            if !data.is_empty() {
+                if Instant::now() >= deadline {
+                    return Err(format!(
+                        "session `{id}` is not reading its input: {} of {total} bytes were written",
+                        total - data.len()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        Ok(())
     }
 
     /// Kill a session's whole process group and wait briefly for it.
     pub(crate) fn kill(&self, id: &str) -> Result<Status, String> {
-        let mut inner = self.lock();
-        let entry = inner.entry(id)?;
-        entry.refresh();
-        if entry.finished.is_none() {
-            process::kill_group(entry.session.pgid);
-            if let Ok(status) = entry.session.exited.recv_timeout(Duration::from_secs(5)) {
-                let code = status.ok().and_then(|s| s.code());
-                entry.finished = Some((code, Instant::now()));
+        {
+            let mut inner = self.lock();
+            let entry = inner.entry(id)?;
+            if entry.finished.is_none() {
+                process::kill_group(entry.session.pgid);
             }
         }
-        Ok(entry.status(id, true))
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let mut inner = self.lock();
+            let entry = inner.entry(id)?;
+            entry.refresh();
+            if entry.finished.is_some() || Instant::now() >= deadline {
+                return Ok(entry.status(id, true));
+            }
+            drop(inner);
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Forget finished sessions; returns how many.
@@ -230,7 +267,7 @@ impl Sessions {
 
     /// Kill every running session (the broker is going away).
     pub(crate) fn kill_all(&self) {
-        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let inner = self.lock();
         for e in inner.entries.values() {
             if e.finished.is_none() {
                 process::kill_group(e.session.pgid);

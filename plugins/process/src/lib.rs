@@ -211,11 +211,19 @@ pub fn view(id: &str, text: &str, args: &Args) -> Result<Output, ToolError> {
         if pattern.as_ref().is_some_and(|p| !p.is_match(line)) {
             continue;
         }
-        if shown == limit || out.len() + line.len() > MAX_CHARS {
+        if shown == limit || (shown > 0 && out.len() + line.len() > MAX_CHARS) {
             stopped = true;
             break;
         }
-        out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+        // One line longer than the whole budget is shown cut, so paging
+        // always moves on.
+        let cut = line.floor_char_boundary(MAX_CHARS);
+        let more = if cut < line.len() {
+            format!(" [… {} more characters]", line[cut..].chars().count())
+        } else {
+            String::new()
+        };
+        out.push_str(&format!("{:>6}\t{}{more}\n", i + 1, &line[..cut]));
         shown += 1;
         last = i + 1;
     }

@@ -102,3 +102,21 @@ fn sessions_render_their_state() {
     );
     assert!(list(&[]).content().contains("no background sessions"));
 }
+
+#[test]
+fn a_line_longer_than_the_budget_is_cut_and_paging_moves_on() {
+    let text = format!("short\n{}\nlast\n", "x".repeat(MAX_CHARS * 2));
+    let page = view("out-2", &text, &args(r#"{"action":"output","offset":2}"#)).unwrap();
+    assert!(
+        page.content()
+            .contains(&format!("[… {MAX_CHARS} more characters]")),
+        "{}",
+        &page.content()[..80]
+    );
+    assert!(
+        page.content()
+            .ends_with("[out-2: lines 2-2 of 3; continue with offset 3]"),
+        "{}",
+        &page.content()[page.content().len() - 80..]
+    );
+}

@@ -72,8 +72,10 @@ impl Tool for RunCommand {
         exit code and output. Use it to build, test, lint and inspect (e.g. `cargo test`, \
         `git status`, `npm run build`). The host checks every part of the line: destructive \
         commands (sudo, rm -rf /, curl | sh, ...) are always refused; development commands \
-        may need a person's confirmation depending on the mode. Commands cannot write \
-        outside the workspace and have no network. stdin is closed, so interactive prompts \
+        may need a person's confirmation depending on the mode. Where the host enforces it \
+        (each result lists what was enforced), commands cannot write outside the workspace, \
+        have no network and cannot signal other processes: stop a background command with the \
+        `process` tool. stdin is closed, so interactive prompts \
         fail: pass flags such as `-y`. Long output keeps its head and tail; the full text can \
         be read with the `process` tool. Use `background: true` for servers and watchers.";
 

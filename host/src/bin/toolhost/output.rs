@@ -204,12 +204,14 @@ impl Confirmer for TtyConfirmer {
         let _turn = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // JSON escapes control characters in the arguments; the reason
+        // quotes a command, so escape it too: nothing printed can move the
+        // cursor or redraw the prompt.
         let args = serde_json::to_string(request.args).unwrap_or_default();
+        let reason = printable(request.reason);
+        let tool = printable(request.tool);
         loop {
-            eprint!(
-                "Run `{}` with {args}?\n({}) [y]es / [n]o / [a]bort all: ",
-                request.tool, request.reason
-            );
+            eprint!("Run `{tool}` with {args}?\n({reason}) [y]es / [n]o / [a]bort all: ");
             let mut line = String::new();
             if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
                 return Decision::Deny;
@@ -221,5 +223,26 @@ impl Confirmer for TtyConfirmer {
                 _ => eprintln!("please answer y, n or a"),
             }
         }
+    }
+}
+
+/// `text` with control characters (ESC, CR, ...) shown as escapes.
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::printable("a\x1b[2Jb\rc ok"), "a\\u{1b}[2Jb\\rc ok");
     }
 }

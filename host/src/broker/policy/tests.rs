@@ -131,6 +131,52 @@ const TABLE: &[(&str, Class)] = &[
     ("cat setup.sh | sh", Class::Dangerous),
     ("source venv/bin/activate", Class::Dangerous),
     ("somethingunknown --flag", Class::Dangerous),
+    // Tools that run or write what their arguments say.
+    ("sed -n '/x/p' f", Class::Safe),
+    ("sed 's/a/b/g;s/c/d/' f", Class::Safe),
+    ("sed -ni 's/a/b/' f", Class::Dev),
+    ("sed -Ei s/a/b/ f", Class::Dev),
+    ("sed 's/.*/id/e' f", Class::Dangerous),
+    ("sed -n '1e id' f", Class::Dangerous),
+    ("sed 'w out' f", Class::Dangerous),
+    ("sed -f script.sed f", Class::Dangerous),
+    ("awk 'BEGIN{system (\"id\")}'", Class::Dangerous),
+    ("awk -f prog.awk data", Class::Dangerous),
+    ("tar tf x.tar", Class::Safe),
+    ("tar -xzf x.tgz", Class::Dev),
+    (
+        "tar -tf x.tar --checkpoint=1 --checkpoint-action=exec=id",
+        Class::Dangerous,
+    ),
+    ("rg --pre sh x .", Class::Dangerous),
+    ("hash -p /bin/rm ls", Class::Dangerous),
+    ("GIT_EXTERNAL_DIFF=x git diff", Class::Dangerous),
+    ("GIT_CONFIG_COUNT=1 git status", Class::Dangerous),
+    ("uv run pytest", Class::Dev),
+    ("poetry run pytest -q", Class::Dev),
+    ("npm exec -- eslint .", Class::Dev),
+    ("bundle exec rspec", Class::Dev),
+    ("git fetch --upload-pack=x origin", Class::Dangerous),
+    ("git diff --output=patch.txt", Class::Dev),
+    ("git rebase -x 'cargo test' main", Class::Dev),
+    ("make --eval='all:;id'", Class::Dangerous),
+    ("docker compose up", Class::Dangerous),
+    ("docker compose ps", Class::Dev),
+    ("docker build .", Class::Dangerous),
+    ("echo x > ~/.bashrc", Class::Dangerous),
+    ("echo x > .git/hooks/pre-commit", Class::Dangerous),
+    ("python -m pydoc x", Class::Dangerous),
+    ("uniq in.txt out.txt", Class::Dev),
+    ("mkdir -m 777 d", Class::Dangerous),
+    ("pkill -s 9 -f x", Class::Dangerous),
+    ("find . -exec true \\; -delete", Class::Dangerous),
+    ("find . -name '*.rs' -exec wc -l {} +", Class::Safe),
+    ("command rm -rf x -v", Class::Dangerous),
+    (
+        "cargo --config 'target.x.runner=\"id\"' test",
+        Class::Dangerous,
+    ),
+    ("ls *.rs", Class::Safe),
 ];
 
 #[test]
@@ -216,10 +262,22 @@ fn patterns_are_checked() {
     assert!(Pattern::parse("* test").is_err());
     let p = Pattern::parse("cargo test *").unwrap();
     assert!(
-        p.matches(&["/usr/bin/cargo", "test", "x"]),
-        "a program matches by name"
+        p.matches(&[Some("/usr/bin/cargo"), Some("test"), Some("x")], false),
+        "a system program matches by name"
     );
-    assert!(!p.matches(&["cargo", "test"]));
+    assert!(
+        !p.matches(&[Some("./cargo"), Some("test"), Some("x")], false),
+        "a workspace file named cargo does not"
+    );
+    assert!(!p.matches(&[Some("cargo"), Some("test")], false));
+    assert!(
+        !p.matches(&[Some("cargo"), Some("test"), None], false),
+        "allow needs known words"
+    );
+    assert!(
+        p.matches(&[Some("cargo"), Some("test"), None], true),
+        "deny treats unknown words as matching"
+    );
     assert_eq!(p.to_string(), "cargo test *");
 }
 

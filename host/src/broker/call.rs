@@ -1,0 +1,517 @@
+//! One call's use of the broker: the checks before a command runs
+//! ([`BrokerCall::check`]), confirmation, and running it to the end or in
+//! the background.
+
+use super::confine::{Plan, Prepared};
+use super::policy::Class;
+use super::{Broker, CommandConfig, KEEP_BYTES, output, process, sessions};
+use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
+use crate::executor::{ConfirmRequest, Confirmer, Decision, Mode};
+use crate::sandbox::CancelToken;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::time::{Duration, Instant};
+
+/// What one call may do with the broker; built by the [`crate::Executor`]
+/// for a tool granted `commands`.
+#[derive(Clone)]
+pub struct BrokerCall {
+    pub(crate) broker: Arc<Broker>,
+    pub(crate) tool: Arc<str>,
+    pub(crate) workspace: Option<PathBuf>,
+    /// The grant lets commands use the network.
+    pub(crate) network: bool,
+    pub(crate) mode: Mode,
+    pub(crate) confirmer: Arc<dyn Confirmer>,
+    /// Set when a person answers "abort all".
+    pub(crate) aborted: Arc<AtomicBool>,
+    pub(crate) dry_run: bool,
+}
+
+impl std::fmt::Debug for BrokerCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrokerCall")
+            .field("tool", &self.tool)
+            .field("mode", &self.mode)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request after checks, ready to start.
+pub(super) struct Checked {
+    shown: String,
+    command: Command,
+    enforced: Vec<String>,
+    timeout: Duration,
+}
+
+/// How to add an allow pattern, for messages.
+const ALLOW_HOW: &str = "an allow pattern (`--allow-command 'PATTERN'`)";
+
+impl BrokerCall {
+    fn broker(&self) -> &Broker {
+        &self.broker
+    }
+
+    /// Every check before running: policy, environment, allowed_only, cwd,
+    /// confinement, dry run, confirmation.
+    pub(super) fn check(
+        &self,
+        request: &CommandRequest,
+        background: bool,
+    ) -> Result<Checked, CommandError> {
+        let broker = self.broker();
+        let config = &broker.config;
+        if !config.enabled {
+            return Err(CommandError::Denied(
+                "commands are disabled in this toolhost (--no-commands); nothing was run"
+                    .to_owned(),
+            ));
+        }
+        let (shown, assessed) = match &request.program {
+            Program::Shell(line) => (line.clone(), broker.policy.assess_line(line)),
+            Program::Argv(argv) => (shell_words(argv), broker.policy.assess_argv(argv)),
+        };
+        let mut assessment = assessed.map_err(|r| {
+            CommandError::Denied(format!(
+                "refused `{shown}`: {r}. This is refused in every mode; nothing was run"
+            ))
+        })?;
+        check_env(&request.env)?;
+        let names: Vec<&str> = request.env.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(env) = broker.policy.assess_env(&names)
+            && env.class > assessment.class
+        {
+            assessment = env;
+        }
+        if config.allowed_only && assessment.class == Class::Dangerous {
+            return Err(CommandError::Denied(format!(
+                "refused `{shown}`: it is classed dangerous ({}) and only allowed commands may run \
+                 (allowed_only), so nobody was asked; add {ALLOW_HOW} if it should run",
+                assessment.reason
+            )));
+        }
+        let Some(workspace) = &self.workspace else {
+            return Err(CommandError::Denied(
+                "commands run in the workspace, and no workspace is set; start toolhost with --workspace DIR".to_owned(),
+            ));
+        };
+        let cwd = resolve_cwd(workspace, request.cwd.as_deref())?;
+        let processes = broker.processes()?;
+        let mut writable = vec![workspace.clone(), processes.temp.path().to_owned()];
+        writable.extend(config.writable.iter().cloned());
+        let plan = Plan {
+            writable,
+            network: self.network,
+        };
+        let prepared = Prepared::new(&plan, broker.support).map_err(CommandError::Failed)?;
+        if config.require_sandbox && !(prepared.confines_files() && prepared.confines_calls()) {
+            let missing = if prepared.confines_files() {
+                "its seccomp filter"
+            } else {
+                "Landlock"
+            };
+            return Err(CommandError::Denied(format!(
+                "the sandbox is required (--require-sandbox) and this system cannot enforce {missing}; nothing was run"
+            )));
+        }
+        let timeout = request
+            .timeout_ms
+            .map_or(config.default_timeout, |ms| {
+                Duration::from_millis(ms.into())
+            })
+            .min(config.max_timeout);
+        let needs = needs_confirmation(self.mode, assessment.class);
+        if self.dry_run {
+            let confirm = if needs {
+                "would ask for confirmation"
+            } else {
+                "would run without asking"
+            };
+            let how = if background {
+                "start in the background"
+            } else {
+                "run"
+            };
+            let dir = request
+                .cwd
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .unwrap_or(".");
+            return Err(CommandError::DryRun(format!(
+                "[dry run] would {how} `{shown}` in `{dir}`: {} ({}); in mode {} it {confirm}; confined by {}; nothing was run",
+                assessment.class,
+                assessment.reason,
+                self.mode.as_str(),
+                prepared.enforced.join(", ")
+            )));
+        }
+        if needs {
+            let what = serde_json::json!({
+                "command": shown,
+                "cwd": request.cwd.as_deref().unwrap_or("."),
+                "env": request.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "background": background,
+            });
+            self.confirm(
+                &format!("`{shown}` is {}: {}", assessment.class, assessment.reason),
+                &what,
+                &shown,
+            )?;
+        }
+        let enforced = prepared.enforced.clone();
+        let mut command = match &request.program {
+            Program::Shell(line) => {
+                let mut c = Command::new(&broker.shell);
+                c.arg("-c").arg(line);
+                c
+            }
+            Program::Argv(argv) => {
+                let mut c = Command::new(&argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        command
+            .current_dir(&cwd)
+            .env_clear()
+            .envs(base_env(config, processes.temp.path()))
+            .envs(request.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(if background {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            });
+        let mut prepared = prepared;
+        // SAFETY: `apply` runs in the forked child before exec and only
+        // makes system calls (setsid, prctl, landlock_restrict_self,
+        // seccomp) with data prepared in the parent; it takes no locks and
+        // allocates nothing.
+        #[expect(
+            unsafe_code,
+            reason = "confinement must be applied between fork and exec"
+        )]
+        unsafe {
+            command.pre_exec(move || prepared.apply());
+        }
+        Ok(Checked {
+            shown,
+            command,
+            enforced,
+            timeout,
+        })
+    }
+
+    /// Ask the caller's confirmer; `what` is shown as the arguments.
+    fn confirm(
+        &self,
+        why: &str,
+        what: &serde_json::Value,
+        shown: &str,
+    ) -> Result<(), CommandError> {
+        if self.aborted.load(Ordering::Relaxed) {
+            return Err(CommandError::NotConfirmed(
+                "a person chose to abort all calls earlier in this session; nothing was run"
+                    .to_owned(),
+            ));
+        }
+        let reason = format!("{why}; mode {}", self.mode.as_str());
+        let asked = ConfirmRequest {
+            tool: &self.tool,
+            args: what,
+            reason: &reason,
+        };
+        match self.confirmer.confirm(&asked) {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(CommandError::NotConfirmed(format!(
+                "a person declined `{shown}`; nothing was done"
+            ))),
+            Decision::AbortAll => {
+                self.aborted.store(true, Ordering::Relaxed);
+                Err(CommandError::NotConfirmed(
+                    "a person aborted all calls; nothing was run".to_owned(),
+                ))
+            }
+            Decision::Unavailable => {
+                let yolo = if self.mode == Mode::Yolo {
+                    String::new()
+                } else {
+                    "use --mode yolo (only dangerous commands then ask), ".to_owned()
+                };
+                Err(CommandError::NotConfirmed(format!(
+                    "`{shown}` needs confirmation ({reason}) and nobody can be asked here (no terminal); nothing was run. \
+                     To let it run: {yolo}add {ALLOW_HOW} such as `{}`, or use --dry-run to see what would run",
+                    suggest_pattern(shown)
+                )))
+            }
+        }
+    }
+
+    fn spawn_checked(
+        &self,
+        checked: Checked,
+    ) -> Result<(std::process::Child, Option<Arc<process::Watchdog>>), CommandError> {
+        let processes = self.broker().processes()?;
+        let child = processes
+            .spawner
+            .spawn(checked.command)
+            .map_err(|e| CommandError::Failed(format!("cannot start `{}`: {e}", checked.shown)))?;
+        if let Some(w) = &processes.watchdog {
+            w.watch(child.id());
+        }
+        Ok((child, processes.watchdog.clone()))
+    }
+
+    /// Run a command to its end.
+    pub(super) fn run(
+        &self,
+        request: &CommandRequest,
+        cancel: Option<&CancelToken>,
+    ) -> Result<CommandOutput, CommandError> {
+        let checked = self.check(request, false)?;
+        let (shown, enforced, timeout) = (
+            checked.shown.clone(),
+            checked.enforced.clone(),
+            checked.timeout,
+        );
+        let (mut child, watchdog) = self.spawn_checked(checked)?;
+        let pgid = child.id();
+        let half = KEEP_BYTES / 4;
+        let out = Arc::new(Mutex::new(process::Buffer::new(half, half)));
+        let err = Arc::new(Mutex::new(process::Buffer::new(half, half)));
+        let (done_tx, done_rx) = mpsc::channel();
+        let mut streams = 0;
+        if let Some(stdout) = child.stdout.take() {
+            process::pump(stdout, Arc::clone(&out), done_tx.clone());
+            streams += 1;
+        }
+        if let Some(stderr) = child.stderr.take() {
+            process::pump(stderr, Arc::clone(&err), done_tx.clone());
+            streams += 1;
+        }
+        drop(done_tx);
+        let exited = process::reap(child, watchdog);
+        let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
+        let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
+        let text = |b: &process::Shared| b.lock().unwrap_or_else(PoisonError::into_inner).text();
+        let (stdout_full, mut stderr_full) = (text(&out), text(&err));
+        if ended.abandoned_streams > 0 {
+            stderr_full.push_str(
+                "\n[toolhost: a process survived the kill and kept the output open; reading stopped]\n",
+            );
+        }
+        if ended.cancelled {
+            return Err(CommandError::Failed(format!(
+                "`{shown}` was cancelled and its process group killed"
+            )));
+        }
+        let max = self.broker().config.max_output_chars;
+        let (stdout, cut_out) = output::head_and_tail(&stdout_full, max);
+        let (stderr, cut_err) = output::head_and_tail(&stderr_full, max);
+        let truncated = cut_out || cut_err;
+        let output_id = truncated.then(|| {
+            let full = if stderr_full.is_empty() {
+                stdout_full
+            } else {
+                let gap = if stdout_full.is_empty() || stdout_full.ends_with('\n') {
+                    ""
+                } else {
+                    "\n"
+                };
+                format!("{stdout_full}{gap}[stderr]\n{stderr_full}")
+            };
+            self.broker().kept.keep(full)
+        });
+        Ok(CommandOutput {
+            exit_code: ended.exit_code,
+            stdout,
+            stderr,
+            timed_out: ended.timed_out,
+            truncated,
+            output_id,
+            duration_ms: u64::try_from(ended.duration.as_millis()).unwrap_or(u64::MAX),
+            confinement: enforced,
+        })
+    }
+
+    /// Start a background session.
+    pub(super) fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
+        let broker = self.broker();
+        broker.sessions.check_room().map_err(CommandError::Failed)?;
+        let checked = self.check(request, true)?;
+        let shown = checked.shown.clone();
+        let (mut child, watchdog) = self.spawn_checked(checked)?;
+        let cap = broker.config.session_buffer_chars.max(1024);
+        let output = Arc::new(Mutex::new(process::Buffer::new(0, cap)));
+        let (done_tx, _done_rx) = mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            process::pump(stdout, Arc::clone(&output), done_tx.clone());
+        }
+        if let Some(stderr) = child.stderr.take() {
+            process::pump(stderr, Arc::clone(&output), done_tx);
+        }
+        let stdin = child.stdin.take();
+        if let Some(pipe) = &stdin {
+            // Writes never block the broker: a full pipe is retried, then
+            // reported.
+            let _ = rustix::fs::fcntl_setfl(pipe, rustix::fs::OFlags::NONBLOCK);
+        }
+        let session = sessions::Session {
+            command: shown,
+            pgid: child.id(),
+            started: Instant::now(),
+            output,
+            stdin,
+            exited: process::reap(child, watchdog),
+        };
+        broker.sessions.add(session).map_err(CommandError::Failed)
+    }
+
+    /// Refuse to change a session in a dry run; confirm writes in
+    /// confirm-all mode (a person approved the session, not each input).
+    pub(super) fn may_touch_session(
+        &self,
+        action: &str,
+        id: &str,
+        input: Option<&[u8]>,
+    ) -> Result<(), CommandError> {
+        if self.dry_run {
+            return Err(CommandError::DryRun(format!(
+                "[dry run] would {action} session {id}; nothing was done"
+            )));
+        }
+        if let (Some(data), Mode::ConfirmAll) = (input, self.mode) {
+            let text = String::from_utf8_lossy(data);
+            let what = serde_json::json!({ "session_id": id, "input": text });
+            self.confirm(
+                &format!("writing to session {id}"),
+                &what,
+                &format!("write to {id}"),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Request environment: valid names, no NUL bytes, and no command
+/// substitutions, which bash would run when it evaluates the value.
+fn check_env(env: &[(String, String)]) -> Result<(), CommandError> {
+    for (name, value) in env {
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err(CommandError::Invalid(format!(
+                "`{name}` is not a valid environment variable name (or its value holds a NUL byte)"
+            )));
+        }
+        if ["$(", "`", "<(", ">("].iter().any(|s| value.contains(s)) {
+            return Err(CommandError::Invalid(format!(
+                "the value of `{name}` holds a command substitution, which bash could run; pass plain text"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Mode × class: which commands a person must approve.
+pub(crate) fn needs_confirmation(mode: Mode, class: Class) -> bool {
+    match mode {
+        Mode::Yolo => class == Class::Dangerous,
+        Mode::ConfirmSensitive => class >= Class::Dev,
+        Mode::ConfirmAll => true,
+    }
+}
+
+/// An allow pattern that would cover `shown`, for the no-TTY message.
+fn suggest_pattern(shown: &str) -> String {
+    if shown.contains([';', '|', '&', '$', '`', '(', '>', '<', '\n']) {
+        return "PROGRAM SUBCOMMAND **".to_owned();
+    }
+    let words: Vec<&str> = shown.split_whitespace().take(2).collect();
+    match words.as_slice() {
+        [] => "PROGRAM **".to_owned(),
+        [one] => format!("{one} **"),
+        [a, b] if b.starts_with('-') => format!("{a} **"),
+        [a, b, ..] => format!("{a} {b} **"),
+    }
+}
+
+/// `argv` shown as one shell-like line.
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The documented minimum environment plus configured variables. Caches go
+/// to the private temp dir, since the home directory is read-only.
+fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, String)> {
+    let host = |name: &str| std::env::var(name).ok();
+    let temp_text = temp.display().to_string();
+    let mut env = vec![
+        (
+            "PATH".to_owned(),
+            host("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".to_owned()),
+        ),
+        (
+            "HOME".to_owned(),
+            host("HOME").unwrap_or_else(|| "/".to_owned()),
+        ),
+        (
+            "LANG".to_owned(),
+            host("LANG").unwrap_or_else(|| "C.UTF-8".to_owned()),
+        ),
+        ("TERM".to_owned(), "dumb".to_owned()),
+        ("PAGER".to_owned(), "cat".to_owned()),
+        ("GIT_PAGER".to_owned(), "cat".to_owned()),
+        ("NO_COLOR".to_owned(), "1".to_owned()),
+        ("XDG_CACHE_HOME".to_owned(), format!("{temp_text}/cache")),
+        ("npm_config_cache".to_owned(), format!("{temp_text}/npm")),
+    ];
+    for name in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((name.to_owned(), temp_text.clone()));
+    }
+    for name in &config.pass_env {
+        if let Some(value) = host(name) {
+            env.push((name.clone(), value));
+        }
+    }
+    env.extend(config.env.iter().cloned());
+    env
+}
+
+/// `cwd` (relative to the workspace) resolved, and inside the workspace.
+fn resolve_cwd(workspace: &Path, cwd: Option<&str>) -> Result<PathBuf, CommandError> {
+    let Some(cwd) = cwd.filter(|c| !c.is_empty() && *c != ".") else {
+        return Ok(workspace.to_owned());
+    };
+    let joined = workspace.join(cwd.trim_start_matches("./"));
+    let resolved = joined.canonicalize().map_err(|e| {
+        CommandError::Invalid(format!(
+            "the working directory `{cwd}` cannot be used ({e}); give a directory relative to the workspace root"
+        ))
+    })?;
+    if !resolved.starts_with(workspace) {
+        return Err(CommandError::Invalid(format!(
+            "the working directory `{cwd}` is outside the workspace; commands run only inside it"
+        )));
+    }
+    if !resolved.is_dir() {
+        return Err(CommandError::Invalid(format!("`{cwd}` is not a directory")));
+    }
+    Ok(resolved)
+}
