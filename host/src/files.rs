@@ -130,6 +130,31 @@ impl files::Host for CallState {
         read_whole(&dir, &rel, &path, max_bytes.min(cap))
     }
 
+    fn scan(
+        &mut self,
+        path: String,
+        first_line: u64,
+        max_lines: u64,
+        max_window: u64,
+    ) -> Result<files::ScanResult, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
+        let (file, _) = open_regular(&dir, &rel, &path)?;
+        let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
+        let scan = toolhost_sdk::fs::scan_reader(file, first_line, max_lines, most)
+            .map_err(|e| to_file_error(e, &path, Op::Read))?;
+        Ok(files::ScanResult {
+            hash: scan.hash,
+            size: scan.size,
+            newlines: scan.newlines,
+            last_byte: scan.last_byte,
+            binary: scan.binary,
+            window: scan.window,
+            window_complete: scan.window_complete,
+        })
+    }
+
     fn walk(
         &mut self,
         path: String,
@@ -178,10 +203,20 @@ impl files::Host for CallState {
 /// share of a fanned-out call): what the default limit lets a guest take.
 const MAX_READ_BYTES: u64 = 256 << 20;
 
+/// The largest window `scan` returns.
+const MAX_SCAN_WINDOW: u64 = 16 << 20;
+
 /// The whole regular file `rel` in `dir`, at most `limit` bytes. It is
 /// opened non-blocking, so a FIFO cannot hang the call in `open`, and
 /// anything but a regular file is refused before a byte is read.
 fn read_whole(dir: &Dir, rel: &Path, path: &str, limit: u64) -> Result<Vec<u8>, FileError> {
+    let (file, size) = open_regular(dir, rel, path)?;
+    read_sized(file, size, limit, path)
+}
+
+/// Open the regular file `rel` in `dir` non-blocking (a FIFO cannot hang
+/// the open); anything but a regular file is refused. Returns its size.
+fn open_regular(dir: &Dir, rel: &Path, path: &str) -> Result<(cap_std::fs::File, u64), FileError> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -200,7 +235,7 @@ fn read_whole(dir: &Dir, rel: &Path, path: &str, limit: u64) -> Result<Vec<u8>, 
             "`{path}` is not a regular file (a directory, FIFO, socket or device)"
         )));
     }
-    read_sized(file, meta.len(), limit, path)
+    Ok((file, meta.len()))
 }
 
 /// Read `reader` to its end, expecting `expected` bytes (its size when it

@@ -8,7 +8,10 @@
 //! that and every other `std::io::Error` into a [`ToolError`] that says what
 //! to do next. [`walk`] lists a directory tree.
 
+mod scan;
 mod walk;
+
+pub use scan::{Scan, scan_reader};
 
 pub use walk::{Entry, walk};
 
@@ -307,25 +310,77 @@ pub fn read_up_to(path: &WorkspacePath, max_bytes: u64) -> io::Result<Option<Vec
         match files::read(path.shown(), max_bytes) {
             Ok(data) => Ok(Some(data)),
             Err(FileError::TooLarge(_)) => Ok(None),
-            Err(FileError::Invalid(m)) => Err(io::Error::new(io::ErrorKind::InvalidInput, m)),
-            Err(FileError::NotFound(m)) => Err(io::Error::new(io::ErrorKind::NotFound, m)),
-            Err(FileError::Denied(m)) => Err(io::Error::new(io::ErrorKind::PermissionDenied, m)),
-            Err(FileError::Failed(m)) => Err(io::Error::other(m)),
+            Err(other) => Err(file_error(other)),
         }
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
         let meta = std::fs::metadata(path)?;
         if !meta.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("`{path}` is not a regular file (a directory, FIFO, socket or device)"),
-            ));
+            return Err(not_regular(path));
         }
         if meta.len() > max_bytes {
             return Ok(None);
         }
         std::fs::read(path).map(Some)
+    }
+}
+
+/// A host `files` error as the `io::Error` a native run would give.
+#[cfg(target_arch = "wasm32")]
+fn file_error(e: crate::__private::bindings::toolhost::plugin::files::FileError) -> io::Error {
+    use crate::__private::bindings::toolhost::plugin::files::FileError;
+    match e {
+        FileError::Invalid(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
+        FileError::NotFound(m) => io::Error::new(io::ErrorKind::NotFound, m),
+        FileError::Denied(m) => io::Error::new(io::ErrorKind::PermissionDenied, m),
+        FileError::TooLarge(m) => io::Error::new(io::ErrorKind::FileTooLarge, m),
+        FileError::Failed(m) => io::Error::other(m),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn not_regular(path: &WorkspacePath) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("`{path}` is not a regular file (a directory, FIFO, socket or device)"),
+    )
+}
+
+/// One pass over the regular file at `path`: hash, size, line count and
+/// up to `max_lines` lines from line `first_line` (at most `max_window`
+/// bytes); see [`scan_reader`]. In a plugin the host does the pass natively (the
+/// `files.scan` import), which for a large file is much faster than reading
+/// it through WASI.
+pub fn scan(
+    path: &WorkspacePath,
+    first_line: u64,
+    max_lines: u64,
+    max_window: u64,
+) -> io::Result<Scan> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use crate::__private::bindings::toolhost::plugin::files;
+        files::scan(path.shown(), first_line, max_lines, max_window)
+            .map(|s| Scan {
+                hash: s.hash,
+                size: s.size,
+                newlines: s.newlines,
+                last_byte: s.last_byte,
+                binary: s.binary,
+                window: s.window,
+                window_complete: s.window_complete,
+            })
+            .map_err(file_error)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let file = std::fs::File::open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(not_regular(path));
+        }
+        let most = usize::try_from(max_window).unwrap_or(usize::MAX);
+        scan_reader(file, first_line, max_lines, most)
     }
 }
 

@@ -101,7 +101,9 @@ fn commands(runtime: &Arc<Runtime>, n: usize) {
     // confined command spawned in-process.
     let (mut samples, _) = time_n(n, || {
         let mut command = std::process::Command::new("/bin/bash");
-        command.args(["-c", "true"]).stdin(std::process::Stdio::null());
+        command
+            .args(["-c", "true"])
+            .stdin(std::process::Stdio::null());
         // SAFETY: the hook does nothing; it only makes std fork.
         #[expect(unsafe_code, reason = "measuring the cost of fork")]
         unsafe {
@@ -115,8 +117,14 @@ fn commands(runtime: &Arc<Runtime>, n: usize) {
         ms(p50),
         ms(p99)
     );
-    println!("bash -c true:      p50 {:>7.2} ms (posix_spawn)", ms(p50_native));
-    println!("bash -c true:      p50 {:>7.2} ms (fork, as with a pre_exec hook)", ms(p50_fork));
+    println!(
+        "bash -c true:      p50 {:>7.2} ms (posix_spawn)",
+        ms(p50_native)
+    );
+    println!(
+        "bash -c true:      p50 {:>7.2} ms (fork, as with a pre_exec hook)",
+        ms(p50_fork)
+    );
     println!(
         "ratio {:.2}x; broker + sandbox overhead {:.2} ms per command at p50",
         p50.as_secs_f64() / p50_native.as_secs_f64(),

@@ -275,3 +275,25 @@ fn a_huge_single_line_is_cut_without_running_out_of_memory() {
     );
     assert_eq!(r.structured.expect("structured")["total_lines"], 2);
 }
+
+#[test]
+fn a_large_file_is_scanned_by_the_host_with_exact_results() {
+    let ws = workspace();
+    let text = lines_file(60_000);
+    write(ws.path(), "large.txt", &text);
+    let r = call(
+        &executor(ws.path()),
+        "read_file",
+        r#"{"path":"large.txt","offset":30000,"limit":2}"#,
+    );
+    assert!(r.success, "{:?}", r.error);
+    assert!(
+        r.content
+            .starts_with(" 30000\tline 30000\n 30001\tline 30001\n"),
+        "{}",
+        r.content
+    );
+    let s = r.structured.expect("structured");
+    assert_eq!(s["total_lines"], 60_000);
+    assert_eq!(s["hash"], toolhost_sdk::text::content_hash(text.as_bytes()));
+}

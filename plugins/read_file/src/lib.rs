@@ -1,10 +1,13 @@
 //! The `read_file` tool: a text file from the workspace with line numbers.
 //!
-//! The file is streamed once: the requested window of lines is formatted
-//! `cat -n` style while every byte feeds the content hash (which edit tools
-//! accept as `expected_hash`) and the line count. A call returns at most
-//! [`MAX_LINES`] lines and [`MAX_OUTPUT_BYTES`] of text, and says how to read
-//! the rest with `offset`/`limit`.
+//! Every byte of the file feeds the content hash (which edit tools accept as
+//! `expected_hash`) and the line count, while the requested window of lines
+//! is formatted `cat -n` style. A small file comes in one host call; a large
+//! one is scanned by the host natively (`fs::scan`: hash, count, and only
+//! the window's bytes cross into the sandbox), and streamed through WASI
+//! only when its window is too large for that. A call returns at most
+//! [`MAX_LINES`] lines and [`MAX_OUTPUT_BYTES`] of text, and says how to
+//! read the rest with `offset`/`limit`.
 
 use std::fs::File;
 use std::io::Read;
@@ -26,10 +29,13 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// Read size when streaming. The host serves at most 64 KiB per read anyway.
 pub(crate) const CHUNK: usize = 64 * 1024;
 /// Files up to this size are read in one host call. Bigger ones are
-/// streamed: growing a fresh instance's memory to hold a whole large file
+/// scanned: growing a fresh instance's memory to hold a whole large file
 /// costs more in page faults than the host calls it saves (measured: a 10 MB
 /// file took 6.8 ms whole against 2.2 ms streamed).
 const WHOLE_FILE_MAX: u64 = 256 << 10;
+/// The most bytes of a window the host scan hands over; a window of longer
+/// lines is streamed instead.
+const SCAN_WINDOW_MAX: u64 = 4 << 20;
 
 /// Arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -107,6 +113,29 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
         .limit
         .unwrap_or(MAX_LINES as u64)
         .clamp(1, MAX_LINES as u64);
+    let binary = || {
+        ToolError::retry(format!(
+            "`{shown}` is a binary file ({} bytes); read_file only shows text. Read a text \
+             file instead, or inspect it with a command if one is available",
+            meta.len()
+        ))
+    };
+    if meta.len() > WHOLE_FILE_MAX {
+        let scan = fs::scan(&path, first, limit, SCAN_WINDOW_MAX).map_err(io_err)?;
+        if scan.binary {
+            return Err(binary());
+        }
+        let mut window = Window::starting_at(first, limit);
+        window.feed(&scan.window);
+        if scan.window_complete || window.done {
+            if scan.window_complete {
+                window.finish();
+            }
+            let total_lines = scan.newlines + u64::from(scan.last_byte.is_some_and(|b| b != b'\n'));
+            return report(&shown, &window, scan.hash, scan.size, total_lines, first);
+        }
+        // Lines too long for the scanned window: stream the file below.
+    }
     let mut window = Window::new(first, limit);
     let mut hasher = ContentHasher::new();
     let mut newlines = 0u64;
@@ -115,11 +144,7 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     // is full.
     let mut feed = |bytes: &[u8]| -> Result<(), ToolError> {
         if last_byte.is_none() && looks_binary(bytes) {
-            return Err(ToolError::retry(format!(
-                "`{shown}` is a binary file ({} bytes); read_file only shows text. Read a text \
-                 file instead, or inspect it with a command if one is available",
-                meta.len()
-            )));
+            return Err(binary());
         }
         // In pieces small enough to stay in L1 while each is hashed, counted
         // and split into lines (measured: 10% faster in the sandbox).
@@ -151,18 +176,36 @@ pub fn read(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
     window.finish();
     // A last line without a final newline still counts.
     let total_lines = newlines + u64::from(last_byte.is_some_and(|b| b != b'\n'));
+    report(
+        &shown,
+        &window,
+        hasher.finish(),
+        meta.len(),
+        total_lines,
+        first,
+    )
+}
 
+/// The result: the window's text and the report.
+fn report(
+    shown: &str,
+    window: &Window,
+    hash: String,
+    size: u64,
+    total_lines: u64,
+    first: u64,
+) -> Result<Output, ToolError> {
     let report = Report {
-        path: shown.clone(),
-        hash: hasher.finish(),
-        size: meta.len(),
+        path: shown.to_owned(),
+        hash,
+        size,
         total_lines,
         start_line: if window.shown == 0 { 0 } else { first },
         end_line: window.last,
         truncated: window.last < total_lines,
         lossy: window.lossy,
     };
-    let text = render(&shown, &window, &report, first)?;
+    let text = render(shown, window, &report, first)?;
     Ok(Output::text(text).with_structured(&report))
 }
 
@@ -199,3 +242,7 @@ fn render(shown: &str, window: &Window, report: &Report, first: u64) -> Result<S
     }
     Ok(text)
 }
+
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;

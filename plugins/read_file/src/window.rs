@@ -46,6 +46,14 @@ impl Window {
         }
     }
 
+    /// A window fed from the start of line `first` rather than of the file.
+    pub(crate) fn starting_at(first: u64, limit: u64) -> Self {
+        Self {
+            line_no: first.saturating_sub(1),
+            ..Self::new(first, limit)
+        }
+    }
+
     /// Take the next bytes of the file.
     pub(crate) fn feed(&mut self, mut bytes: &[u8]) {
         while !self.done && !bytes.is_empty() {
