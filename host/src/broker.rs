@@ -112,6 +112,8 @@ struct Processes {
     spawner: process::Spawner,
     watchdog: Option<Arc<process::Watchdog>>,
     temp: tempfile::TempDir,
+    /// The environment every command starts from (see `call::base_env`).
+    env: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -173,7 +175,7 @@ impl Broker {
             writable: Vec::new(),
             network,
         };
-        Prepared::new(&plan, self.support).map_or_else(|_| Vec::new(), |p| p.enforced)
+        Prepared::new(&plan, &self.support).map_or_else(|_| Vec::new(), |p| p.enforced)
     }
 
     fn processes(&self) -> Result<&Processes, CommandError> {
@@ -188,22 +190,12 @@ impl Broker {
                 Ok(Processes {
                     spawner,
                     watchdog: process::Watchdog::start().map(Arc::new),
+                    env: call::base_env(&self.config, temp.path()),
                     temp,
                 })
             })
             .as_ref()
             .map_err(|e| CommandError::Failed(e.clone()))
-    }
-}
-
-fn status(s: sessions::Status) -> SessionStatus {
-    SessionStatus {
-        id: s.id,
-        command: s.command,
-        running: s.running,
-        exit_code: s.exit_code,
-        new_output: s.new_output,
-        elapsed_ms: u64::try_from(s.elapsed.as_millis()).unwrap_or(u64::MAX),
     }
 }
 
@@ -268,7 +260,6 @@ impl commands::Host for CallState {
     fn poll(&mut self, id: String) -> Result<SessionStatus, CommandError> {
         self.session_table()?
             .poll(&id)
-            .map(status)
             .map_err(CommandError::Invalid)
     }
 
@@ -291,7 +282,7 @@ impl commands::Host for CallState {
 
     fn sessions(&mut self) -> Vec<SessionStatus> {
         self.session_table()
-            .map(|s| s.list().into_iter().map(status).collect())
+            .map(sessions::Sessions::list)
             .unwrap_or_default()
     }
 

@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// What one call may do with the broker; built by the [`crate::Executor`]
@@ -108,7 +108,7 @@ impl BrokerCall {
             writable,
             network: self.network,
         };
-        let prepared = Prepared::new(&plan, broker.support).map_err(CommandError::Failed)?;
+        let prepared = Prepared::new(&plan, &broker.support).map_err(CommandError::Failed)?;
         if config.require_sandbox && !(prepared.confines_files() && prepared.confines_calls()) {
             let missing = if prepared.confines_files() {
                 "its seccomp filter"
@@ -179,7 +179,7 @@ impl BrokerCall {
         command
             .current_dir(&cwd)
             .env_clear()
-            .envs(base_env(config, processes.temp.path()))
+            .envs(processes.env.iter().map(|(k, v)| (k, v)))
             .envs(request.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -285,17 +285,8 @@ impl BrokerCall {
         let half = KEEP_BYTES / 4;
         let out = Arc::new(Mutex::new(process::Buffer::new(half, half)));
         let err = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let (done_tx, done_rx) = mpsc::channel();
-        let mut streams = 0;
-        if let Some(stdout) = child.stdout.take() {
-            process::pump(stdout, Arc::clone(&out), done_tx.clone());
-            streams += 1;
-        }
-        if let Some(stderr) = child.stderr.take() {
-            process::pump(stderr, Arc::clone(&err), done_tx.clone());
-            streams += 1;
-        }
-        drop(done_tx);
+        let (done_rx, streams) =
+            process::pump_output(&mut child, Arc::clone(&out), Arc::clone(&err));
         let exited = process::reap(child, watchdog);
         let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
         let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
@@ -349,13 +340,8 @@ impl BrokerCall {
         let (mut child, watchdog) = self.spawn_checked(checked)?;
         let cap = broker.config.session_buffer_chars.max(1024);
         let output = Arc::new(Mutex::new(process::Buffer::new(0, cap)));
-        let (done_tx, _done_rx) = mpsc::channel();
-        if let Some(stdout) = child.stdout.take() {
-            process::pump(stdout, Arc::clone(&output), done_tx.clone());
-        }
-        if let Some(stderr) = child.stderr.take() {
-            process::pump(stderr, Arc::clone(&output), done_tx);
-        }
+        // Both streams into one buffer, as they interleave.
+        process::pump_output(&mut child, Arc::clone(&output), Arc::clone(&output));
         let stdin = child.stdin.take();
         if let Some(pipe) = &stdin {
             // Writes never block the broker: a full pipe is retried, then
@@ -459,7 +445,7 @@ fn shell_words(argv: &[String]) -> String {
 
 /// The documented minimum environment plus configured variables. Caches go
 /// to the private temp dir, since the home directory is read-only.
-fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, String)> {
+pub(super) fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, String)> {
     let host = |name: &str| std::env::var(name).ok();
     let temp_text = temp.display().to_string();
     let mut env = vec![

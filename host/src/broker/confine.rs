@@ -31,17 +31,20 @@ use seccompiler::{
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The newest Landlock ABI whose rights toolhost asks for.
 const ABI_USED: ABI = ABI::V6;
 
-/// What the host kernel offers, probed once.
-#[derive(Debug, Clone, Copy)]
+/// What the host kernel offers, probed once, with the seccomp programs
+/// compiled once (they depend only on whether the network is granted).
+#[derive(Debug, Clone)]
 pub(crate) struct Support {
     /// The kernel's Landlock ABI version (0 if none).
     pub landlock_abi: i32,
-    /// Whether seccomp filters can be installed (and this arch is known).
-    pub seccomp: bool,
+    /// The seccomp programs without and with network, if seccomp filters
+    /// can be installed here.
+    filters: Option<[Arc<BpfProgram>; 2]>,
 }
 
 impl Support {
@@ -55,12 +58,25 @@ impl Support {
             .map_or(0, |abi| abi as i32);
         // The kernel lists a Seccomp field for tasks when it supports it.
         let seccomp = std::fs::read_to_string("/proc/self/status")
-            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
-            && target_arch().is_some();
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
+        let filters = seccomp
+            .then(|| Ok::<_, String>([Arc::new(filter(false)?), Arc::new(filter(true)?)]))
+            .transpose()
+            .unwrap_or_else(|e| {
+                tracing::warn!("commands will run without a seccomp filter: {e}");
+                None
+            });
         Self {
             landlock_abi,
-            seccomp,
+            filters,
         }
+    }
+
+    /// The seccomp program for a command with or without the network.
+    fn filter(&self, network: bool) -> Option<Arc<BpfProgram>> {
+        self.filters
+            .as_ref()
+            .map(|f| Arc::clone(&f[usize::from(network)]))
     }
 }
 
@@ -97,7 +113,7 @@ pub(crate) struct Plan {
 /// Confinement ready to apply in a child, and what it will enforce.
 pub(crate) struct Prepared {
     ruleset: Option<RulesetCreated>,
-    filter: Option<BpfProgram>,
+    filter: Option<Arc<BpfProgram>>,
     parent: Option<Pid>,
     /// Names of what is enforced, for the report.
     pub enforced: Vec<String>,
@@ -118,7 +134,7 @@ const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/de
 
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
-    pub(crate) fn new(plan: &Plan, support: Support) -> Result<Self, String> {
+    pub(crate) fn new(plan: &Plan, support: &Support) -> Result<Self, String> {
         let mut enforced = vec!["no-new-privs".to_owned(), "own-session".to_owned()];
         let ruleset = if support.landlock_abi >= 1 {
             let r = landlock_ruleset(plan, support)
@@ -134,15 +150,13 @@ impl Prepared {
         } else {
             None
         };
-        let filter = if support.seccomp {
+        let filter = support.filter(plan.network);
+        if filter.is_some() {
             enforced.push("seccomp-session".to_owned());
             if !plan.network {
                 enforced.push("seccomp-net".to_owned());
             }
-            Some(filter(plan.network)?)
-        } else {
-            None
-        };
+        }
         Ok(Self {
             ruleset,
             filter,
@@ -190,7 +204,7 @@ impl Prepared {
 
 fn landlock_ruleset(
     plan: &Plan,
-    support: Support,
+    support: &Support,
 ) -> Result<RulesetCreated, landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)

@@ -324,44 +324,30 @@ impl<'p> Checker<'p> {
                     format!("it sets `{var}`, which changes which programs run")
                 });
             }
+            // What the command runs besides itself; then its own class.
             match unwrap(&name, &argv)? {
-                Next::Run(inner) => argv = inner,
+                Next::Run(inner) => {
+                    argv = inner;
+                    continue;
+                }
                 Next::Runs(commands) => {
                     for inner in &commands {
                         programs.extend(self.command(inner, depth + 1)?);
                     }
-                    if !allowed {
-                        let (class, reason) = classify(program, &name, &argv);
-                        self.raise(class, || reason);
-                    }
-                    return Ok(programs);
                 }
-                Next::Line(line) => {
-                    self.line(&line, depth + 1)?;
-                    if !allowed {
-                        let shown = shown_argv(&argv);
-                        self.raise(Class::Dev, || format!("`{shown}` starts a shell"));
-                    }
-                    return Ok(programs);
-                }
+                Next::Line(line) => self.line(&line, depth + 1)?,
                 Next::Lines(lines) => {
                     for line in lines {
                         self.line(&line, depth + 1)?;
                     }
-                    if !allowed {
-                        let (class, reason) = classify(program, &name, &argv);
-                        self.raise(class, || reason);
-                    }
-                    return Ok(programs);
                 }
-                Next::Done => {
-                    if !allowed {
-                        let (class, reason) = classify(program, &name, &argv);
-                        self.raise(class, || reason);
-                    }
-                    return Ok(programs);
-                }
+                Next::Done => {}
             }
+            if !allowed {
+                let (class, reason) = classify(program, &name, &argv);
+                self.raise(class, || reason);
+            }
+            return Ok(programs);
         }
         Err(Refusal(
             "wrappers nest too deeply to check; run the command directly".to_owned(),

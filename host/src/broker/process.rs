@@ -209,8 +209,29 @@ impl Buffer {
 
 pub(crate) type Shared = Arc<Mutex<Buffer>>;
 
+/// Copy the child's stdout into `stdout` and its stderr into `stderr` (the
+/// same buffer interleaves them) on threads of their own. Returns a channel
+/// that receives one message per stream at its end, and how many streams.
+pub(crate) fn pump_output(
+    child: &mut Child,
+    stdout: Shared,
+    stderr: Shared,
+) -> (mpsc::Receiver<()>, usize) {
+    let (done, ended) = mpsc::channel();
+    let mut streams = 0;
+    if let Some(pipe) = child.stdout.take() {
+        pump(pipe, stdout, done.clone());
+        streams += 1;
+    }
+    if let Some(pipe) = child.stderr.take() {
+        pump(pipe, stderr, done);
+        streams += 1;
+    }
+    (ended, streams)
+}
+
 /// Copy `reader` into `sink` until end of file; signals `done` at the end.
-pub(crate) fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: mpsc::Sender<()>) {
+fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: mpsc::Sender<()>) {
     let spawned = thread::Builder::new()
         .name("toolhost-output".to_owned())
         .spawn(move || {

@@ -4,6 +4,7 @@
 //! blocks while holding the table's lock.
 
 use super::process::{self, Exit, Shared};
+use crate::bindings::commands::SessionStatus as Status;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Write};
 use std::process::ChildStdin;
@@ -13,17 +14,6 @@ use std::time::{Duration, Instant};
 
 /// How long a write to a session's full stdin, or a kill, waits.
 const PATIENCE: Duration = Duration::from_secs(5);
-
-/// A session's state as the `commands` interface reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Status {
-    pub id: String,
-    pub command: String,
-    pub running: bool,
-    pub exit_code: Option<i32>,
-    pub new_output: String,
-    pub elapsed: Duration,
-}
 
 /// A started background command.
 pub(crate) struct Session {
@@ -79,13 +69,14 @@ impl Entry {
             String::new()
         };
         let end = self.finished.map_or_else(Instant::now, |(_, at)| at);
+        let elapsed = end.saturating_duration_since(self.session.started);
         Status {
             id: id.to_owned(),
             command: self.session.command.clone(),
             running: self.finished.is_none(),
             exit_code: self.finished.and_then(|(code, _)| code),
             new_output,
-            elapsed: end.saturating_duration_since(self.session.started),
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Classes of single commands (already past wrappers and the blocklist):
 //! the seed's safe and development lists, by program and subcommand.
 
-use super::{Arg, Class, lits, shown_argv};
+use super::wrappers::has_c_flag;
+use super::{Arg, Class, is_shell, lits, shown_argv};
 
 /// Directories where a program named on its own is the system's (for
 /// `/usr/bin/git`); anything else runs a file chosen by the command.
@@ -24,6 +25,10 @@ pub(super) fn classify(program: &str, name: &str, argv: &[Arg]) -> (Class, Strin
             Class::Dangerous,
             format!("`{program}` runs a file named by the command, not a known program"),
         );
+    }
+    // The line a shell runs is checked on its own; starting the shell is dev.
+    if is_shell(name) && has_c_flag(argv) {
+        return (Class::Dev, format!("`{shown}` starts a shell"));
     }
     let words: Vec<&str> = lits(argv).collect();
     let sub = words
@@ -148,6 +153,8 @@ pub(super) fn program_class(name: &str, words: &[&str], sub: &str) -> Class {
             "" if version_only => Safe,
             _ => Dangerous,
         },
+        // Their command lines were checked on their own; running them is dev.
+        "eval" | "watch" | "flock" => Dev,
         // `make --eval` runs whatever rule it is given.
         "make" | "gmake" if words.iter().any(|w| *w == "-E" || w.starts_with("--eval")) => {
             Dangerous
