@@ -124,6 +124,40 @@ impl ToolError {
         Self::InvalidInput(message.into())
     }
 
+    /// Check a numeric argument against its range (the schema's bounds,
+    /// which the host does not enforce); the error names the field, the
+    /// range and `hint`, what to do instead.
+    ///
+    /// ```
+    /// use toolhost_sdk::ToolError;
+    /// assert!(ToolError::check_range("limit", 5, 1..=10, "").is_ok());
+    /// let e = ToolError::check_range("limit", 0, 1..=10, "list less at a time").unwrap_err();
+    /// assert_eq!(e.to_string(), "`limit` is 0, but it must be 1 to 10; list less at a time");
+    /// ```
+    pub fn check_range(
+        field: &str,
+        value: usize,
+        range: std::ops::RangeInclusive<usize>,
+        hint: &str,
+    ) -> Result<(), Self> {
+        if range.contains(&value) {
+            return Ok(());
+        }
+        let bounds = if *range.end() == usize::MAX {
+            format!("at least {}", range.start())
+        } else {
+            format!("{} to {}", range.start(), range.end())
+        };
+        let hint = if hint.is_empty() {
+            String::new()
+        } else {
+            format!("; {hint}")
+        };
+        Err(Self::invalid_input(format!(
+            "`{field}` is {value}, but it must be {bounds}{hint}"
+        )))
+    }
+
     /// A model-correctable condition: say what to try instead.
     pub fn retry(message: impl Into<String>) -> Self {
         Self::Retry(message.into())

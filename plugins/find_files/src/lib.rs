@@ -84,9 +84,7 @@ impl Tool for FindFiles {
     }
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
-        if args.limit == 0 {
-            return Err(ToolError::invalid_input("`limit` must be at least 1"));
-        }
+        ToolError::check_range("limit", args.limit, 1..=usize::MAX, "")?;
         let base = fs::resolve(&args.path, ctx)?;
         let glob = Glob::new(&args.pattern)?;
         let scope = Scope {

@@ -98,9 +98,7 @@ impl Tool for Grep {
         if let Some(share) = search::search_share(&query, ctx, keep) {
             return share;
         }
-        if args.max_results == 0 {
-            return Err(ToolError::invalid_input("`max_results` must be at least 1"));
-        }
+        ToolError::check_range("max_results", args.max_results, 1..=usize::MAX, "")?;
         let base = fs::resolve(&args.path, ctx)?;
         let scope = Scope {
             respect_ignore: args.respect_ignore,

@@ -89,28 +89,21 @@ export_tool!(ListDirs);
 
 /// The body of [`ListDirs::call`].
 pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
-    if !(1..=MAX_DEPTH).contains(&args.depth) {
-        return Err(ToolError::invalid_input(format!(
-            "`depth` is {}, but it must be 1 to {MAX_DEPTH}; list deeper levels by calling \
-             list_dirs again on a subdirectory",
-            args.depth
-        )));
-    }
-    if !(1..=MAX_LIMIT).contains(&args.limit) {
-        return Err(ToolError::invalid_input(format!(
-            "`limit` is {}, but it must be 1 to {MAX_LIMIT}; for more directories, list a \
-             subdirectory at a time",
-            args.limit
-        )));
-    }
+    ToolError::check_range(
+        "depth",
+        args.depth,
+        1..=MAX_DEPTH,
+        "list deeper levels by calling list_dirs again on a subdirectory",
+    )?;
+    ToolError::check_range(
+        "limit",
+        args.limit,
+        1..=MAX_LIMIT,
+        "for more directories, list a subdirectory at a time",
+    )?;
     let base = fs::resolve(&args.path, ctx)?;
     let shown = base.shown().to_owned();
-    let entries = fs::walk(&base, args.depth).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotADirectory => {
-            ToolError::retry(format!("`{shown}` is a file, not a directory"))
-        }
-        _ => fs::io_error(e, &shown),
-    })?;
+    let entries = fs::walk(&base, args.depth)?;
     let mut dirs: Vec<DirEntry> = entries
         .into_iter()
         .filter(|e| e.is_dir)

@@ -89,24 +89,17 @@ export_tool!(ListFiles);
 
 /// The body of [`ListFiles::call`].
 pub fn list(args: &Args, ctx: &Context) -> Result<Output, ToolError> {
-    if !(1..=MAX_LIMIT).contains(&args.limit) {
-        return Err(ToolError::invalid_input(format!(
-            "`limit` is {}, but it must be 1 to {MAX_LIMIT}; for more files, list a \
-             subdirectory at a time",
-            args.limit
-        )));
-    }
+    ToolError::check_range(
+        "limit",
+        args.limit,
+        1..=MAX_LIMIT,
+        "for more files, list a subdirectory at a time",
+    )?;
     let base = fs::resolve(&args.path, ctx)?;
     let shown = base.shown().to_owned();
     let filter = args.pattern.as_deref().map(Glob::new).transpose()?;
     let recursive = args.recursive || filter.as_ref().is_some_and(Glob::on_paths);
-    let entries =
-        fs::walk(&base, if recursive { usize::MAX } else { 1 }).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotADirectory => ToolError::retry(format!(
-                "`{shown}` is a file, not a directory; read it with read_file"
-            )),
-            _ => fs::io_error(e, &shown),
-        })?;
+    let entries = fs::walk(&base, if recursive { usize::MAX } else { 1 })?;
     let mut files: Vec<FileEntry> = entries
         .into_iter()
         .filter(|e| !e.is_dir)

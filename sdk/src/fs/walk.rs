@@ -1,6 +1,7 @@
 //! List a directory tree inside the workspace, for the list and search tools.
 
 use super::WorkspacePath;
+use crate::ToolError;
 use std::io;
 
 /// One entry found by [`walk`].
@@ -20,19 +21,25 @@ pub struct Entry {
 /// level in name order. Symlinks are followed for what they point at but
 /// never entered (no loops, no leaving the workspace); `.git` is listed but
 /// not entered; entries the sandbox refuses are skipped. An error reading
-/// `base` itself is returned.
+/// `base` itself is the error, for the model: `base` being a file is a
+/// `retry` that says to read it instead.
 ///
 /// ```no_run
 /// # fn f(ctx: &toolhost_sdk::Context) -> Result<(), toolhost_sdk::ToolError> {
 /// let src = toolhost_sdk::fs::resolve("src", ctx)?;
-/// for entry in toolhost_sdk::fs::walk(&src, 2).map_err(|e| toolhost_sdk::fs::io_error(e, "src"))? {
+/// for entry in toolhost_sdk::fs::walk(&src, 2)? {
 ///     let _ = (entry.path.shown(), entry.size);
 /// }
 /// # Ok(()) }
 /// ```
-pub fn walk(base: &WorkspacePath, max_depth: usize) -> io::Result<Vec<Entry>> {
+pub fn walk(base: &WorkspacePath, max_depth: usize) -> Result<Vec<Entry>, ToolError> {
     let mut out = Vec::new();
-    walk_into(base, 1, max_depth, &mut out, true)?;
+    walk_into(base, 1, max_depth, &mut out, true).map_err(|e| match e.kind() {
+        io::ErrorKind::NotADirectory => ToolError::retry(format!(
+            "`{base}` is a file, not a directory; read it with read_file"
+        )),
+        _ => super::io_error(e, base.shown()),
+    })?;
     Ok(out)
 }
 
@@ -127,6 +134,10 @@ mod tests {
             .find(|e| e.path.shown() == "a/f.txt")
             .unwrap();
         assert_eq!(file.size, 5);
-        assert!(walk(&resolve("a/f.txt", &ctx).unwrap(), 1).is_err());
+        let err = walk(&resolve("a/f.txt", &ctx).unwrap(), 1).unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Retry(m) if m.contains("is a file")),
+            "{err}"
+        );
     }
 }
