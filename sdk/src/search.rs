@@ -64,6 +64,24 @@ pub struct Found {
     pub files_with_matches: usize,
 }
 
+/// Search every file of `scope` under `base`: what [`search_all`] found,
+/// and when nothing matched, [`explain_none`]'s note on what the scope
+/// left out.
+pub fn search_scope(
+    query: &Query,
+    scope: &Scope,
+    base: &WorkspacePath,
+    keep: Keep,
+) -> Result<(Found, Option<String>), ToolError> {
+    let found = search_all(query, scope.files(base)?, keep)?;
+    let why_none = if found.total == 0 {
+        explain_none(query, scope, base)?
+    } else {
+        None
+    };
+    Ok((found, why_none))
+}
+
 /// Search `files` (sorted by path), keeping what `keep` says and counting
 /// every match. Big searches fan out over the host's cores: the tool must
 /// call [`search_share`] first thing in its `call`.

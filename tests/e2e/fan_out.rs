@@ -2,22 +2,13 @@
 //! again, their failures keep their kind, and big results come back
 //! whatever the model-facing output limit.
 
-use crate::support::{cache_dir, call, call_cli, executor, workspace, write};
+use crate::support::{cache_dir, call, call_cli, content_lines, executor, workspace, write};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use toolhost::{
     CacheDir, CallOptions, ErrorKind, Executor, Limits, Mode, Registry, Runtime, RuntimeConfig,
 };
-
-fn lines(v: &Value) -> Vec<String> {
-    v["content"]
-        .as_str()
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
 
 #[test]
 fn fan_out_runs_shares_in_order_and_refuses_nesting() {
@@ -29,7 +20,7 @@ fn fan_out_runs_shares_in_order_and_refuses_nesting() {
         &json!({"action": "shards", "n": 5}),
         &["--plugin-dir", &fixtures],
     );
-    let l = lines(&v);
+    let l = content_lines(&v);
     assert!(l[0].starts_with("width "), "{l:?}");
     let width: usize = l[0][6..].parse().unwrap();
     assert!(width >= 1);

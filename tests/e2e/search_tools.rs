@@ -3,7 +3,7 @@
 //! because it is over 1 MiB; match sets against GNU grep on 2,000
 //! generated files; the read-only grant the search tools hold.
 
-use crate::support::{call_cli, kind, workspace, write};
+use crate::support::{call_cli, content_lines, kind, workspace, write};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -37,21 +37,12 @@ fn tree() -> tempfile::TempDir {
     ws
 }
 
-fn lines(v: &Value) -> Vec<String> {
-    v["content"]
-        .as_str()
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn grep_content_sorted_by_path_then_line_skipping_ignored_hidden_binary() {
     let ws = tree();
     let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         [
             "docs/guide.md:2:No needles here? One: needle.",
             "src/lib/deep/nested.rs:1:// a needle in a nested dir",
@@ -73,7 +64,7 @@ fn grep_content_sorted_by_path_then_line_skipping_ignored_hidden_binary() {
 #[test]
 fn grep_options_change_the_set() {
     let ws = tree();
-    let files = |args: Value| lines(&call_cli(ws.path(), "grep", &args, &[]));
+    let files = |args: Value| content_lines(&call_cli(ws.path(), "grep", &args, &[]));
     assert_eq!(
         files(
             json!({"pattern": "needle", "output": "files", "respect_ignore": false, "hidden": true})
@@ -174,7 +165,7 @@ fn max_results_cuts_with_a_note() {
         &json!({"pattern": "needle", "max_results": 2}),
         &[],
     );
-    let l = lines(&v);
+    let l = content_lines(&v);
     assert_eq!(l.len(), 3, "{l:?}");
     assert_eq!(
         l[2],
@@ -187,7 +178,10 @@ fn max_results_cuts_with_a_note() {
         &json!({"pattern": "needle", "output": "files", "max_results": 1}),
         &[],
     );
-    assert!(lines(&v)[1].starts_with("[1 of 4 files shown"), "{v}");
+    assert!(
+        content_lines(&v)[1].starts_with("[1 of 4 files shown"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -200,7 +194,7 @@ fn search_code_regex_with_context_multiline_and_errors() {
         &[],
     );
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         [
             "src/main.rs-1-fn main() {",
             "src/main.rs:2:    let needle = 1;",
@@ -214,7 +208,7 @@ fn search_code_regex_with_context_multiline_and_errors() {
         &[],
     );
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         ["win.txt:1:first", "win.txt:3:last"],
         "CRLF lines match with ^ and $"
     );
@@ -225,7 +219,7 @@ fn search_code_regex_with_context_multiline_and_errors() {
         &[],
     );
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         [
             "src/main.rs:1:fn main() {",
             "src/main.rs:2:    let needle = 1;"
@@ -252,7 +246,7 @@ fn search_code_regex_with_context_multiline_and_errors() {
         &[],
     );
     assert_eq!(
-        lines(&v)[0],
+        content_lines(&v)[0],
         "docs/guide.md:2:No needles here? One: needle."
     );
 }
@@ -270,21 +264,24 @@ fn find_files_newest_first_with_limits() {
             .unwrap();
     }
     let v = call_cli(ws.path(), "find_files", &json!({"pattern": "*.rs"}), &[]);
-    assert_eq!(lines(&v), ["src/main.rs", "src/lib/deep/nested.rs"]);
+    assert_eq!(content_lines(&v), ["src/main.rs", "src/lib/deep/nested.rs"]);
     let v = call_cli(
         ws.path(),
         "find_files",
         &json!({"pattern": "*.rs", "respect_ignore": false}),
         &[],
     );
-    assert_eq!(lines(&v)[0], "build/out.rs", "newest first");
+    assert_eq!(content_lines(&v)[0], "build/out.rs", "newest first");
     let v = call_cli(
         ws.path(),
         "find_files",
         &json!({"pattern": "*", "limit": 2}),
         &[],
     );
-    assert!(lines(&v)[2].starts_with("[2 of 5 files shown"), "{v}");
+    assert!(
+        content_lines(&v)[2].starts_with("[2 of 5 files shown"),
+        "{v}"
+    );
     let v = call_cli(
         ws.path(),
         "find_files",
@@ -410,7 +407,7 @@ fn match_sets_equal_gnu_grep_on_2000_files() {
 fn find_files_hidden_finds_dot_files_and_their_directories() {
     let ws = tree();
     let sorted = |args: Value| -> Vec<String> {
-        let mut l = lines(&call_cli(ws.path(), "find_files", &args, &[]));
+        let mut l = content_lines(&call_cli(ws.path(), "find_files", &args, &[]));
         l.sort();
         l
     };
@@ -430,7 +427,7 @@ fn find_files_hidden_finds_dot_files_and_their_directories() {
 #[test]
 fn search_code_options_each_change_the_set_exactly() {
     let ws = tree();
-    let search = |args: Value| lines(&call_cli(ws.path(), "search_code", &args, &[]));
+    let search = |args: Value| content_lines(&call_cli(ws.path(), "search_code", &args, &[]));
     assert_eq!(
         search(json!({"pattern": "needle in an ignored", "context_lines": 0})),
         [
@@ -476,7 +473,7 @@ fn search_code_options_each_change_the_set_exactly() {
 #[test]
 fn grep_context_does_not_change_a_list_of_files() {
     let ws = tree();
-    let files = |args: Value| lines(&call_cli(ws.path(), "grep", &args, &[]));
+    let files = |args: Value| content_lines(&call_cli(ws.path(), "grep", &args, &[]));
     let expected = [
         "docs/guide.md",
         "src/lib/deep/nested.rs",
@@ -511,9 +508,12 @@ fn group_separators_follow_the_context_setting() {
         &json!({"pattern": "needle", "context": 1}),
         &[],
     );
-    assert_eq!(lines(&v), ["a.txt:1:needle", "--", "b.txt:1:needle"]);
+    assert_eq!(
+        content_lines(&v),
+        ["a.txt:1:needle", "--", "b.txt:1:needle"]
+    );
     let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
-    assert_eq!(lines(&v), ["a.txt:1:needle", "b.txt:1:needle"]);
+    assert_eq!(content_lines(&v), ["a.txt:1:needle", "b.txt:1:needle"]);
 }
 
 /// A file over 1 MiB is streamed through WASI rather than read whole.
@@ -532,7 +532,7 @@ fn a_file_over_one_mebibyte_is_searched_exactly() {
     write(ws.path(), "big.txt", &text);
     let v = call_cli(ws.path(), "grep", &json!({"pattern": "needle"}), &[]);
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         [
             "big.txt:1:needle at 1",
             "big.txt:30000:needle at 30000",
@@ -546,7 +546,7 @@ fn a_file_over_one_mebibyte_is_searched_exactly() {
         &[],
     );
     assert_eq!(
-        lines(&v),
+        content_lines(&v),
         [
             "big.txt-29999-filler line number 29999",
             "big.txt:30000:needle at 30000",

@@ -171,3 +171,13 @@ pub fn kind(v: &serde_json::Value) -> &str {
 pub fn bytes(ws: &Path, rel: &str) -> Vec<u8> {
     std::fs::read(ws.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
+
+/// The lines of a `toolhost call --json` result's content.
+pub fn content_lines(v: &serde_json::Value) -> Vec<String> {
+    v["content"]
+        .as_str()
+        .expect("content is text")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}

@@ -109,12 +109,7 @@ impl Tool for Grep {
             recursive: true,
             metadata: false,
         };
-        let found = search::search_all(&query, scope.files(&base)?, keep)?;
-        let why_none = if found.total == 0 {
-            search::explain_none(&query, &scope, &base)?
-        } else {
-            None
-        };
+        let (found, why_none) = search::search_scope(&query, &scope, &base, keep)?;
         let text = render(&args, &query, &found, why_none);
         let report = search::Report::new(found, keep);
         Ok(Output::text(text).with_structured(&report))

@@ -88,12 +88,7 @@ impl Tool for SearchCode {
             recursive: true,
             metadata: false,
         };
-        let found = search::search_all(&query, scope.files(&base)?, keep)?;
-        let why_none = if found.total == 0 {
-            search::explain_none(&query, &scope, &base)?
-        } else {
-            None
-        };
+        let (found, why_none) = search::search_scope(&query, &scope, &base, keep)?;
         let text =
             search::describe_lines(&query, &args.pattern, &found, args.max_results, why_none);
         let report = search::Report::new(found, keep);
