@@ -153,7 +153,7 @@ impl Broker {
             sessions: sessions::Sessions::new(config.max_sessions.max(1), config.session_ttl),
             config,
             policy,
-            support: Support::probe(),
+            support: Support::get(),
             shell,
             processes: OnceLock::new(),
         })

@@ -48,7 +48,14 @@ pub(crate) struct Support {
 }
 
 impl Support {
-    pub(crate) fn probe() -> Self {
+    /// What this kernel offers: probed on first use, then shared by every
+    /// broker of the process (the kernel does not change under it).
+    pub(crate) fn get() -> Self {
+        static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+        SUPPORT.get_or_init(Self::probe).clone()
+    }
+
+    fn probe() -> Self {
         // The newest ABI whose every right the kernel accepts, as a hard
         // requirement, is the one it offers (up to the one toolhost uses).
         let abis = [ABI::V6, ABI::V5, ABI::V4, ABI::V3, ABI::V2, ABI::V1];
