@@ -23,7 +23,8 @@ mod process;
 mod sessions;
 mod shell;
 
-pub use call::BrokerCall;
+pub(crate) use call::shell_words;
+pub use call::{BrokerCall, CommandRecord};
 
 use crate::bindings::commands::{self, CommandError, CommandOutput, CommandRequest, SessionStatus};
 use crate::sandbox::CallState;

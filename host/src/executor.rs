@@ -1,34 +1,43 @@
 //! The executor: the pipeline every call goes through, from any front end.
 //!
-//! 1. lookup in the [`Registry`];
-//! 2. parse the arguments (a JSON object);
+//! 1. lookup in the [`Registry`] (only the tools the active [`Profile`] shows);
+//! 2. validate the arguments against the tool's JSON Schema (compiled once
+//!    per tool);
 //! 3. confirmation per [`Mode`] and the tool's sensitivity, asked of a [`Confirmer`]
 //!    (commands a tool runs are confirmed one by one by the [`Broker`], by class);
 //! 4. dry run: describe, run nothing (a tool that runs commands is called with
 //!    a read-only workspace, and the broker describes each command instead);
 //! 5. run in the sandbox under the tool's effective grant;
-//! 6. log;
-//! 7. return a [`ToolResult`].
+//! 6. post-edit hooks for the files the call changed;
+//! 7. structured log (tracing) and an audit record;
+//! 8. return a [`ToolResult`].
 //!
 //! Nothing escapes as a panic or an `Err`: an internal failure anywhere is a
 //! `failed` result.
 
-use crate::broker::{Broker, BrokerCall, CommandConfig};
+use crate::audit::{AuditLog, AuditRecord};
+use crate::broker::{Broker, BrokerCall, CommandConfig, CommandRecord};
 use crate::grant::{Access, Effective, Grant};
+use crate::hooks::{HookRecord, Hooks, PostEditHook};
 use crate::names::ParseError;
 use crate::plugin::{Origin, Plugin};
-use crate::registry::Registry;
+use crate::registry::{Registry, RegistryError};
 use crate::result::{CallError, ErrorKind, ToolResult};
 use crate::runtime::Runtime;
 use crate::sandbox::{CallContext, CallRequest, CancelToken};
+use crate::schema::{SchemaFormat, schemas_of};
+use crate::validate::ArgsSchema;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// When calls need a person's confirmation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// No tool call asks; only `dangerous` commands do.
     Yolo,
@@ -129,6 +138,37 @@ pub struct CallOptions {
     pub cancel: Option<CancelToken>,
 }
 
+/// A named set of visible tools (the configuration's `[profiles.NAME]`;
+/// its mode and grants are applied with [`Executor::with_mode`] and
+/// [`Executor::with_grant`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// The profile's name, for messages.
+    pub name: String,
+    /// Only these tools, if set.
+    pub tools: Option<Vec<String>>,
+    /// Never these tools.
+    pub disabled: Vec<String>,
+}
+
+impl Profile {
+    fn shows(&self, tool: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|t| t == tool))
+            && !self.disabled.iter().any(|t| t == tool)
+    }
+}
+
+/// What one call did besides its result, for the audit record.
+#[derive(Debug, Default)]
+struct Trace {
+    args: Option<serde_json::Value>,
+    capabilities: Vec<String>,
+    commands: Arc<Mutex<Vec<CommandRecord>>>,
+    hooks: Vec<HookRecord>,
+}
+
 /// Runs calls through the pipeline. `Send + Sync`; calls may run concurrently.
 pub struct Executor {
     runtime: Arc<Runtime>,
@@ -143,6 +183,11 @@ pub struct Executor {
     confirmer: Arc<dyn Confirmer>,
     broker: Arc<Broker>,
     aborted: Arc<AtomicBool>,
+    /// Each tool's compiled input schema (or why it does not compile).
+    schemas: HashMap<String, Result<ArgsSchema, String>>,
+    profile: Option<Profile>,
+    hooks: Hooks,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -162,6 +207,13 @@ impl Executor {
     pub fn new(runtime: Arc<Runtime>, registry: Registry) -> Self {
         let broker = Broker::new(CommandConfig::default())
             .expect("the default command configuration has no patterns to reject");
+        let schemas = registry
+            .list()
+            .map(|p| {
+                let compiled = ArgsSchema::compile(&p.info().input_schema);
+                (p.name().to_owned(), compiled)
+            })
+            .collect();
         Self {
             runtime,
             registry,
@@ -173,7 +225,97 @@ impl Executor {
             confirmer: Arc::new(NoConfirmer),
             broker: Arc::new(broker),
             aborted: Arc::new(AtomicBool::new(false)),
+            schemas,
+            profile: None,
+            hooks: Hooks::default(),
+            audit: None,
         }
+    }
+
+    /// Show only the tools `profile` allows; the error names a tool it
+    /// lists that does not exist.
+    pub fn with_profile(mut self, profile: Profile) -> Result<Self, RegistryError> {
+        let named = profile.tools.iter().flatten().chain(&profile.disabled);
+        for tool in named {
+            self.registry.get(tool)?;
+        }
+        self.profile = Some(profile);
+        Ok(self)
+    }
+
+    /// The active profile, if any.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
+    }
+
+    /// Run `hooks` after calls that change files; the error names a hook
+    /// with a bad pattern.
+    pub fn with_hooks(mut self, hooks: Vec<PostEditHook>) -> Result<Self, String> {
+        self.hooks = Hooks::new(hooks)?;
+        Ok(self)
+    }
+
+    /// Append one JSON line per call to `log`.
+    pub fn with_audit(mut self, log: AuditLog) -> Self {
+        self.audit = Some(Arc::new(log));
+        self
+    }
+
+    /// Replace the description `tool` shows (a prompt override).
+    pub fn with_description(
+        mut self,
+        tool: &str,
+        description: impl Into<String>,
+    ) -> Result<Self, RegistryError> {
+        self.registry.set_description(tool, description)?;
+        Ok(self)
+    }
+
+    /// The tool `name` if the active profile shows it; the error lists
+    /// near names.
+    pub fn lookup(&self, name: &str) -> Result<&Arc<Plugin>, RegistryError> {
+        match self.registry.get(name) {
+            Ok(plugin) if self.shows(name) => Ok(plugin),
+            _ => Err(RegistryError::NotFound {
+                name: name.to_owned(),
+                near: self
+                    .registry
+                    .near(name)
+                    .into_iter()
+                    .filter(|n| self.shows(n))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Whether the active profile (if any) shows `tool`.
+    fn shows(&self, tool: &str) -> bool {
+        self.profile.as_ref().is_none_or(|p| p.shows(tool))
+    }
+
+    /// The tools the active profile shows, sorted by name.
+    pub fn tools(&self) -> Vec<&Arc<Plugin>> {
+        self.registry
+            .list()
+            .filter(|p| self.shows(p.name()))
+            .collect()
+    }
+
+    /// Schemas in `format` for the visible tools named in `allowed`, or for
+    /// every visible tool; an unknown or hidden name is an error.
+    pub fn schemas<S: AsRef<str>>(
+        &self,
+        allowed: Option<&[S]>,
+        format: SchemaFormat,
+    ) -> Result<Vec<serde_json::Value>, RegistryError> {
+        let plugins = match allowed {
+            Some(names) => names
+                .iter()
+                .map(|n| self.lookup(n.as_ref()))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => self.tools(),
+        };
+        Ok(schemas_of(plugins, format))
     }
 
     /// Set how commands run (policy, timeouts, confinement); the error
@@ -287,8 +429,9 @@ impl Executor {
     /// Run one call through the whole pipeline. Never panics.
     pub fn call(&self, tool: &str, args: &str, options: &CallOptions) -> ToolResult {
         let started = Instant::now();
+        let mut trace = Trace::default();
         let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.pipeline(tool, args, options)
+            self.pipeline(tool, args, options, &mut trace)
         }))
         .unwrap_or_else(|_| {
             ToolResult::failure(
@@ -310,22 +453,75 @@ impl Executor {
             duration_ms = result.duration.as_secs_f64() * 1e3,
             "call finished"
         );
+        if let Some(audit) = &self.audit {
+            let context = &options.context;
+            let commands = std::mem::take(
+                &mut *trace
+                    .commands
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            audit.write(&AuditRecord {
+                time: crate::audit::now(),
+                call_id: context.call_id.as_str(),
+                tool,
+                agent: context.agent.as_deref(),
+                session: context.session.as_deref(),
+                channel: context.channel.as_deref(),
+                dry_run: context.dry_run,
+                // Arguments that are not a JSON object are not logged: a
+                // secret in them could not be found to redact.
+                args: trace.args.as_ref().map_or_else(
+                    || format!("[not a JSON object: {} bytes]", args.len()).into(),
+                    crate::audit::redact,
+                ),
+                duration_ms: result.duration.as_secs_f64() * 1e3,
+                outcome,
+                capabilities: trace.capabilities,
+                commands,
+                hooks: trace.hooks,
+            });
+        }
         result
     }
 
-    fn pipeline(&self, name: &str, args: &str, options: &CallOptions) -> ToolResult {
+    fn pipeline(
+        &self,
+        name: &str,
+        args: &str,
+        options: &CallOptions,
+        trace: &mut Trace,
+    ) -> ToolResult {
         let fail = |e: CallError| ToolResult::failure(name, e);
         // 1. lookup
-        let plugin = match self.registry.get(name) {
+        let plugin = match self.lookup(name) {
             Ok(plugin) => plugin,
             Err(err) => return fail(CallError::new(ErrorKind::NotFound, err.to_string())),
         };
-        // 2. arguments: a JSON object (the plugin checks the fields). Empty
+        // 2. arguments: a JSON object valid under the tool's schema. Empty
         // text means `{}`, and the plugin gets that rather than the raw text.
         let parsed = match parse_args(args) {
             Ok(value) => value,
             Err(err) => return fail(err),
         };
+        let auditing = self.audit.is_some();
+        if auditing {
+            trace.args = Some(parsed.clone());
+        }
+        match self.schemas.get(name) {
+            Some(Ok(schema)) => {
+                if let Err(err) = schema.check(name, &parsed) {
+                    return fail(err);
+                }
+            }
+            Some(Err(why)) => {
+                return fail(CallError::new(
+                    ErrorKind::Failed,
+                    format!("`{name}` declares an input schema that is not valid JSON Schema ({why}); nothing was run"),
+                ).with_hint("this is a bug in the plugin; report it to its author"));
+            }
+            None => {}
+        }
         let args = if args.trim().is_empty() { "{}" } else { args };
         // 3. confirmation
         if self.aborted() {
@@ -337,6 +533,13 @@ impl Executor {
         let info = plugin.info();
         let sensitive = info.is_sensitive();
         let mut grant = self.effective_grant(plugin);
+        if auditing {
+            trace.capabilities = grant
+                .capabilities()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+        }
         // A tool whose only state-changing power is running commands is not
         // asked about here: the broker asks about each command it runs.
         let broker_confirms = grant.commands && !sensitive;
@@ -397,7 +600,7 @@ impl Executor {
             limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
         }
         let settings = self.settings_for(name);
-        let broker = grant.commands.then(|| BrokerCall {
+        let broker_call = BrokerCall {
             broker: Arc::clone(&self.broker),
             tool: Arc::from(name),
             workspace: self.workspace.clone(),
@@ -406,7 +609,9 @@ impl Executor {
             confirmer: Arc::clone(&self.confirmer),
             aborted: Arc::clone(&self.aborted),
             dry_run: options.context.dry_run,
-        });
+            log: Arc::clone(&trace.commands),
+        };
+        let broker = grant.commands.then(|| broker_call.clone());
         let request = CallRequest {
             args,
             context: &options.context,
@@ -417,13 +622,34 @@ impl Executor {
             settings: &settings,
             broker: broker.as_ref(),
         };
-        match self.runtime.call(plugin, &request) {
-            Ok(out) => ToolResult {
-                structured: out.structured,
-                changed_paths: out.changed_paths,
-                ..ToolResult::success(name, out.content)
-            },
-            Err(err) => fail(err),
+        let out = match self.runtime.call(plugin, &request) {
+            Ok(out) => out,
+            Err(err) => return fail(err),
+        };
+        // 6. post-edit hooks, as a person configured them: no network.
+        let mut content = out.content;
+        if let Some(workspace) = &self.workspace
+            && !self.hooks.is_empty()
+            && !out.changed_paths.is_empty()
+            && !options.context.dry_run
+        {
+            let hook_call = BrokerCall {
+                network: false,
+                ..broker_call
+            };
+            let (records, appended) = self.hooks.run(
+                &hook_call,
+                workspace,
+                &out.changed_paths,
+                options.cancel.as_ref(),
+            );
+            trace.hooks = records;
+            content.push_str(&appended);
+        }
+        ToolResult {
+            structured: out.structured,
+            changed_paths: out.changed_paths,
+            ..ToolResult::success(name, content)
         }
     }
 }

@@ -6,7 +6,10 @@ use crate::tool_info::Capability;
 use std::path::PathBuf;
 
 /// Access to a directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Access {
     /// Read-only.
     Read,
@@ -41,6 +44,10 @@ pub struct Grant {
     pub network: Vec<String>,
     /// Named host directories.
     pub directories: Vec<DirGrant>,
+    /// Host environment variables the tool sees (by name; the value is
+    /// read from the host when the call starts). Only an explicit grant
+    /// passes any: a tool starts with an empty environment.
+    pub env: Vec<String>,
     /// Grant whatever the tool declares (built-ins). Named directories still
     /// need an entry in `directories` to know where they live.
     pub all_declared: bool,
@@ -77,13 +84,14 @@ impl Grant {
                 "workspace:write" => grant.workspace = Some(Access::Write),
                 "commands" => grant.commands = true,
                 "none" => {}
-                _ => match item.strip_prefix("network:") {
-                    Some(host) if !host.is_empty() => grant.network.push(host.to_owned()),
+                _ => match (item.strip_prefix("network:"), item.strip_prefix("env:")) {
+                    (Some(host), _) if !host.is_empty() => grant.network.push(host.to_owned()),
+                    (_, Some(key)) if is_env_name(key) => grant.env.push(key.to_owned()),
                     _ => {
                         return Err(ParseError::new(
                             "capability",
                             item,
-                            "workspace:read, workspace:write, commands, network:HOST or none",
+                            "workspace:read, workspace:write, commands, network:HOST, env:NAME or none",
                         ));
                     }
                 },
@@ -94,7 +102,10 @@ impl Grant {
 
     /// What a tool declaring `declared` actually gets under this grant.
     pub fn effective(&self, declared: &[Capability]) -> Effective {
-        let mut out = Effective::default();
+        let mut out = Effective {
+            env: self.env.clone(),
+            ..Effective::default()
+        };
         for cap in declared {
             match cap {
                 Capability::WorkspaceRead => {
@@ -141,6 +152,15 @@ impl Grant {
     }
 }
 
+/// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Hosts in both lists; `*` on either side stands for the other side's list.
 fn intersect_hosts(declared: &[String], granted: &[String], all_declared: bool) -> Vec<String> {
     if all_declared {
@@ -174,6 +194,8 @@ pub struct Effective {
     pub network: Vec<String>,
     /// Directories mounted at `/<name>`.
     pub directories: Vec<DirGrant>,
+    /// Host environment variables passed in (by name).
+    pub env: Vec<String>,
 }
 
 impl Effective {
@@ -215,6 +237,14 @@ mod tests {
     fn nothing_declared_gets_nothing_even_if_granted() {
         let g = Grant::parse_caps("workspace:write,commands,network:*").unwrap();
         assert_eq!(g.effective(&[]), Effective::default());
+    }
+
+    #[test]
+    fn env_keys_pass_only_when_granted() {
+        let g = Grant::parse_caps("env:LANG,env:TZ").unwrap();
+        assert_eq!(g.effective(&[]).env, ["LANG", "TZ"]);
+        assert!(Grant::all().effective(&[]).env.is_empty());
+        assert!(Grant::parse_caps("env:A=B").is_err());
     }
 
     #[test]

@@ -20,12 +20,15 @@
 //!   serves `files` (atomic replace inside the granted directories).
 //! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
 
+pub mod audit;
 mod bindings;
 pub mod broker;
 mod cache;
+pub mod config;
 mod executor;
 mod files;
 pub mod grant;
+pub mod hooks;
 mod names;
 mod parallel;
 mod plugin;
@@ -35,9 +38,13 @@ mod runtime;
 pub mod sandbox;
 pub mod schema;
 mod tool_info;
+mod validate;
 
+pub use audit::AuditLog;
 pub use broker::{Broker, CommandConfig};
-pub use executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor, Mode, NoConfirmer};
+pub use executor::{
+    CallOptions, ConfirmRequest, Confirmer, Decision, Executor, Mode, NoConfirmer, Profile,
+};
 pub use grant::Grant;
 pub use names::ParseError;
 pub use plugin::{Builtin, Origin, Plugin, PluginSource};

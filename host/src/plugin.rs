@@ -121,6 +121,12 @@ impl Plugin {
         &self.info
     }
 
+    /// Replace the description schemas show (the configuration's prompt
+    /// override); what the tool may do does not change.
+    pub(crate) fn set_description(&mut self, description: String) {
+        self.info.description = description;
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.info.name

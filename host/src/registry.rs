@@ -2,6 +2,7 @@
 
 use crate::plugin::{Origin, Plugin, PluginSource};
 use crate::runtime::{Runtime, RuntimeError};
+use crate::schema::{SchemaFormat, schemas_of};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +41,12 @@ pub enum RegistryError {
         name: String,
         /// Registered names that look alike, best first.
         near: Vec<String>,
+    },
+    /// The tool is in use and cannot be changed now.
+    #[error("the tool `{name}` is in use by a running call and cannot be changed now")]
+    InUse {
+        /// The tool.
+        name: String,
     },
 }
 
@@ -119,8 +126,49 @@ impl Registry {
         names.iter().map(|n| self.get(n.as_ref())).collect()
     }
 
+    /// Replace the description `name` shows in schemas and listings (a
+    /// prompt override from the configuration). Call it while building the
+    /// registry: a plugin already shared with a running call is refused.
+    pub fn set_description(
+        &mut self,
+        name: &str,
+        description: impl Into<String>,
+    ) -> Result<(), RegistryError> {
+        let near = self.near(name);
+        let plugin = self
+            .tools
+            .get_mut(name)
+            .ok_or_else(|| RegistryError::NotFound {
+                name: name.to_owned(),
+                near,
+            })?;
+        match Arc::get_mut(plugin) {
+            Some(plugin) => {
+                plugin.set_description(description.into());
+                Ok(())
+            }
+            None => Err(RegistryError::InUse {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// Schemas in `format` for the tools named in `allowed` (in that order),
+    /// or for every tool; an unknown name in `allowed` is an error.
+    pub fn schemas<S: AsRef<str>>(
+        &self,
+        allowed: Option<&[S]>,
+        format: SchemaFormat,
+    ) -> Result<Vec<serde_json::Value>, RegistryError> {
+        let plugins = match allowed {
+            Some(names) => self.filter_by_names(names)?,
+            None => self.list().collect(),
+        };
+        Ok(schemas_of(plugins, format))
+    }
+
     /// Registered names within a small edit distance of `name`, best first.
-    fn near(&self, name: &str) -> Vec<String> {
+    pub(crate) fn near(&self, name: &str) -> Vec<String> {
         let mut scored: Vec<(f64, &String)> = self
             .tools
             .keys()

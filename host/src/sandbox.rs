@@ -193,6 +193,11 @@ fn new_store(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
+    for key in &req.grant.env {
+        if let Ok(value) = std::env::var(key) {
+            builder.env(key, value);
+        }
+    }
     let failed = |what: String| CallError::new(ErrorKind::Failed, what);
     if let (Some(access), Some(dir)) = (req.grant.workspace, req.workspace) {
         builder

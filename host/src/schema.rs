@@ -72,6 +72,17 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
     }
 }
 
+/// The schemas of `plugins`, in order.
+pub(crate) fn schemas_of(
+    plugins: Vec<&std::sync::Arc<crate::Plugin>>,
+    format: SchemaFormat,
+) -> Vec<Value> {
+    plugins
+        .into_iter()
+        .map(|p| tool_schema(p.info(), format))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,17 +265,8 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         n as f64 / total.as_secs_f64()
     );
 
-    let mut registry = Registry::new();
-    registry
-        .register(
-            runtime
-                .load(PluginSource::File(fixture("fixture_echo")))
-                .expect("load"),
-            false,
-        )
-        .expect("register");
     let ws = tempfile::tempdir().expect("temp");
-    let executor = Executor::new(Arc::clone(runtime), registry)
+    let executor = Executor::new(Arc::clone(runtime), echo_registry(runtime))
         .with_workspace(ws.path())
         .expect("ws")
         .with_mode(Mode::Yolo);
@@ -290,6 +281,36 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         us(p50_ex),
         us(p99_ex),
         n as f64 / total.as_secs_f64()
+    );
+    let audit_dir = tempfile::tempdir().expect("temp");
+    let audited = Executor::new(Arc::clone(runtime), echo_registry(runtime))
+        .with_mode(Mode::Yolo)
+        .with_audit(toolhost::AuditLog::open(&audit_dir.path().join("a.jsonl")).expect("audit"));
+    let (mut samples, total) = time_n(n, || {
+        let r = audited.call("echo", r#"{"n":1}"#, &options);
+        assert!(r.success);
+    });
+    let (p50_au, p99_au) = percentiles(&mut samples);
+    println!(
+        "  + audit log:     p50 {:>7.1} µs   p99 {:>7.1} µs   {:>8.0} calls/s",
+        us(p50_au),
+        us(p99_au),
+        n as f64 / total.as_secs_f64()
+    );
+    // Step 2 alone: read_file's schema refuses the arguments, so nothing
+    // else runs (lookup, JSON parse, validation, the error message).
+    let mut builtins = Registry::new();
+    builtins.load_builtins(runtime).expect("built-ins");
+    let validating = Executor::new(Arc::clone(runtime), builtins).with_mode(Mode::Yolo);
+    let (mut samples, _) = time_n(n, || {
+        let r = validating.call("read_file", r#"{"path":"a.rs","limit":"ten"}"#, &options);
+        assert!(!r.success);
+    });
+    let (p50_va, p99_va) = percentiles(&mut samples);
+    println!(
+        "refused by schema: p50 {:>7.1} µs   p99 {:>7.1} µs   (read_file, wrong type; no sandbox)",
+        us(p50_va),
+        us(p99_va),
     );
 
     // Native baseline: the same work without a sandbox (parse the JSON
@@ -368,4 +389,18 @@ fn read_file_10mb(runtime: &Arc<Runtime>, n: usize) {
         wasm_p50.as_secs_f64() / native_p50.as_secs_f64(),
         wasm_p50.as_secs_f64() / bare_p50.as_secs_f64()
     );
+}
+
+/// A registry holding only the `echo` fixture.
+fn echo_registry(runtime: &Runtime) -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register(
+            runtime
+                .load(PluginSource::File(fixture("fixture_echo")))
+                .expect("load"),
+            false,
+        )
+        .expect("register");
+    registry
 }

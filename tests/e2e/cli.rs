@@ -427,7 +427,7 @@ fn broken_and_clashing_plugins_are_skipped_with_a_warning() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("skipped plugin")
+        err.contains("skipped ")
             && err.contains("garbage.wasm")
             && err.contains("not a valid wasm component"),
         "{err}"

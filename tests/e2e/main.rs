@@ -9,11 +9,13 @@
 mod apply_patch;
 mod cli;
 mod commands;
+mod config;
 mod conformance;
 mod executor;
 mod fan_out;
 mod file_tools;
 mod line_endings;
+mod pipeline;
 mod read_file;
 mod sandbox;
 mod search_tools;

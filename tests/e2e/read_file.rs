@@ -234,7 +234,11 @@ fn wrong_argument_types_are_invalid_input_naming_the_field() {
     assert!(r.content.contains("`offset`"), "{}", r.content);
     let r = call(&executor(ws.path()), "read_file", r#"{}"#);
     assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
-    assert!(r.content.contains("missing field `path`"), "{}", r.content);
+    assert!(
+        r.content.contains("missing required field `path`"),
+        "{}",
+        r.content
+    );
 }
 
 #[test]

@@ -100,6 +100,12 @@ pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
         .args(args)
         .current_dir(cwd)
         .env("TOOLHOST_CACHE_DIR", cache_dir())
+        // No user configuration leaks in from the machine running the tests.
+        .env(
+            "XDG_CONFIG_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
+        )
+        .env_remove("TOOLHOST_CONFIG")
         .env_remove("TOOLHOST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -29,6 +29,37 @@ pub struct BrokerCall {
     /// Set when a person answers "abort all".
     pub(crate) aborted: Arc<AtomicBool>,
     pub(crate) dry_run: bool,
+    /// Every command this call asked for, for the audit log.
+    pub(crate) log: Arc<Mutex<Vec<CommandRecord>>>,
+}
+
+/// One command a call asked the broker for, as the audit log shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CommandRecord {
+    /// The command line (an argv is shown shell-quoted).
+    pub command: String,
+    /// `safe`, `dev` or `dangerous`; absent when refused before classing
+    /// (blocklist, commands disabled).
+    pub class: Option<&'static str>,
+    /// Started as a background session.
+    pub background: bool,
+    /// `ran`, `timed_out`, `started`, `denied`, `not_confirmed`, `dry_run`,
+    /// `invalid` or `failed`.
+    pub outcome: &'static str,
+    /// The exit code of a command that ran to its end.
+    pub exit_code: Option<i32>,
+}
+
+impl CommandRecord {
+    fn error_outcome(err: &CommandError) -> &'static str {
+        match err {
+            CommandError::Denied(_) => "denied",
+            CommandError::NotConfirmed(_) => "not_confirmed",
+            CommandError::Invalid(_) => "invalid",
+            CommandError::Failed(_) => "failed",
+            CommandError::DryRun(_) => "dry_run",
+        }
+    }
 }
 
 impl std::fmt::Debug for BrokerCall {
@@ -63,18 +94,24 @@ impl BrokerCall {
         &self,
         request: &CommandRequest,
         background: bool,
+        record: &mut CommandRecord,
     ) -> Result<Checked, CommandError> {
         let broker = self.broker();
         let config = &broker.config;
+        let shown = match &request.program {
+            Program::Shell(line) => line.clone(),
+            Program::Argv(argv) => shell_words(argv),
+        };
+        record.command.clone_from(&shown);
         if !config.enabled {
             return Err(CommandError::Denied(
                 "commands are disabled in this toolhost (--no-commands); nothing was run"
                     .to_owned(),
             ));
         }
-        let (shown, assessed) = match &request.program {
-            Program::Shell(line) => (line.clone(), broker.policy.assess_line(line)),
-            Program::Argv(argv) => (shell_words(argv), broker.policy.assess_argv(argv)),
+        let assessed = match &request.program {
+            Program::Shell(line) => broker.policy.assess_line(line),
+            Program::Argv(argv) => broker.policy.assess_argv(argv),
         };
         let mut assessment = assessed.map_err(|r| {
             CommandError::Denied(format!(
@@ -88,6 +125,7 @@ impl BrokerCall {
         {
             assessment = env;
         }
+        record.class = Some(assessment.class.as_str());
         if config.allowed_only && assessment.class == Class::Dangerous {
             return Err(CommandError::Denied(format!(
                 "refused `{shown}`: it is classed dangerous ({}) and only allowed commands may run \
@@ -268,13 +306,51 @@ impl BrokerCall {
         Ok((child, processes.watchdog.clone()))
     }
 
+    /// Run `f` with a fresh record of this command, then keep the record
+    /// with its outcome.
+    fn logged<T>(
+        &self,
+        background: bool,
+        f: impl FnOnce(&mut CommandRecord) -> Result<T, CommandError>,
+    ) -> Result<T, CommandError> {
+        let mut record = CommandRecord {
+            background,
+            ..CommandRecord::default()
+        };
+        let result = f(&mut record);
+        record.outcome = match &result {
+            Err(err) => CommandRecord::error_outcome(err),
+            Ok(_) if record.outcome.is_empty() => "started",
+            Ok(_) => record.outcome,
+        };
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record);
+        result
+    }
+
     /// Run a command to its end.
-    pub(super) fn run(
+    pub(crate) fn run(
         &self,
         request: &CommandRequest,
         cancel: Option<&CancelToken>,
     ) -> Result<CommandOutput, CommandError> {
-        let checked = self.check(request, false)?;
+        self.logged(false, |record| {
+            let out = self.run_checked(request, cancel, record)?;
+            record.exit_code = out.exit_code;
+            record.outcome = if out.timed_out { "timed_out" } else { "ran" };
+            Ok(out)
+        })
+    }
+
+    fn run_checked(
+        &self,
+        request: &CommandRequest,
+        cancel: Option<&CancelToken>,
+        record: &mut CommandRecord,
+    ) -> Result<CommandOutput, CommandError> {
+        let checked = self.check(request, false, record)?;
         let (shown, enforced, timeout) = (
             checked.shown.clone(),
             checked.enforced.clone(),
@@ -333,9 +409,17 @@ impl BrokerCall {
 
     /// Start a background session.
     pub(super) fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
+        self.logged(true, |record| self.spawn_session(request, record))
+    }
+
+    fn spawn_session(
+        &self,
+        request: &CommandRequest,
+        record: &mut CommandRecord,
+    ) -> Result<String, CommandError> {
         let broker = self.broker();
         broker.sessions.check_room().map_err(CommandError::Failed)?;
-        let checked = self.check(request, true)?;
+        let checked = self.check(request, true, record)?;
         let shown = checked.shown.clone();
         let (mut child, watchdog) = self.spawn_checked(checked)?;
         let cap = broker.config.session_buffer_chars.max(1024);
@@ -427,7 +511,7 @@ fn suggest_pattern(shown: &str) -> String {
 }
 
 /// `argv` shown as one shell-like line.
-fn shell_words(argv: &[String]) -> String {
+pub(crate) fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if !a.is_empty()

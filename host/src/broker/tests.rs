@@ -2,7 +2,7 @@
 //! mode × class confirmation table, and real commands (timeouts, output
 //! caps, confinement, sessions).
 
-use super::call::needs_confirmation;
+use super::call::{CommandRecord, needs_confirmation};
 use super::policy::Class;
 use super::*;
 use crate::bindings::commands::Program;
@@ -70,6 +70,7 @@ impl Setup {
             confirmer,
             aborted: Arc::new(AtomicBool::new(false)),
             dry_run: false,
+            log: Arc::default(),
         }
     }
 
@@ -96,7 +97,7 @@ fn refused_in_every_mode(line: &str) {
     for mode in MODES {
         let yes = Answer::new(Decision::Allow);
         let call = setup.call(mode, yes.clone());
-        match call.check(&shell(line), false) {
+        match call.check(&shell(line), false, &mut CommandRecord::default()) {
             Err(CommandError::Denied(m)) => {
                 assert!(m.contains("refused"), "{line}: {m}");
             }
@@ -303,7 +304,10 @@ fn mode_by_class_table() {
         assert_eq!(setup.broker.assess(line).unwrap().class, class, "{line}");
         // Through the broker: a confirmer that says no shows who was asked.
         let no = Answer::new(Decision::Deny);
-        let result = setup.call(mode, no.clone()).check(&shell(line), false);
+        let result =
+            setup
+                .call(mode, no.clone())
+                .check(&shell(line), false, &mut CommandRecord::default());
         assert_eq!(no.asked(), usize::from(asks), "{mode:?} × {class}");
         if asks {
             assert!(
@@ -320,10 +324,11 @@ fn mode_by_class_table() {
 fn without_a_terminal_the_refusal_names_the_ways_out() {
     let setup = Setup::new();
     let nobody = Answer::new(Decision::Unavailable);
-    let Err(CommandError::NotConfirmed(m)) = setup
-        .call(Mode::ConfirmSensitive, nobody)
-        .check(&shell("cargo build"), false)
-    else {
+    let Err(CommandError::NotConfirmed(m)) = setup.call(Mode::ConfirmSensitive, nobody).check(
+        &shell("cargo build"),
+        false,
+        &mut CommandRecord::default(),
+    ) else {
         panic!("expected not-confirmed");
     };
     for needed in [
@@ -343,11 +348,13 @@ fn abort_all_stops_later_commands() {
     let abort = Answer::new(Decision::AbortAll);
     let call = setup.call(Mode::ConfirmAll, abort.clone());
     assert!(matches!(
-        call.check(&shell("ls"), false),
+        call.check(&shell("ls"), false, &mut CommandRecord::default()),
         Err(CommandError::NotConfirmed(_))
     ));
     assert!(call.aborted.load(Ordering::Relaxed));
-    let Err(CommandError::NotConfirmed(m)) = call.check(&shell("pwd"), false) else {
+    let Err(CommandError::NotConfirmed(m)) =
+        call.check(&shell("pwd"), false, &mut CommandRecord::default())
+    else {
         panic!()
     };
     assert!(m.contains("abort"), "{m}");
@@ -363,7 +370,9 @@ fn allowed_only_refuses_dangerous_commands_without_asking() {
     });
     let yes = Answer::new(Decision::Allow);
     let call = setup.call(Mode::Yolo, yes.clone());
-    let Err(CommandError::Denied(m)) = call.check(&shell("rm notes.txt"), false) else {
+    let Err(CommandError::Denied(m)) =
+        call.check(&shell("rm notes.txt"), false, &mut CommandRecord::default())
+    else {
         panic!()
     };
     assert!(
@@ -371,11 +380,17 @@ fn allowed_only_refuses_dangerous_commands_without_asking() {
         "{m}"
     );
     assert!(
-        call.check(&shell("touch notes.txt"), false).is_ok(),
+        call.check(
+            &shell("touch notes.txt"),
+            false,
+            &mut CommandRecord::default()
+        )
+        .is_ok(),
         "an allow pattern makes it safe"
     );
     assert!(
-        call.check(&shell("cargo build"), false).is_ok(),
+        call.check(&shell("cargo build"), false, &mut CommandRecord::default())
+            .is_ok(),
         "dev commands still run"
     );
     assert_eq!(yes.asked(), 0);
@@ -386,7 +401,9 @@ fn dry_run_describes_and_runs_nothing() {
     let setup = Setup::new();
     let mut call = setup.yolo();
     call.dry_run = true;
-    let Err(CommandError::DryRun(text)) = call.check(&shell("rm -f made"), false) else {
+    let Err(CommandError::DryRun(text)) =
+        call.check(&shell("rm -f made"), false, &mut CommandRecord::default())
+    else {
         panic!()
     };
     assert!(
@@ -747,4 +764,28 @@ fn dropping_the_broker_kills_its_sessions() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(child), "{child} outlived the broker");
+}
+
+#[test]
+fn every_command_asked_for_is_recorded_with_its_class_and_outcome() {
+    let setup = Setup::new();
+    let call = setup.call(Mode::ConfirmSensitive, Answer::new(Decision::Unavailable));
+    call.run(&shell("echo hi"), None).unwrap();
+    call.run(&shell("exit 3"), None).unwrap();
+    assert!(call.run(&shell("cargo build"), None).is_err());
+    assert!(call.run(&shell("rm -rf /"), None).is_err());
+    let log = call.log.lock().unwrap().clone();
+    let seen: Vec<(&str, Option<&str>, &str, Option<i32>)> = log
+        .iter()
+        .map(|r| (r.command.as_str(), r.class, r.outcome, r.exit_code))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("echo hi", Some("safe"), "ran", Some(0)),
+            ("exit 3", Some("safe"), "ran", Some(3)),
+            ("cargo build", Some("dev"), "not_confirmed", None),
+            ("rm -rf /", None, "denied", None),
+        ]
+    );
 }

@@ -4,10 +4,10 @@
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
+use toolhost::config::{CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
-use toolhost::{CacheDir, Executor, Grant, Mode, Registry, Runtime, RuntimeConfig};
+use toolhost::{CacheDir, Executor, Grant, Mode};
 
 /// Run sandboxed agent tools: every tool is a WebAssembly component that sees
 /// only what it is granted.
@@ -23,6 +23,19 @@ pub struct Cli {
 /// Flags every subcommand accepts.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
+    /// The configuration file (default: toolhost.toml in the workspace, then
+    /// in the user config directory; none at all means safe defaults).
+    #[arg(long, global = true, value_name = "FILE", env = "TOOLHOST_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Use the configuration's [profiles.NAME]: its visible tools, mode and grants.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Append one JSON line per call to FILE (overrides the configuration's audit_log).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+
     /// The workspace the tools work in (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -34,7 +47,7 @@ pub struct GlobalArgs {
 
     /// Grant TOOL capabilities, replacing its default grant (repeatable).
     /// CAPS is a comma list of workspace:read, workspace:write, commands,
-    /// network:HOST, or none. Example: --grant my_tool=workspace:read
+    /// network:HOST, env:NAME, or none. Example: --grant my_tool=workspace:read
     #[arg(long = "grant", global = true, value_name = "TOOL=CAPS")]
     pub grants: Vec<String>,
 
@@ -87,16 +100,14 @@ pub struct CommandArgs {
 }
 
 impl CommandArgs {
-    /// The broker configuration these flags describe.
-    pub fn config(&self) -> toolhost::CommandConfig {
-        toolhost::CommandConfig {
-            enabled: !self.no_commands,
-            allow: self.allow.clone(),
-            deny: self.deny.clone(),
-            allowed_only: self.allowed_only,
-            require_sandbox: self.require_sandbox,
-            ..toolhost::CommandConfig::default()
-        }
+    /// Apply these flags over the configuration's `[commands]`: patterns
+    /// add to its lists, switches only tighten.
+    pub fn apply(&self, section: &mut CommandsSection) {
+        section.allow.extend(self.allow.iter().cloned());
+        section.deny.extend(self.deny.iter().cloned());
+        section.allowed_only |= self.allowed_only;
+        section.require_sandbox |= self.require_sandbox;
+        section.enabled &= !self.no_commands;
     }
 }
 
@@ -125,11 +136,27 @@ pub enum Command {
         /// Only these tools (default: all).
         tools: Vec<String>,
     },
+    /// Check or show the configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Call a tool once and print its result.
     ///
     /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
     /// usage error.
     Call(CallArgs),
+}
+
+/// `toolhost config` actions.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Load the configuration, load every plugin it names and check every
+    /// key; exit 0 if it is usable, 2 with the problem otherwise.
+    Check,
+    /// Print the effective configuration (the file, the profile and the
+    /// command-line flags combined, every default filled in) as TOML.
+    Show,
 }
 
 /// `toolhost call` flags.
@@ -149,12 +176,9 @@ pub struct CallArgs {
     /// When to ask before running: yolo asks only for dangerous commands,
     /// confirm-sensitive asks for tools that write and for dev and dangerous
     /// commands, confirm-all asks for every call and command.
-    #[arg(
-        long,
-        default_value = "confirm-sensitive",
-        value_name = "yolo|confirm-sensitive|confirm-all"
-    )]
-    pub mode: Mode,
+    /// Default: the configuration's mode, else confirm-sensitive.
+    #[arg(long, value_name = "yolo|confirm-sensitive|confirm-all")]
+    pub mode: Option<Mode>,
     /// Show what would run, run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -183,62 +207,100 @@ pub struct UsageError(pub String);
 /// Validated settings: the objects the commands work with.
 pub struct Settings {
     pub executor: Executor,
+    /// The effective configuration.
+    pub config: Config,
+    /// The file it came from, if any.
+    pub source: Option<PathBuf>,
+    /// How many plugin or prompt files were skipped (warned about).
+    pub problems: usize,
 }
 
 impl Settings {
-    /// Build the runtime, load the plugins, apply grants and mode.
-    pub fn build(global: &GlobalArgs, mode: Mode) -> anyhow::Result<Self> {
-        let cache = match (&global.cache_dir, global.no_cache) {
-            (_, true) => CacheDir::Disabled,
-            (Some(dir), false) => CacheDir::At(dir.clone()),
-            (None, false) => CacheDir::Default,
-        };
-        let runtime = Arc::new(Runtime::new(RuntimeConfig {
-            cache,
-            ..RuntimeConfig::default()
-        })?);
-        let mut registry = Registry::new();
-        registry.load_builtins(&runtime)?;
-        for dir in &global.plugin_dirs {
-            for problem in registry.load_dir(&runtime, dir) {
-                crate::output::warn(&format!(
-                    "skipped plugin {}: {}",
-                    problem.path.display(),
-                    problem.reason
-                ));
-            }
+    /// Find and load the configuration, apply the profile and the flags
+    /// over it, then build the runtime, plugins and executor it describes.
+    pub fn build(global: &GlobalArgs, mode: Option<Mode>) -> anyhow::Result<Self> {
+        let (mut config, source) = load_config(global)?;
+        let origin = source
+            .as_ref()
+            .map_or_else(|| "command line".to_owned(), |p| p.display().to_string());
+        if let Some(dir) = &global.workspace {
+            config.workspace = Some(dir.clone());
         }
-        let workspace = match &global.workspace {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        };
-        let mut executor = Executor::new(runtime, registry)
-            .with_workspace(&workspace)
-            .map_err(|e| UsageError(format!("--workspace {}: {e}", workspace.display())))?
-            .with_mode(mode)
-            .with_setting("allow_delete", global.allow_delete)
-            .with_confirmer(Box::new(crate::output::TtyConfirmer))
-            .with_commands(global.commands.config())
-            .map_err(UsageError)?;
+        if config.workspace.is_none() {
+            config.workspace =
+                Some(std::env::current_dir().context("cannot read the current directory")?);
+        }
+        config
+            .plugin_dirs
+            .extend(global.plugin_dirs.iter().cloned());
+        if global.audit.is_some() {
+            config.audit_log.clone_from(&global.audit);
+        }
+        let profile = config
+            .apply_profile(global.profile.as_deref())
+            .map_err(|e| UsageError(e.to_string()))?;
+        config.allow_delete |= global.allow_delete;
+        global.commands.apply(&mut config.commands);
+        if let Some(mode) = mode {
+            config.mode = mode;
+        }
         for spec in &global.grants {
             let (tool, caps) = spec.split_once('=').ok_or_else(|| {
                 UsageError(format!(
                     "--grant `{spec}` must look like TOOL=CAPS, e.g. my_tool=workspace:read"
                 ))
             })?;
-            if !executor.registry().contains(tool) {
-                let err = executor
-                    .registry()
-                    .get(tool)
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default();
-                return Err(UsageError(format!("--grant {spec}: {err}")).into());
-            }
             let grant =
                 Grant::parse_caps(caps).map_err(|e| UsageError(format!("--grant {spec}: {e}")))?;
-            executor = executor.with_grant(tool, grant);
+            config
+                .grants
+                .insert(tool.to_owned(), GrantSection::from(&grant));
         }
-        Ok(Self { executor })
+        let cache = match (&global.cache_dir, global.no_cache) {
+            (_, true) => CacheDir::Disabled,
+            (Some(dir), false) => CacheDir::At(dir.clone()),
+            (None, false) => CacheDir::Default,
+        };
+        let built = config
+            .executor(&origin, cache, profile)
+            .map_err(|e| UsageError(e.to_string()))?;
+        for problem in &built.problems {
+            crate::output::warn(&format!(
+                "skipped {}: {}",
+                problem.path.display(),
+                problem.reason
+            ));
+        }
+        let executor = built
+            .executor
+            .with_confirmer(Box::new(crate::output::TtyConfirmer));
+        Ok(Self {
+            executor,
+            config,
+            source,
+            problems: built.problems.len(),
+        })
+    }
+}
+
+/// The configuration `--config` names, or the one found for the workspace,
+/// or the defaults.
+fn load_config(global: &GlobalArgs) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    let path = match &global.config {
+        Some(path) => Some(path.clone()),
+        None => {
+            let start = match &global.workspace {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().context("cannot read the current directory")?,
+            };
+            Config::find(&start)
+        }
+    };
+    match path {
+        Some(path) => {
+            let config = Config::load(&path).map_err(|e| UsageError(e.to_string()))?;
+            Ok((config, Some(path)))
+        }
+        None => Ok((Config::default(), None)),
     }
 }

@@ -8,7 +8,7 @@ use clap::Parser;
 use cli::{CallArgs, Cli, Command, Settings, UsageError};
 use std::io::Read;
 use std::process::ExitCode;
-use toolhost::{CallContext, CallOptions, Mode};
+use toolhost::{CallContext, CallOptions};
 
 /// Exit status when a tool reports an error.
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -39,24 +39,22 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
-        _ => Mode::default(),
+        _ => None,
     };
     let settings = Settings::build(&cli.global, mode)?;
     let executor = &settings.executor;
     match cli.command {
         Command::Tools { json } => output::tools(executor, json)?,
         Command::Describe { tool, json } => {
-            let plugin = executor.registry().get(&tool).map_err(usage)?;
+            let plugin = executor.lookup(&tool).map_err(usage)?;
             output::describe(executor, plugin, json)?;
         }
         Command::Schema { format, tools } => {
-            let plugins = if tools.is_empty() {
-                executor.registry().list().collect()
-            } else {
-                executor.registry().filter_by_names(&tools).map_err(usage)?
-            };
-            output::schemas(&plugins, format)?;
+            let allowed = (!tools.is_empty()).then_some(tools.as_slice());
+            let schemas = executor.schemas(allowed, format).map_err(usage)?;
+            output::schemas(&schemas)?;
         }
+        Command::Config { action } => output::config(&settings, &action)?,
         Command::Call(args) => return call(&settings, &args),
     }
     Ok(ExitCode::SUCCESS)

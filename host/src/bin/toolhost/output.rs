@@ -4,7 +4,6 @@
 #![expect(clippy::print_stderr, reason = "the CLI's one output module")]
 
 use std::io::{BufRead, IsTerminal, Write};
-use toolhost::schema::{SchemaFormat, tool_schema};
 use toolhost::{Capability, ConfirmRequest, Confirmer, Decision, Executor, Plugin, ToolResult};
 
 /// Print a warning to stderr.
@@ -62,7 +61,7 @@ pub fn call_result(result: &ToolResult, json: bool) -> std::io::Result<()> {
 
 /// `toolhost tools`: a table, or a JSON array.
 pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
-    let plugins: Vec<&std::sync::Arc<Plugin>> = executor.registry().list().collect();
+    let plugins = executor.tools();
     if json {
         let list: Vec<serde_json::Value> = plugins
             .iter()
@@ -182,12 +181,43 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
 }
 
 /// `toolhost schema`.
-pub fn schemas(plugins: &[&std::sync::Arc<Plugin>], format: SchemaFormat) -> std::io::Result<()> {
-    let list = plugins
-        .iter()
-        .map(|p| tool_schema(p.info(), format))
-        .collect();
-    json_out(&serde_json::Value::Array(list))
+pub fn schemas(schemas: &[serde_json::Value]) -> std::io::Result<()> {
+    json_out(&schemas)
+}
+
+/// `toolhost config check|show`.
+pub fn config(
+    settings: &crate::cli::Settings,
+    action: &crate::cli::ConfigAction,
+) -> std::io::Result<()> {
+    let source = settings.source.as_ref().map_or_else(
+        || "no configuration file (safe defaults)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    match action {
+        crate::cli::ConfigAction::Check => {
+            let executor = &settings.executor;
+            if settings.problems > 0 {
+                return Err(std::io::Error::other(format!(
+                    "{source}: {} problem(s), listed above as warnings",
+                    settings.problems
+                )));
+            }
+            let profile = executor
+                .profile()
+                .map_or_else(String::new, |p| format!(", profile `{}`", p.name));
+            out(&format!(
+                "ok: {source}: {} tools visible of {}{profile}, mode {}\n",
+                executor.tools().len(),
+                executor.registry().count(),
+                settings.config.mode.as_str(),
+            ))
+        }
+        crate::cli::ConfigAction::Show => out(&format!(
+            "# effective configuration; from {source}, with profile and command-line flags applied\n{}",
+            settings.config.to_toml()
+        )),
+    }
 }
 
 /// Asks on the terminal: `y` runs the call, `n` skips it, `a` aborts everything.

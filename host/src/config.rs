@@ -1,0 +1,642 @@
+//! The configuration file, `toolhost.toml`: every key is optional, and no
+//! file at all means safe defaults. See docs/configuration.md.
+//!
+//! [`Config::find`] looks in the workspace, then in the user's config
+//! directory; [`Config::load`] parses and checks a file (unknown keys and
+//! wrong types are errors that name the key and its line); relative paths in
+//! it are relative to the file's directory. [`Config::apply_profile`] folds a
+//! `[profiles.NAME]` section in, and [`Config::executor`] builds the
+//! [`Executor`] the file describes.
+
+use crate::audit::AuditLog;
+use crate::broker::CommandConfig;
+use crate::executor::{Executor, Mode, Profile};
+use crate::grant::{Access, DirGrant, Grant, is_env_name};
+use crate::hooks::PostEditHook;
+use crate::registry::{LoadProblem, Registry};
+use crate::runtime::{CacheDir, Limits, Runtime, RuntimeConfig};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The file name looked for.
+pub const FILE_NAME: &str = "toolhost.toml";
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read the configuration {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, has an unknown key or a wrong type (the
+    /// message names the key and its line).
+    #[error("{}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, where.
+        message: String,
+    },
+    /// A value is well-formed but unusable (an unknown tool, a bad pattern,
+    /// a missing directory).
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// The file, or `configuration` when built in code.
+        origin: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// Access to the workspace in a `[grants.TOOL]` section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkspaceAccess {
+    /// No workspace.
+    #[default]
+    None,
+    /// Read-only.
+    Read,
+    /// Read and write.
+    Write,
+}
+
+/// `toolhost.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The workspace root (default: the current directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
+    /// When calls need confirmation.
+    pub mode: Mode,
+    /// Let delete_file and apply_patch delete files.
+    pub allow_delete: bool,
+    /// Directories of third-party `.wasm` plugins.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// A directory of `NAME.md` files replacing tools' descriptions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompts_dir: Option<PathBuf>,
+    /// Where the audit log is appended (off if absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_log: Option<PathBuf>,
+    /// The profile used when `--profile` is not given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Per-call limits.
+    pub limits: LimitsSection,
+    /// How commands run.
+    pub commands: CommandsSection,
+    /// What each tool is granted, replacing its default grant.
+    pub grants: BTreeMap<String, GrantSection>,
+    /// Per-tool description and settings.
+    pub tools: BTreeMap<String, ToolSection>,
+    /// Post-edit hooks.
+    pub hooks: HooksSection,
+    /// Named profiles.
+    pub profiles: BTreeMap<String, ProfileSection>,
+}
+
+/// `[limits]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Most memory one call may use, in MiB.
+    pub memory_mb: u64,
+    /// Seconds before a call is stopped.
+    pub timeout_secs: u64,
+    /// Most bytes of output kept from one call; more is cut with a note.
+    pub max_output_bytes: usize,
+    /// Most calls running at once.
+    pub max_concurrent_calls: u32,
+}
+
+impl Default for LimitsSection {
+    fn default() -> Self {
+        let limits = Limits::default();
+        Self {
+            memory_mb: (limits.memory_bytes >> 20) as u64,
+            timeout_secs: limits.timeout.as_secs(),
+            max_output_bytes: limits.max_output_bytes,
+            max_concurrent_calls: RuntimeConfig::default().max_concurrent_calls,
+        }
+    }
+}
+
+/// `[commands]`: the broker's policy and limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommandsSection {
+    /// Whether commands run at all.
+    pub enabled: bool,
+    /// Argv patterns classed safe (they run without asking).
+    pub allow: Vec<String>,
+    /// Argv patterns refused in every mode.
+    pub deny: Vec<String>,
+    /// Refuse dangerous commands without asking.
+    pub allowed_only: bool,
+    /// Refuse to run when Landlock or seccomp cannot be enforced.
+    pub require_sandbox: bool,
+    /// Seconds a command may run when the request names no timeout.
+    pub timeout_secs: u64,
+    /// The longest timeout a request may ask for, in seconds.
+    pub max_timeout_secs: u64,
+    /// Characters of stdout (and of stderr) shown before the middle is cut.
+    pub max_output_chars: usize,
+    /// Variables added to the commands' scrubbed environment.
+    pub env: BTreeMap<String, String>,
+    /// Host variables passed through to commands.
+    pub pass_env: Vec<String>,
+    /// Directories commands may write besides the workspace.
+    pub writable: Vec<PathBuf>,
+    /// Background sessions that may run at once.
+    pub max_sessions: usize,
+    /// Seconds a finished background session is kept.
+    pub session_ttl_secs: u64,
+    /// Characters of a session's output kept between polls.
+    pub session_buffer_chars: usize,
+}
+
+impl Default for CommandsSection {
+    fn default() -> Self {
+        let c = CommandConfig::default();
+        Self {
+            enabled: c.enabled,
+            allow: c.allow,
+            deny: c.deny,
+            allowed_only: c.allowed_only,
+            require_sandbox: c.require_sandbox,
+            timeout_secs: c.default_timeout.as_secs(),
+            max_timeout_secs: c.max_timeout.as_secs(),
+            max_output_chars: c.max_output_chars,
+            env: c.env.into_iter().collect(),
+            pass_env: c.pass_env,
+            writable: c.writable,
+            max_sessions: c.max_sessions,
+            session_ttl_secs: c.session_ttl.as_secs(),
+            session_buffer_chars: c.session_buffer_chars,
+        }
+    }
+}
+
+impl CommandsSection {
+    /// The broker configuration this section describes.
+    pub fn to_command_config(&self) -> CommandConfig {
+        CommandConfig {
+            enabled: self.enabled,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            allowed_only: self.allowed_only,
+            require_sandbox: self.require_sandbox,
+            default_timeout: Duration::from_secs(self.timeout_secs),
+            max_timeout: Duration::from_secs(self.max_timeout_secs),
+            max_output_chars: self.max_output_chars,
+            env: self.env.clone().into_iter().collect(),
+            pass_env: self.pass_env.clone(),
+            writable: self.writable.clone(),
+            max_sessions: self.max_sessions,
+            session_ttl: Duration::from_secs(self.session_ttl_secs),
+            session_buffer_chars: self.session_buffer_chars,
+        }
+    }
+}
+
+/// `[grants.TOOL]`: what one tool may use. It replaces the tool's default
+/// grant (built-ins: what they declare; others: nothing), and a tool never
+/// gets more than it declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GrantSection {
+    /// `none`, `read` or `write`.
+    pub workspace: WorkspaceAccess,
+    /// Whether the command broker answers it.
+    pub commands: bool,
+    /// Hosts it may reach (`*`: any public host).
+    pub network: Vec<String>,
+    /// Host environment variables it sees.
+    pub env: Vec<String>,
+    /// Extra host directories, mounted at `/GUEST`.
+    pub directories: Vec<DirSection>,
+}
+
+/// `[[grants.TOOL.directories]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSection {
+    /// The host directory.
+    pub host: PathBuf,
+    /// The name the tool knows it by (mounted at `/<guest>`).
+    pub guest: String,
+    /// `read` or `write`.
+    pub access: Access,
+}
+
+impl GrantSection {
+    /// The grant this section describes.
+    pub fn to_grant(&self) -> Grant {
+        Grant {
+            workspace: match self.workspace {
+                WorkspaceAccess::None => None,
+                WorkspaceAccess::Read => Some(Access::Read),
+                WorkspaceAccess::Write => Some(Access::Write),
+            },
+            commands: self.commands,
+            network: self.network.clone(),
+            directories: self
+                .directories
+                .iter()
+                .map(|d| DirGrant {
+                    name: d.guest.clone(),
+                    host_path: d.host.clone(),
+                    access: d.access,
+                })
+                .collect(),
+            env: self.env.clone(),
+            all_declared: false,
+        }
+    }
+}
+
+impl From<&Grant> for GrantSection {
+    fn from(grant: &Grant) -> Self {
+        Self {
+            workspace: match grant.workspace {
+                None => WorkspaceAccess::None,
+                Some(Access::Read) => WorkspaceAccess::Read,
+                Some(Access::Write) => WorkspaceAccess::Write,
+            },
+            commands: grant.commands,
+            network: grant.network.clone(),
+            env: grant.env.clone(),
+            directories: grant
+                .directories
+                .iter()
+                .map(|d| DirSection {
+                    host: d.host_path.clone(),
+                    guest: d.name.clone(),
+                    access: d.access,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `[tools.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolSection {
+    /// Replaces the description schemas and MCP show; never what the tool
+    /// may do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Settings the tool reads from its call context (over the global ones).
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `[hooks]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksSection {
+    /// `[[hooks.post_edit]]`: run after a call changed files.
+    pub post_edit: Vec<PostEditHook>,
+}
+
+/// `[profiles.NAME]`: a named variant (seed 001's per-bot tools, seed 000's
+/// allowed_tools).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSection {
+    /// Overrides the mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// Only these tools are visible, if set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// These tools are hidden.
+    pub disabled: Vec<String>,
+    /// Grants over the top-level ones.
+    pub grants: BTreeMap<String, GrantSection>,
+    /// Overrides `allow_delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_delete: Option<bool>,
+}
+
+/// An executor built from a configuration, and what was skipped on the way.
+#[derive(Debug)]
+pub struct Built {
+    /// The executor (set its confirmer before use).
+    pub executor: Executor,
+    /// Plugin files that were not loaded, and prompt files for unknown tools.
+    pub problems: Vec<LoadProblem>,
+}
+
+impl Config {
+    /// Where a configuration is looked for: `<workspace>/toolhost.toml`,
+    /// then `<user config dir>/toolhost/toolhost.toml`.
+    pub fn find(workspace: &Path) -> Option<PathBuf> {
+        let candidates = [
+            Some(workspace.join(FILE_NAME)),
+            dirs::config_dir().map(|d| d.join("toolhost").join(FILE_NAME)),
+        ];
+        candidates.into_iter().flatten().find(|p| p.is_file())
+    }
+
+    /// Read and check `path`; relative paths in it become relative to its
+    /// directory.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let base = path
+            .parent()
+            .map(Path::to_owned)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Self::parse(&text, path, &base)
+    }
+
+    /// Parse configuration text; `path` is named in errors and relative
+    /// paths are resolved against `base`.
+    pub fn parse(text: &str, path: &Path, base: &Path) -> Result<Self, ConfigError> {
+        let mut config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        config.resolve_paths(base);
+        Ok(config)
+    }
+
+    fn resolve_paths(&mut self, base: &Path) {
+        let fix = |p: &mut PathBuf| {
+            if let Some(rest) = p.to_str().and_then(|s| s.strip_prefix("~/"))
+                && let Some(home) = dirs::home_dir()
+            {
+                *p = home.join(rest);
+            } else if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        self.workspace.iter_mut().for_each(fix);
+        self.plugin_dirs.iter_mut().for_each(fix);
+        self.prompts_dir.iter_mut().for_each(fix);
+        self.audit_log.iter_mut().for_each(fix);
+        self.commands.writable.iter_mut().for_each(fix);
+        let grants = self.grants.values_mut().chain(
+            self.profiles
+                .values_mut()
+                .flat_map(|p| p.grants.values_mut()),
+        );
+        for grant in grants {
+            for dir in &mut grant.directories {
+                fix(&mut dir.host);
+            }
+        }
+    }
+
+    /// The configuration as TOML (what `toolhost config show` prints).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot show: {e}\n"))
+    }
+
+    /// Fold the profile `name` (or the file's default `profile`) into the
+    /// top level: its mode, grants and allow_delete win. Returns the
+    /// profile's tool filter; an unknown name lists the defined ones.
+    pub fn apply_profile(&mut self, name: Option<&str>) -> Result<Option<Profile>, ConfigError> {
+        let Some(name) = name.map(str::to_owned).or_else(|| self.profile.clone()) else {
+            return Ok(None);
+        };
+        let Some(section) = self.profiles.get(&name).cloned() else {
+            let known: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
+            let listed = if known.is_empty() {
+                "no profiles are defined; add a [profiles.NAME] section".to_owned()
+            } else {
+                format!("the defined profiles are: {}", known.join(", "))
+            };
+            return Err(invalid(
+                "configuration",
+                format!("unknown profile `{name}`; {listed}"),
+            ));
+        };
+        if let Some(mode) = section.mode {
+            self.mode = mode;
+        }
+        if let Some(allow) = section.allow_delete {
+            self.allow_delete = allow;
+        }
+        self.grants.extend(section.grants);
+        self.profile = Some(name.clone());
+        Ok(Some(Profile {
+            name,
+            tools: section.tools,
+            disabled: section.disabled,
+        }))
+    }
+
+    /// Build the runtime, load the built-ins and plugin directories, and
+    /// configure an executor as this file says. `origin` names the file in
+    /// errors. Unknown tool names anywhere are errors that list near names.
+    pub fn executor(
+        &self,
+        origin: &str,
+        cache: CacheDir,
+        profile: Option<Profile>,
+    ) -> Result<Built, ConfigError> {
+        let bad = |message: String| invalid(origin, message);
+        let limits = self.limits()?;
+        let runtime = Arc::new(
+            Runtime::new(RuntimeConfig {
+                cache,
+                limits,
+                max_concurrent_calls: self.limits.max_concurrent_calls,
+                ..RuntimeConfig::default()
+            })
+            .map_err(|e| bad(e.to_string()))?,
+        );
+        let mut registry = Registry::new();
+        registry
+            .load_builtins(&runtime)
+            .map_err(|e| bad(e.to_string()))?;
+        let mut problems = Vec::new();
+        for dir in &self.plugin_dirs {
+            problems.extend(registry.load_dir(&runtime, dir));
+        }
+        let mut executor = Executor::new(runtime, registry)
+            .with_mode(self.mode)
+            .with_setting("allow_delete", self.allow_delete)
+            .with_commands(self.commands.to_command_config())
+            .map_err(bad)?;
+        if let Some(dir) = &self.workspace {
+            executor = executor
+                .with_workspace(dir)
+                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
+        }
+        let known = |executor: &Executor, tool: &str, key: &str| {
+            executor
+                .registry()
+                .get(tool)
+                .map(|_| ())
+                .map_err(|e| bad(format!("{key}.{tool}: {e}")))
+        };
+        for (tool, section) in &self.grants {
+            known(&executor, tool, "grants")?;
+            check_grant(tool, section).map_err(&bad)?;
+            executor = executor.with_grant(tool, section.to_grant());
+        }
+        if let Some(dir) = &self.prompts_dir {
+            let (prompts, skipped) = read_prompts(dir).map_err(&bad)?;
+            problems.extend(skipped);
+            for (tool, path, text) in prompts {
+                if executor.registry().contains(&tool) {
+                    executor = executor
+                        .with_description(&tool, text)
+                        .map_err(|e| bad(e.to_string()))?;
+                } else {
+                    let reason = executor
+                        .registry()
+                        .get(&tool)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    problems.push(LoadProblem { path, reason });
+                }
+            }
+        }
+        for (tool, section) in &self.tools {
+            known(&executor, tool, "tools")?;
+            if let Some(text) = &section.description {
+                executor = executor
+                    .with_description(tool, text.clone())
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            executor = executor.with_tool_settings(tool, section.settings.clone());
+        }
+        for (name, section) in &self.profiles {
+            let listed = section.tools.iter().flatten().chain(&section.disabled);
+            for tool in listed {
+                known(&executor, tool, &format!("profiles.{name}"))?;
+            }
+            for tool in section.grants.keys() {
+                known(&executor, tool, &format!("profiles.{name}.grants"))?;
+            }
+        }
+        if let Some(profile) = profile {
+            executor = executor
+                .with_profile(profile)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+        executor = executor
+            .with_hooks(self.hooks.post_edit.clone())
+            .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
+        if let Some(path) = &self.audit_log {
+            let log = AuditLog::open(path)
+                .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
+            executor = executor.with_audit(log);
+        }
+        Ok(Built { executor, problems })
+    }
+
+    /// The per-call limits, checked.
+    pub fn limits(&self) -> Result<Limits, ConfigError> {
+        let section = &self.limits;
+        let memory_bytes = usize::try_from(section.memory_mb)
+            .ok()
+            .and_then(|mb| mb.checked_mul(1 << 20));
+        let limits = Limits {
+            memory_bytes: memory_bytes.unwrap_or(usize::MAX),
+            timeout: Duration::from_secs(section.timeout_secs),
+            max_output_bytes: section.max_output_bytes,
+            ..Limits::default()
+        };
+        limits
+            .check()
+            .map_err(|e| invalid("limits", e.to_string()))?;
+        if section.max_output_bytes == 0 || section.max_concurrent_calls == 0 {
+            return Err(invalid(
+                "limits",
+                "max_output_bytes and max_concurrent_calls must be at least 1".to_owned(),
+            ));
+        }
+        Ok(limits)
+    }
+}
+
+fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        origin: origin.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String> {
+    if let Some(key) = grant.env.iter().find(|k| !is_env_name(k)) {
+        return Err(format!(
+            "grants.{tool}.env: `{key}` is not an environment variable name"
+        ));
+    }
+    for dir in &grant.directories {
+        let simple = !dir.guest.is_empty()
+            && !dir.guest.contains(['/', '\\'])
+            && dir.guest != "."
+            && dir.guest != "..";
+        if !simple {
+            return Err(format!(
+                "grants.{tool}.directories: guest `{}` must be a plain name (it is mounted at /NAME)",
+                dir.guest
+            ));
+        }
+        if !dir.host.is_dir() {
+            return Err(format!(
+                "grants.{tool}.directories: {} is not a directory; create it or fix the path",
+                dir.host.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Prompt files in `dir`: (tool, path, text) for every `NAME.md`, and the
+/// files that could not be read.
+type Prompts = (Vec<(String, PathBuf, String)>, Vec<LoadProblem>);
+
+fn read_prompts(dir: &Path) -> Result<Prompts, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("prompts_dir {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut prompts = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        let Some(tool) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => {
+                prompts.push((tool, path, text.trim_end().to_owned()));
+            }
+            Ok(_) => problems.push(LoadProblem {
+                path,
+                reason: "the prompt file is empty; the tool keeps its own description".to_owned(),
+            }),
+            Err(e) => problems.push(LoadProblem {
+                path,
+                reason: format!("cannot read the prompt: {e}"),
+            }),
+        }
+    }
+    Ok((prompts, problems))
+}
+
+#[cfg(test)]
+mod tests;

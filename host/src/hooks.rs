@@ -1,0 +1,211 @@
+//! Post-edit hooks (step 6 of the pipeline): configured commands run through
+//! the broker after a call changed files, once per changed file that matches
+//! the hook's patterns, e.g. a formatter or a linter.
+//!
+//! The file reaches the command as `{file}` (shell-quoted where it appears)
+//! and as `TOOLHOST_EDITED_FILE`. A person wrote the hook in the
+//! configuration, so it runs without asking; the blocklist, confinement,
+//! timeouts and output caps still apply. A failure, a timeout or a refusal is
+//! appended to the tool's result so the model sees it.
+
+use crate::bindings::commands::{CommandError, CommandRequest, Program};
+use crate::broker::BrokerCall;
+use crate::executor::{ConfirmRequest, Confirmer, Decision};
+use crate::sandbox::CancelToken;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+use std::path::{Component, Path};
+
+/// Default time one hook run may take.
+pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 30;
+
+/// A `[[hooks.post_edit]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostEditHook {
+    /// Shown in results and the audit log.
+    pub name: String,
+    /// A shell command line; `{file}` is replaced by the changed file's
+    /// workspace-relative path, shell-quoted.
+    pub command: String,
+    /// Globs over the workspace-relative path (`*.rs`, `src/**/*.py`); a
+    /// `*` also crosses directories. Empty: every changed file.
+    #[serde(default)]
+    pub file_patterns: Vec<String>,
+    /// Seconds before the hook is killed.
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout() -> u64 {
+    DEFAULT_HOOK_TIMEOUT_SECS
+}
+
+/// One hook run, as the audit log shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookRecord {
+    /// The hook's name.
+    pub hook: String,
+    /// The changed file it ran for.
+    pub file: String,
+    /// `ok`, `failed`, `timed_out` or `not_run`.
+    pub outcome: &'static str,
+    /// The exit code, if it ran to its end.
+    pub exit_code: Option<i32>,
+}
+
+/// The configured hooks, compiled.
+#[derive(Debug, Default)]
+pub(crate) struct Hooks {
+    hooks: Vec<(PostEditHook, GlobSet)>,
+}
+
+/// A person configured the hooks: that is the approval.
+struct Configured;
+
+impl Confirmer for Configured {
+    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
+        Decision::Allow
+    }
+}
+
+impl Hooks {
+    /// Compile the hooks' patterns; the error names the hook and pattern.
+    pub(crate) fn new(hooks: Vec<PostEditHook>) -> Result<Self, String> {
+        let mut out = Vec::with_capacity(hooks.len());
+        for hook in hooks {
+            if hook.name.trim().is_empty() || hook.command.trim().is_empty() {
+                return Err(format!(
+                    "every post_edit hook needs a name and a command (hook `{}`)",
+                    hook.name
+                ));
+            }
+            if hook.timeout_secs == 0 {
+                return Err(format!(
+                    "hook `{}`: timeout_secs must be at least 1",
+                    hook.name
+                ));
+            }
+            let mut set = GlobSetBuilder::new();
+            for pattern in &hook.file_patterns {
+                let glob = Glob::new(pattern)
+                    .map_err(|e| format!("hook `{}`: file pattern `{pattern}`: {e}", hook.name))?;
+                set.add(glob);
+            }
+            let set = set
+                .build()
+                .map_err(|e| format!("hook `{}`: {e}", hook.name))?;
+            out.push((hook, set));
+        }
+        Ok(Self { hooks: out })
+    }
+
+    /// True when no hook is configured.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// Run every matching hook for every changed file that still exists.
+    /// Returns the records and the text to append to the result (empty
+    /// when every hook succeeded).
+    pub(crate) fn run(
+        &self,
+        call: &BrokerCall,
+        workspace: &Path,
+        changed: &[String],
+        cancel: Option<&CancelToken>,
+    ) -> (Vec<HookRecord>, String) {
+        let call = BrokerCall {
+            confirmer: std::sync::Arc::new(Configured),
+            ..call.clone()
+        };
+        let mut records = Vec::new();
+        let mut appended = String::new();
+        for file in changed {
+            // A plugin reports the paths; only plain paths inside the
+            // workspace to files that still exist get a hook.
+            let plain = Path::new(file)
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+            if !plain || !workspace.join(file).is_file() {
+                continue;
+            }
+            for (hook, patterns) in &self.hooks {
+                if !hook.file_patterns.is_empty() && !patterns.is_match(file) {
+                    continue;
+                }
+                let (record, text) = run_one(&call, hook, file, cancel);
+                records.push(record);
+                appended.push_str(&text);
+            }
+        }
+        (records, appended)
+    }
+}
+
+fn run_one(
+    call: &BrokerCall,
+    hook: &PostEditHook,
+    file: &str,
+    cancel: Option<&CancelToken>,
+) -> (HookRecord, String) {
+    let quoted = crate::broker::shell_words(&[file.to_owned()]);
+    let request = CommandRequest {
+        program: Program::Shell(hook.command.replace("{file}", &quoted)),
+        cwd: None,
+        timeout_ms: Some(u32::try_from(hook.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX)),
+        env: vec![("TOOLHOST_EDITED_FILE".to_owned(), file.to_owned())],
+    };
+    let mut record = HookRecord {
+        hook: hook.name.clone(),
+        file: file.to_owned(),
+        outcome: "ok",
+        exit_code: None,
+    };
+    let name = &hook.name;
+    let text = match call.run(&request, cancel) {
+        Ok(out) => {
+            record.exit_code = out.exit_code;
+            let output = joined_output(&out.stdout, &out.stderr);
+            if out.timed_out {
+                record.outcome = "timed_out";
+                format!(
+                    "\n\n[hook {name}: failed (timed out after {}s)] {file}\n{output}",
+                    hook.timeout_secs
+                )
+            } else if out.exit_code == Some(0) {
+                String::new()
+            } else {
+                record.outcome = "failed";
+                let exit = out
+                    .exit_code
+                    .map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"));
+                format!("\n\n[hook {name}: failed ({exit})] {file}\n{output}")
+            }
+        }
+        Err(err) => {
+            record.outcome = "not_run";
+            let why = match err {
+                CommandError::Denied(m)
+                | CommandError::NotConfirmed(m)
+                | CommandError::Invalid(m)
+                | CommandError::Failed(m)
+                | CommandError::DryRun(m) => m,
+            };
+            format!("\n\n[hook {name}: not run ({why})] {file}\n")
+        }
+    };
+    (record, text)
+}
+
+fn joined_output(stdout: &str, stderr: &str) -> String {
+    let mut out = String::from(stdout);
+    if !out.is_empty() && !out.ends_with('\n') && !stderr.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(stderr);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}

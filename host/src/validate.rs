@@ -1,0 +1,284 @@
+//! Step 2 of the pipeline: a call's arguments checked against the tool's
+//! JSON Schema before anything runs. Each tool's validator is compiled once.
+//!
+//! Messages name the field (`edits[0].old_text`) and what was expected, in
+//! words a model can act on.
+
+use crate::result::{CallError, ErrorKind};
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value;
+
+/// The most problems listed in one error.
+const MAX_PROBLEMS: usize = 5;
+
+/// A compiled input schema.
+pub(crate) struct ArgsSchema {
+    validator: jsonschema::Validator,
+    /// The top-level property names, listed when an unknown field is sent.
+    fields: Vec<String>,
+}
+
+impl std::fmt::Debug for ArgsSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgsSchema")
+            .field("fields", &self.fields)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArgsSchema {
+    /// Compile `schema`; the error says why it is not a usable schema.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+        let mut fields: Vec<String> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        fields.sort();
+        Ok(Self { validator, fields })
+    }
+
+    /// Check `args` (a JSON object) for the tool `tool`.
+    pub(crate) fn check(&self, tool: &str, args: &Value) -> Result<(), CallError> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(args)
+            .take(MAX_PROBLEMS + 1)
+            .map(|e| describe(&e, &self.fields))
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        let mut message = format!("invalid arguments for `{tool}`: ");
+        message.push_str(&problems[..problems.len().min(MAX_PROBLEMS)].join("; "));
+        if problems.len() > MAX_PROBLEMS {
+            message.push_str("; and more");
+        }
+        Err(
+            CallError::new(ErrorKind::InvalidInput, message).with_hint(format!(
+                "fix the arguments and call again; `toolhost describe {tool}` shows the schema"
+            )),
+        )
+    }
+}
+
+/// One problem, in words.
+fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String {
+    let at = field_path(err.instance_path().as_str());
+    let value = err.instance();
+    match err.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            format!("missing required field `{}`", join_field(&at, &name))
+        }
+        ValidationErrorKind::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => with_article(&t.to_string()),
+                // `null` in a list only marks the field optional: leave it out.
+                TypeKind::Multiple(set) => {
+                    let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+                    let shown: Vec<String> = names
+                        .iter()
+                        .filter(|n| names.len() == 1 || *n != "null")
+                        .map(|n| with_article(n))
+                        .collect();
+                    shown.join(" or ")
+                }
+            };
+            format!(
+                "`{}` must be {expected}, not {} ({})",
+                shown_field(&at),
+                kind_of(value),
+                preview(value)
+            )
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let names: Vec<String> = unexpected
+                .iter()
+                .map(|u| format!("`{}`", join_field(&at, u)))
+                .collect();
+            let noun = if names.len() == 1 { "field" } else { "fields" };
+            let mut text = format!("unknown {noun} {}", names.join(", "));
+            if at.is_empty() && !fields.is_empty() {
+                text.push_str(&format!(" (this tool takes: {})", fields.join(", ")));
+            }
+            text
+        }
+        ValidationErrorKind::Enum { options } => format!(
+            "`{}` must be one of {}, not {}",
+            shown_field(&at),
+            options_list(options),
+            preview(value)
+        ),
+        ValidationErrorKind::Constant { expected_value } => format!(
+            "`{}` must be {}, not {}",
+            shown_field(&at),
+            expected_value,
+            preview(value)
+        ),
+        _ => format!("`{}`: {err}", shown_field(&at)),
+    }
+}
+
+/// `/edits/0/old_text` → `edits[0].old_text`.
+fn field_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let part = raw.replace("~1", "/").replace("~0", "~");
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+    }
+    out
+}
+
+fn join_field(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn shown_field(at: &str) -> &str {
+    if at.is_empty() { "(arguments)" } else { at }
+}
+
+fn with_article(type_name: &str) -> String {
+    match type_name {
+        "integer" | "array" | "object" => format!("an {type_name}"),
+        "null" => "null".to_owned(),
+        other => format!("a {other}"),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The value as JSON, cut to a readable length.
+fn preview(value: &Value) -> String {
+    const MAX: usize = 60;
+    let text = value.to_string();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn options_list(options: &Value) -> String {
+    match options.as_array() {
+        Some(list) => list
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => options.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> ArgsSchema {
+        ArgsSchema::compile(&json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "limit": {"type": ["integer", "null"], "minimum": 1},
+                "format": {"enum": ["text", "json"]},
+                "edits": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"old_text": {"type": "string"}},
+                    "required": ["old_text"]
+                }}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }))
+        .unwrap()
+    }
+
+    fn message(args: Value) -> String {
+        schema().check("t", &args).unwrap_err().message
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        assert!(
+            schema()
+                .check("t", &json!({"path": "a", "limit": 3}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_field_and_type() {
+        let m = message(json!({"path": "a", "limit": "ten"}));
+        assert!(
+            m.contains("`limit` must be an integer, not a string (\"ten\")"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let m = message(json!({}));
+        assert!(m.contains("missing required field `path`"), "{m}");
+    }
+
+    #[test]
+    fn extra_field_lists_the_real_ones() {
+        let m = message(json!({"path": "a", "lmit": 3}));
+        assert!(m.contains("unknown field `lmit`"), "{m}");
+        assert!(
+            m.contains("this tool takes: edits, format, limit, path"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn nested_fields_read_as_paths() {
+        let m = message(json!({"path": "a", "edits": [{"old_text": 1}, {}]}));
+        assert!(m.contains("`edits[0].old_text` must be a string"), "{m}");
+        assert!(
+            m.contains("missing required field `edits[1].old_text`"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn enums_list_choices_and_other_errors_keep_the_field() {
+        let m = message(json!({"path": "a", "format": "xml"}));
+        assert!(
+            m.contains("`format` must be one of \"text\", \"json\""),
+            "{m}"
+        );
+        let m = message(json!({"path": "a", "limit": 0}));
+        assert!(m.starts_with("invalid arguments for `t`: `limit`:"), "{m}");
+    }
+
+    #[test]
+    fn bad_schema_is_reported() {
+        assert!(ArgsSchema::compile(&json!({"type": 12})).is_err());
+    }
+}

@@ -1,0 +1,238 @@
+//! `toolhost.toml` through the real binary: discovery, checking, showing,
+//! profiles, prompts, hooks and the audit log.
+
+use crate::support::{call_cli, json, kind, stderr, stdout, toolhost, workspace, write};
+
+#[test]
+fn no_configuration_means_safe_defaults() {
+    let ws = workspace();
+    let out = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("no configuration file (safe defaults)"));
+    assert!(stdout(&out).contains("mode confirm-sensitive"));
+    let shown = stdout(&toolhost(ws.path(), &["config", "show"]));
+    assert!(shown.contains("allow_delete = false"), "{shown}");
+    assert!(shown.contains("[commands]\nenabled = true"), "{shown}");
+}
+
+#[test]
+fn an_unknown_key_or_wrong_type_stops_every_command_with_its_line() {
+    let ws = workspace();
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "mode = \"yolo\"\n\n[commands]\nalow = [\"ls\"]\n",
+    );
+    for args in [
+        &["config", "check"][..],
+        &["tools"],
+        &["call", "read_file", "{}"],
+    ] {
+        let out = toolhost(ws.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("toolhost.toml") && err.contains("line 4"),
+            "{err}"
+        );
+        assert!(err.contains("unknown field `alow`"), "{err}");
+    }
+    write(ws.path(), "toolhost.toml", "[limits]\nmemory_mb = -1\n");
+    let err = stderr(&toolhost(ws.path(), &["config", "check"]));
+    assert!(err.contains("line 2") && err.contains("memory_mb"), "{err}");
+}
+
+#[test]
+fn unknown_tools_in_the_configuration_are_named_with_near_names() {
+    let ws = workspace();
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "[tools.edit_flie]\ndescription = \"x\"\n",
+    );
+    let out = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("tools.edit_flie") && err.contains("`edit_file`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_prints_the_file_the_profile_and_the_flags_combined() {
+    let ws = workspace();
+    write(
+        ws.path(),
+        "toolhost.toml",
+        r#"
+mode = "confirm-all"
+[commands]
+allow = ["cargo test **"]
+[profiles.bot]
+mode = "yolo"
+tools = ["read_file"]
+"#,
+    );
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--profile",
+            "bot",
+            "--allow-command",
+            "make **",
+            "--allow-delete",
+            "config",
+            "show",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    let parsed: toml::Table = toml::from_str(&shown).expect("show prints TOML");
+    assert_eq!(parsed["mode"].as_str(), Some("yolo"));
+    assert_eq!(parsed["allow_delete"].as_bool(), Some(true));
+    assert_eq!(parsed["profile"].as_str(), Some("bot"));
+    let allow: Vec<&str> = parsed["commands"]["allow"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(allow, ["cargo test **", "make **"]);
+    let workspace = ws.path().canonicalize().expect("canonical");
+    assert!(
+        shown.contains(&format!("workspace = \"{}\"", ws.path().display()))
+            || shown.contains(&format!("workspace = \"{}\"", workspace.display())),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_profile_limits_the_tools_and_sets_the_mode() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "a\n");
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "[profiles.reader]\ntools = [\"read_file\", \"grep\"]\nmode = \"yolo\"\n",
+    );
+    let out = toolhost(ws.path(), &["--profile", "reader", "tools", "--json"]);
+    let names: Vec<String> = json(&out)
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(names, ["grep", "read_file"]);
+    let v = call_cli(
+        ws.path(),
+        "write_file",
+        &serde_json::json!({"path": "b", "content": "x"}),
+        &["--profile", "reader"],
+    );
+    assert_eq!(kind(&v), "not_found");
+    let out = toolhost(ws.path(), &["--profile", "writer", "tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("the defined profiles are: reader"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn prompts_and_descriptions_override_what_schemas_show() {
+    let ws = workspace();
+    write(
+        ws.path(),
+        "prompts/grep.md",
+        "Find text in the project.\n\nUse it first.\n",
+    );
+    write(ws.path(), "prompts/not_a_tool.md", "ignored\n");
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "prompts_dir = \"prompts\"\n[tools.read_file]\ndescription = \"Read exactly one file.\"\n",
+    );
+    let out = toolhost(
+        ws.path(),
+        &["schema", "--format", "mcp", "grep", "read_file"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not_a_tool.md"), "{}", stderr(&out));
+    let schemas = json(&out);
+    assert_eq!(
+        schemas[0]["description"],
+        "Find text in the project.\n\nUse it first."
+    );
+    assert_eq!(schemas[1]["description"], "Read exactly one file.");
+    let check = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "a skipped prompt fails the check"
+    );
+}
+
+#[test]
+fn configured_hooks_grants_and_audit_apply_to_calls() {
+    let ws = workspace();
+    write(
+        ws.path(),
+        "toolhost.toml",
+        r#"
+mode = "yolo"
+allow_delete = true
+audit_log = "logs/audit.jsonl"
+
+[grants.read_file]
+workspace = "none"
+
+
+[[hooks.post_edit]]
+name = "nonempty"
+command = "test -s {file} || { echo empty file; exit 1; }"
+file_patterns = ["*.txt"]
+"#,
+    );
+    let v = call_cli(
+        ws.path(),
+        "write_file",
+        &serde_json::json!({"path": "e.txt", "content": ""}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+    let content = v["content"].as_str().expect("text");
+    assert!(
+        content.contains("[hook nonempty: failed (exit 1)] e.txt\nempty file"),
+        "{content}"
+    );
+    // The configured grant replaces read_file's default: no workspace.
+    let v = call_cli(
+        ws.path(),
+        "read_file",
+        &serde_json::json!({"path": "e.txt"}),
+        &[],
+    );
+    assert_ne!(v["success"], true, "{v}");
+    // --audit overrides the file's path.
+    let elsewhere = ws.path().join("other.jsonl");
+    let v = call_cli(
+        ws.path(),
+        "delete_file",
+        &serde_json::json!({"path": "e.txt", "password": "pw"}),
+        &["--audit", elsewhere.to_str().expect("utf-8")],
+    );
+    assert_eq!(kind(&v), "invalid_input", "{v}");
+    let log = std::fs::read_to_string(ws.path().join("logs/audit.jsonl")).expect("audit log");
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["channel"], "cli");
+    assert_eq!(lines[0]["hooks"][0]["outcome"], "failed");
+    assert_eq!(lines[1]["capabilities"], serde_json::json!([]));
+    let other = std::fs::read_to_string(&elsewhere).expect("--audit log");
+    assert!(other.contains("\"password\":\"[redacted]\""), "{other}");
+}
