@@ -469,6 +469,7 @@ impl Config {
             problems.extend(registry.load_dir(&runtime, dir));
         }
         let mut executor = Executor::new(runtime, registry)
+            .with_plugin_dirs(self.plugin_dirs.clone())
             .with_mode(self.mode)
             .with_setting("allow_delete", self.allow_delete)
             .with_commands(self.commands.to_command_config())

@@ -21,16 +21,15 @@ use crate::grant::{Access, Effective, Grant};
 use crate::hooks::{HookRecord, Hooks, PostEditHook};
 use crate::names::ParseError;
 use crate::plugin::{Origin, Plugin};
-use crate::registry::{Registry, RegistryError};
+use crate::registry::{LoadProblem, Registry, RegistryError};
 use crate::result::{CallError, ErrorKind, ToolResult};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, RuntimeError};
 use crate::sandbox::{CallContext, CallRequest, CancelToken};
-use crate::schema::{SchemaFormat, schemas_of};
-use crate::validate::ArgsSchema;
+use crate::schema::{SchemaFormat, schemas_of, tool_schema};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// When calls need a person's confirmation.
@@ -128,7 +127,7 @@ impl Confirmer for NoConfirmer {
 }
 
 /// Per-call options.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CallOptions {
     /// Who calls, and whether this is a dry run.
     pub context: CallContext,
@@ -136,6 +135,20 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Cancels the call.
     pub cancel: Option<CancelToken>,
+    /// Who confirms this call and its commands, instead of the executor's
+    /// confirmer (e.g. the MCP client that sent it, through elicitation).
+    pub confirmer: Option<Arc<dyn Confirmer>>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("context", &self.context)
+            .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel)
+            .field("confirmer", &self.confirmer.as_ref().map(|_| "custom"))
+            .finish()
+    }
 }
 
 /// A named set of visible tools (the configuration's `[profiles.NAME]`;
@@ -172,8 +185,17 @@ struct Trace {
 /// Runs calls through the pipeline. `Send + Sync`; calls may run concurrently.
 pub struct Executor {
     runtime: Arc<Runtime>,
-    registry: Registry,
-    workspace: Option<PathBuf>,
+    /// Swapped whole when plugins are reloaded; a call keeps the snapshot
+    /// it started with.
+    registry: RwLock<Arc<Registry>>,
+    /// Where third-party plugins are loaded from (again on reload).
+    plugin_dirs: Vec<PathBuf>,
+    /// Description overrides, applied again to a reloaded registry.
+    descriptions: HashMap<String, String>,
+    /// Bumped each time the visible tool set changes.
+    changes: tokio::sync::watch::Sender<u64>,
+    /// Set at build time, or once later (e.g. from an MCP client's roots).
+    workspace: OnceLock<PathBuf>,
     mode: Mode,
     grants: HashMap<String, Grant>,
     /// Settings every tool receives (e.g. `allow_delete`).
@@ -183,8 +205,6 @@ pub struct Executor {
     confirmer: Arc<dyn Confirmer>,
     broker: Arc<Broker>,
     aborted: Arc<AtomicBool>,
-    /// Each tool's compiled input schema (or why it does not compile).
-    schemas: HashMap<String, Result<ArgsSchema, String>>,
     profile: Option<Profile>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
@@ -193,7 +213,7 @@ pub struct Executor {
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("tools", &self.registry.count())
+            .field("tools", &self.registry().count())
             .field("workspace", &self.workspace)
             .field("mode", &self.mode)
             .finish_non_exhaustive()
@@ -207,17 +227,13 @@ impl Executor {
     pub fn new(runtime: Arc<Runtime>, registry: Registry) -> Self {
         let broker = Broker::new(CommandConfig::default())
             .expect("the default command configuration has no patterns to reject");
-        let schemas = registry
-            .list()
-            .map(|p| {
-                let compiled = ArgsSchema::compile(&p.info().input_schema);
-                (p.name().to_owned(), compiled)
-            })
-            .collect();
         Self {
             runtime,
-            registry,
-            workspace: None,
+            registry: RwLock::new(Arc::new(registry)),
+            plugin_dirs: Vec::new(),
+            descriptions: HashMap::new(),
+            changes: tokio::sync::watch::Sender::new(0),
+            workspace: OnceLock::new(),
             mode: Mode::default(),
             grants: HashMap::new(),
             global_settings: serde_json::Map::new(),
@@ -225,7 +241,6 @@ impl Executor {
             confirmer: Arc::new(NoConfirmer),
             broker: Arc::new(broker),
             aborted: Arc::new(AtomicBool::new(false)),
-            schemas,
             profile: None,
             hooks: Hooks::default(),
             audit: None,
@@ -236,8 +251,9 @@ impl Executor {
     /// lists that does not exist.
     pub fn with_profile(mut self, profile: Profile) -> Result<Self, RegistryError> {
         let named = profile.tools.iter().flatten().chain(&profile.disabled);
+        let registry = self.registry();
         for tool in named {
-            self.registry.get(tool)?;
+            registry.get(tool)?;
         }
         self.profile = Some(profile);
         Ok(self)
@@ -267,19 +283,98 @@ impl Executor {
         tool: &str,
         description: impl Into<String>,
     ) -> Result<Self, RegistryError> {
-        self.registry.set_description(tool, description)?;
+        let description = description.into();
+        let registry = self
+            .registry
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        match Arc::get_mut(registry) {
+            Some(registry) => registry.set_description(tool, description.clone())?,
+            None => {
+                return Err(RegistryError::InUse {
+                    name: tool.to_owned(),
+                });
+            }
+        }
+        self.descriptions.insert(tool.to_owned(), description);
         Ok(self)
+    }
+
+    /// Remember the third-party plugin directories, so
+    /// [`Executor::reload_plugins`] loads them again.
+    pub fn with_plugin_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.plugin_dirs = dirs;
+        self
+    }
+
+    /// A snapshot of the registered tools (a reload replaces it; calls
+    /// already running keep theirs).
+    pub fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&self.registry.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Replace the registered tools (the configured descriptions are applied
+    /// to it). Returns true, and notifies [`Executor::changes`], when what
+    /// callers can see changed: names, descriptions, schemas or versions.
+    pub fn replace_registry(&self, mut registry: Registry) -> bool {
+        for (tool, text) in &self.descriptions {
+            // A tool that went away keeps no override; nothing to do.
+            let _ = registry.set_description(tool, text.clone());
+        }
+        let visible = |r: &Registry| -> Vec<serde_json::Value> {
+            r.list()
+                .filter(|p| self.shows(p.name()))
+                .map(|p| tool_schema(p.info(), SchemaFormat::Mcp))
+                .collect()
+        };
+        let mut slot = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changed = visible(&slot) != visible(&registry);
+        *slot = Arc::new(registry);
+        drop(slot);
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        changed
+    }
+
+    /// Load the built-ins and the plugin directories again and swap them in
+    /// (see [`Executor::replace_registry`]). Returns whether the visible
+    /// tools changed and the files that were skipped.
+    pub fn reload_plugins(&self) -> Result<(bool, Vec<LoadProblem>), RuntimeError> {
+        let mut registry = Registry::new();
+        registry.load_builtins(&self.runtime)?;
+        let mut problems = Vec::new();
+        for dir in &self.plugin_dirs {
+            problems.extend(registry.load_dir(&self.runtime, dir));
+        }
+        Ok((self.replace_registry(registry), problems))
+    }
+
+    /// The plugin directories given to [`Executor::with_plugin_dirs`].
+    pub fn plugin_dirs(&self) -> &[PathBuf] {
+        &self.plugin_dirs
+    }
+
+    /// A receiver that sees a new value each time the visible tools change.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The tool `name` if the active profile shows it; the error lists
     /// near names.
-    pub fn lookup(&self, name: &str) -> Result<&Arc<Plugin>, RegistryError> {
-        match self.registry.get(name) {
-            Ok(plugin) if self.shows(name) => Ok(plugin),
+    pub fn lookup(&self, name: &str) -> Result<Arc<Plugin>, RegistryError> {
+        self.lookup_in(&self.registry(), name)
+    }
+
+    fn lookup_in(&self, registry: &Registry, name: &str) -> Result<Arc<Plugin>, RegistryError> {
+        match registry.get(name) {
+            Ok(plugin) if self.shows(name) => Ok(Arc::clone(plugin)),
             _ => Err(RegistryError::NotFound {
                 name: name.to_owned(),
-                near: self
-                    .registry
+                near: registry
                     .near(name)
                     .into_iter()
                     .filter(|n| self.shows(n))
@@ -294,10 +389,11 @@ impl Executor {
     }
 
     /// The tools the active profile shows, sorted by name.
-    pub fn tools(&self) -> Vec<&Arc<Plugin>> {
-        self.registry
+    pub fn tools(&self) -> Vec<Arc<Plugin>> {
+        self.registry()
             .list()
             .filter(|p| self.shows(p.name()))
+            .cloned()
             .collect()
     }
 
@@ -315,7 +411,7 @@ impl Executor {
                 .collect::<Result<Vec<_>, _>>()?,
             None => self.tools(),
         };
-        Ok(schemas_of(plugins, format))
+        Ok(schemas_of(&plugins, format))
     }
 
     /// Set how commands run (policy, timeouts, confinement); the error
@@ -332,15 +428,15 @@ impl Executor {
 
     /// Set the workspace directory (it must exist; it is canonicalised).
     pub fn with_workspace(mut self, dir: &Path) -> std::io::Result<Self> {
-        let dir = dir.canonicalize()?;
-        if !dir.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is not a directory", dir.display()),
-            ));
-        }
-        self.workspace = Some(dir);
+        self.workspace = OnceLock::from(checked_dir(dir)?);
         Ok(self)
+    }
+
+    /// Set the workspace if none is set yet (e.g. from an MCP client's
+    /// first root). Returns false, changing nothing, when one was set.
+    pub fn set_workspace_if_unset(&self, dir: &Path) -> std::io::Result<bool> {
+        let dir = checked_dir(dir)?;
+        Ok(self.workspace.set(dir).is_ok())
     }
 
     /// Set the confirmation mode.
@@ -396,11 +492,6 @@ impl Executor {
         self
     }
 
-    /// The registered tools.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
     /// The runtime.
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
@@ -408,7 +499,7 @@ impl Executor {
 
     /// The workspace, if set.
     pub fn workspace(&self) -> Option<&Path> {
-        self.workspace.as_deref()
+        self.workspace.get().map(PathBuf::as_path)
     }
 
     /// True once a person answered "abort everything".
@@ -494,7 +585,8 @@ impl Executor {
     ) -> ToolResult {
         let fail = |e: CallError| ToolResult::failure(name, e);
         // 1. lookup
-        let plugin = match self.lookup(name) {
+        let registry = self.registry();
+        let plugin = match self.lookup_in(&registry, name) {
             Ok(plugin) => plugin,
             Err(err) => return fail(CallError::new(ErrorKind::NotFound, err.to_string())),
         };
@@ -508,7 +600,7 @@ impl Executor {
         if auditing {
             trace.args = Some(parsed.clone());
         }
-        match self.schemas.get(name) {
+        match registry.args_schema(name) {
             Some(Ok(schema)) => {
                 if let Err(err) = schema.check(name, &parsed) {
                     return fail(err);
@@ -532,7 +624,11 @@ impl Executor {
         }
         let info = plugin.info();
         let sensitive = info.is_sensitive();
-        let mut grant = self.effective_grant(plugin);
+        let mut grant = self.effective_grant(&plugin);
+        let confirmer = options
+            .confirmer
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.confirmer));
         if auditing {
             trace.capabilities = grant
                 .capabilities()
@@ -557,7 +653,7 @@ impl Executor {
                 args: &parsed,
                 reason: &reason,
             };
-            match self.confirmer.confirm(&request) {
+            match confirmer.confirm(&request) {
                 Decision::Allow => {}
                 Decision::Deny => {
                     return fail(CallError::new(
@@ -587,7 +683,7 @@ impl Executor {
         // describe them, with nothing it could write through.
         if options.context.dry_run {
             if !grant.commands {
-                return dry_run(plugin, &parsed, &grant);
+                return dry_run(&plugin, &parsed, &grant);
             }
             grant.workspace = grant.workspace.map(|_| Access::Read);
             for d in &mut grant.directories {
@@ -603,10 +699,10 @@ impl Executor {
         let broker_call = BrokerCall {
             broker: Arc::clone(&self.broker),
             tool: Arc::from(name),
-            workspace: self.workspace.clone(),
+            workspace: self.workspace().map(Path::to_owned),
             network: grant.command_network,
             mode: self.mode,
-            confirmer: Arc::clone(&self.confirmer),
+            confirmer,
             aborted: Arc::clone(&self.aborted),
             dry_run: options.context.dry_run,
             log: Arc::clone(&trace.commands),
@@ -616,19 +712,19 @@ impl Executor {
             args,
             context: &options.context,
             grant: &grant,
-            workspace: self.workspace.as_deref(),
+            workspace: self.workspace(),
             limits: &limits,
             cancel: options.cancel.as_ref(),
             settings: &settings,
             broker: broker.as_ref(),
         };
-        let out = match self.runtime.call(plugin, &request) {
+        let out = match self.runtime.call(&plugin, &request) {
             Ok(out) => out,
             Err(err) => return fail(err),
         };
         // 6. post-edit hooks, as a person configured them: no network.
         let mut content = out.content;
-        if let Some(workspace) = &self.workspace
+        if let Some(workspace) = self.workspace()
             && !self.hooks.is_empty()
             && !out.changed_paths.is_empty()
             && !options.context.dry_run
@@ -652,6 +748,18 @@ impl Executor {
             ..ToolResult::success(name, content)
         }
     }
+}
+
+/// `dir` canonicalised, if it is a directory.
+fn checked_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = dir.canonicalize()?;
+    if !dir.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        ));
+    }
+    Ok(dir)
 }
 
 fn parse_args(args: &str) -> Result<serde_json::Value, CallError> {

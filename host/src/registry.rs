@@ -3,7 +3,8 @@
 use crate::plugin::{Origin, Plugin, PluginSource};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::schema::{SchemaFormat, schemas_of};
-use std::collections::BTreeMap;
+use crate::validate::ArgsSchema;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -69,10 +70,12 @@ pub struct LoadProblem {
     pub reason: String,
 }
 
-/// Tool name → plugin.
+/// Tool name → plugin, with each tool's input schema compiled once.
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<Plugin>>,
+    /// Each tool's compiled input schema, or why it does not compile.
+    schemas: HashMap<String, Result<ArgsSchema, String>>,
 }
 
 impl Registry {
@@ -90,9 +93,16 @@ impl Registry {
                 new: plugin.origin().clone(),
             });
         }
+        let schema = ArgsSchema::compile(&plugin.info().input_schema);
+        self.schemas.insert(plugin.name().to_owned(), schema);
         self.tools
             .insert(plugin.name().to_owned(), Arc::new(plugin));
         Ok(())
+    }
+
+    /// The compiled input schema of `name` (step 2 of the pipeline).
+    pub(crate) fn args_schema(&self, name: &str) -> Option<&Result<ArgsSchema, String>> {
+        self.schemas.get(name)
     }
 
     /// The tool with this name; the error lists similar names.
@@ -164,7 +174,7 @@ impl Registry {
             Some(names) => self.filter_by_names(names)?,
             None => self.list().collect(),
         };
-        Ok(schemas_of(plugins, format))
+        Ok(schemas_of(&plugins, format))
     }
 
     /// Registered names within a small edit distance of `name`, best first.

@@ -74,11 +74,12 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
 
 /// The schemas of `plugins`, in order.
 pub(crate) fn schemas_of(
-    plugins: Vec<&std::sync::Arc<crate::Plugin>>,
+    plugins: &[impl AsRef<crate::Plugin>],
     format: SchemaFormat,
 ) -> Vec<Value> {
     plugins
-        .into_iter()
+        .iter()
+        .map(AsRef::as_ref)
         .map(|p| tool_schema(p.info(), format))
         .collect()
 }

@@ -179,7 +179,8 @@ fn a_profile_hides_tools_from_lookup_listing_and_schemas() {
     let ex = executor(ws.path())
         .with_profile(profile)
         .expect("known tools");
-    let names: Vec<&str> = ex.tools().iter().map(|p| p.name()).collect();
+    let tools = ex.tools();
+    let names: Vec<&str> = tools.iter().map(|p| p.name()).collect();
     assert_eq!(names, ["read_file"]);
     let r = call(&ex, "write_file", r#"{"path":"a","content":"b"}"#);
     assert_eq!(r.error_kind(), Some(ErrorKind::NotFound));
@@ -459,5 +460,47 @@ fn hooks_run_only_for_existing_files_inside_the_workspace() {
             .contains("[hook loud: failed (exit 1)] ./a.txt\nran on ./a.txt"),
         "{}",
         r.content
+    );
+}
+
+#[test]
+fn reloading_plugins_swaps_the_tools_and_reports_changes() {
+    let ws = workspace();
+    let plugins = workspace();
+    let ex = Executor::new(crate::support::runtime(), {
+        let mut r = toolhost::Registry::new();
+        r.load_builtins(&crate::support::runtime())
+            .expect("built-ins");
+        r
+    })
+    .with_workspace(ws.path())
+    .expect("ws")
+    .with_mode(Mode::Yolo)
+    .with_plugin_dirs(vec![plugins.path().to_owned()])
+    .with_description("grep", "Find text.")
+    .expect("grep");
+    let mut changes = ex.changes();
+    let (changed, problems) = ex.reload_plugins().expect("reload");
+    assert!(!changed && problems.is_empty(), "same tools: no change");
+    assert!(!changes.has_changed().expect("sender alive"));
+    std::fs::copy(
+        crate::support::fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("echo.wasm"),
+    )
+    .expect("copy");
+    let (changed, _) = ex.reload_plugins().expect("reload");
+    assert!(changed);
+    assert!(changes.has_changed().expect("sender alive"));
+    changes.mark_unchanged();
+    assert!(call(&ex, "echo", r#"{"a":1}"#).success);
+    // The description override survives the reload.
+    let grep = ex.lookup("grep").expect("grep");
+    assert_eq!(grep.info().description, "Find text.");
+    std::fs::remove_file(plugins.path().join("echo.wasm")).expect("rm");
+    assert!(ex.reload_plugins().expect("reload").0);
+    assert!(changes.has_changed().expect("sender alive"));
+    assert_eq!(
+        call(&ex, "echo", "{}").error_kind(),
+        Some(ErrorKind::NotFound)
     );
 }

@@ -47,7 +47,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools { json } => output::tools(executor, json)?,
         Command::Describe { tool, json } => {
             let plugin = executor.lookup(&tool).map_err(usage)?;
-            output::describe(executor, plugin, json)?;
+            output::describe(executor, &plugin, json)?;
         }
         Command::Schema { format, tools } => {
             let allowed = (!tools.is_empty()).then_some(tools.as_slice());
@@ -82,7 +82,7 @@ fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
             ..CallContext::new()
         },
         timeout: args.timeout().map_err(|e| UsageError(e.to_string()))?,
-        cancel: None,
+        ..CallOptions::default()
     };
     let result = settings.executor.call(&args.tool, &json_args, &options);
     output::call_result(&result, args.json)?;
