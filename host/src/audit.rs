@@ -8,26 +8,67 @@
 
 use crate::broker::CommandRecord;
 use crate::hooks::HookRecord;
+use crate::result::{ErrorKind, ToolResult};
+use crate::sandbox::CallContext;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Longest string value kept in an audit line, in characters.
 const MAX_VALUE_CHARS: usize = 500;
 
-/// Parts of an argument name that mark its value as a secret.
+/// Words of an argument name (split at `_`, `-`, `.` and case changes)
+/// that mark its value as a secret.
 const SECRET_WORDS: &[&str] = &[
     "key",
+    "keys",
+    "token",
+    "tokens",
+    "password",
+    "passwords",
+    "passwd",
+    "passphrase",
+    "pass",
+    "pwd",
+    "secret",
+    "secrets",
+    "authorization",
+    "auth",
+    "bearer",
+    "credential",
+    "credentials",
+    "creds",
+    "cookie",
+    "cookies",
+];
+
+/// Run-together spellings (`apikey`, `accesstoken`) matched anywhere in a
+/// name.
+const SECRET_PARTS: &[&str] = &[
+    "apikey",
     "token",
     "password",
     "passwd",
     "secret",
-    "authorization",
     "credential",
-    "cookie",
+    "privatekey",
 ];
+
+/// What one call did besides its result, gathered for its audit record.
+#[derive(Debug, Default)]
+pub(crate) struct CallTrace {
+    /// The arguments, once parsed.
+    pub args: Option<Value>,
+    /// What the call was granted.
+    pub capabilities: Vec<String>,
+    /// Every command it asked for (shared with its broker calls).
+    pub commands: Arc<Mutex<Vec<CommandRecord>>>,
+    /// Every hook run after it.
+    pub hooks: Vec<HookRecord>,
+}
 
 /// One call, as written to the log.
 #[derive(Debug, Serialize)]
@@ -64,9 +105,11 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
+        // Only the person running toolhost can read it.
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)?;
         Ok(Self {
             path: path.to_owned(),
@@ -77,6 +120,46 @@ impl AuditLog {
     /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Append the record of one finished call. Arguments that are not a
+    /// JSON object are logged as their size only: a secret in them could not
+    /// be found to redact.
+    pub(crate) fn record(
+        &self,
+        tool: &str,
+        args_len: usize,
+        context: &CallContext,
+        result: &ToolResult,
+        trace: CallTrace,
+    ) {
+        let mut commands = std::mem::take(
+            &mut *trace
+                .commands
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for command in &mut commands {
+            command.command = redact_command(&command.command);
+        }
+        self.write(&AuditRecord {
+            time: now(),
+            call_id: context.call_id.as_str(),
+            tool,
+            agent: context.agent.as_deref(),
+            session: context.session.as_deref(),
+            channel: context.channel.as_deref(),
+            dry_run: context.dry_run,
+            args: trace.args.as_ref().map_or_else(
+                || format!("[not a JSON object: {args_len} bytes]").into(),
+                redact,
+            ),
+            duration_ms: result.duration.as_secs_f64() * 1e3,
+            outcome: result.error_kind().map_or("success", ErrorKind::as_str),
+            capabilities: trace.capabilities,
+            commands,
+            hooks: trace.hooks,
+        });
     }
 
     /// Append one record; a failure is logged, never returned (the call
@@ -126,7 +209,67 @@ pub(crate) fn redact(args: &Value) -> Value {
 
 fn is_secret_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|w| lower.contains(w))
+    words(name)
+        .iter()
+        .any(|w| SECRET_WORDS.contains(&w.as_str()))
+        || SECRET_PARTS.iter().any(|p| lower.contains(p))
+}
+
+/// `apiKey`, `api_key`, `API-KEY` → `["api", "key"]`.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            prev_lower = false;
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// A command line with the values of secret-looking options, headers and
+/// variable assignments replaced: `--password x`, `-H 'Authorization: …'`,
+/// `GITHUB_TOKEN=…`.
+pub(crate) fn redact_command(line: &str) -> String {
+    static PATTERNS: std::sync::OnceLock<Vec<regex::Regex>> = std::sync::OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        [
+            // Authorization / cookie headers, up to the closing quote or the end.
+            r#"(?i)((?:authorization|proxy-authorization|cookie|x-api-key)\s*:\s*)[^'"\n]+"#,
+            // --password x, --token=x, --api-key x, -p is left alone.
+            r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:password|passwd|token|secret|api[-_]?key|auth)(?:[-_][a-z0-9]+)*[= ]\s*)[^\s'"]+"#,
+            // NAME=value where NAME looks secret.
+            r#"(?i)(\b[a-z0-9_]*(?:token|secret|password|passwd|api_?key|credential)[a-z0-9_]*=)[^\s'"]+"#,
+            // user:password@ in URLs.
+            r#"(://[^/\s:@]+:)[^@\s/]+@"#,
+        ]
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect()
+    });
+    let mut text = line.to_owned();
+    for (i, pattern) in patterns.iter().enumerate() {
+        let replacement = if i == 3 {
+            "${1}[redacted]@"
+        } else {
+            "${1}[redacted]"
+        };
+        text = pattern.replace_all(&text, replacement).into_owned();
+    }
+    text
 }
 
 fn cut(text: &str) -> String {
@@ -160,6 +303,78 @@ mod tests {
         assert_eq!(v["headers"]["accept"], "text/html");
         assert_eq!(v["items"][0]["Password"], "[redacted]");
         assert!(v["token"].is_null());
+    }
+
+    #[test]
+    fn secret_names_are_found_by_word() {
+        for name in [
+            "api_key",
+            "apiKey",
+            "API-KEY",
+            "x-api-key",
+            "token",
+            "accessToken",
+            "GITHUB_TOKEN",
+            "password",
+            "db.passphrase",
+            "auth",
+            "Authorization",
+            "bearer",
+            "creds",
+            "client_secret",
+            "privateKey",
+            "sort_key",
+            "cookie",
+        ] {
+            assert!(is_secret_name(name), "{name} should be redacted");
+        }
+        for name in [
+            "path",
+            "keywords",
+            "content",
+            "monkey_business",
+            "author",
+            "passage",
+            "session_id",
+        ] {
+            assert!(!is_secret_name(name), "{name} should be kept");
+        }
+    }
+
+    #[test]
+    fn secrets_in_command_lines_are_redacted() {
+        let cases = [
+            (
+                "curl -H 'Authorization: Bearer abc.def' https://x",
+                "curl -H 'Authorization: [redacted]' https://x",
+            ),
+            (
+                "mysql --password=hunter2 db",
+                "mysql --password=[redacted] db",
+            ),
+            (
+                "gh --auth-token abc repo",
+                "gh --auth-token [redacted] repo",
+            ),
+            ("GITHUB_TOKEN=ghp_1 make", "GITHUB_TOKEN=[redacted] make"),
+            (
+                "git clone https://me:pw@host/r",
+                "git clone https://me:[redacted]@host/r",
+            ),
+            ("cargo test --all", "cargo test --all"),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(redact_command(line), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_log_is_private_to_its_owner() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::open(&dir.path().join("a.jsonl")).unwrap();
+        let mode = std::fs::metadata(log.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]

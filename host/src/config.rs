@@ -8,17 +8,15 @@
 //! `[profiles.NAME]` section in, and [`Config::executor`] builds the
 //! [`Executor`] the file describes.
 
-use crate::audit::AuditLog;
 use crate::broker::CommandConfig;
 use crate::executor::{Executor, Mode, Profile};
-use crate::grant::{Access, DirGrant, Grant, is_env_name};
+use crate::grant::{Access, DirGrant, Grant};
 use crate::hooks::PostEditHook;
-use crate::registry::{LoadProblem, Registry};
-use crate::runtime::{CacheDir, Limits, Runtime, RuntimeConfig};
+use crate::registry::LoadProblem;
+use crate::runtime::{Limits, RuntimeConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The file name looked for.
@@ -44,6 +42,16 @@ pub enum ConfigError {
         path: PathBuf,
         /// What is wrong, where.
         message: String,
+    },
+    /// The file is in the workspace and its content was never trusted
+    /// (`toolhost config trust`), or changed since.
+    #[error(
+        "{} is in the workspace and is not trusted (new, or changed since it was trusted): a cloned repository or a tool could have written it, and it could loosen the policy. Review it, then run `toolhost config trust` to use it, or pass it with --config",
+        path.display()
+    )]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
     },
     /// A value is well-formed but unusable (an unknown tool, a bad pattern,
     /// a missing directory).
@@ -340,18 +348,46 @@ pub struct Built {
 
 impl Config {
     /// Where a configuration is looked for: `<workspace>/toolhost.toml`,
-    /// then `<user config dir>/toolhost/toolhost.toml`.
-    pub fn find(workspace: &Path) -> Option<PathBuf> {
-        let candidates = [
-            Some(workspace.join(FILE_NAME)),
-            dirs::config_dir().map(|d| d.join("toolhost").join(FILE_NAME)),
-        ];
-        candidates.into_iter().flatten().find(|p| p.is_file())
+    /// then `<user config dir>/toolhost/toolhost.toml`. The flag says
+    /// whether the file is the workspace's, which must be trusted
+    /// ([`Config::load_found`]).
+    pub fn find(workspace: &Path) -> Option<(PathBuf, bool)> {
+        let in_workspace = workspace.join(FILE_NAME);
+        if in_workspace.is_file() {
+            return Some((in_workspace, true));
+        }
+        dirs::config_dir()
+            .map(|d| d.join("toolhost").join(FILE_NAME))
+            .filter(|p| p.is_file())
+            .map(|p| (p, false))
+    }
+
+    /// Load a file [`Config::find`] found: a workspace file only if its
+    /// content is trusted.
+    pub fn load_found(path: &Path, in_workspace: bool) -> Result<Self, ConfigError> {
+        Self::load_checked(path, in_workspace)
+    }
+
+    /// Record the current content of `path` (a workspace configuration) as
+    /// trusted; returns its blake3 hash.
+    pub fn trust(path: &Path) -> Result<String, ConfigError> {
+        // Only a file that parses is worth trusting.
+        Self::load(path)?;
+        trust::trust(path).map_err(|e| {
+            invalid(
+                &path.display().to_string(),
+                format!("cannot record that it is trusted: {e}"),
+            )
+        })
     }
 
     /// Read and check `path`; relative paths in it become relative to its
-    /// directory.
+    /// directory. The file is used as given (a person named it).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_checked(path, false)
+    }
+
+    fn load_checked(path: &Path, needs_trust: bool) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
@@ -360,7 +396,15 @@ impl Config {
             .parent()
             .map(Path::to_owned)
             .unwrap_or_else(|| PathBuf::from("."));
-        Self::parse(&text, path, &base)
+        // Errors in the text come first: they are what a person fixes before
+        // trusting it.
+        let config = Self::parse(&text, path, &base)?;
+        if needs_trust && !trust::is_trusted(path, text.as_bytes()) {
+            return Err(ConfigError::Untrusted {
+                path: path.to_owned(),
+            });
+        }
+        Ok(config)
     }
 
     /// Parse configuration text; `path` is named in errors and relative
@@ -439,134 +483,6 @@ impl Config {
             disabled: section.disabled,
         }))
     }
-
-    /// Build the runtime, load the built-ins and plugin directories, and
-    /// configure an executor as this file says. `origin` names the file in
-    /// errors. Unknown tool names anywhere are errors that list near names.
-    pub fn executor(
-        &self,
-        origin: &str,
-        cache: CacheDir,
-        profile: Option<Profile>,
-    ) -> Result<Built, ConfigError> {
-        let bad = |message: String| invalid(origin, message);
-        let limits = self.limits()?;
-        let runtime = Arc::new(
-            Runtime::new(RuntimeConfig {
-                cache,
-                limits,
-                max_concurrent_calls: self.limits.max_concurrent_calls,
-                ..RuntimeConfig::default()
-            })
-            .map_err(|e| bad(e.to_string()))?,
-        );
-        let mut registry = Registry::new();
-        registry
-            .load_builtins(&runtime)
-            .map_err(|e| bad(e.to_string()))?;
-        let mut problems = Vec::new();
-        for dir in &self.plugin_dirs {
-            problems.extend(registry.load_dir(&runtime, dir));
-        }
-        let mut executor = Executor::new(runtime, registry)
-            .with_plugin_dirs(self.plugin_dirs.clone())
-            .with_mode(self.mode)
-            .with_setting("allow_delete", self.allow_delete)
-            .with_commands(self.commands.to_command_config())
-            .map_err(bad)?;
-        if let Some(dir) = &self.workspace {
-            executor = executor
-                .with_workspace(dir)
-                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
-        }
-        let known = |executor: &Executor, tool: &str, key: &str| {
-            executor
-                .registry()
-                .get(tool)
-                .map(|_| ())
-                .map_err(|e| bad(format!("{key}.{tool}: {e}")))
-        };
-        for (tool, section) in &self.grants {
-            known(&executor, tool, "grants")?;
-            check_grant(tool, section).map_err(&bad)?;
-            executor = executor.with_grant(tool, section.to_grant());
-        }
-        if let Some(dir) = &self.prompts_dir {
-            let (prompts, skipped) = read_prompts(dir).map_err(&bad)?;
-            problems.extend(skipped);
-            for (tool, path, text) in prompts {
-                if executor.registry().contains(&tool) {
-                    executor = executor
-                        .with_description(&tool, text)
-                        .map_err(|e| bad(e.to_string()))?;
-                } else {
-                    let reason = executor
-                        .registry()
-                        .get(&tool)
-                        .err()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default();
-                    problems.push(LoadProblem { path, reason });
-                }
-            }
-        }
-        for (tool, section) in &self.tools {
-            known(&executor, tool, "tools")?;
-            if let Some(text) = &section.description {
-                executor = executor
-                    .with_description(tool, text.clone())
-                    .map_err(|e| bad(e.to_string()))?;
-            }
-            executor = executor.with_tool_settings(tool, section.settings.clone());
-        }
-        for (name, section) in &self.profiles {
-            let listed = section.tools.iter().flatten().chain(&section.disabled);
-            for tool in listed {
-                known(&executor, tool, &format!("profiles.{name}"))?;
-            }
-            for tool in section.grants.keys() {
-                known(&executor, tool, &format!("profiles.{name}.grants"))?;
-            }
-        }
-        if let Some(profile) = profile {
-            executor = executor
-                .with_profile(profile)
-                .map_err(|e| bad(e.to_string()))?;
-        }
-        executor = executor
-            .with_hooks(self.hooks.post_edit.clone())
-            .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
-        if let Some(path) = &self.audit_log {
-            let log = AuditLog::open(path)
-                .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
-            executor = executor.with_audit(log);
-        }
-        Ok(Built { executor, problems })
-    }
-
-    /// The per-call limits, checked.
-    pub fn limits(&self) -> Result<Limits, ConfigError> {
-        let section = &self.limits;
-        let memory_bytes = usize::try_from(section.memory_mb)
-            .ok()
-            .and_then(|mb| mb.checked_mul(1 << 20));
-        let limits = Limits {
-            memory_bytes: memory_bytes.unwrap_or(usize::MAX),
-            timeout: Duration::from_secs(section.timeout_secs),
-            max_output_bytes: section.max_output_bytes,
-            ..Limits::default()
-        };
-        limits
-            .check()
-            .map_err(|e| invalid("limits", e.to_string()))?;
-        if section.max_output_bytes == 0 || section.max_concurrent_calls == 0 {
-            return Err(invalid(
-                "limits",
-                "max_output_bytes and max_concurrent_calls must be at least 1".to_owned(),
-            ));
-        }
-        Ok(limits)
-    }
 }
 
 fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
@@ -576,68 +492,7 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
-fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String> {
-    if let Some(key) = grant.env.iter().find(|k| !is_env_name(k)) {
-        return Err(format!(
-            "grants.{tool}.env: `{key}` is not an environment variable name"
-        ));
-    }
-    for dir in &grant.directories {
-        let simple = !dir.guest.is_empty()
-            && !dir.guest.contains(['/', '\\'])
-            && dir.guest != "."
-            && dir.guest != "..";
-        if !simple {
-            return Err(format!(
-                "grants.{tool}.directories: guest `{}` must be a plain name (it is mounted at /NAME)",
-                dir.guest
-            ));
-        }
-        if !dir.host.is_dir() {
-            return Err(format!(
-                "grants.{tool}.directories: {} is not a directory; create it or fix the path",
-                dir.host.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Prompt files in `dir`: (tool, path, text) for every `NAME.md`, and the
-/// files that could not be read.
-type Prompts = (Vec<(String, PathBuf, String)>, Vec<LoadProblem>);
-
-fn read_prompts(dir: &Path) -> Result<Prompts, String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("prompts_dir {}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
-        .collect();
-    paths.sort();
-    let mut prompts = Vec::new();
-    let mut problems = Vec::new();
-    for path in paths {
-        let Some(tool) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        match std::fs::read_to_string(&path) {
-            Ok(text) if !text.trim().is_empty() => {
-                prompts.push((tool, path, text.trim_end().to_owned()));
-            }
-            Ok(_) => problems.push(LoadProblem {
-                path,
-                reason: "the prompt file is empty; the tool keeps its own description".to_owned(),
-            }),
-            Err(e) => problems.push(LoadProblem {
-                path,
-                reason: format!("cannot read the prompt: {e}"),
-            }),
-        }
-    }
-    Ok((prompts, problems))
-}
-
+mod build;
 #[cfg(test)]
 mod tests;
+mod trust;

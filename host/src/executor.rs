@@ -15,116 +15,25 @@
 //! Nothing escapes as a panic or an `Err`: an internal failure anywhere is a
 //! `failed` result.
 
-use crate::audit::{AuditLog, AuditRecord};
-use crate::broker::{Broker, BrokerCall, CommandConfig, CommandRecord};
+mod catalog;
+mod confirm;
+
+pub use confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
+
+use crate::audit::{AuditLog, CallTrace};
+use crate::broker::{Broker, BrokerCall, CommandConfig};
 use crate::grant::{Access, Effective, Grant};
-use crate::hooks::{HookRecord, Hooks, PostEditHook};
-use crate::names::ParseError;
+use crate::hooks::{Hooks, PostEditHook};
 use crate::plugin::{Origin, Plugin};
-use crate::registry::{LoadProblem, Registry, RegistryError};
+use crate::registry::{Registry, RegistryError};
 use crate::result::{CallError, ErrorKind, ToolResult};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::Runtime;
 use crate::sandbox::{CallContext, CallRequest, CancelToken};
-use crate::schema::{SchemaFormat, schemas_of, tool_schema};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
-
-/// When calls need a person's confirmation.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// No tool call asks; only `dangerous` commands do.
-    Yolo,
-    /// Sensitive tools (those that write) ask first, and so do `dev` and
-    /// `dangerous` commands.
-    #[default]
-    ConfirmSensitive,
-    /// Every call and every command asks first.
-    ConfirmAll,
-}
-
-impl Mode {
-    /// The name used by `--mode` and the configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Yolo => "yolo",
-            Self::ConfirmSensitive => "confirm-sensitive",
-            Self::ConfirmAll => "confirm-all",
-        }
-    }
-
-    /// Whether a call of a tool with this sensitivity needs confirmation.
-    pub fn needs_confirmation(self, sensitive: bool) -> bool {
-        match self {
-            Self::Yolo => false,
-            Self::ConfirmSensitive => sensitive,
-            Self::ConfirmAll => true,
-        }
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = ParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "yolo" => Ok(Self::Yolo),
-            "confirm-sensitive" => Ok(Self::ConfirmSensitive),
-            "confirm-all" => Ok(Self::ConfirmAll),
-            _ => Err(ParseError::new(
-                "mode",
-                s,
-                "yolo, confirm-sensitive or confirm-all",
-            )),
-        }
-    }
-}
-
-/// What a [`Confirmer`] is asked to approve.
-#[derive(Debug, Clone, Copy)]
-pub struct ConfirmRequest<'a> {
-    /// The tool.
-    pub tool: &'a str,
-    /// Its arguments.
-    pub args: &'a serde_json::Value,
-    /// Why confirmation is needed (e.g. "write_file is sensitive").
-    pub reason: &'a str,
-}
-
-/// A person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Run it.
-    Allow,
-    /// Do not run this call.
-    Deny,
-    /// Do not run this call or any later one.
-    AbortAll,
-    /// Nobody can be asked (no TTY, no client support).
-    Unavailable,
-}
-
-/// Asks a person to approve a call. Front ends supply their own (a TTY
-/// prompt, MCP elicitation); the default, [`NoConfirmer`], can ask no one.
-pub trait Confirmer: Send + Sync {
-    /// Ask; must not panic.
-    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision;
-}
-
-/// A confirmer with nobody to ask: every confirmation is unavailable.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoConfirmer;
-
-impl Confirmer for NoConfirmer {
-    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
-        Decision::Unavailable
-    }
-}
 
 /// Per-call options.
 #[derive(Clone, Default)]
@@ -171,15 +80,6 @@ impl Profile {
             .is_none_or(|list| list.iter().any(|t| t == tool))
             && !self.disabled.iter().any(|t| t == tool)
     }
-}
-
-/// What one call did besides its result, for the audit record.
-#[derive(Debug, Default)]
-struct Trace {
-    args: Option<serde_json::Value>,
-    capabilities: Vec<String>,
-    commands: Arc<Mutex<Vec<CommandRecord>>>,
-    hooks: Vec<HookRecord>,
 }
 
 /// Runs calls through the pipeline. `Send + Sync`; calls may run concurrently.
@@ -265,9 +165,11 @@ impl Executor {
     }
 
     /// Run `hooks` after calls that change files; the error names a hook
-    /// with a bad pattern.
+    /// with a bad pattern or timeout. Call it after
+    /// [`Executor::with_commands`]: hook timeouts are checked against the
+    /// broker's `max_timeout`.
     pub fn with_hooks(mut self, hooks: Vec<PostEditHook>) -> Result<Self, String> {
-        self.hooks = Hooks::new(hooks)?;
+        self.hooks = Hooks::new(hooks, self.broker.config().max_timeout)?;
         Ok(self)
     }
 
@@ -275,143 +177,6 @@ impl Executor {
     pub fn with_audit(mut self, log: AuditLog) -> Self {
         self.audit = Some(Arc::new(log));
         self
-    }
-
-    /// Replace the description `tool` shows (a prompt override).
-    pub fn with_description(
-        mut self,
-        tool: &str,
-        description: impl Into<String>,
-    ) -> Result<Self, RegistryError> {
-        let description = description.into();
-        let registry = self
-            .registry
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        match Arc::get_mut(registry) {
-            Some(registry) => registry.set_description(tool, description.clone())?,
-            None => {
-                return Err(RegistryError::InUse {
-                    name: tool.to_owned(),
-                });
-            }
-        }
-        self.descriptions.insert(tool.to_owned(), description);
-        Ok(self)
-    }
-
-    /// Remember the third-party plugin directories, so
-    /// [`Executor::reload_plugins`] loads them again.
-    pub fn with_plugin_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.plugin_dirs = dirs;
-        self
-    }
-
-    /// A snapshot of the registered tools (a reload replaces it; calls
-    /// already running keep theirs).
-    pub fn registry(&self) -> Arc<Registry> {
-        Arc::clone(&self.registry.read().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Replace the registered tools (the configured descriptions are applied
-    /// to it). Returns true, and notifies [`Executor::changes`], when what
-    /// callers can see changed: names, descriptions, schemas or versions.
-    pub fn replace_registry(&self, mut registry: Registry) -> bool {
-        for (tool, text) in &self.descriptions {
-            // A tool that went away keeps no override; nothing to do.
-            let _ = registry.set_description(tool, text.clone());
-        }
-        let visible = |r: &Registry| -> Vec<serde_json::Value> {
-            r.list()
-                .filter(|p| self.shows(p.name()))
-                .map(|p| tool_schema(p.info(), SchemaFormat::Mcp))
-                .collect()
-        };
-        let mut slot = self
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let changed = visible(&slot) != visible(&registry);
-        *slot = Arc::new(registry);
-        drop(slot);
-        if changed {
-            self.changes.send_modify(|n| *n += 1);
-        }
-        changed
-    }
-
-    /// Load the built-ins and the plugin directories again and swap them in
-    /// (see [`Executor::replace_registry`]). Returns whether the visible
-    /// tools changed and the files that were skipped.
-    pub fn reload_plugins(&self) -> Result<(bool, Vec<LoadProblem>), RuntimeError> {
-        let mut registry = Registry::new();
-        registry.load_builtins(&self.runtime)?;
-        let mut problems = Vec::new();
-        for dir in &self.plugin_dirs {
-            problems.extend(registry.load_dir(&self.runtime, dir));
-        }
-        Ok((self.replace_registry(registry), problems))
-    }
-
-    /// The plugin directories given to [`Executor::with_plugin_dirs`].
-    pub fn plugin_dirs(&self) -> &[PathBuf] {
-        &self.plugin_dirs
-    }
-
-    /// A receiver that sees a new value each time the visible tools change.
-    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changes.subscribe()
-    }
-
-    /// The tool `name` if the active profile shows it; the error lists
-    /// near names.
-    pub fn lookup(&self, name: &str) -> Result<Arc<Plugin>, RegistryError> {
-        self.lookup_in(&self.registry(), name)
-    }
-
-    fn lookup_in(&self, registry: &Registry, name: &str) -> Result<Arc<Plugin>, RegistryError> {
-        match registry.get(name) {
-            Ok(plugin) if self.shows(name) => Ok(Arc::clone(plugin)),
-            _ => Err(RegistryError::NotFound {
-                name: name.to_owned(),
-                near: registry
-                    .near(name)
-                    .into_iter()
-                    .filter(|n| self.shows(n))
-                    .collect(),
-            }),
-        }
-    }
-
-    /// Whether the active profile (if any) shows `tool`.
-    fn shows(&self, tool: &str) -> bool {
-        self.profile.as_ref().is_none_or(|p| p.shows(tool))
-    }
-
-    /// The tools the active profile shows, sorted by name.
-    pub fn tools(&self) -> Vec<Arc<Plugin>> {
-        self.registry()
-            .list()
-            .filter(|p| self.shows(p.name()))
-            .cloned()
-            .collect()
-    }
-
-    /// Schemas in `format` for the visible tools named in `allowed`, or for
-    /// every visible tool; an unknown or hidden name is an error.
-    pub fn schemas<S: AsRef<str>>(
-        &self,
-        allowed: Option<&[S]>,
-        format: SchemaFormat,
-    ) -> Result<Vec<serde_json::Value>, RegistryError> {
-        let plugins = match allowed {
-            Some(names) => names
-                .iter()
-                .map(|n| self.lookup(n.as_ref()))
-                .collect::<Result<Vec<_>, _>>()?,
-            None => self.tools(),
-        };
-        Ok(schemas_of(&plugins, format))
     }
 
     /// Set how commands run (policy, timeouts, confinement); the error
@@ -520,7 +285,7 @@ impl Executor {
     /// Run one call through the whole pipeline. Never panics.
     pub fn call(&self, tool: &str, args: &str, options: &CallOptions) -> ToolResult {
         let started = Instant::now();
-        let mut trace = Trace::default();
+        let mut trace = CallTrace::default();
         let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.pipeline(tool, args, options, &mut trace)
         }))
@@ -545,33 +310,12 @@ impl Executor {
             "call finished"
         );
         if let Some(audit) = &self.audit {
-            let context = &options.context;
-            let commands = std::mem::take(
-                &mut *trace
-                    .commands
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
-            audit.write(&AuditRecord {
-                time: crate::audit::now(),
-                call_id: context.call_id.as_str(),
-                tool,
-                agent: context.agent.as_deref(),
-                session: context.session.as_deref(),
-                channel: context.channel.as_deref(),
-                dry_run: context.dry_run,
-                // Arguments that are not a JSON object are not logged: a
-                // secret in them could not be found to redact.
-                args: trace.args.as_ref().map_or_else(
-                    || format!("[not a JSON object: {} bytes]", args.len()).into(),
-                    crate::audit::redact,
-                ),
-                duration_ms: result.duration.as_secs_f64() * 1e3,
-                outcome,
-                capabilities: trace.capabilities,
-                commands,
-                hooks: trace.hooks,
-            });
+            // A call refused before its arguments were read (unknown tool)
+            // still logs them, if they are an object.
+            if trace.args.is_none() {
+                trace.args = parse_args(args).ok();
+            }
+            audit.record(tool, args.len(), &options.context, &result, trace);
         }
         result
     }
@@ -581,7 +325,7 @@ impl Executor {
         name: &str,
         args: &str,
         options: &CallOptions,
-        trace: &mut Trace,
+        trace: &mut CallTrace,
     ) -> ToolResult {
         let fail = |e: CallError| ToolResult::failure(name, e);
         // 1. lookup
@@ -827,16 +571,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mode_table() {
-        assert!(!Mode::Yolo.needs_confirmation(true));
-        assert!(!Mode::Yolo.needs_confirmation(false));
-        assert!(Mode::ConfirmSensitive.needs_confirmation(true));
-        assert!(!Mode::ConfirmSensitive.needs_confirmation(false));
-        assert!(Mode::ConfirmAll.needs_confirmation(true));
-        assert!(Mode::ConfirmAll.needs_confirmation(false));
-    }
-
-    #[test]
     fn args_must_be_an_object() {
         assert!(parse_args("").is_ok());
         assert!(parse_args(r#"{"a":1}"#).is_ok());
@@ -845,13 +579,5 @@ mod tests {
         assert!(err.message.contains("an array"), "{}", err.message);
         let err = parse_args("{path:").unwrap_err();
         assert!(err.message.contains("not valid JSON"), "{}", err.message);
-    }
-
-    #[test]
-    fn modes_parse() {
-        for m in [Mode::Yolo, Mode::ConfirmSensitive, Mode::ConfirmAll] {
-            assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
-        }
-        assert!("always".parse::<Mode>().is_err());
     }
 }

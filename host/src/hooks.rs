@@ -15,9 +15,14 @@ use crate::sandbox::CancelToken;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path};
+use std::time::Duration;
 
 /// Default time one hook run may take.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 30;
+
+/// Most characters of hook output appended to one result; the failures
+/// past it are counted, not shown.
+const MAX_APPENDED_CHARS: usize = 20_000;
 
 /// A `[[hooks.post_edit]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +44,19 @@ pub struct PostEditHook {
 
 fn default_timeout() -> u64 {
     DEFAULT_HOOK_TIMEOUT_SECS
+}
+
+impl PostEditHook {
+    /// A hook running `command` for changed files matching `patterns`
+    /// (every file if empty), killed after `timeout_secs`.
+    pub fn new(name: &str, command: &str, patterns: &[&str], timeout_secs: u64) -> Self {
+        Self {
+            name: name.to_owned(),
+            command: command.to_owned(),
+            file_patterns: patterns.iter().map(|p| (*p).to_owned()).collect(),
+            timeout_secs,
+        }
+    }
 }
 
 /// One hook run, as the audit log shows it.
@@ -70,8 +88,10 @@ impl Confirmer for Configured {
 }
 
 impl Hooks {
-    /// Compile the hooks' patterns; the error names the hook and pattern.
-    pub(crate) fn new(hooks: Vec<PostEditHook>) -> Result<Self, String> {
+    /// Compile the hooks' patterns; the error names the hook and what is
+    /// wrong. A timeout above `max_timeout` (the broker's) is refused rather
+    /// than cut short silently.
+    pub(crate) fn new(hooks: Vec<PostEditHook>, max_timeout: Duration) -> Result<Self, String> {
         let mut out = Vec::with_capacity(hooks.len());
         for hook in hooks {
             if hook.name.trim().is_empty() || hook.command.trim().is_empty() {
@@ -80,10 +100,12 @@ impl Hooks {
                     hook.name
                 ));
             }
-            if hook.timeout_secs == 0 {
+            if hook.timeout_secs == 0 || hook.timeout_secs > max_timeout.as_secs() {
                 return Err(format!(
-                    "hook `{}`: timeout_secs must be at least 1",
-                    hook.name
+                    "hook `{}`: timeout_secs is {}; use 1 to {} (commands.max_timeout_secs)",
+                    hook.name,
+                    hook.timeout_secs,
+                    max_timeout.as_secs()
                 ));
             }
             let mut set = GlobSetBuilder::new();
@@ -121,13 +143,15 @@ impl Hooks {
         };
         let mut records = Vec::new();
         let mut appended = String::new();
+        let mut unshown = 0;
         for file in changed {
             // A plugin reports the paths; only plain paths inside the
             // workspace to files that still exist get a hook.
             let plain = Path::new(file)
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-            if !plain || !workspace.join(file).is_file() {
+            let file = file.trim_start_matches("./");
+            if !plain || file.is_empty() || !workspace.join(file).is_file() {
                 continue;
             }
             for (hook, patterns) in &self.hooks {
@@ -136,8 +160,17 @@ impl Hooks {
                 }
                 let (record, text) = run_one(&call, hook, file, cancel);
                 records.push(record);
-                appended.push_str(&text);
+                if appended.len() + text.len() <= MAX_APPENDED_CHARS {
+                    appended.push_str(&text);
+                } else if !text.is_empty() {
+                    unshown += 1;
+                }
             }
+        }
+        if unshown > 0 {
+            appended.push_str(&format!(
+                "\n\n[{unshown} more hook failure(s) not shown; see the audit log]\n"
+            ));
         }
         (records, appended)
     }
@@ -149,12 +182,14 @@ fn run_one(
     file: &str,
     cancel: Option<&CancelToken>,
 ) -> (HookRecord, String) {
-    let quoted = crate::broker::shell_words(&[file.to_owned()]);
+    // `./` keeps a name like `-rf.rs` from reading as an option.
+    let path = format!("./{file}");
+    let quoted = crate::broker::shell_words(std::slice::from_ref(&path));
     let request = CommandRequest {
         program: Program::Shell(hook.command.replace("{file}", &quoted)),
         cwd: None,
         timeout_ms: Some(u32::try_from(hook.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX)),
-        env: vec![("TOOLHOST_EDITED_FILE".to_owned(), file.to_owned())],
+        env: vec![("TOOLHOST_EDITED_FILE".to_owned(), path)],
     };
     let mut record = HookRecord {
         hook: hook.name.clone(),
@@ -208,4 +243,30 @@ fn joined_output(stdout: &str, stderr: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use PostEditHook as Hook;
+
+    const MAX: Duration = Duration::from_secs(600);
+
+    #[test]
+    fn bad_hooks_are_refused_naming_the_hook() {
+        let err = |h: PostEditHook| Hooks::new(vec![h], MAX).unwrap_err();
+        assert!(err(Hook::new("", "true", &[], 5)).contains("needs a name and a command"));
+        assert!(err(Hook::new("fmt", " ", &[], 5)).contains("`fmt`"));
+        let m = err(Hook::new("fmt", "true", &[], 0));
+        assert!(
+            m.contains("timeout_secs is 0") && m.contains("1 to 600"),
+            "{m}"
+        );
+        let m = err(Hook::new("fmt", "true", &[], 601));
+        assert!(m.contains("commands.max_timeout_secs"), "{m}");
+        let m = err(Hook::new("fmt", "true", &["src/[a"], 5));
+        assert!(m.contains("`fmt`") && m.contains("src/[a"), "{m}");
+        assert!(Hooks::new(vec![Hook::new("fmt", "true", &["*.rs"], 600)], MAX).is_ok());
+    }
 }

@@ -120,8 +120,39 @@ fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String 
             expected_value,
             preview(value)
         ),
+        ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => {
+            match const_choices(context) {
+                Some(choices) => format!(
+                    "`{}` must be one of {}, not {}",
+                    shown_field(&at),
+                    choices.join(", "),
+                    preview(value)
+                ),
+                None => format!(
+                    "`{}` matches none of the forms this field accepts ({})",
+                    shown_field(&at),
+                    preview(value)
+                ),
+            }
+        }
         _ => format!("`{}`: {err}", shown_field(&at)),
     }
+}
+
+/// The values of a `oneOf`/`anyOf` whose every branch is a `const` (what
+/// schemars makes of an enum with documented variants), if it is one.
+fn const_choices(branches: &[Vec<jsonschema::ValidationError<'static>>]) -> Option<Vec<String>> {
+    branches
+        .iter()
+        .map(|errors| {
+            errors.iter().find_map(|e| match e.kind() {
+                ValidationErrorKind::Constant { expected_value } => {
+                    Some(expected_value.to_string())
+                }
+                _ => None,
+            })
+        })
+        .collect()
 }
 
 /// `/edits/0/old_text` → `edits[0].old_text`.
@@ -206,6 +237,10 @@ mod tests {
                 "path": {"type": "string"},
                 "limit": {"type": ["integer", "null"], "minimum": 1},
                 "format": {"enum": ["text", "json"]},
+                "mode": {"oneOf": [
+                    {"type": "string", "const": "append", "description": "Add at the end."},
+                    {"type": "string", "const": "replace", "description": "Replace it."}
+                ]},
                 "edits": {"type": "array", "items": {
                     "type": "object",
                     "properties": {"old_text": {"type": "string"}},
@@ -251,7 +286,7 @@ mod tests {
         let m = message(json!({"path": "a", "lmit": 3}));
         assert!(m.contains("unknown field `lmit`"), "{m}");
         assert!(
-            m.contains("this tool takes: edits, format, limit, path"),
+            m.contains("this tool takes: edits, format, limit, mode, path"),
             "{m}"
         );
     }
@@ -273,6 +308,13 @@ mod tests {
             m.contains("`format` must be one of \"text\", \"json\""),
             "{m}"
         );
+        let m = message(json!({"path": "a", "mode": "prepend"}));
+        assert!(
+            m.contains("`mode` must be one of \"append\", \"replace\", not \"prepend\""),
+            "{m}"
+        );
+        let m = message(json!({"path": "a", "mode": 3}));
+        assert!(m.contains("`mode` must be one of"), "{m}");
         let m = message(json!({"path": "a", "limit": 0}));
         assert!(m.starts_with("invalid arguments for `t`: `limit`:"), "{m}");
     }

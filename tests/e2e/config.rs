@@ -1,7 +1,18 @@
 //! `toolhost.toml` through the real binary: discovery, checking, showing,
 //! profiles, prompts, hooks and the audit log.
 
-use crate::support::{call_cli, json, kind, stderr, stdout, toolhost, workspace, write};
+use crate::support::{
+    call_cli, json, kind, stderr, stdout, toolhost, toolhost_with_env, workspace, write,
+};
+use std::path::Path;
+
+/// Write `text` as the workspace's toolhost.toml and trust it.
+fn trusted_config(ws: &Path, text: &str) {
+    write(ws, "toolhost.toml", text);
+    let out = toolhost(ws, &["config", "trust"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("trusted "), "{}", stdout(&out));
+}
 
 #[test]
 fn no_configuration_means_safe_defaults() {
@@ -45,11 +56,7 @@ fn an_unknown_key_or_wrong_type_stops_every_command_with_its_line() {
 #[test]
 fn unknown_tools_in_the_configuration_are_named_with_near_names() {
     let ws = workspace();
-    write(
-        ws.path(),
-        "toolhost.toml",
-        "[tools.edit_flie]\ndescription = \"x\"\n",
-    );
+    trusted_config(ws.path(), "[tools.edit_flie]\ndescription = \"x\"\n");
     let out = toolhost(ws.path(), &["config", "check"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -62,9 +69,8 @@ fn unknown_tools_in_the_configuration_are_named_with_near_names() {
 #[test]
 fn show_prints_the_file_the_profile_and_the_flags_combined() {
     let ws = workspace();
-    write(
+    trusted_config(
         ws.path(),
-        "toolhost.toml",
         r#"
 mode = "confirm-all"
 [commands]
@@ -111,9 +117,8 @@ tools = ["read_file"]
 fn a_profile_limits_the_tools_and_sets_the_mode() {
     let ws = workspace();
     write(ws.path(), "a.txt", "a\n");
-    write(
+    trusted_config(
         ws.path(),
-        "toolhost.toml",
         "[profiles.reader]\ntools = [\"read_file\", \"grep\"]\nmode = \"yolo\"\n",
     );
     let out = toolhost(ws.path(), &["--profile", "reader", "tools", "--json"]);
@@ -149,9 +154,8 @@ fn prompts_and_descriptions_override_what_schemas_show() {
         "Find text in the project.\n\nUse it first.\n",
     );
     write(ws.path(), "prompts/not_a_tool.md", "ignored\n");
-    write(
+    trusted_config(
         ws.path(),
-        "toolhost.toml",
         "prompts_dir = \"prompts\"\n[tools.read_file]\ndescription = \"Read exactly one file.\"\n",
     );
     let out = toolhost(
@@ -177,9 +181,8 @@ fn prompts_and_descriptions_override_what_schemas_show() {
 #[test]
 fn configured_hooks_grants_and_audit_apply_to_calls() {
     let ws = workspace();
-    write(
+    trusted_config(
         ws.path(),
-        "toolhost.toml",
         r#"
 mode = "yolo"
 allow_delete = true
@@ -235,4 +238,113 @@ file_patterns = ["*.txt"]
     assert_eq!(lines[1]["capabilities"], serde_json::json!([]));
     let other = std::fs::read_to_string(&elsewhere).expect("--audit log");
     assert!(other.contains("\"password\":\"[redacted]\""), "{other}");
+}
+
+#[test]
+fn a_workspace_configuration_is_used_only_while_trusted() {
+    let ws = workspace();
+    write(ws.path(), "toolhost.toml", "mode = \"yolo\"\n");
+    let out = toolhost(ws.path(), &["tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is not trusted") && err.contains("toolhost config trust"),
+        "{err}"
+    );
+    trusted_config(ws.path(), "mode = \"yolo\"\n");
+    let out = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("mode yolo"));
+    // A tool (or anyone) changing the file makes it untrusted again.
+    let v = call_cli(
+        ws.path(),
+        "write_file",
+        &serde_json::json!({"path": "toolhost.toml", "content": "mode = \"yolo\"\n[commands]\nallow = [\"cargo **\"]\n"}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+    let out = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not trusted"), "{}", stderr(&out));
+    // A file named with --config (or TOOLHOST_CONFIG) is the person's choice.
+    let path = ws.path().join("toolhost.toml");
+    let out = toolhost(
+        ws.path(),
+        &["--config", path.to_str().expect("utf-8"), "config", "check"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn the_workspace_file_comes_before_the_user_file() {
+    let ws = workspace();
+    let home = workspace();
+    write(
+        home.path(),
+        "toolhost/toolhost.toml",
+        "mode = \"confirm-all\"\n",
+    );
+    let env = [("XDG_CONFIG_HOME", home.path())];
+    let with_user = stdout(&toolhost_with_env(ws.path(), &["config", "check"], &env));
+    assert!(with_user.contains("mode confirm-all"), "{with_user}");
+    trusted_config(ws.path(), "mode = \"yolo\"\n");
+    let with_workspace = stdout(&toolhost_with_env(ws.path(), &["config", "check"], &env));
+    assert!(with_workspace.contains("mode yolo"), "{with_workspace}");
+    // TOOLHOST_CONFIG names a file explicitly, over both.
+    let other = home.path().join("toolhost/toolhost.toml");
+    let env = [
+        ("XDG_CONFIG_HOME", home.path()),
+        ("TOOLHOST_CONFIG", other.as_path()),
+    ];
+    let named = stdout(&toolhost_with_env(ws.path(), &["config", "check"], &env));
+    assert!(named.contains("mode confirm-all"), "{named}");
+}
+
+#[test]
+fn a_disabled_tool_is_gone_from_tools_schema_describe_and_call() {
+    let ws = workspace();
+    trusted_config(
+        ws.path(),
+        "[profiles.safe]\ndisabled = [\"write_file\", \"run_command\"]\n",
+    );
+    let flags = ["--profile", "safe"];
+    let listed = json(&toolhost(
+        ws.path(),
+        &[&flags[..], &["tools", "--json"]].concat(),
+    ));
+    let names: Vec<&str> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"read_file") && !names.contains(&"write_file"),
+        "{names:?}"
+    );
+    let schemas = json(&toolhost(
+        ws.path(),
+        &[&flags[..], &["schema", "--format", "mcp"]].concat(),
+    ));
+    let text = schemas.to_string();
+    assert!(!text.contains("\"write_file\"") && !text.contains("\"run_command\""));
+    assert_eq!(schemas.as_array().map(Vec::len), Some(names.len()));
+    let out = toolhost(ws.path(), &[&flags[..], &["schema", "write_file"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let out = toolhost(
+        ws.path(),
+        &[&flags[..], &["describe", "run_command"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let v = call_cli(
+        ws.path(),
+        "write_file",
+        &serde_json::json!({"path": "a", "content": "b"}),
+        &flags,
+    );
+    assert_eq!(kind(&v), "not_found");
+    assert!(!ws.path().join("a").exists());
+    // Without the profile, the same file shows them.
+    let all = json(&toolhost(ws.path(), &["tools", "--json"]));
+    assert!(all.to_string().contains("\"write_file\""));
 }

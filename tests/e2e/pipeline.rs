@@ -52,6 +52,14 @@ fn arguments_are_checked_against_the_schema_before_anything_runs() {
         assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput), "{args}");
         assert!(r.content.contains(expected), "{args}: {}", r.content);
     }
+    // A documented enum (schemars' oneOf of consts) lists its choices.
+    let r = call(&ex, "process", r#"{"action":"start"}"#);
+    assert!(
+        r.content
+            .contains("`action` must be one of \"list\", \"poll\""),
+        "{}",
+        r.content
+    );
     // Validation comes before the plugin: an invalid write writes nothing.
     let r = call(&ex, "write_file", r#"{"path":"new.txt","content":42}"#);
     assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
@@ -284,15 +292,6 @@ fn call_context_and_settings_reach_the_plugin_not_the_arguments() {
     assert_eq!(seen["greeting"], "hola");
 }
 
-fn hook(name: &str, command: &str, patterns: &[&str], timeout_secs: u64) -> PostEditHook {
-    PostEditHook {
-        name: name.into(),
-        command: command.into(),
-        file_patterns: patterns.iter().map(|p| (*p).to_owned()).collect(),
-        timeout_secs,
-    }
-}
-
 fn with_hooks(ws: &Path, hooks: Vec<PostEditHook>) -> Executor {
     executor(ws).with_hooks(hooks).expect("hooks compile")
 }
@@ -302,7 +301,7 @@ fn a_failing_hook_appends_its_output_to_the_result() {
     let ws = workspace();
     let ex = with_hooks(
         ws.path(),
-        vec![hook(
+        vec![PostEditHook::new(
             "lint",
             "echo \"bad: $TOOLHOST_EDITED_FILE\"; echo arg={file} >&2; exit 3",
             &["*.txt"],
@@ -313,7 +312,7 @@ fn a_failing_hook_appends_its_output_to_the_result() {
     assert!(r.success, "the edit itself succeeded: {}", r.content);
     assert!(
         r.content.contains(
-            "[hook lint: failed (exit 3)] notes/a.txt\nbad: notes/a.txt\narg=notes/a.txt\n"
+            "[hook lint: failed (exit 3)] notes/a.txt\nbad: ./notes/a.txt\narg=./notes/a.txt\n"
         ),
         "{}",
         r.content
@@ -329,13 +328,13 @@ fn hooks_that_pass_add_nothing_and_slow_ones_read_as_failures() {
     let ex = with_hooks(
         ws.path(),
         vec![
-            hook(
+            PostEditHook::new(
                 "fmt",
                 "tr a-z A-Z < {file} > {file}.up && mv {file}.up {file}",
                 &[],
                 10,
             ),
-            hook("slow", "sleep 30", &["*.md"], 1),
+            PostEditHook::new("slow", "sleep 30", &["*.md"], 1),
         ],
     );
     let r = call(&ex, "write_file", r#"{"path":"a.txt","content":"shout\n"}"#);
@@ -358,7 +357,10 @@ fn hooks_that_pass_add_nothing_and_slow_ones_read_as_failures() {
 #[test]
 fn a_file_name_cannot_inject_into_a_hook_command() {
     let ws = workspace();
-    let ex = with_hooks(ws.path(), vec![hook("show", "cat {file}", &[], 10)]);
+    let ex = with_hooks(
+        ws.path(),
+        vec![PostEditHook::new("show", "cat {file}", &[], 10)],
+    );
     let args = serde_json::json!({"path": "x'; touch pwned; echo '.txt", "content": "safe\n"});
     let r = call(&ex, "write_file", &args.to_string());
     assert!(r.success, "{}", r.content);
@@ -368,6 +370,13 @@ fn a_file_name_cannot_inject_into_a_hook_command() {
         r.content
     );
     assert!(!ws.path().join("pwned").exists());
+    // Nor be read as an option by the hook's program.
+    let r = call(
+        &ex,
+        "write_file",
+        r#"{"path":"--version.txt","content":"x"}"#,
+    );
+    assert!(!r.content.contains("[hook"), "{}", r.content);
 }
 
 #[test]
@@ -376,8 +385,11 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     write(ws.path(), "a.txt", "a\n");
     let log_dir = tempfile::tempdir().expect("tempdir");
     let log_path = log_dir.path().join("audit.jsonl");
-    let ex = with_hooks(ws.path(), vec![hook("check", "test -s {file}", &[], 10)])
-        .with_audit(AuditLog::open(&log_path).expect("open"));
+    let ex = with_hooks(
+        ws.path(),
+        vec![PostEditHook::new("check", "test -s {file}", &[], 10)],
+    )
+    .with_audit(AuditLog::open(&log_path).expect("open"));
     let as_agent = CallOptions {
         context: CallContext {
             agent: Some("bot-1".into()),
@@ -435,7 +447,7 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     );
     assert_eq!(write["hooks"][0]["hook"], "check");
     assert_eq!(write["hooks"][0]["outcome"], "ok");
-    assert_eq!(write["commands"][0]["command"], "test -s b.txt");
+    assert_eq!(write["commands"][0]["command"], "test -s ./b.txt");
     assert_eq!(by_tool[&5]["outcome"], "not_found");
 }
 
@@ -445,7 +457,12 @@ fn hooks_run_only_for_existing_files_inside_the_workspace() {
     write(ws.path(), "a.txt", "a\n");
     let ex = with_hooks(
         ws.path(),
-        vec![hook("loud", "echo ran on {file}; exit 1", &[], 10)],
+        vec![PostEditHook::new(
+            "loud",
+            "echo ran on {file}; exit 1",
+            &[],
+            10,
+        )],
     )
     .with_grant("misbehave", Grant::none());
     for path in ["../a.txt", "/etc/passwd", "missing.txt"] {
@@ -457,7 +474,7 @@ fn hooks_run_only_for_existing_files_inside_the_workspace() {
     let r = call(&ex, "misbehave", r#"{"action":"report","path":"./a.txt"}"#);
     assert!(
         r.content
-            .contains("[hook loud: failed (exit 1)] ./a.txt\nran on ./a.txt"),
+            .contains("[hook loud: failed (exit 1)] a.txt\nran on ./a.txt"),
         "{}",
         r.content
     );

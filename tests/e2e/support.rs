@@ -94,6 +94,15 @@ pub fn toolhost(cwd: &Path, args: &[&str]) -> Output {
 
 /// Like [`toolhost`], feeding `stdin`.
 pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
+    toolhost_full(cwd, args, stdin, &[])
+}
+
+/// Like [`toolhost`], with environment variables set over the defaults.
+pub fn toolhost_with_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    toolhost_full(cwd, args, "", env)
+}
+
+fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
     use std::io::Write;
     warm_cache();
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
@@ -105,8 +114,13 @@ pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
             "XDG_CONFIG_HOME",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
         )
+        .env(
+            "XDG_DATA_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-data"),
+        )
         .env_remove("TOOLHOST_CONFIG")
         .env_remove("TOOLHOST_LOG")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

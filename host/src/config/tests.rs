@@ -1,3 +1,4 @@
+use super::build::{check_grant, read_prompts};
 use super::*;
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
@@ -168,6 +169,37 @@ fn bad_limits_and_grants_are_refused_with_the_fix() {
     assert!(config.limits().unwrap_err().to_string().contains("memory"));
     let config = parse("[limits]\ntimeout_secs = 0\n").unwrap();
     assert!(config.limits().is_err());
+    let m = parse("[limits]\nmemory_mb = 99999999999999\n")
+        .unwrap()
+        .limits()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("limits.memory_mb is 99999999999999; use 1 to 4096"),
+        "{m}"
+    );
+    let commands = |text: &str| {
+        parse(text)
+            .unwrap()
+            .check_commands()
+            .unwrap_err()
+            .to_string()
+    };
+    let m = commands("[commands]\ntimeout_secs = 0\n");
+    assert!(
+        m.contains("commands.timeout_secs is 0; use 1 to 600"),
+        "{m}"
+    );
+    let m = commands("[commands]\ntimeout_secs = 60\nmax_timeout_secs = 30\n");
+    assert!(
+        m.contains("commands.timeout_secs is 60; use 1 to 30"),
+        "{m}"
+    );
+    let m = commands("[commands]\nmax_sessions = 0\n");
+    assert!(m.contains("commands.max_sessions"), "{m}");
+    let m = commands("[commands]\nsession_buffer_chars = 10\n");
+    assert!(m.contains("use 1024 to"), "{m}");
+    assert!(parse("").unwrap().check_commands().is_ok());
     let grant = |text: &str| {
         let config = parse(text).unwrap();
         let (tool, section) = config.grants.iter().next().unwrap();

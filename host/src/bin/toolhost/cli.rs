@@ -3,7 +3,7 @@
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toolhost::config::{CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
@@ -152,11 +152,16 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum ConfigAction {
     /// Load the configuration, load every plugin it names and check every
-    /// key; exit 0 if it is usable, 2 with the problem otherwise.
+    /// key: exit 0 if it is usable, 1 if a plugin or prompt file was
+    /// skipped, 2 if it cannot be used (the error says why).
     Check,
     /// Print the effective configuration (the file, the profile and the
     /// command-line flags combined, every default filled in) as TOML.
     Show,
+    /// Trust the workspace's toolhost.toml as it is now. A workspace file
+    /// is used only once trusted, and any change makes it untrusted again
+    /// (a cloned repository or a tool could have written it).
+    Trust,
 }
 
 /// `toolhost call` flags.
@@ -219,16 +224,25 @@ impl Settings {
     /// Find and load the configuration, apply the profile and the flags
     /// over it, then build the runtime, plugins and executor it describes.
     pub fn build(global: &GlobalArgs, mode: Option<Mode>) -> anyhow::Result<Self> {
-        let (mut config, source) = load_config(global)?;
+        let start = match &global.workspace {
+            Some(dir) => {
+                if !dir.is_dir() {
+                    return Err(UsageError(format!(
+                        "--workspace {}: not a directory; give an existing directory",
+                        dir.display()
+                    ))
+                    .into());
+                }
+                dir.clone()
+            }
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let (mut config, source) = load_config(global, &start)?;
         let origin = source
             .as_ref()
-            .map_or_else(|| "command line".to_owned(), |p| p.display().to_string());
-        if let Some(dir) = &global.workspace {
-            config.workspace = Some(dir.clone());
-        }
-        if config.workspace.is_none() {
-            config.workspace =
-                Some(std::env::current_dir().context("cannot read the current directory")?);
+            .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
+        if global.workspace.is_some() || config.workspace.is_none() {
+            config.workspace = Some(start);
         }
         config
             .plugin_dirs
@@ -244,18 +258,7 @@ impl Settings {
         if let Some(mode) = mode {
             config.mode = mode;
         }
-        for spec in &global.grants {
-            let (tool, caps) = spec.split_once('=').ok_or_else(|| {
-                UsageError(format!(
-                    "--grant `{spec}` must look like TOOL=CAPS, e.g. my_tool=workspace:read"
-                ))
-            })?;
-            let grant =
-                Grant::parse_caps(caps).map_err(|e| UsageError(format!("--grant {spec}: {e}")))?;
-            config
-                .grants
-                .insert(tool.to_owned(), GrantSection::from(&grant));
-        }
+        let grants = cli_grants(&global.grants)?;
         let cache = match (&global.cache_dir, global.no_cache) {
             (_, true) => CacheDir::Disabled,
             (Some(dir), false) => CacheDir::At(dir.clone()),
@@ -271,9 +274,19 @@ impl Settings {
                 problem.reason
             ));
         }
-        let executor = built
-            .executor
-            .with_confirmer(Box::new(crate::output::TtyConfirmer));
+        // --grant replaces the file's grant for that tool; checked here so a
+        // typo is blamed on the flag.
+        let mut executor = built.executor;
+        for (spec, tool, grant) in grants {
+            if let Err(err) = executor.registry().get(&tool) {
+                return Err(UsageError(format!("--grant {spec}: {err}")).into());
+            }
+            config
+                .grants
+                .insert(tool.clone(), GrantSection::from(&grant));
+            executor = executor.with_grant(tool, grant);
+        }
+        let executor = executor.with_confirmer(Box::new(crate::output::TtyConfirmer));
         Ok(Self {
             executor,
             config,
@@ -283,24 +296,54 @@ impl Settings {
     }
 }
 
-/// The configuration `--config` names, or the one found for the workspace,
-/// or the defaults.
-fn load_config(global: &GlobalArgs) -> anyhow::Result<(Config, Option<PathBuf>)> {
+/// `--grant TOOL=CAPS` flags, parsed: (the flag, the tool, its grant).
+fn cli_grants(specs: &[String]) -> anyhow::Result<Vec<(String, String, Grant)>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (tool, caps) = spec.split_once('=').ok_or_else(|| {
+                UsageError(format!(
+                    "--grant `{spec}` must look like TOOL=CAPS, e.g. my_tool=workspace:read"
+                ))
+            })?;
+            let grant =
+                Grant::parse_caps(caps).map_err(|e| UsageError(format!("--grant {spec}: {e}")))?;
+            Ok((spec.clone(), tool.to_owned(), grant))
+        })
+        .collect()
+}
+
+/// The configuration `--config` names, or the one found for the workspace
+/// (which must be trusted), or the defaults.
+fn load_config(global: &GlobalArgs, start: &Path) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    let loaded = match &global.config {
+        Some(path) => Some((Config::load(path), path.clone())),
+        None => Config::find(start).map(|(path, in_ws)| (Config::load_found(&path, in_ws), path)),
+    };
+    match loaded {
+        Some((Ok(config), path)) => Ok((config, Some(path))),
+        Some((Err(err), _)) => Err(UsageError(err.to_string()).into()),
+        None => Ok((Config::default(), None)),
+    }
+}
+
+/// `toolhost config trust`: trust the workspace's configuration file as it
+/// is now.
+pub fn trust_config(global: &GlobalArgs) -> anyhow::Result<String> {
     let path = match &global.config {
-        Some(path) => Some(path.clone()),
+        Some(path) => path.clone(),
         None => {
             let start = match &global.workspace {
                 Some(dir) => dir.clone(),
                 None => std::env::current_dir().context("cannot read the current directory")?,
             };
-            Config::find(&start)
+            start.join(toolhost::config::FILE_NAME)
         }
     };
-    match path {
-        Some(path) => {
-            let config = Config::load(&path).map_err(|e| UsageError(e.to_string()))?;
-            Ok((config, Some(path)))
-        }
-        None => Ok((Config::default(), None)),
-    }
+    let hash = Config::trust(&path).map_err(|e| UsageError(e.to_string()))?;
+    Ok(format!(
+        "trusted {} (blake3 {}); any change to it makes it untrusted again\n",
+        path.display(),
+        &hash[..16]
+    ))
 }

@@ -41,6 +41,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Call(args) => args.mode,
         _ => None,
     };
+    if let Command::Config {
+        action: cli::ConfigAction::Trust,
+    } = &cli.command
+    {
+        // Trusting must work on a file that is not trusted yet.
+        output::text(&cli::trust_config(&cli.global)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let settings = Settings::build(&cli.global, mode)?;
     let executor = &settings.executor;
     match cli.command {

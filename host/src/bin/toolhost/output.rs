@@ -185,6 +185,11 @@ pub fn schemas(schemas: &[serde_json::Value]) -> std::io::Result<()> {
     json_out(&schemas)
 }
 
+/// Print plain text to stdout.
+pub fn text(text: &str) -> std::io::Result<()> {
+    out(text)
+}
+
 /// `toolhost config check|show`.
 pub fn config(
     settings: &crate::cli::Settings,
@@ -199,7 +204,7 @@ pub fn config(
             let executor = &settings.executor;
             if settings.problems > 0 {
                 return Err(std::io::Error::other(format!(
-                    "{source}: {} problem(s), listed above as warnings",
+                    "{source}: {} file(s) skipped, named above; fix or remove them",
                     settings.problems
                 )));
             }
@@ -213,6 +218,9 @@ pub fn config(
                 settings.config.mode.as_str(),
             ))
         }
+        // Handled in main.rs before settings are built: trusting must work
+        // on a file that is not trusted yet.
+        crate::cli::ConfigAction::Trust => Ok(()),
         crate::cli::ConfigAction::Show => out(&format!(
             "# effective configuration; from {source}, with profile and command-line flags applied\n{}",
             settings.config.to_toml()

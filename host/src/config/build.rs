@@ -1,0 +1,259 @@
+//! Building the [`Executor`] a configuration describes, with every value
+//! checked first.
+
+use super::{Built, Config, ConfigError, GrantSection, invalid};
+use crate::audit::AuditLog;
+use crate::executor::{Executor, Profile};
+use crate::grant::is_env_name;
+use crate::registry::{LoadProblem, Registry};
+use crate::runtime::{CacheDir, Limits, MAX_CONCURRENT_CALLS, Runtime, RuntimeConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Config {
+    /// Build the runtime, load the built-ins and plugin directories, and
+    /// configure an executor as this file says. `origin` names the file in
+    /// errors. Unknown tool names anywhere are errors that list near names.
+    pub fn executor(
+        &self,
+        origin: &str,
+        cache: CacheDir,
+        profile: Option<Profile>,
+    ) -> Result<Built, ConfigError> {
+        let bad = |message: String| invalid(origin, message);
+        let at_origin = |e: ConfigError| match e {
+            ConfigError::Invalid { message, .. } => bad(message),
+            other => other,
+        };
+        let limits = self.limits().map_err(at_origin)?;
+        self.check_commands().map_err(at_origin)?;
+        let runtime = Arc::new(
+            Runtime::new(RuntimeConfig {
+                cache,
+                limits,
+                max_concurrent_calls: self.limits.max_concurrent_calls,
+                ..RuntimeConfig::default()
+            })
+            .map_err(|e| bad(e.to_string()))?,
+        );
+        let mut registry = Registry::new();
+        registry
+            .load_builtins(&runtime)
+            .map_err(|e| bad(e.to_string()))?;
+        let mut problems = Vec::new();
+        for dir in &self.plugin_dirs {
+            problems.extend(registry.load_dir(&runtime, dir));
+        }
+        let mut executor = Executor::new(runtime, registry)
+            .with_plugin_dirs(self.plugin_dirs.clone())
+            .with_mode(self.mode)
+            .with_setting("allow_delete", self.allow_delete)
+            .with_commands(self.commands.to_command_config())
+            .map_err(bad)?;
+        if let Some(dir) = &self.workspace {
+            executor = executor
+                .with_workspace(dir)
+                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
+        }
+        let known = |executor: &Executor, tool: &str, key: &str| {
+            executor
+                .registry()
+                .get(tool)
+                .map(|_| ())
+                .map_err(|e| bad(format!("{key}.{tool}: {e}")))
+        };
+        for (tool, section) in &self.grants {
+            known(&executor, tool, "grants")?;
+            check_grant(tool, section).map_err(&bad)?;
+            executor = executor.with_grant(tool, section.to_grant());
+        }
+        if let Some(dir) = &self.prompts_dir {
+            let (prompts, skipped) = read_prompts(dir).map_err(&bad)?;
+            problems.extend(skipped);
+            for (tool, path, text) in prompts {
+                if executor.registry().contains(&tool) {
+                    executor = executor
+                        .with_description(&tool, text)
+                        .map_err(|e| bad(e.to_string()))?;
+                } else {
+                    let reason = executor
+                        .registry()
+                        .get(&tool)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    problems.push(LoadProblem { path, reason });
+                }
+            }
+        }
+        for (tool, section) in &self.tools {
+            known(&executor, tool, "tools")?;
+            if let Some(text) = &section.description {
+                executor = executor
+                    .with_description(tool, text.clone())
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            executor = executor.with_tool_settings(tool, section.settings.clone());
+        }
+        for (name, section) in &self.profiles {
+            let listed = section.tools.iter().flatten().chain(&section.disabled);
+            for tool in listed {
+                known(&executor, tool, &format!("profiles.{name}"))?;
+            }
+            for tool in section.grants.keys() {
+                known(&executor, tool, &format!("profiles.{name}.grants"))?;
+            }
+        }
+        if let Some(profile) = profile {
+            executor = executor
+                .with_profile(profile)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+        executor = executor
+            .with_hooks(self.hooks.post_edit.clone())
+            .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
+        if let Some(path) = &self.audit_log {
+            let log = AuditLog::open(path)
+                .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
+            executor = executor.with_audit(log);
+        }
+        Ok(Built { executor, problems })
+    }
+
+    /// The per-call limits, checked: each out-of-range value is named
+    /// with its key and range.
+    pub fn limits(&self) -> Result<Limits, ConfigError> {
+        let section = &self.limits;
+        in_range("limits.memory_mb", section.memory_mb, 1, 4096)?;
+        in_range("limits.timeout_secs", section.timeout_secs, 1, 86_400)?;
+        in_range(
+            "limits.max_output_bytes",
+            section.max_output_bytes as u64,
+            1,
+            1 << 30,
+        )?;
+        in_range(
+            "limits.max_concurrent_calls",
+            section.max_concurrent_calls.into(),
+            1,
+            MAX_CONCURRENT_CALLS.into(),
+        )?;
+        let limits = Limits {
+            memory_bytes: usize::try_from(section.memory_mb << 20).unwrap_or(usize::MAX),
+            timeout: Duration::from_secs(section.timeout_secs),
+            max_output_bytes: section.max_output_bytes,
+            ..Limits::default()
+        };
+        limits
+            .check()
+            .map_err(|e| invalid("limits", e.to_string()))?;
+        Ok(limits)
+    }
+
+    /// The `[commands]` numbers, checked like the limits.
+    pub(super) fn check_commands(&self) -> Result<(), ConfigError> {
+        let c = &self.commands;
+        in_range("commands.max_timeout_secs", c.max_timeout_secs, 1, 86_400)?;
+        in_range(
+            "commands.timeout_secs",
+            c.timeout_secs,
+            1,
+            c.max_timeout_secs,
+        )?;
+        in_range(
+            "commands.max_output_chars",
+            c.max_output_chars as u64,
+            1,
+            1 << 30,
+        )?;
+        in_range("commands.max_sessions", c.max_sessions as u64, 1, 1000)?;
+        in_range(
+            "commands.session_ttl_secs",
+            c.session_ttl_secs,
+            1,
+            86_400 * 7,
+        )?;
+        in_range(
+            "commands.session_buffer_chars",
+            c.session_buffer_chars as u64,
+            1024,
+            1 << 30,
+        )
+    }
+}
+
+/// `value` of `key` within `min..=max`, or an error saying so.
+fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(invalid(
+            "configuration",
+            format!("{key} is {value}; use {min} to {max}"),
+        ))
+    }
+}
+
+pub(super) fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String> {
+    if let Some(key) = grant.env.iter().find(|k| !is_env_name(k)) {
+        return Err(format!(
+            "grants.{tool}.env: `{key}` is not an environment variable name"
+        ));
+    }
+    for dir in &grant.directories {
+        let simple = !dir.guest.is_empty()
+            && !dir.guest.contains(['/', '\\'])
+            && dir.guest != "."
+            && dir.guest != "..";
+        if !simple {
+            return Err(format!(
+                "grants.{tool}.directories: guest `{}` must be a plain name (it is mounted at /NAME)",
+                dir.guest
+            ));
+        }
+        if !dir.host.is_dir() {
+            return Err(format!(
+                "grants.{tool}.directories: {} is not a directory; create it or fix the path",
+                dir.host.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Prompt files in `dir`: (tool, path, text) for every `NAME.md`, and the
+/// files that could not be read.
+type Prompts = (Vec<(String, PathBuf, String)>, Vec<LoadProblem>);
+
+pub(super) fn read_prompts(dir: &Path) -> Result<Prompts, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("prompts_dir {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut prompts = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        let Some(tool) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => {
+                prompts.push((tool, path, text.trim_end().to_owned()));
+            }
+            Ok(_) => problems.push(LoadProblem {
+                path,
+                reason: "the prompt file is empty; the tool keeps its own description".to_owned(),
+            }),
+            Err(e) => problems.push(LoadProblem {
+                path,
+                reason: format!("cannot read the prompt: {e}"),
+            }),
+        }
+    }
+    Ok((prompts, problems))
+}

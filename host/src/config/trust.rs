@@ -1,0 +1,73 @@
+//! Trust for configuration files found in the workspace.
+//!
+//! A workspace can be a freshly cloned repository, and its files can be
+//! written by the tools themselves; a `toolhost.toml` there could turn on
+//! yolo mode, allow every command or grant `/`. So a workspace file is used
+//! only once a person has trusted its exact content with
+//! `toolhost config trust`: the content's blake3 is recorded, per path, in
+//! the user's data directory (`$XDG_DATA_HOME/toolhost/trusted`). Any
+//! change makes it untrusted again, and toolhost refuses to start rather
+//! than silently ignore it.
+
+use std::path::{Path, PathBuf};
+
+/// The trust store: one line per file, `<blake3 hex> <canonical path>`.
+fn store() -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join("toolhost").join("trusted"))
+}
+
+fn hash(content: &[u8]) -> String {
+    blake3::hash(content).to_hex().to_string()
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_owned())
+}
+
+/// Whether `content` of `path` was trusted as it is now.
+pub(super) fn is_trusted(path: &Path, content: &[u8]) -> bool {
+    let Some(store) = store() else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(store) else {
+        return false;
+    };
+    let wanted = format!("{} {}", hash(content), canonical(path).display());
+    text.lines().any(|line| line == wanted)
+}
+
+/// Record the current content of `path` as trusted (replacing what was
+/// recorded for it). Returns the content hash.
+pub(super) fn trust(path: &Path) -> std::io::Result<String> {
+    let content = std::fs::read(path)?;
+    let store = store().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no user data directory to keep the trust record in (set XDG_DATA_HOME)",
+        )
+    })?;
+    let path = canonical(path);
+    let suffix = format!(" {}", path.display());
+    let dir = store.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    // Several toolhost processes may trust files at once: one at a time,
+    // and each replaces the store whole.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("trusted.lock"))?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)?;
+    let old = std::fs::read_to_string(&store).unwrap_or_default();
+    let digest = hash(&content);
+    let mut lines: Vec<String> = old
+        .lines()
+        .filter(|l| !l.ends_with(&suffix))
+        .map(str::to_owned)
+        .collect();
+    lines.push(format!("{digest}{suffix}"));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, (lines.join("\n") + "\n").as_bytes())?;
+    tmp.persist(&store).map_err(|e| e.error)?;
+    Ok(digest)
+}

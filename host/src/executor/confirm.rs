@@ -1,0 +1,121 @@
+//! Who decides: the confirmation [`Mode`], and the [`Confirmer`] a front
+//! end supplies (a TTY prompt, MCP elicitation) with its [`Decision`].
+
+use crate::names::ParseError;
+
+/// When calls need a person's confirmation.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// No tool call asks; only `dangerous` commands do.
+    Yolo,
+    /// Sensitive tools (those that write) ask first, and so do `dev` and
+    /// `dangerous` commands.
+    #[default]
+    ConfirmSensitive,
+    /// Every call and every command asks first.
+    ConfirmAll,
+}
+
+impl Mode {
+    /// The name used by `--mode` and the configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Yolo => "yolo",
+            Self::ConfirmSensitive => "confirm-sensitive",
+            Self::ConfirmAll => "confirm-all",
+        }
+    }
+
+    /// Whether a call of a tool with this sensitivity needs confirmation.
+    pub fn needs_confirmation(self, sensitive: bool) -> bool {
+        match self {
+            Self::Yolo => false,
+            Self::ConfirmSensitive => sensitive,
+            Self::ConfirmAll => true,
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "yolo" => Ok(Self::Yolo),
+            "confirm-sensitive" => Ok(Self::ConfirmSensitive),
+            "confirm-all" => Ok(Self::ConfirmAll),
+            _ => Err(ParseError::new(
+                "mode",
+                s,
+                "yolo, confirm-sensitive or confirm-all",
+            )),
+        }
+    }
+}
+
+/// What a [`Confirmer`] is asked to approve.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfirmRequest<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// Its arguments.
+    pub args: &'a serde_json::Value,
+    /// Why confirmation is needed (e.g. "write_file is sensitive").
+    pub reason: &'a str,
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Do not run this call.
+    Deny,
+    /// Do not run this call or any later one.
+    AbortAll,
+    /// Nobody can be asked (no TTY, no client support).
+    Unavailable,
+}
+
+/// Asks a person to approve a call. Front ends supply their own (a TTY
+/// prompt, MCP elicitation); the default, [`NoConfirmer`], can ask no one.
+pub trait Confirmer: Send + Sync {
+    /// Ask; must not panic.
+    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision;
+}
+
+/// A confirmer with nobody to ask: every confirmation is unavailable.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoConfirmer;
+
+impl Confirmer for NoConfirmer {
+    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
+        Decision::Unavailable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_table() {
+        assert!(!Mode::Yolo.needs_confirmation(true));
+        assert!(!Mode::Yolo.needs_confirmation(false));
+        assert!(Mode::ConfirmSensitive.needs_confirmation(true));
+        assert!(!Mode::ConfirmSensitive.needs_confirmation(false));
+        assert!(Mode::ConfirmAll.needs_confirmation(true));
+        assert!(Mode::ConfirmAll.needs_confirmation(false));
+    }
+
+    #[test]
+    fn modes_parse() {
+        for m in [Mode::Yolo, Mode::ConfirmSensitive, Mode::ConfirmAll] {
+            assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
+        }
+        assert!("always".parse::<Mode>().is_err());
+    }
+}
