@@ -19,6 +19,8 @@
 //! - The broker (broker.rs) serves the plugin's `commands` imports; files.rs
 //!   serves `files` (atomic replace inside the granted directories).
 //! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
+//! - [`config`] reads `toolhost.toml` and builds the executor it describes;
+//!   `mcp` (feature `mcp`) serves the executor's tools over MCP.
 
 pub mod audit;
 mod bindings;
@@ -29,6 +31,8 @@ mod executor;
 mod files;
 pub mod grant;
 pub mod hooks;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod names;
 mod parallel;
 mod plugin;

@@ -12,10 +12,13 @@
 //!   (search.rs);
 //! - run_command `true` through the whole pipeline (plugin, policy,
 //!   confinement, process group, reaping) vs `bash -c true` spawned
-//!   directly, and the policy check alone on a compound line.
+//!   directly, and the policy check alone on a compound line;
+//! - MCP throughput over stdio at 1 and 50 calls in flight (mcp.rs), against
+//!   the in-process executor, and the time to answer after a cancel.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
+mod mcp;
 mod search;
 
 use std::path::Path;
@@ -30,7 +33,14 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 5] = ["compile", "overhead", "read_file", "search", "commands"];
+const SECTIONS: [&str; 6] = [
+    "compile",
+    "overhead",
+    "read_file",
+    "search",
+    "commands",
+    "mcp",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -66,6 +76,21 @@ fn main() {
     if wanted("commands") {
         commands(&runtime, 300 / scale);
     }
+    if wanted("mcp") {
+        let baseline = in_process_rate(&runtime, 20_000 / scale);
+        mcp::run(cache.path(), baseline, 20_000 / scale);
+    }
+}
+
+/// Calls per second of `echo` through `Executor::call` on one thread: the
+/// MCP section's baseline.
+fn in_process_rate(runtime: &Arc<Runtime>, n: usize) -> f64 {
+    let executor = Executor::new(Arc::clone(runtime), echo_registry(runtime)).with_mode(Mode::Yolo);
+    let options = CallOptions::default();
+    let (_, total) = time_n(n, || {
+        assert!(executor.call("echo", r#"{"w":0,"i":1}"#, &options).success);
+    });
+    n as f64 / total.as_secs_f64()
 }
 
 fn commands(runtime: &Arc<Runtime>, n: usize) {

@@ -15,6 +15,7 @@ mod executor;
 mod fan_out;
 mod file_tools;
 mod line_endings;
+mod mcp;
 mod pipeline;
 mod read_file;
 mod sandbox;

@@ -102,14 +102,15 @@ pub fn toolhost_with_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Ou
     toolhost_full(cwd, args, "", env)
 }
 
-fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
-    use std::io::Write;
+/// The `toolhost` binary in `cwd` with the test environment: the shared
+/// compile cache, and no user configuration or trust store from the machine
+/// running the tests.
+pub fn toolhost_command(cwd: &Path, args: &[&str]) -> Command {
     warm_cache();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.args(args)
         .current_dir(cwd)
         .env("TOOLHOST_CACHE_DIR", cache_dir())
-        // No user configuration leaks in from the machine running the tests.
         .env(
             "XDG_CONFIG_HOME",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
@@ -119,7 +120,13 @@ fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) 
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-data"),
         )
         .env_remove("TOOLHOST_CONFIG")
-        .env_remove("TOOLHOST_LOG")
+        .env_remove("TOOLHOST_LOG");
+    cmd
+}
+
+fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+    use std::io::Write;
+    let mut child = toolhost_command(cwd, args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

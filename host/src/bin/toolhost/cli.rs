@@ -141,11 +141,52 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Serve the tools over MCP: stdio by default, streamable HTTP with --http.
+    ///
+    /// Add it to an MCP client as the command `toolhost` with the arguments
+    /// `serve --workspace DIR`. Without --workspace (or a configured one),
+    /// the client's first root is the workspace.
+    Serve(ServeArgs),
     /// Call a tool once and print its result.
     ///
     /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
     /// usage error.
     Call(CallArgs),
+}
+
+/// `toolhost serve` flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP instead of stdio, on ADDR (default
+    /// 127.0.0.1:8765; port 0 picks one). The MCP endpoint is /mcp, with
+    /// /health beside it.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8765"
+    )]
+    pub http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` on /mcp, TOKEN being the first
+    /// line of FILE (required for a non-loopback --http address).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Also accept this Host header (HTTP; loopback names are always accepted).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    pub allowed_hosts: Vec<String>,
+    /// Also accept this Origin header (HTTP; the server's own loopback
+    /// origins are always accepted, any other origin is refused).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
+    /// When to ask before running (default: the configuration's mode).
+    /// Clients that support elicitation are asked; otherwise the call is
+    /// refused with how to allow it.
+    #[arg(long, value_name = "yolo|confirm-sensitive|confirm-all")]
+    pub mode: Option<Mode>,
+    /// Check the plugin directories for new, changed or removed plugins
+    /// every SECS seconds (0: never).
+    #[arg(long, default_value = "2", value_name = "SECS")]
+    pub reload_secs: u64,
 }
 
 /// `toolhost config` actions.
@@ -223,7 +264,14 @@ pub struct Settings {
 impl Settings {
     /// Find and load the configuration, apply the profile and the flags
     /// over it, then build the runtime, plugins and executor it describes.
-    pub fn build(global: &GlobalArgs, mode: Option<Mode>) -> anyhow::Result<Self> {
+    ///
+    /// With `defer_workspace`, no workspace is set unless one was given or
+    /// configured (an MCP client's roots may supply it).
+    pub fn build(
+        global: &GlobalArgs,
+        mode: Option<Mode>,
+        defer_workspace: bool,
+    ) -> anyhow::Result<Self> {
         let start = match &global.workspace {
             Some(dir) => {
                 if !dir.is_dir() {
@@ -241,7 +289,7 @@ impl Settings {
         let origin = source
             .as_ref()
             .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
-        if global.workspace.is_some() || config.workspace.is_none() {
+        if global.workspace.is_some() || (config.workspace.is_none() && !defer_workspace) {
             config.workspace = Some(start);
         }
         config

@@ -39,8 +39,13 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
+        Command::Serve(args) => args.mode,
         _ => None,
     };
+    if let Command::Serve(args) = &cli.command {
+        let settings = Settings::build(&cli.global, mode, true)?;
+        return serve(settings, args);
+    }
     if let Command::Config {
         action: cli::ConfigAction::Trust,
     } = &cli.command
@@ -49,7 +54,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         output::text(&cli::trust_config(&cli.global)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let settings = Settings::build(&cli.global, mode)?;
+    let settings = Settings::build(&cli.global, mode, false)?;
     let executor = &settings.executor;
     match cli.command {
         Command::Tools { json } => output::tools(executor, json)?,
@@ -64,6 +69,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Config { action } => output::config(&settings, &action)?,
         Command::Call(args) => return call(&settings, &args),
+        // Handled above: serving takes the settings whole.
+        Command::Serve(_) => {}
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -103,6 +110,74 @@ fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `toolhost serve`: the executor over MCP until the client leaves (stdio)
+/// or Ctrl-C (HTTP).
+fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    let token = match &args.token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --token-file {}", path.display()))?;
+            let token = text.lines().next().unwrap_or("").trim().to_owned();
+            if token.len() < 16 {
+                return Err(UsageError(format!(
+                    "--token-file {}: the token must be at least 16 characters on the first line",
+                    path.display()
+                ))
+                .into());
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    let max_calls = settings.config.limits.max_concurrent_calls as usize;
+    // A person at this terminal is not the one to ask: clients are asked
+    // through elicitation, per call.
+    let executor = std::sync::Arc::new(
+        settings
+            .executor
+            .with_confirmer(Box::new(toolhost::NoConfirmer)),
+    );
+    let options = toolhost::mcp::ServeOptions {
+        max_concurrent_calls: max_calls,
+        reload_interval: (args.reload_secs > 0)
+            .then(|| std::time::Duration::from_secs(args.reload_secs)),
+    };
+    // One thread runs the protocol (stdio or HTTP, JSON in and out); each
+    // call runs on a blocking thread. With a multi-threaded scheduler the
+    // workers and the blocking threads fought over the cores: 8.9k calls/s
+    // against 14.4k on two cores (docs/benchmarks.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(max_calls + 16)
+        .thread_name("toolhost-mcp")
+        .build()
+        .context("cannot start the async runtime")?;
+    let served = runtime.block_on(async {
+        match args.http {
+            None => toolhost::mcp::serve_stdio(executor, options).await,
+            Some(addr) => {
+                let http = toolhost::mcp::http::HttpOptions {
+                    addr,
+                    token,
+                    allowed_hosts: args.allowed_hosts.clone(),
+                    allowed_origins: args.allowed_origins.clone(),
+                };
+                toolhost::mcp::http::serve_http(executor, options, http, |bound| {
+                    output::warn_info(&format!("serving MCP on http://{bound}/mcp"));
+                })
+                .await
+            }
+        }
+    });
+    // Plugin calls still running on blocking threads are not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served.map_err(|e| match e {
+        toolhost::mcp::ServeError::Options(m) => UsageError(m).into(),
+        other => anyhow::Error::from(other),
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP
 /// protocol when serving).
 fn init_logging(verbose: u8) {
@@ -115,6 +190,7 @@ fn init_logging(verbose: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();

@@ -11,6 +11,11 @@ pub fn warn(message: &str) {
     eprintln!("warning: {message}");
 }
 
+/// Print a notice to stderr (never stdout, which may carry a protocol).
+pub fn warn_info(message: &str) {
+    eprintln!("{message}");
+}
+
 /// Print an error (with its causes) to stderr.
 pub fn error(err: &anyhow::Error) {
     eprintln!("error: {err:#}");

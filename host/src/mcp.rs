@@ -1,0 +1,490 @@
+//! The MCP server: every visible tool of the [`Executor`] over the Model
+//! Context Protocol (rmcp), on stdio ([`serve_stdio`]) or streamable HTTP
+//! ([`http::serve_http`]).
+//!
+//! - `tools/list` is the executor's MCP schemas (input and output schema,
+//!   `readOnlyHint`/`destructiveHint`), so it shows what the active profile
+//!   shows.
+//! - `tools/call` runs through [`Executor::call`] on a blocking thread,
+//!   bounded by a semaphore the size of the runtime's instance pool. A tool
+//!   error is a result with `isError: true` and the model-facing message;
+//!   an unknown tool or malformed parameters are JSON-RPC errors (-32602).
+//! - `notifications/cancelled` cancels the call's token: the instance is
+//!   interrupted at its next epoch tick and a brokered process group killed.
+//! - Confirmation asks the client through elicitation when it supports it;
+//!   otherwise the mode decides, and a refusal says how to allow the call.
+//! - When the tool set changes (plugins reloaded), every connected client
+//!   gets `notifications/tools/list_changed`.
+//! - With no workspace configured, the client's first root becomes the
+//!   workspace (else the current directory).
+
+pub mod http;
+
+use crate::executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor};
+use crate::result::ToolResult;
+use crate::sandbox::{CallContext, CancelToken};
+use crate::schema::SchemaFormat;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+/// How long a person has to answer a confirmation asked through the client.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long the client has to answer `roots/list`.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How `toolhost serve` behaves.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Calls that run at once; more wait (default: the runtime's
+    /// `max_concurrent_calls`, which sizes the instance pool).
+    pub max_concurrent_calls: usize,
+    /// How often the plugin directories are checked for changes (`None`:
+    /// never).
+    pub reload_interval: Option<Duration>,
+}
+
+/// Why the server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The transport failed (stdio closed abnormally, a socket error).
+    #[error("MCP transport: {0}")]
+    Transport(String),
+    /// The HTTP listener could not start.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The options cannot be used (e.g. a public address without a token).
+    #[error("{0}")]
+    Options(String),
+}
+
+/// The rmcp handler; one per connection (HTTP sessions share `Shared`).
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    executor: Arc<Executor>,
+    calls: Arc<tokio::sync::Semaphore>,
+    /// Connected clients, told when the tool list changes.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// One workspace resolution (from roots) at a time.
+    workspace: tokio::sync::Mutex<()>,
+    /// `mcp` plus the transport, for call contexts and logs.
+    channel: &'static str,
+}
+
+impl McpServer {
+    /// A server over `executor`; starts the tasks that watch for tool
+    /// changes, so it must be created inside a tokio runtime.
+    pub fn new(executor: Arc<Executor>, options: &ServeOptions, channel: &'static str) -> Self {
+        let server = Self {
+            shared: Arc::new(Shared {
+                executor,
+                calls: Arc::new(tokio::sync::Semaphore::new(
+                    options.max_concurrent_calls.max(1),
+                )),
+                peers: Mutex::new(Vec::new()),
+                workspace: tokio::sync::Mutex::new(()),
+                channel,
+            }),
+        };
+        server.spawn_change_notifier();
+        if let Some(every) = options.reload_interval {
+            server.spawn_plugin_watcher(every);
+        }
+        server
+    }
+
+    /// Tell every connected client when the visible tools change.
+    fn spawn_change_notifier(&self) {
+        let shared = Arc::downgrade(&self.shared);
+        let mut changes = self.shared.executor.changes();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let peers: Vec<Peer<RoleServer>> = {
+                    let mut peers = shared.peers.lock().unwrap_or_else(PoisonError::into_inner);
+                    peers.retain(|p| !p.is_transport_closed());
+                    peers.clone()
+                };
+                for peer in peers {
+                    if let Err(err) = peer.notify_tool_list_changed().await {
+                        tracing::debug!(%err, "cannot send tools/list_changed");
+                    }
+                }
+            }
+        });
+    }
+
+    /// Reload the plugins when a file in a plugin directory appears,
+    /// disappears or changes.
+    fn spawn_plugin_watcher(&self, every: Duration) {
+        if self.shared.executor.plugin_dirs().is_empty() {
+            return;
+        }
+        let shared = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            let mut seen = None;
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let now = fingerprint(shared.executor.plugin_dirs());
+                if seen.is_some() && seen.as_ref() != Some(&now) {
+                    let executor = Arc::clone(&shared.executor);
+                    let reloaded =
+                        tokio::task::spawn_blocking(move || executor.reload_plugins()).await;
+                    match reloaded {
+                        Ok(Ok((changed, problems))) => {
+                            for p in problems {
+                                tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
+                            }
+                            tracing::info!(changed, "plugin directories reloaded");
+                        }
+                        Ok(Err(err)) => tracing::warn!(%err, "cannot reload the plugins"),
+                        Err(err) => tracing::warn!(%err, "plugin reload task failed"),
+                    }
+                }
+                seen = Some(now);
+            }
+        });
+    }
+
+    fn executor(&self) -> &Arc<Executor> {
+        &self.shared.executor
+    }
+
+    /// With no workspace yet: the client's first root that is a local
+    /// directory, else the current directory.
+    async fn ensure_workspace(&self, peer: &Peer<RoleServer>) {
+        if self.executor().workspace().is_some() {
+            return;
+        }
+        let _one = self.shared.workspace.lock().await;
+        if self.executor().workspace().is_some() {
+            return;
+        }
+        let offers_roots = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if offers_roots {
+            for dir in root_dirs(peer).await {
+                if let Ok(true) = self.executor().set_workspace_if_unset(&dir) {
+                    tracing::info!(workspace = %dir.display(), "workspace set from the client's first root");
+                    return;
+                }
+            }
+        }
+        if let Ok(dir) = std::env::current_dir()
+            && let Ok(true) = self.executor().set_workspace_if_unset(&dir)
+        {
+            tracing::info!(workspace = %dir.display(), "no roots offered; the current directory is the workspace");
+        }
+    }
+
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let name = request.name.to_string();
+        if let Err(err) = self.executor().lookup(&name) {
+            return Err(McpError::invalid_params(err.to_string(), None));
+        }
+        self.ensure_workspace(&context.peer).await;
+        let args = request.arguments.map_or_else(
+            || "{}".to_owned(),
+            |a| serde_json::Value::Object(a).to_string(),
+        );
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
+        let confirmer: Option<Arc<dyn Confirmer>> =
+            supports_elicitation(&context.peer).then(|| {
+                Arc::new(Elicit {
+                    peer: context.peer.clone(),
+                    handle: tokio::runtime::Handle::current(),
+                }) as Arc<dyn Confirmer>
+            });
+        let cancel = CancelToken::new();
+        let options = CallOptions {
+            context: CallContext {
+                agent: client,
+                channel: Some(self.shared.channel.to_owned()),
+                ..CallContext::new()
+            },
+            cancel: Some(cancel.clone()),
+            confirmer,
+            ..CallOptions::default()
+        };
+        let permit = tokio::select! {
+            permit = Arc::clone(&self.shared.calls).acquire_owned() => permit
+                .map_err(|_| McpError::internal_error("the server is shutting down", None))?,
+            () = context.ct.cancelled() => return Ok(cancelled_result()),
+        };
+        let executor = Arc::clone(self.executor());
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            executor.call(&name, &args, &options)
+        });
+        let finished = tokio::select! {
+            done = &mut task => done,
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                task.await
+            }
+        };
+        let result = finished
+            .map_err(|e| McpError::internal_error(format!("the call's task failed: {e}"), None))?;
+        Ok(to_mcp(result))
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Sandboxed tools: each runs as a WebAssembly component with only the files, \
+             commands and hosts it was granted.",
+        )
+    }
+
+    /// Up to 2025-11-25: the newest protocol drops the server-to-client
+    /// requests (elicitation, roots) that confirmation and roots rely on.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let schemas = self
+            .executor()
+            .schemas::<&str>(None, SchemaFormat::Mcp)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let tools = schemas
+            .into_iter()
+            .map(serde_json::from_value::<Tool>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| McpError::internal_error(format!("a tool schema: {e}"), None))?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.run_call(request, context).await.map(Into::into)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(context.peer.clone());
+        self.ensure_workspace(&context.peer).await;
+    }
+}
+
+/// A tool result as MCP sees it: a tool error is `isError: true` with the
+/// message (and hint) for the model.
+fn to_mcp(result: ToolResult) -> CallToolResult {
+    match &result.error {
+        None => {
+            let mut out = CallToolResult::success(vec![ContentBlock::text(result.content)]);
+            out.structured_content = result.structured;
+            out
+        }
+        Some(err) => {
+            let mut text = format!("error ({}): {}", err.kind, err.message);
+            if let Some(hint) = &err.hint {
+                text.push_str(&format!("\nhint: {hint}"));
+            }
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        }
+    }
+}
+
+fn cancelled_result() -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(
+        "error (cancelled): the call was cancelled before it started",
+    )])
+}
+
+fn supports_elicitation(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some())
+}
+
+/// Asks the person behind the MCP client, through elicitation.
+struct Elicit {
+    peer: Peer<RoleServer>,
+    handle: tokio::runtime::Handle,
+}
+
+impl Confirmer for Elicit {
+    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
+        let Ok(schema) = ElicitationSchema::builder()
+            .required_bool("confirm")
+            .build()
+        else {
+            return Decision::Unavailable;
+        };
+        let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!(
+                "toolhost asks: run `{}`? ({})\n{args}\nSet confirm to true to run it.",
+                request.tool, request.reason
+            ),
+            requested_schema: schema,
+        };
+        // Called on the call's blocking thread, never on a runtime worker.
+        let answer = self.handle.block_on(tokio::time::timeout(
+            CONFIRM_TIMEOUT,
+            self.peer.create_elicitation(params),
+        ));
+        match answer {
+            Ok(Ok(reply)) => {
+                let yes = reply.action == ElicitationAction::Accept
+                    && reply
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("confirm"))
+                        .and_then(serde_json::Value::as_bool)
+                        == Some(true);
+                if yes { Decision::Allow } else { Decision::Deny }
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(%err, "elicitation failed");
+                Decision::Unavailable
+            }
+            Err(_) => Decision::Deny,
+        }
+    }
+}
+
+/// The local directories among the client's roots, in its order.
+#[expect(
+    deprecated,
+    reason = "roots are deprecated only in the newest protocol, which toolhost does not negotiate"
+)]
+async fn root_dirs(peer: &Peer<RoleServer>) -> Vec<PathBuf> {
+    match tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await {
+        Ok(Ok(listed)) => listed
+            .roots
+            .iter()
+            .filter_map(|root| file_uri_path(&root.uri))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `file:///home/me/proj` → `/home/me/proj`.
+fn file_uri_path(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri)
+        .ok()
+        .filter(|u| u.scheme() == "file")
+        .and_then(|u| u.to_file_path().ok())
+}
+
+/// Names, sizes and modification times of the `.wasm` files in `dirs`.
+fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "wasm")
+                && let Ok(meta) = entry.metadata()
+            {
+                out.push((path, meta.len(), meta.modified().ok()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Serve `executor` over stdin/stdout until the client closes the stream.
+/// Stdout carries protocol frames only: plugin output is captured by the
+/// sandbox and logs go to stderr.
+pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Result<(), ServeError> {
+    let server = McpServer::new(executor, &options, "mcp-stdio");
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{CallError, ErrorKind};
+
+    #[test]
+    fn file_uris_become_paths() {
+        assert_eq!(
+            file_uri_path("file:///home/me/my%20proj"),
+            Some(PathBuf::from("/home/me/my proj"))
+        );
+        assert_eq!(file_uri_path("https://example.com/x"), None);
+        assert_eq!(file_uri_path("not a uri"), None);
+    }
+
+    #[test]
+    fn tool_errors_are_results_with_the_message_and_hint() {
+        let failed = ToolResult::failure(
+            "read_file",
+            CallError::new(ErrorKind::Retry, "`a` does not exist").with_hint("list the directory"),
+        );
+        let out = to_mcp(failed);
+        assert_eq!(out.is_error, Some(true));
+        let text = serde_json::to_value(&out.content).unwrap().to_string();
+        assert!(
+            text.contains("error (retry): `a` does not exist\\nhint: list the directory"),
+            "{text}"
+        );
+        let ok = to_mcp(ToolResult::success("read_file", "hello"));
+        assert_ne!(ok.is_error, Some(true));
+    }
+}

@@ -1,0 +1,178 @@
+//! `toolhost serve --http ADDR`: MCP over streamable HTTP (rmcp's service
+//! under axum), on loopback by default.
+//!
+//! - `/mcp`: the MCP endpoint. rmcp checks the `Host` header against the
+//!   allowed hosts and any `Origin` header against the allowed origins
+//!   (DNS-rebinding protection: a browser page on another site, or a
+//!   rebound name, gets 403). With a token, a request without
+//!   `Authorization: Bearer TOKEN` gets 401.
+//! - `/health`: `{"status":"ok","tools":N}`, no token needed.
+//!
+//! A non-loopback address needs a token.
+
+use super::{McpServer, ServeError, ServeOptions};
+use crate::executor::Executor;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The HTTP transport's settings.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// The bearer token clients must send, if any.
+    pub token: Option<String>,
+    /// Host header values accepted besides `localhost`, `127.0.0.1`, `::1`
+    /// and the listening address.
+    pub allowed_hosts: Vec<String>,
+    /// Origin header values accepted besides the server's own loopback
+    /// origins (`http://localhost:PORT`, `http://127.0.0.1:PORT`).
+    pub allowed_origins: Vec<String>,
+}
+
+impl HttpOptions {
+    /// The Host and Origin allowlists for this address.
+    fn allowlists(&self) -> (Vec<String>, Vec<String>) {
+        let port = self.addr.port();
+        let mut hosts = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+            self.addr.ip().to_string(),
+        ];
+        hosts.extend(self.allowed_hosts.iter().cloned());
+        let mut origins = vec![
+            format!("http://localhost:{port}"),
+            format!("http://127.0.0.1:{port}"),
+            format!("http://[::1]:{port}"),
+        ];
+        origins.extend(self.allowed_origins.iter().cloned());
+        hosts.dedup();
+        (hosts, origins)
+    }
+}
+
+/// Serve `executor` over HTTP until Ctrl-C (or the process is stopped).
+/// `ready` receives the bound address (useful with port 0).
+pub async fn serve_http(
+    executor: Arc<Executor>,
+    options: ServeOptions,
+    http: HttpOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    if !http.addr.ip().is_loopback() && http.token.is_none() {
+        return Err(ServeError::Options(format!(
+            "{} is not a loopback address: anyone who can reach it could run tools. \
+             Serve on 127.0.0.1, or require a token with --token-file FILE",
+            http.addr
+        )));
+    }
+    let listener = tokio::net::TcpListener::bind(http.addr)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: http.addr,
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: http.addr,
+        source,
+    })?;
+    let http = HttpOptions {
+        addr: bound,
+        ..http
+    };
+    let (hosts, origins) = http.allowlists();
+    let server = McpServer::new(Arc::clone(&executor), &options, "mcp-http");
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let token: Arc<Option<String>> = Arc::new(http.token.clone());
+    let app = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(token, require_token))
+        .route(
+            "/health",
+            axum::routing::get(move || {
+                let tools = executor.tools().len();
+                async move { axum::Json(serde_json::json!({"status": "ok", "tools": tools})) }
+            }),
+        );
+    ready(bound);
+    tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()))
+}
+
+/// 401 unless the request carries the configured bearer token.
+async fn require_token(
+    State(token): State<Arc<Option<String>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(expected) = token.as_ref() {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !same(given.as_bytes(), expected.as_bytes()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "Unauthorized: send the token given to toolhost serve --token-file as `Authorization: Bearer TOKEN`",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Equal, in time independent of where the inputs differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_comparison() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+        assert!(!same(b"", b"a"));
+    }
+
+    #[test]
+    fn allowlists_cover_loopback_and_the_port() {
+        let options = HttpOptions {
+            addr: "127.0.0.1:8080".parse().unwrap(),
+            token: None,
+            allowed_hosts: vec!["tools.internal".into()],
+            allowed_origins: vec!["https://app.example".into()],
+        };
+        let (hosts, origins) = options.allowlists();
+        assert!(hosts.contains(&"localhost".to_owned()));
+        assert!(hosts.contains(&"tools.internal".to_owned()));
+        assert!(origins.contains(&"http://127.0.0.1:8080".to_owned()));
+        assert!(origins.contains(&"https://app.example".to_owned()));
+        assert!(!origins.iter().any(|o| o.contains("evil")));
+    }
+}

@@ -1,0 +1,141 @@
+//! MCP throughput: rmcp's client drives `tools/call` of the trivial `echo`
+//! fixture on a real `toolhost serve` over stdio, with 1 and 50 requests in
+//! flight; the same calls through `Executor::call` in-process are the
+//! baseline. Client and server share the machine's cores.
+
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{Peer, RoleClient};
+use rmcp::transport::TokioChildProcess;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Run the section: `n` calls per measurement.
+pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
+    println!("\n## MCP throughput (stdio, rmcp client, trivial `echo` tool)");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    runtime.block_on(async {
+        let ws = tempfile::tempdir().expect("temp");
+        let client = serve(cache, ws.path(), None).await;
+        let peer = client.peer().clone();
+        drive(&peer, 50, n / 10).await; // warm up: compile, pool, page cache
+        for inflight in [1, 50] {
+            let (total, mut samples) = drive(&peer, inflight, n).await;
+            samples.sort_unstable();
+            let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+            let rate = n as f64 / total.as_secs_f64();
+            println!(
+                "{inflight:>2} in flight: {rate:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n}; in-process executor {:.0} calls/s = {:.1}x)",
+                ms(p(0.50)),
+                ms(p(0.99)),
+                baseline_calls_per_sec,
+                baseline_calls_per_sec / rate,
+            );
+        }
+        client.cancel().await.expect("close");
+        // One call at a time: the next call waits until the cancelled loop
+        // has really stopped and freed the only slot.
+        std::fs::write(
+            ws.path().join("one.toml"),
+            "mode = \"yolo\"\n[limits]\nmax_concurrent_calls = 1\n",
+        )
+        .expect("config");
+        let one = serve(cache, ws.path(), Some(&ws.path().join("one.toml"))).await;
+        let mut samples = Vec::new();
+        for _ in 0..20 {
+            samples.push(cancel_latency(one.peer()).await);
+        }
+        samples.sort_unstable();
+        println!(
+            "cancel: from the cancel of a looping call to the answer of the next call (1 slot): p50 {:.1} ms, max {:.1} ms (target <= 100 ms)",
+            ms(samples[samples.len() / 2]),
+            ms(samples[samples.len() - 1])
+        );
+        one.cancel().await.expect("close");
+    });
+}
+
+/// `toolhost serve` over stdio with the fixtures, in yolo mode.
+async fn serve(
+    cache: &Path,
+    ws: &Path,
+    config: Option<&Path>,
+) -> rmcp::service::RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
+    cmd.args([
+        "serve",
+        "--mode",
+        "yolo",
+        "--plugin-dir",
+        env!("TOOLHOST_FIXTURES_DIR"),
+    ])
+    .arg("--workspace")
+    .arg(ws)
+    .env("TOOLHOST_CACHE_DIR", cache)
+    .env_remove("TOOLHOST_CONFIG");
+    ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
+        .await
+        .expect("initialize")
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// `n` calls with `inflight` outstanding at any time; total time and each
+/// call's latency.
+async fn drive(peer: &Peer<RoleClient>, inflight: usize, n: usize) -> (Duration, Vec<Duration>) {
+    let per_worker = n / inflight;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..inflight)
+        .map(|w| {
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                let mut samples = Vec::with_capacity(per_worker);
+                for i in 0..per_worker {
+                    let mut args = serde_json::Map::new();
+                    args.insert("w".into(), w.into());
+                    args.insert("i".into(), i.into());
+                    let t = Instant::now();
+                    let r = peer
+                        .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+                        .await
+                        .expect("echo answers");
+                    assert_ne!(r.is_error, Some(true));
+                    samples.push(t.elapsed());
+                }
+                samples
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(n);
+    for w in workers {
+        all.extend(w.await.expect("worker"));
+    }
+    (started.elapsed(), all)
+}
+
+/// Cancel a looping call after 50 ms, then time the next call from the
+/// moment of cancelling.
+async fn cancel_latency(peer: &Peer<RoleClient>) -> Duration {
+    let mut args = serde_json::Map::new();
+    args.insert("action".into(), "loop".into());
+    let looping = tokio::time::timeout(
+        Duration::from_millis(50),
+        peer.call_tool(CallToolRequestParams::new("misbehave").with_arguments(args)),
+    )
+    .await;
+    assert!(looping.is_err(), "the loop runs until cancelled");
+    let t = Instant::now();
+    peer.call_tool(CallToolRequestParams::new("echo"))
+        .await
+        .expect("answered");
+    t.elapsed()
+}

@@ -1,0 +1,689 @@
+//! `toolhost serve` driven by rmcp's client, spawning the real binary: the
+//! stdio flow, errors, concurrency, cancellation, confirmation through
+//! elicitation, list_changed, roots, and the HTTP transport's checks.
+
+use crate::support::{fixtures_dir, toolhost_command, workspace, write};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt as _};
+use serde_json::{Value, json};
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A test client: answers elicitation as told, offers roots, counts
+/// `tools/list_changed`.
+#[derive(Clone, Default)]
+struct Client {
+    /// `None`: no elicitation capability; `Some(yes)`: accept or decline.
+    elicit: Option<bool>,
+    asked: Arc<AtomicUsize>,
+    roots: Vec<String>,
+    list_changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Client {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(if self.elicit == Some(true) {
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
+        } else {
+            ElicitResult::new(ElicitationAction::Decline)
+        })
+    }
+
+    #[expect(deprecated, reason = "roots, as toolhost negotiates 2025-11-25")]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|r| rmcp::model::Root::new(r.clone()))
+                .collect(),
+        ))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = json!({});
+        if self.elicit.is_some() {
+            caps["elicitation"] = json!({});
+        }
+        if !self.roots.is_empty() {
+            caps["roots"] = json!({"listChanged": false});
+        }
+        let caps: ClientCapabilities = serde_json::from_value(caps).expect("capabilities");
+        ClientConfig::new(caps, Implementation::new("e2e-client", "0"))
+    }
+}
+
+type Session = RunningService<RoleClient, Client>;
+
+/// `toolhost <args>` over stdio, with `client` connected.
+async fn connect(cwd: &Path, args: &[&str], client: Client) -> Session {
+    let command = tokio::process::Command::from(toolhost_command(cwd, args));
+    let transport = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn toolhost serve")
+        .0;
+    client.serve(transport).await.expect("initialize")
+}
+
+fn fixtures() -> String {
+    fixtures_dir().display().to_string()
+}
+
+async fn call(session: &Session, tool: &str, args: Value) -> Result<CallToolResult, ServiceError> {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object");
+    };
+    session
+        .peer()
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// A read_file call that must succeed with `expected` in its text.
+async fn read_ok(session: &Session, path: &str, expected: &str) -> CallToolResult {
+    let r = call(session, "read_file", json!({"path": path}))
+        .await
+        .expect("a result");
+    assert!(!is_error(&r) && text(&r).contains(expected), "{}", text(&r));
+    r
+}
+
+/// A write_file call that must be refused with `why` and write nothing.
+async fn refused_write(session: &Session, ws: &Path, why: &str) {
+    let r = call(
+        session,
+        "write_file",
+        json!({"path": "refused.txt", "content": "x"}),
+    )
+    .await
+    .expect("a result");
+    assert!(is_error(&r) && text(&r).contains(why), "{}", text(&r));
+    assert!(!ws.join("refused.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_then_read_grep_and_edit_in_a_temp_workspace() {
+    let ws = workspace();
+    write(ws.path(), "src/lib.rs", "fn alpha() {}\nfn beta() {}\n");
+    let dir = ws.path().display().to_string();
+    let session = connect(
+        ws.path(),
+        &["serve", "--workspace", &dir, "--mode", "yolo"],
+        Client::default(),
+    )
+    .await;
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} listed"))
+    };
+    let read = find("read_file");
+    assert_eq!(read.input_schema["type"], "object");
+    assert!(read.input_schema["properties"]["path"].is_object());
+    let hints = read.annotations.as_ref().expect("annotations");
+    assert_eq!(hints.read_only_hint, Some(true));
+    assert_eq!(hints.destructive_hint, Some(false));
+    let edit = find("edit_file");
+    assert_eq!(
+        edit.annotations.as_ref().and_then(|a| a.destructive_hint),
+        Some(true)
+    );
+    assert!(
+        edit.output_schema.is_some(),
+        "edit_file declares an output schema"
+    );
+    assert!(tools.iter().any(|t| t.name == "run_command"));
+
+    let r = read_ok(&session, "src/lib.rs", "fn alpha() {}").await;
+    assert_eq!(
+        r.structured_content.as_ref().expect("structured")["total_lines"],
+        2
+    );
+    let r = call(&session, "grep", json!({"pattern": "fn beta"}))
+        .await
+        .expect("call");
+    assert!(text(&r).contains("src/lib.rs"), "{}", text(&r));
+    let r = call(
+        &session,
+        "edit_file",
+        json!({"path": "src/lib.rs", "old_str": "fn beta() {}", "new_str": "fn gamma() {}"}),
+    )
+    .await
+    .expect("call");
+    assert!(!is_error(&r), "{}", text(&r));
+    let edited = std::fs::read_to_string(ws.path().join("src/lib.rs")).expect("read");
+    assert_eq!(edited, "fn alpha() {}\nfn gamma() {}\n");
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_errors_are_results_and_unknown_tools_are_protocol_errors() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let session = connect(
+        ws.path(),
+        &["serve", "--workspace", &dir],
+        Client::default(),
+    )
+    .await;
+    let r = call(&session, "read_file", json!({"path": "missing.txt"}))
+        .await
+        .expect("a result");
+    assert!(is_error(&r));
+    assert!(
+        text(&r).contains("`missing.txt` does not exist"),
+        "{}",
+        text(&r)
+    );
+    let r = call(&session, "read_file", json!({"path": 7}))
+        .await
+        .expect("a result");
+    assert!(
+        is_error(&r) && text(&r).contains("`path` must be a string"),
+        "{}",
+        text(&r)
+    );
+    match call(&session, "reed_file", json!({})).await {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code.0, -32602);
+            assert!(
+                e.message.contains("did you mean `read_file`"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+    // Nobody to ask (no elicitation) in confirm-sensitive mode: refused,
+    // saying how to allow it, and nothing written.
+    refused_write(&session, ws.path(), "--mode yolo").await;
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_calls_each_get_their_own_answer() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let plugins = fixtures();
+    let session = connect(
+        ws.path(),
+        &["serve", "--workspace", &dir, "--plugin-dir", &plugins],
+        Client::default(),
+    )
+    .await;
+    let peer = session.peer().clone();
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                let Value::Object(args) = json!({"i": i, "pad": "x".repeat(i % 17)}) else {
+                    unreachable!()
+                };
+                let r = peer
+                    .call_tool(CallToolRequestParams::new("echo").with_arguments(args.clone()))
+                    .await
+                    .expect("answered");
+                (Value::Object(args), r)
+            })
+        })
+        .collect();
+    let mut answered = 0;
+    for task in tasks {
+        let (sent, r) = task.await.expect("task");
+        let back: Value = serde_json::from_str(&text(&r)).expect("echo returns JSON");
+        assert_eq!(back, sent, "an answer matches its request");
+        answered += 1;
+    }
+    assert_eq!(answered, 200);
+    session.cancel().await.expect("close");
+}
+
+/// A configuration with one call at a time and a long deadline: a call that
+/// is not really stopped by cancellation would hold the only slot.
+fn one_at_a_time(dir: &Path) -> PathBuf {
+    let path = dir.join("serve.toml");
+    std::fs::write(
+        &path,
+        "mode = \"yolo\"\n[limits]\nmax_concurrent_calls = 1\ntimeout_secs = 120\n",
+    )
+    .expect("write config");
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_stops_and_the_next_one_is_answered() {
+    let ws = workspace();
+    let conf = workspace();
+    let config = one_at_a_time(conf.path());
+    let dir = ws.path().display().to_string();
+    let plugins = fixtures();
+    let session = connect(
+        ws.path(),
+        &[
+            "--config",
+            config.to_str().expect("utf-8"),
+            "serve",
+            "--workspace",
+            &dir,
+            "--plugin-dir",
+            &plugins,
+        ],
+        Client::default(),
+    )
+    .await;
+    // Dropping the request future sends notifications/cancelled.
+    let looped = tokio::time::timeout(
+        Duration::from_millis(300),
+        call(&session, "misbehave", json!({"action": "loop"})),
+    )
+    .await;
+    assert!(looped.is_err(), "the loop never answers by itself");
+    let started = Instant::now();
+    let r = call(&session, "echo", json!({"after": "loop"}))
+        .await
+        .expect("answered");
+    assert_eq!(text(&r), r#"{"after":"loop"}"#);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the loop held the only slot: it was not interrupted ({:?})",
+        started.elapsed()
+    );
+    // A brokered process is killed too.
+    let marker = format!("sleep 7{}", std::process::id() % 1000);
+    let slept = tokio::time::timeout(
+        Duration::from_millis(500),
+        call(&session, "run_command", json!({"command": marker})),
+    )
+    .await;
+    assert!(slept.is_err());
+    let r = call(&session, "echo", json!({"after": "sleep"}))
+        .await
+        .expect("answered");
+    assert!(!is_error(&r));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while still_running(&marker) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !still_running(&marker),
+        "`{marker}` outlived its cancelled call"
+    );
+    session.cancel().await.expect("close");
+}
+
+fn still_running(command: &str) -> bool {
+    std::process::Command::new("pgrep")
+        .args(["-f", command])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_printing_to_stdout_does_not_break_the_stream() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let plugins = fixtures();
+    let session = connect(
+        ws.path(),
+        &[
+            "serve",
+            "--workspace",
+            &dir,
+            "--plugin-dir",
+            &plugins,
+            "--mode",
+            "yolo",
+        ],
+        Client::default(),
+    )
+    .await;
+    let r = call(
+        &session,
+        "misbehave",
+        json!({"action": "print", "lines": 5000}),
+    )
+    .await
+    .expect("answered");
+    assert_eq!(text(&r), "printed 5000 lines");
+    let r = call(&session, "echo", json!({"still": "framed"}))
+        .await
+        .expect("answered");
+    assert_eq!(text(&r), r#"{"still":"framed"}"#);
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmation_goes_through_elicitation() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let yes = Client {
+        elicit: Some(true),
+        ..Client::default()
+    };
+    let asked = Arc::clone(&yes.asked);
+    let session = connect(ws.path(), &["serve", "--workspace", &dir], yes).await;
+    let r = call(
+        &session,
+        "write_file",
+        json!({"path": "a.txt", "content": "yes"}),
+    )
+    .await
+    .expect("a result");
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Reading is not sensitive: nobody is asked.
+    call(&session, "read_file", json!({"path": "a.txt"}))
+        .await
+        .expect("a result");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    session.cancel().await.expect("close");
+
+    let no = Client {
+        elicit: Some(false),
+        ..Client::default()
+    };
+    let session = connect(ws.path(), &["serve", "--workspace", &dir], no).await;
+    refused_write(&session, ws.path(), "declined").await;
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_plugin_is_announced_with_list_changed() {
+    let ws = workspace();
+    let plugins = workspace();
+    let dir = ws.path().display().to_string();
+    let plugin_dir = plugins.path().display().to_string();
+    let client = Client::default();
+    let changed = Arc::clone(&client.list_changed);
+    let session = connect(
+        ws.path(),
+        &[
+            "serve",
+            "--workspace",
+            &dir,
+            "--plugin-dir",
+            &plugin_dir,
+            "--reload-secs",
+            "1",
+        ],
+        client,
+    )
+    .await;
+    let before = session.list_all_tools().await.expect("list");
+    assert!(!before.iter().any(|t| t.name == "echo"));
+    // Let the watcher take its first look at the empty directory.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    std::fs::copy(
+        fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("echo.wasm"),
+    )
+    .expect("copy");
+    tokio::time::timeout(Duration::from_secs(30), changed.notified())
+        .await
+        .expect("tools/list_changed within 30 s");
+    let after = session.list_all_tools().await.expect("list");
+    assert!(after.iter().any(|t| t.name == "echo"));
+    let r = call(&session, "echo", json!({"new": true}))
+        .await
+        .expect("answered");
+    assert_eq!(text(&r), r#"{"new":true}"#);
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_root_is_the_workspace_when_none_is_configured() {
+    let ws = workspace();
+    let elsewhere = workspace();
+    write(ws.path(), "notes.txt", "from the root\n");
+    let uri = url::Url::from_directory_path(ws.path())
+        .expect("uri")
+        .to_string();
+    let client = Client {
+        roots: vec!["https://example.com/not-local".into(), uri],
+        ..Client::default()
+    };
+    let session = connect(elsewhere.path(), &["serve"], client).await;
+    read_ok(&session, "notes.txt", "from the root").await;
+    session.cancel().await.expect("close");
+}
+
+/// A `toolhost serve --http 127.0.0.1:0` process and its address.
+struct HttpServer {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
+    let dir = ws.display().to_string();
+    let mut args = vec![
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--workspace",
+        &dir,
+        "--mode",
+        "yolo",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = toolhost_command(ws, &args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("a line before exit").expect("utf-8");
+        if let Some(rest) = line.strip_prefix("serving MCP on http://") {
+            break rest.trim_end_matches("/mcp").to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer { child, addr }
+}
+
+/// One raw HTTP/1.1 request; returns the status code and the body.
+fn raw(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("send");
+    // Read the head, then the body if its length is known (an SSE reply
+    // may stay open: the status is all that is needed then).
+    let mut data = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break data.len(),
+            Ok(n) => data.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let length = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("content-length")
+            .then(|| v.trim().parse::<usize>().ok())
+            .flatten()
+    });
+    if let Some(length) = length {
+        while data.len() < head_end + length {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => data.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+    (
+        status,
+        String::from_utf8_lossy(&data[head_end..]).into_owned(),
+    )
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+fn post_initialize(addr: &str, extra: &[(&str, &str)]) -> u16 {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    headers.extend_from_slice(extra);
+    raw(addr, "POST", "/mcp", &headers, INITIALIZE).0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_serves_the_same_flow_on_loopback() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "over http\n");
+    let server = http_server(ws.path(), &[]);
+    let (status, body) = raw(&server.addr, "GET", "/health", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"status\":\"ok\""), "{body}");
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
+        "http://{}/mcp",
+        server.addr
+    ));
+    let session = ().serve(transport).await.expect("initialize over HTTP");
+    let tools = session.list_all_tools().await.expect("list");
+    assert!(tools.iter().any(|t| t.name == "read_file"));
+    let Value::Object(args) = json!({"path": "a.txt"}) else {
+        unreachable!()
+    };
+    let r = session
+        .peer()
+        .call_tool(CallToolRequestParams::new("read_file").with_arguments(args))
+        .await
+        .expect("call");
+    assert!(text(&r).contains("over http"), "{}", text(&r));
+    session.cancel().await.expect("close");
+}
+
+#[test]
+fn http_refuses_foreign_hosts_and_origins() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let own = format!("http://{}", server.addr);
+    assert_eq!(post_initialize(&server.addr, &[("Origin", &own)]), 200);
+    assert_eq!(
+        post_initialize(&server.addr, &[]),
+        200,
+        "no Origin: not a browser"
+    );
+    assert_eq!(
+        post_initialize(&server.addr, &[("Origin", "http://evil.example")]),
+        403
+    );
+    let port = server.addr.rsplit(':').next().expect("port");
+    let rebound = format!("evil.example:{port}");
+    assert_eq!(post_initialize(&server.addr, &[("Host", &rebound)]), 403);
+}
+
+#[test]
+fn http_with_a_token_refuses_requests_without_it() {
+    let ws = workspace();
+    let secret = workspace();
+    let token_file = secret.path().join("token");
+    std::fs::write(&token_file, "s3cret-token-0123456789\n").expect("token");
+    let server = http_server(
+        ws.path(),
+        &["--token-file", token_file.to_str().expect("utf-8")],
+    );
+    assert_eq!(post_initialize(&server.addr, &[]), 401);
+    assert_eq!(
+        post_initialize(
+            &server.addr,
+            &[("Authorization", "Bearer wrong-token-0123456789")]
+        ),
+        401
+    );
+    assert_eq!(
+        post_initialize(
+            &server.addr,
+            &[("Authorization", "Bearer s3cret-token-0123456789")]
+        ),
+        200
+    );
+    // Health needs no token.
+    assert_eq!(raw(&server.addr, "GET", "/health", &[], "").0, 200);
+}
+
+#[test]
+fn a_public_address_without_a_token_is_refused() {
+    let ws = workspace();
+    let out = toolhost_command(ws.path(), &["serve", "--http", "0.0.0.0:0"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--token-file"), "{err}");
+}
