@@ -99,6 +99,19 @@ pub struct Config {
     /// The profile used when `--profile` is not given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// Where built-in tools keep their state (todo_manager's plans under
+    /// `todo/`; default `$XDG_STATE_HOME/toolhost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_dir: Option<PathBuf>,
+    /// The memory tools' directory (default `<state_dir>/memory`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_dir: Option<PathBuf>,
+    /// JSON Schemas for validate_output, one `TYPE.json` per output type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schemas_dir: Option<PathBuf>,
+    /// The default IANA time zone of get_datetime (default UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
     /// Per-call limits.
     pub limits: LimitsSection,
     /// How commands run.
@@ -431,6 +444,9 @@ impl Config {
         self.workspace.iter_mut().for_each(fix);
         self.plugin_dirs.iter_mut().for_each(fix);
         self.prompts_dir.iter_mut().for_each(fix);
+        self.state_dir.iter_mut().for_each(fix);
+        self.memory_dir.iter_mut().for_each(fix);
+        self.schemas_dir.iter_mut().for_each(fix);
         self.audit_log.iter_mut().for_each(fix);
         self.commands.writable.iter_mut().for_each(fix);
         let grants = self.grants.values_mut().chain(

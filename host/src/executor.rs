@@ -22,7 +22,7 @@ pub use confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
 
 use crate::audit::{AuditLog, CallTrace};
 use crate::broker::{Broker, BrokerCall, CommandConfig};
-use crate::grant::{Access, Effective, Grant};
+use crate::grant::{Access, DirGrant, Effective, Grant};
 use crate::hooks::{Hooks, PostEditHook};
 use crate::plugin::{Origin, Plugin};
 use crate::registry::{Registry, RegistryError};
@@ -106,6 +106,8 @@ pub struct Executor {
     broker: Arc<Broker>,
     aborted: Arc<AtomicBool>,
     profile: Option<Profile>,
+    /// Host directories for built-ins' named directories (`todo`, `memory`).
+    state_dirs: HashMap<String, PathBuf>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
 }
@@ -142,6 +144,7 @@ impl Executor {
             broker: Arc::new(broker),
             aborted: Arc::new(AtomicBool::new(false)),
             profile: None,
+            state_dirs: HashMap::new(),
             hooks: Hooks::default(),
             audit: None,
         }
@@ -273,13 +276,45 @@ impl Executor {
     }
 
     /// What `tool` really gets: its declaration intersected with its grant.
+    /// A built-in with its default grant gets the executor's state
+    /// directories it declares ([`Executor::with_state_dir`]).
     pub fn effective_grant(&self, plugin: &Plugin) -> Effective {
-        let grant = match (self.grants.get(plugin.name()), plugin.origin()) {
+        let mut grant = match (self.grants.get(plugin.name()), plugin.origin()) {
             (Some(grant), _) => grant.clone(),
             (None, Origin::Builtin) => Grant::all(),
             (None, Origin::File(_)) => Grant::none(),
         };
+        if grant.all_declared {
+            for (name, path) in &self.state_dirs {
+                if !grant.directories.iter().any(|d| &d.name == name) {
+                    grant.directories.push(DirGrant {
+                        name: name.clone(),
+                        host_path: path.clone(),
+                        access: Access::Write,
+                    });
+                }
+            }
+        }
         grant.effective(&plugin.info().capabilities)
+    }
+
+    /// Give built-in tools that declare the directory `name` the host
+    /// directory `path` (created on first use): e.g. `todo` for the plan,
+    /// `memory` for the memory tools, `schemas` for validate_output.
+    pub fn with_state_dir(mut self, name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.state_dirs.insert(name.into(), path.into());
+        self
+    }
+
+    /// Whether a call with `grant` needs confirmation as a sensitive one:
+    /// the tool says so, or it may write the workspace or a directory other
+    /// than the executor's own state directories.
+    fn is_sensitive(&self, plugin: &Plugin, grant: &Effective) -> bool {
+        plugin.info().sensitive
+            || grant.workspace == Some(Access::Write)
+            || grant.directories.iter().any(|d| {
+                d.access == Access::Write && !self.state_dirs.values().any(|s| *s == d.host_path)
+            })
     }
 
     /// Run one call through the whole pipeline. Never panics.
@@ -366,9 +401,21 @@ impl Executor {
                 "a person chose to abort all calls earlier in this session; nothing was run",
             ));
         }
-        let info = plugin.info();
-        let sensitive = info.is_sensitive();
         let mut grant = self.effective_grant(&plugin);
+        let sensitive = self.is_sensitive(&plugin, &grant);
+        for dir in &grant.directories {
+            if self.state_dirs.values().any(|s| *s == dir.host_path)
+                && let Err(err) = std::fs::create_dir_all(&dir.host_path)
+            {
+                return fail(CallError::new(
+                    ErrorKind::Failed,
+                    format!(
+                        "cannot create the state directory {}: {err}",
+                        dir.host_path.display()
+                    ),
+                ));
+            }
+        }
         let confirmer = options
             .confirmer
             .clone()
@@ -418,7 +465,7 @@ impl Executor {
                             ErrorKind::Denied,
                             format!("`{name}` needs confirmation ({reason}), and nobody can be asked here; nothing was run"),
                         )
-                        .with_hint("run it from an interactive terminal, use --mode yolo to skip confirmation, or --dry-run to see what it would do"),
+                        .with_hint(no_one_to_ask_hint(&options.context)),
                     );
                 }
             }
@@ -434,7 +481,18 @@ impl Executor {
                 d.access = Access::Read;
             }
         }
-        // 5. run in the sandbox
+        // 5. run in the sandbox, unless the call was cancelled while a
+        // person was being asked.
+        if options
+            .cancel
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled)
+        {
+            return fail(CallError::new(
+                ErrorKind::Cancelled,
+                "the call was cancelled before it ran; nothing was run",
+            ));
+        }
         let mut limits = self.runtime.limits().clone();
         if let Some(timeout) = options.timeout {
             limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
@@ -491,6 +549,22 @@ impl Executor {
             changed_paths: out.changed_paths,
             ..ToolResult::success(name, content)
         }
+    }
+}
+
+/// How to let a call run when nobody can confirm it, for the front end it
+/// came from.
+fn no_one_to_ask_hint(context: &CallContext) -> &'static str {
+    if context
+        .channel
+        .as_deref()
+        .is_some_and(|c| c.starts_with("mcp"))
+    {
+        "the MCP client cannot ask its user (no elicitation support); start `toolhost serve` \
+         with --mode yolo, or use a profile whose mode allows it (--profile), or a client that \
+         supports elicitation"
+    } else {
+        "run it from an interactive terminal, use --mode yolo to skip confirmation, or --dry-run to see what it would do"
     }
 }
 

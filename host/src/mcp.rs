@@ -5,20 +5,25 @@
 //! - `tools/list` is the executor's MCP schemas (input and output schema,
 //!   `readOnlyHint`/`destructiveHint`), so it shows what the active profile
 //!   shows.
-//! - `tools/call` runs through [`Executor::call`] on a blocking thread,
-//!   bounded by a semaphore the size of the runtime's instance pool. A tool
-//!   error is a result with `isError: true` and the model-facing message;
-//!   an unknown tool or malformed parameters are JSON-RPC errors (-32602).
+//! - `tools/call` runs through [`Executor::call`] on a call thread
+//!   (pool.rs: one per core, more only while calls are stuck); the
+//!   runtime's slot semaphore (`max_concurrent_calls`, which sizes the
+//!   instance pool) bounds how many run in a sandbox at once, so calls
+//!   waiting for a person hold no slot. A tool error is a result with
+//!   `isError: true` and the model-facing message; an unknown tool or
+//!   malformed parameters are JSON-RPC errors (-32602).
 //! - `notifications/cancelled` cancels the call's token: the instance is
 //!   interrupted at its next epoch tick and a brokered process group killed.
 //! - Confirmation asks the client through elicitation when it supports it;
 //!   otherwise the mode decides, and a refusal says how to allow the call.
 //! - When the tool set changes (plugins reloaded), every connected client
 //!   gets `notifications/tools/list_changed`.
-//! - With no workspace configured, the client's first root becomes the
-//!   workspace (else the current directory).
+//! - Over stdio, with no workspace configured, the client's first root
+//!   becomes the workspace (else the current directory). Over HTTP, where
+//!   clients come and go, the workspace is fixed at start.
 
 pub mod http;
+mod pool;
 
 use crate::executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor};
 use crate::result::ToolResult;
@@ -32,7 +37,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -43,15 +50,18 @@ const CONFIRM_TIMEOUT: Duration = Duration::from_secs(600);
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How `toolhost serve` behaves.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
-    /// Calls that run at once; more wait (default: the runtime's
-    /// `max_concurrent_calls`, which sizes the instance pool).
-    pub max_concurrent_calls: usize,
+    /// The most call threads (calls waiting for a person or a command hold
+    /// one each); 0 means `2 × max_concurrent_calls + 16`.
+    pub max_call_threads: usize,
     /// How often the plugin directories are checked for changes (`None`:
     /// never).
     pub reload_interval: Option<Duration>,
 }
+
+/// How long a `tools/list_changed` notification may take to one client.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the server stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -81,9 +91,12 @@ pub struct McpServer {
 
 struct Shared {
     executor: Arc<Executor>,
-    calls: Arc<tokio::sync::Semaphore>,
+    pool: pool::CallPool,
     /// Connected clients, told when the tool list changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// The cancel tokens of the calls running now, by a local id.
+    running: Mutex<HashMap<u64, CancelToken>>,
+    next_call: AtomicU64,
     /// One workspace resolution (from roots) at a time.
     workspace: tokio::sync::Mutex<()>,
     /// `mcp` plus the transport, for call contexts and logs.
@@ -94,13 +107,22 @@ impl McpServer {
     /// A server over `executor`; starts the tasks that watch for tool
     /// changes, so it must be created inside a tokio runtime.
     pub fn new(executor: Arc<Executor>, options: &ServeOptions, channel: &'static str) -> Self {
+        // One core is the protocol thread's.
+        let cores = std::thread::available_parallelism()
+            .map_or(2, std::num::NonZero::get)
+            .saturating_sub(1)
+            .max(1);
+        let max_threads = match options.max_call_threads {
+            0 => 2 * executor.runtime().max_concurrent_calls() + 16,
+            n => n,
+        };
         let server = Self {
             shared: Arc::new(Shared {
+                pool: pool::CallPool::new(cores, max_threads),
                 executor,
-                calls: Arc::new(tokio::sync::Semaphore::new(
-                    options.max_concurrent_calls.max(1),
-                )),
                 peers: Mutex::new(Vec::new()),
+                running: Mutex::new(HashMap::new()),
+                next_call: AtomicU64::new(0),
                 workspace: tokio::sync::Mutex::new(()),
                 channel,
             }),
@@ -126,10 +148,16 @@ impl McpServer {
                     peers.retain(|p| !p.is_transport_closed());
                     peers.clone()
                 };
+                // Each client on its own, so a stuck one delays nobody.
                 for peer in peers {
-                    if let Err(err) = peer.notify_tool_list_changed().await {
-                        tracing::debug!(%err, "cannot send tools/list_changed");
-                    }
+                    tokio::spawn(async move {
+                        let sent =
+                            tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed())
+                                .await;
+                        if !matches!(sent, Ok(Ok(()))) {
+                            tracing::debug!("cannot send tools/list_changed to a client");
+                        }
+                    });
                 }
             }
         });
@@ -173,6 +201,19 @@ impl McpServer {
 
     fn executor(&self) -> &Arc<Executor> {
         &self.shared.executor
+    }
+
+    /// Cancel every call still running (the transport closed): their
+    /// plugins are interrupted and their commands killed.
+    pub fn cancel_all(&self) {
+        let running = self
+            .shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for token in running.values() {
+            token.cancel();
+        }
     }
 
     /// With no workspace yet: the client's first root that is a local
@@ -221,14 +262,20 @@ impl McpServer {
             .peer
             .peer_info()
             .map(|info| info.client_info.name.clone());
-        let confirmer: Option<Arc<dyn Confirmer>> =
-            supports_elicitation(&context.peer).then(|| {
-                Arc::new(Elicit {
-                    peer: context.peer.clone(),
-                    handle: tokio::runtime::Handle::current(),
-                }) as Arc<dyn Confirmer>
-            });
         let cancel = CancelToken::new();
+        let id = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, cancel.clone());
+        let confirmer = supports_elicitation(&context.peer).then(|| {
+            Arc::new(Elicit {
+                peer: context.peer.clone(),
+                handle: tokio::runtime::Handle::current(),
+                cancel: cancel.clone(),
+            }) as Arc<dyn Confirmer>
+        });
         let options = CallOptions {
             context: CallContext {
                 agent: client,
@@ -239,16 +286,11 @@ impl McpServer {
             confirmer,
             ..CallOptions::default()
         };
-        let permit = tokio::select! {
-            permit = Arc::clone(&self.shared.calls).acquire_owned() => permit
-                .map_err(|_| McpError::internal_error("the server is shutting down", None))?,
-            () = context.ct.cancelled() => return Ok(cancelled_result()),
-        };
         let executor = Arc::clone(self.executor());
-        let mut task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            executor.call(&name, &args, &options)
-        });
+        let mut task = self
+            .shared
+            .pool
+            .run(move || executor.call(&name, &args, &options));
         let finished = tokio::select! {
             done = &mut task => done,
             () = context.ct.cancelled() => {
@@ -256,8 +298,14 @@ impl McpServer {
                 task.await
             }
         };
-        let result = finished
-            .map_err(|e| McpError::internal_error(format!("the call's task failed: {e}"), None))?;
+        self.shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        let result = finished.map_err(|_| {
+            McpError::internal_error("the call's thread ended without an answer", None)
+        })?;
         Ok(to_mcp(result))
     }
 }
@@ -309,11 +357,15 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.shared
-            .peers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(context.peer.clone());
+        {
+            let mut peers = self
+                .shared
+                .peers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(context.peer.clone());
+        }
         self.ensure_workspace(&context.peer).await;
     }
 }
@@ -337,21 +389,18 @@ fn to_mcp(result: ToolResult) -> CallToolResult {
     }
 }
 
-fn cancelled_result() -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(
-        "error (cancelled): the call was cancelled before it started",
-    )])
-}
-
 fn supports_elicitation(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info()
         .is_some_and(|info| info.capabilities.elicitation.is_some())
 }
 
-/// Asks the person behind the MCP client, through elicitation.
+/// Asks the person behind the MCP client, through elicitation. The client
+/// is trusted to relay the person's answer.
 struct Elicit {
     peer: Peer<RoleServer>,
     handle: tokio::runtime::Handle,
+    /// The call's token: a cancelled call stops waiting for the answer.
+    cancel: CancelToken,
 }
 
 impl Confirmer for Elicit {
@@ -371,11 +420,16 @@ impl Confirmer for Elicit {
             ),
             requested_schema: schema,
         };
-        // Called on the call's blocking thread, never on a runtime worker.
-        let answer = self.handle.block_on(tokio::time::timeout(
-            CONFIRM_TIMEOUT,
-            self.peer.create_elicitation(params),
-        ));
+        // Called on the call's blocking thread, never on the protocol thread.
+        let answer = self.handle.block_on(async {
+            tokio::select! {
+                answer = tokio::time::timeout(CONFIRM_TIMEOUT, self.peer.create_elicitation(params)) => Some(answer),
+                () = until_cancelled(&self.cancel) => None,
+            }
+        });
+        let Some(answer) = answer else {
+            return Decision::Deny;
+        };
         match answer {
             Ok(Ok(reply)) => {
                 let yes = reply.action == ElicitationAction::Accept
@@ -393,6 +447,13 @@ impl Confirmer for Elicit {
             }
             Err(_) => Decision::Deny,
         }
+    }
+}
+
+/// Returns once `token` is cancelled (checked every 20 ms).
+async fn until_cancelled(token: &CancelToken) {
+    while !token.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -446,13 +507,14 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
 pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Result<(), ServeError> {
     let server = McpServer::new(executor, &options, "mcp-stdio");
     let running = server
+        .clone()
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| ServeError::Transport(e.to_string()))?;
+    let ended = running.waiting().await;
+    // The client is gone: stop what it left running.
+    server.cancel_all();
+    ended.map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
 }
 

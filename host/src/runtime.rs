@@ -143,6 +143,8 @@ pub struct Runtime {
     pub(crate) cache: CompileCache,
     pub(crate) limits: Limits,
     slots: Slots,
+    /// The slot count `slots` started with.
+    max_calls: u32,
     workers: Slots,
     _ticker: Ticker,
 }
@@ -188,8 +190,15 @@ impl Runtime {
             linker,
             limits: config.limits,
             slots: Slots::new(slots),
+            max_calls: slots,
             workers: Slots::new(workers),
         })
+    }
+
+    /// How many calls may run in a sandbox at once (the instance pool is
+    /// sized for it).
+    pub fn max_concurrent_calls(&self) -> usize {
+        self.max_calls as usize
     }
 
     /// The default per-call limits.

@@ -79,6 +79,9 @@ async fn serve(
     .arg("--workspace")
     .arg(ws)
     .env("TOOLHOST_CACHE_DIR", cache)
+    // No user configuration or state from this machine.
+    .env("XDG_CONFIG_HOME", ws.join("no-config"))
+    .env("XDG_STATE_HOME", ws.join("state"))
     .env_remove("TOOLHOST_CONFIG");
     ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
         .await

@@ -7,6 +7,7 @@
 )]
 
 mod apply_patch;
+mod assistant_tools;
 mod cli;
 mod commands;
 mod config;
@@ -16,6 +17,7 @@ mod fan_out;
 mod file_tools;
 mod line_endings;
 mod mcp;
+mod mcp_http;
 mod pipeline;
 mod read_file;
 mod sandbox;

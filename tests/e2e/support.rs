@@ -119,6 +119,10 @@ pub fn toolhost_command(cwd: &Path, args: &[&str]) -> Command {
             "XDG_DATA_HOME",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-data"),
         )
+        .env(
+            "XDG_STATE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-state"),
+        )
         .env_remove("TOOLHOST_CONFIG")
         .env_remove("TOOLHOST_LOG");
     cmd

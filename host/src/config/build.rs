@@ -51,6 +51,33 @@ impl Config {
             .with_setting("allow_delete", self.allow_delete)
             .with_commands(self.commands.to_command_config())
             .map_err(bad)?;
+        if let Some(tz) = &self.timezone {
+            executor = executor.with_setting("timezone", tz.clone());
+        }
+        let state = self.state_dir.clone().or_else(|| {
+            dirs::state_dir()
+                .or_else(dirs::data_dir)
+                .map(|d| d.join("toolhost"))
+        });
+        if let Some(state) = &state {
+            executor = executor.with_state_dir("todo", state.join("todo"));
+        }
+        if let Some(memory) = self
+            .memory_dir
+            .clone()
+            .or_else(|| state.map(|s| s.join("memory")))
+        {
+            executor = executor.with_state_dir("memory", memory);
+        }
+        if let Some(schemas) = &self.schemas_dir {
+            if !schemas.is_dir() {
+                return Err(bad(format!(
+                    "schemas_dir {} is not a directory; create it (one TYPE.json per output type) or remove the key",
+                    schemas.display()
+                )));
+            }
+            executor = executor.with_state_dir("schemas", schemas.clone());
+        }
         if let Some(dir) = &self.workspace {
             executor = executor
                 .with_workspace(dir)

@@ -6,7 +6,10 @@
 //!   (DNS-rebinding protection: a browser page on another site, or a
 //!   rebound name, gets 403). With a token, a request without
 //!   `Authorization: Bearer TOKEN` gets 401.
-//! - `/health`: `{"status":"ok","tools":N}`, no token needed.
+//! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
+//!
+//! Clients come and go over HTTP, so the workspace is fixed at start (the
+//! configured one, else the current directory); roots are not used.
 //!
 //! A non-loopback address needs a token.
 
@@ -87,35 +90,53 @@ pub async fn serve_http(
         addr: bound,
         ..http
     };
+    if executor.workspace().is_none()
+        && let Ok(dir) = std::env::current_dir()
+    {
+        let _ = executor.set_workspace_if_unset(&dir);
+    }
     let (hosts, origins) = http.allowlists();
     let server = McpServer::new(Arc::clone(&executor), &options, "mcp-http");
+    let shutdown = tokio_util::sync::CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins);
+        .with_allowed_hosts(hosts.clone())
+        .with_allowed_origins(origins)
+        .with_cancellation_token(shutdown.clone());
+    let running = server.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     let token: Arc<Option<String>> = Arc::new(http.token.clone());
-    let app = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(token, require_token))
+    let health = axum::Router::new()
         .route(
             "/health",
             axum::routing::get(move || {
                 let tools = executor.tools().len();
                 async move { axum::Json(serde_json::json!({"status": "ok", "tools": tools})) }
             }),
-        );
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(hosts),
+            require_host,
+        ));
+    let app = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(token, require_token))
+        .merge(health);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
+            // Open event streams end too, so shutdown does not wait on them.
+            shutdown.cancel();
         })
         .await
-        .map_err(|e| ServeError::Transport(e.to_string()))
+        .map_err(|e| ServeError::Transport(e.to_string()));
+    running.cancel_all();
+    served
 }
 
 /// 401 unless the request carries the configured bearer token.
@@ -125,12 +146,14 @@ async fn require_token(
     next: Next,
 ) -> Response {
     if let Some(expected) = token.as_ref() {
+        // The scheme name is case-insensitive (RFC 9110).
         let given = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map_or("", |(_, token)| token.trim());
         if !same(given.as_bytes(), expected.as_bytes()) {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -141,6 +164,38 @@ async fn require_token(
         }
     }
     next.run(request).await
+}
+
+/// 403 unless the Host header names an allowed host (for /health; rmcp
+/// checks /mcp itself).
+async fn require_host(
+    State(hosts): State<Arc<Vec<String>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(host_name)
+        .unwrap_or_default();
+    if hosts.iter().any(|h| h.eq_ignore_ascii_case(&host)) {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed",
+        )
+            .into_response()
+    }
+}
+
+/// `localhost:8080` → `localhost`, `[::1]:80` → `::1`.
+fn host_name(header: &str) -> String {
+    if let Some(rest) = header.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("").to_owned();
+    }
+    header.split(':').next().unwrap_or("").to_owned()
 }
 
 /// Equal, in time independent of where the inputs differ.
@@ -158,6 +213,13 @@ mod tests {
         assert!(!same(b"abc", b"abd"));
         assert!(!same(b"abc", b"abcd"));
         assert!(!same(b"", b"a"));
+    }
+
+    #[test]
+    fn host_names_drop_the_port() {
+        assert_eq!(host_name("localhost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:80"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
     }
 
     #[test]

@@ -129,7 +129,6 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
         }
         None => None,
     };
-    let max_calls = settings.config.limits.max_concurrent_calls as usize;
     // A person at this terminal is not the one to ask: clients are asked
     // through elicitation, per call.
     let executor = std::sync::Arc::new(
@@ -138,17 +137,16 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
             .with_confirmer(Box::new(toolhost::NoConfirmer)),
     );
     let options = toolhost::mcp::ServeOptions {
-        max_concurrent_calls: max_calls,
         reload_interval: (args.reload_secs > 0)
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
+        ..toolhost::mcp::ServeOptions::default()
     };
-    // One thread runs the protocol (stdio or HTTP, JSON in and out); each
-    // call runs on a blocking thread. With a multi-threaded scheduler the
-    // workers and the blocking threads fought over the cores: 8.9k calls/s
-    // against 14.4k on two cores (docs/benchmarks.md).
+    // One thread runs the protocol (stdio or HTTP, JSON in and out); calls
+    // run on the server's call threads (toolhost::mcp). With tokio's
+    // multi-threaded scheduler and blocking pool, its workers and one thread
+    // per call in flight fought over the cores (docs/benchmarks.md).
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .max_blocking_threads(max_calls + 16)
         .thread_name("toolhost-mcp")
         .build()
         .context("cannot start the async runtime")?;

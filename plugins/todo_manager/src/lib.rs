@@ -1,0 +1,369 @@
+//! The `todo_manager` tool (seed 003): the agent's plan as a short list of
+//! steps, at most one in progress, kept per session in a state directory
+//! only this tool is granted (`/todo`).
+
+use std::path::{Path, PathBuf};
+use toolhost_sdk::export_tool;
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+
+/// The most steps a plan may have.
+pub const MAX_ITEMS: usize = 15;
+
+/// Where the plans live inside the sandbox.
+pub const STATE_DIR: &str = "/todo";
+
+/// A step's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Not started.
+    Pending,
+    /// Being worked on now (at most one).
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One step as the model sends it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemIn {
+    /// What to do, in the imperative: "Run the tests".
+    pub content: String,
+    /// The same step as an ongoing action: "Running the tests".
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+    /// pending, in_progress or completed.
+    pub status: Status,
+}
+
+/// Arguments of `todo_manager`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The whole plan, replacing the previous one. Omit to get the current
+    /// plan.
+    #[serde(default)]
+    pub items: Option<Vec<ItemIn>>,
+}
+
+/// One step as stored and returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Item {
+    /// `step-1` … `step-N`, in order.
+    pub id: String,
+    /// What to do.
+    pub content: String,
+    /// The ongoing form.
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+    /// Its state.
+    pub status: Status,
+}
+
+/// The plan.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Plan {
+    /// The steps, in order.
+    pub items: Vec<Item>,
+    /// The most steps allowed.
+    #[serde(rename = "maxItems")]
+    pub max_items: usize,
+    /// The step in progress, if any.
+    #[serde(rename = "currentItem")]
+    pub current_item: Option<Item>,
+}
+
+/// The `todo_manager` tool.
+pub struct TodoManager;
+
+impl Tool for TodoManager {
+    type Args = Args;
+    const NAME: &'static str = "todo_manager";
+    const DESCRIPTION: &'static str = "Keep your plan for the current task as a list of steps \
+        and update it as you work. Send the whole list each time (`items`: content in the \
+        imperative, activeForm as the ongoing action, status pending / in_progress / \
+        completed); send `{}` to read the current plan. Rules: at most 15 steps, at most one \
+        in_progress, every step needs content and activeForm. Steps get ids step-1..N. Use it \
+        for tasks of three steps or more; mark a step completed as soon as it is done.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::Directory {
+            name: "todo".to_owned(),
+            writable: true,
+        }]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Plan>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        run(args, ctx, Path::new(STATE_DIR))
+    }
+}
+
+export_tool!(TodoManager);
+
+/// The body of [`TodoManager::call`], over the state directory `dir`.
+pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
+    if !dir.is_dir() {
+        return Err(ToolError::failed(
+            "todo_manager has no state directory: this host did not grant it `todo`",
+        )
+        .with_hint("configure state_dir (see docs/configuration.md) or grant the directory"));
+    }
+    let file = plan_file(dir, ctx.session());
+    let items = match args.items {
+        None => load(&file)?,
+        Some(items) => {
+            let items = check(items)?;
+            save(&file, &items)?;
+            items
+        }
+    };
+    let plan = Plan {
+        current_item: items
+            .iter()
+            .find(|i| i.status == Status::InProgress)
+            .cloned(),
+        max_items: MAX_ITEMS,
+        items,
+    };
+    Ok(Output::text(render(&plan)).with_structured(&plan))
+}
+
+/// The rules, each broken one named; ids assigned in order.
+fn check(items: Vec<ItemIn>) -> Result<Vec<Item>, ToolError> {
+    if items.len() > MAX_ITEMS {
+        return Err(ToolError::invalid_input(format!(
+            "the plan has {} steps; at most {MAX_ITEMS} are allowed: merge small steps or plan a part at a time",
+            items.len()
+        )));
+    }
+    let busy: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.status == Status::InProgress)
+        .map(|(n, _)| n + 1)
+        .collect();
+    if busy.len() > 1 {
+        return Err(ToolError::invalid_input(format!(
+            "steps {} are all in_progress; only one step may be in_progress at a time: mark the others pending or completed",
+            busy.iter()
+                .map(|n| format!("step-{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(n, item)| {
+            let id = format!("step-{}", n + 1);
+            if item.content.trim().is_empty() {
+                return Err(ToolError::invalid_input(format!(
+                    "{id} has no content: say what the step does"
+                )));
+            }
+            if item.active_form.trim().is_empty() {
+                return Err(ToolError::invalid_input(format!(
+                    "{id} has no activeForm: give the step as an ongoing action, e.g. \"Running the tests\""
+                )));
+            }
+            Ok(Item {
+                id,
+                content: item.content.trim().to_owned(),
+                active_form: item.active_form.trim().to_owned(),
+                status: item.status,
+            })
+        })
+        .collect()
+}
+
+/// One file per session: `<dir>/<session>.json` (`default` without one),
+/// the name kept to safe characters.
+fn plan_file(dir: &Path, session: Option<&str>) -> PathBuf {
+    let name: String = session
+        .unwrap_or("default")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let name = if name.is_empty() {
+        "default".to_owned()
+    } else {
+        name
+    };
+    dir.join(format!("{name}.json"))
+}
+
+fn load(file: &Path) -> Result<Vec<Item>, ToolError> {
+    match std::fs::read(file) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            ToolError::failed(format!("the saved plan is unreadable ({e})"))
+                .with_hint("send the whole plan again to replace it")
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(ToolError::failed(format!("cannot read the plan: {e}"))),
+    }
+}
+
+fn save(file: &Path, items: &[Item]) -> Result<(), ToolError> {
+    let text = serde_json::to_vec_pretty(items).map_err(|e| ToolError::failed(e.to_string()))?;
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| ToolError::failed(format!("cannot save the plan: {e}")))
+}
+
+fn render(plan: &Plan) -> String {
+    if plan.items.is_empty() {
+        return "No plan yet. Send `items` to make one.\n".to_owned();
+    }
+    let done = plan
+        .items
+        .iter()
+        .filter(|i| i.status == Status::Completed)
+        .count();
+    let mut text = format!("Plan: {done}/{} done\n", plan.items.len());
+    for item in &plan.items {
+        let (mark, what) = match item.status {
+            Status::Completed => ("[x]", &item.content),
+            Status::InProgress => ("[>]", &item.active_form),
+            Status::Pending => ("[ ]", &item.content),
+        };
+        text.push_str(&format!("{mark} {} {what}\n", item.id));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(items: serde_json::Value) -> Args {
+        serde_json::from_value(json!({ "items": items })).unwrap()
+    }
+
+    fn step(content: &str, status: &str) -> serde_json::Value {
+        json!({"content": content, "activeForm": format!("{content}ing"), "status": status})
+    }
+
+    fn err(dir: &Path, items: serde_json::Value) -> String {
+        run(args(items), &Context::default(), dir)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_plan_is_saved_numbered_and_read_back_with_empty_args() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(
+            args(json!([
+                step("Write", "completed"),
+                step("Test", "in_progress"),
+                step("Ship", "pending")
+            ])),
+            &Context::default(),
+            dir.path(),
+        )
+        .unwrap();
+        let plan = out.structured().unwrap();
+        assert_eq!(plan["items"][2]["id"], "step-3");
+        assert_eq!(plan["maxItems"], 15);
+        assert_eq!(plan["currentItem"]["id"], "step-2");
+        assert!(
+            out.content().contains("[>] step-2 Testing"),
+            "{}",
+            out.content()
+        );
+        let again = run(Args::default(), &Context::default(), dir.path()).unwrap();
+        assert_eq!(again.structured().unwrap()["items"], plan["items"]);
+    }
+
+    #[test]
+    fn at_most_fifteen_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let many: Vec<_> = (0..16).map(|i| step(&format!("s{i}"), "pending")).collect();
+        let m = err(dir.path(), json!(many));
+        assert!(m.contains("16 steps") && m.contains("at most 15"), "{m}");
+    }
+
+    #[test]
+    fn at_most_one_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = err(
+            dir.path(),
+            json!([step("a", "in_progress"), step("b", "in_progress")]),
+        );
+        assert!(
+            m.contains("step-1, step-2") && m.contains("only one"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn active_form_is_required() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = err(
+            dir.path(),
+            json!([{"content": "a", "activeForm": " ", "status": "pending"}]),
+        );
+        assert!(m.contains("step-1 has no activeForm"), "{m}");
+        let missing: Result<Args, _> =
+            serde_json::from_value(json!({"items": [{"content": "a", "status": "pending"}]}));
+        assert!(missing.is_err(), "activeForm is a required field");
+    }
+
+    #[test]
+    fn content_is_required() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = err(
+            dir.path(),
+            json!([{"content": "", "activeForm": "x", "status": "pending"}]),
+        );
+        assert!(m.contains("step-1 has no content"), "{m}");
+    }
+
+    #[test]
+    fn plans_are_per_session_and_a_broken_rule_keeps_the_old_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Context::default();
+        run(args(json!([step("Keep", "pending")])), &a, dir.path()).unwrap();
+        assert!(
+            err(
+                dir.path(),
+                json!([step("x", "in_progress"), step("y", "in_progress")])
+            )
+            .contains("only one")
+        );
+        let kept = run(Args::default(), &a, dir.path()).unwrap();
+        assert_eq!(kept.structured().unwrap()["items"][0]["content"], "Keep");
+        assert_eq!(
+            plan_file(dir.path(), Some("../etc")),
+            dir.path().join("___etc.json")
+        );
+    }
+
+    #[test]
+    fn no_state_directory_is_a_clear_failure() {
+        let m = run(
+            Args::default(),
+            &Context::default(),
+            Path::new("/no/such/dir"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(m.contains("no state directory"), "{m}");
+    }
+}
