@@ -64,6 +64,8 @@ mod context;
 pub mod edit;
 pub mod fs;
 pub mod log;
+#[cfg(feature = "memory")]
+pub mod memory;
 mod output;
 pub mod parallel;
 mod schema;

@@ -81,3 +81,134 @@ fn todo_manager_keeps_the_plan_in_its_own_state_directory() {
     assert_eq!(r.error_kind(), Some(ErrorKind::Failed));
     assert!(r.content.contains("no state directory"), "{}", r.content);
 }
+
+#[test]
+fn memory_save_then_search_then_get() {
+    let ws = workspace();
+    let state = workspace();
+    let ex = with_state(ws.path(), state.path()).with_mode(Mode::ConfirmSensitive);
+    for fact in [
+        "The staging database is postgres 16 on db-staging-2",
+        "The user prefers short answers",
+    ] {
+        let r = call(&ex, "save_memory", &json!({ "fact": fact }).to_string());
+        assert!(r.success, "{}", r.content);
+    }
+    let r = call(
+        &ex,
+        "memory_search",
+        r#"{"query":"staging database","maxResults":3}"#,
+    );
+    assert!(r.success, "{}", r.content);
+    let found = r.structured.expect("structured");
+    let best = &found["results"][0];
+    assert!(
+        best["snippet"]
+            .as_str()
+            .expect("snippet")
+            .contains("postgres 16"),
+        "{found}"
+    );
+    let path = best["path"].as_str().expect("path").to_owned();
+    assert!(
+        path.ends_with(".md") && path.len() == "YYYY-MM-DD.md".len(),
+        "{path}"
+    );
+    let line = best["line"].as_u64().expect("line");
+    let r = call(
+        &ex,
+        "memory_get",
+        &json!({"path": path, "from": line, "lines": 1}).to_string(),
+    );
+    assert!(r.success, "{}", r.content);
+    assert!(r.content.contains("postgres 16"), "{}", r.content);
+    assert!(state.path().join("memory").join(&path).is_file());
+    let r = call(&ex, "memory_search", r#"{"query":"kubernetes cluster"}"#);
+    assert_eq!(r.structured.expect("structured")["results"], json!([]));
+}
+
+#[test]
+fn memory_refuses_credentials_and_paths_outside_it() {
+    let ws = workspace();
+    let state = workspace();
+    let ex = with_state(ws.path(), state.path());
+    let r = call(
+        &ex,
+        "save_memory",
+        r#"{"fact":"prod token is ghp_abcdefghijklmnopqrstuvwxyz0123456789"}"#,
+    );
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied));
+    assert!(r.content.contains("GitHub token"), "{}", r.content);
+    assert!(
+        !state.path().join("memory").exists()
+            || std::fs::read_dir(state.path().join("memory"))
+                .expect("dir")
+                .next()
+                .is_none()
+    );
+    for path in ["../todo/default.json", "/etc/passwd"] {
+        let r = call(&ex, "memory_get", &json!({ "path": path }).to_string());
+        assert_eq!(
+            r.error_kind(),
+            Some(ErrorKind::InvalidInput),
+            "{path}: {}",
+            r.content
+        );
+    }
+}
+
+#[test]
+fn validate_output_checks_registered_and_inline_schemas() {
+    let ws = workspace();
+    let schemas = workspace();
+    std::fs::write(
+        schemas.path().join("summary.json"),
+        json!({"type": "object", "required": ["title", "points"], "properties": {
+            "title": {"type": "string"},
+            "points": {"type": "array", "items": {"type": "string"}, "minItems": 1}
+        }})
+        .to_string(),
+    )
+    .expect("schema");
+    let ex = executor(ws.path()).with_state_dir("schemas", schemas.path());
+    let ok = json!({"outputType": "summary", "data": {"title": "T", "points": ["a"]}});
+    let r = call(&ex, "validate_output", &ok.to_string());
+    let v = r.structured.expect("structured");
+    assert_eq!(v["valid"], true, "{v}");
+    let bad = json!({"outputType": "summary", "data": {"title": 3, "points": [], "extra": 1}});
+    let v = call(&ex, "validate_output", &bad.to_string())
+        .structured
+        .expect("structured");
+    assert_eq!(v["valid"], false);
+    let paths: Vec<&str> = v["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    assert!(
+        paths.contains(&"/title") && paths.contains(&"/points"),
+        "{paths:?}"
+    );
+    assert_eq!(v["warnings"][0]["path"], "/extra");
+    let r = call(
+        &ex,
+        "validate_output",
+        r#"{"outputType":"sumary","data":{}}"#,
+    );
+    assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
+    assert!(
+        r.content.contains("known output types are: summary"),
+        "{}",
+        r.content
+    );
+    // The tool only reads the schemas directory.
+    let grant = ex.effective_grant(&ex.lookup("validate_output").expect("tool"));
+    assert_eq!(grant.directories[0].access, toolhost::grant::Access::Read);
+    // An inline schema works without one.
+    let inline = json!({"outputType": "n", "data": 3, "schema": {"type": "integer", "minimum": 5}});
+    let v = call(&executor(ws.path()), "validate_output", &inline.to_string())
+        .structured
+        .expect("structured");
+    assert_eq!(v["valid"], false);
+}

@@ -193,6 +193,25 @@ impl Inner {
 mod tests {
     use super::*;
 
+    type Gate = Arc<(Mutex<bool>, Condvar)>;
+
+    /// A job that blocks until `gate` opens.
+    fn blocked_until(gate: &Gate) -> impl FnOnce() + Send + 'static {
+        let gate = Arc::clone(gate);
+        move || {
+            let (open, cv) = &*gate;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = cv.wait(open).unwrap();
+            }
+        }
+    }
+
+    fn open(gate: &Gate) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
     fn wait<T>(rx: tokio::sync::oneshot::Receiver<T>) -> T {
         rx.blocking_recv().expect("the job ran")
     }
@@ -213,19 +232,8 @@ mod tests {
     #[test]
     fn stuck_jobs_do_not_block_the_others() {
         let pool = CallPool::new(1, 8);
-        let gate = Arc::new((Mutex::new(false), Condvar::new()));
-        let blockers: Vec<_> = (0..3)
-            .map(|_| {
-                let gate = Arc::clone(&gate);
-                pool.run(move || {
-                    let (open, cv) = &*gate;
-                    let mut open = open.lock().unwrap();
-                    while !*open {
-                        open = cv.wait(open).unwrap();
-                    }
-                })
-            })
-            .collect();
+        let gate: Gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let blockers: Vec<_> = (0..3).map(|_| pool.run(blocked_until(&gate))).collect();
         let started = Instant::now();
         assert_eq!(
             wait(pool.run(|| 42)),
@@ -233,31 +241,18 @@ mod tests {
             "a short job ran beside 3 stuck ones"
         );
         assert!(started.elapsed() < Duration::from_secs(5));
-        *gate.0.lock().unwrap() = true;
-        gate.1.notify_all();
+        open(&gate);
         blockers.into_iter().for_each(wait);
     }
 
     #[test]
     fn at_most_max_workers() {
         let pool = CallPool::new(1, 3);
-        let gate = Arc::new((Mutex::new(false), Condvar::new()));
-        let jobs: Vec<_> = (0..10)
-            .map(|_| {
-                let gate = Arc::clone(&gate);
-                pool.run(move || {
-                    let (open, cv) = &*gate;
-                    let mut open = open.lock().unwrap();
-                    while !*open {
-                        open = cv.wait(open).unwrap();
-                    }
-                })
-            })
-            .collect();
+        let gate: Gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let jobs: Vec<_> = (0..10).map(|_| pool.run(blocked_until(&gate))).collect();
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(pool.workers(), 3);
-        *gate.0.lock().unwrap() = true;
-        gate.1.notify_all();
+        open(&gate);
         jobs.into_iter().for_each(wait);
     }
 }

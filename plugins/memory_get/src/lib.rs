@@ -1,0 +1,83 @@
+//! The `memory_get` tool (seed 001): lines of one memory file.
+
+use std::path::Path;
+use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
+use toolhost_sdk::{export_tool, memory};
+
+/// Arguments of `memory_get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The file, relative to the memory directory (e.g. `2026-11-22.md`).
+    pub path: String,
+    /// The first line to return, 1-based (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub from: Option<usize>,
+    /// How many lines (default 50, at most 1000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub lines: Option<usize>,
+}
+
+/// The `memory_get` tool.
+pub struct MemoryGet;
+
+impl Tool for MemoryGet {
+    type Args = Args;
+    const NAME: &'static str = "memory_get";
+    const DESCRIPTION: &'static str = "Read lines of a memory file (a path memory_search \
+        returned, relative to the memory directory), numbered: `from` (1-based, default 1) and \
+        `lines` (default 50).";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::Directory {
+            name: "memory".to_owned(),
+            writable: false,
+        }]
+    }
+
+    fn call(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
+        get(&args, Path::new(memory::DIR))
+    }
+}
+
+export_tool!(MemoryGet);
+
+/// Read from the memory directory `root`.
+pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
+    let rel = memory::relative(&args.path)?;
+    let from = args.from.unwrap_or(1);
+    let count = args.lines.unwrap_or(50);
+    ToolError::check_range("from", from, 1..=usize::MAX, "lines are numbered from 1")?;
+    ToolError::check_range("lines", count, 1..=1000, "read less at a time")?;
+    let path = memory::dir(root)?.join(&rel);
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::retry(format!(
+            "`{}` is not in memory; memory_search finds the files that are",
+            args.path
+        )),
+        _ => ToolError::failed(format!("cannot read `{}`: {e}", args.path)),
+    })?;
+    let total = text.lines().count();
+    let mut out: String = text
+        .lines()
+        .enumerate()
+        .skip(from - 1)
+        .take(count)
+        .map(|(n, l)| format!("{:>6}\t{l}\n", n + 1))
+        .collect();
+    if out.is_empty() {
+        out = format!(
+            "`{}` has {total} lines; `from` {from} is past the end.\n",
+            args.path
+        );
+    } else if from - 1 + count < total {
+        out.push_str(&format!(
+            "[{} more lines; continue with from={}]\n",
+            total - (from - 1 + count),
+            from + count
+        ));
+    }
+    Ok(Output::text(out))
+}

@@ -1,0 +1,154 @@
+//! The `save_memory` tool (seed 001): append a fact to today's memory log,
+//! `YYYY-MM-DD.md` in the memory directory; never a credential.
+
+use std::io::Write as _;
+use std::path::Path;
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+use toolhost_sdk::{export_tool, memory};
+
+/// Arguments of `save_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// One fact worth remembering across sessions, in a sentence.
+    pub fact: String,
+}
+
+/// Where the fact went.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Saved {
+    /// The memory file, relative to the memory directory.
+    pub path: String,
+    /// The fact's line in it.
+    pub line: usize,
+}
+
+/// The `save_memory` tool.
+pub struct SaveMemory;
+
+impl Tool for SaveMemory {
+    type Args = Args;
+    const NAME: &'static str = "save_memory";
+    const DESCRIPTION: &'static str = "Remember one fact across sessions (a preference, a \
+        decision, where something lives): it is appended with the time to today's memory log \
+        (YYYY-MM-DD.md). Keep it to one self-contained sentence. Never save secrets: text that \
+        looks like an API key, token, password or private key is refused. Find facts later with \
+        memory_search.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::Directory {
+            name: "memory".to_owned(),
+            writable: true,
+        }]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Saved>())
+    }
+
+    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
+        let zone = ctx
+            .setting::<String>("timezone")
+            .and_then(|z| jiff::tz::TimeZone::get(&z).ok())
+            .unwrap_or(jiff::tz::TimeZone::UTC);
+        save(
+            &args.fact,
+            Path::new(memory::DIR),
+            &jiff::Timestamp::now().to_zoned(zone),
+        )
+    }
+}
+
+export_tool!(SaveMemory);
+
+/// Append `fact` to the log of `now`'s day under `root`.
+pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolError> {
+    let root = memory::dir(root)?;
+    let fact = fact.split_whitespace().collect::<Vec<_>>().join(" ");
+    if fact.is_empty() {
+        return Err(ToolError::invalid_input(
+            "`fact` is empty; give one sentence to remember",
+        ));
+    }
+    if fact.chars().count() > memory::MAX_FACT_CHARS {
+        return Err(ToolError::invalid_input(format!(
+            "`fact` is longer than {} characters; save the essential sentence, or several facts",
+            memory::MAX_FACT_CHARS
+        )));
+    }
+    if let Some(kind) = memory::credential_kind(&fact) {
+        return Err(ToolError::denied(format!(
+            "not saved: the fact looks like it contains {kind}, and credentials are never written to memory; \
+             save what the secret is for (e.g. \"the staging API key is in the team vault\") instead"
+        )));
+    }
+    let name = format!("{}.md", now.strftime("%Y-%m-%d"));
+    let path = root.join(&name);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(ToolError::failed(format!("cannot read {name}: {e}"))),
+    };
+    let mut entry = String::new();
+    if existing.is_empty() {
+        entry.push_str(&format!("# Memory {}\n\n", now.strftime("%Y-%m-%d")));
+    } else if !existing.ends_with('\n') {
+        entry.push('\n');
+    }
+    let line = existing.lines().count() + entry.lines().count() + 1;
+    entry.push_str(&format!("- {} {fact}\n", now.strftime("%H:%M")));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(entry.as_bytes()))
+        .map_err(|e| ToolError::failed(format!("cannot write {name}: {e}")))?;
+    let saved = Saved { path: name, line };
+    Ok(
+        Output::text(format!("Saved to {} line {}.", saved.path, saved.line))
+            .with_structured(&saved),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> jiff::Zoned {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn facts_are_appended_to_the_daily_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        let first = save("The user prefers tabs", dir.path(), &now).unwrap();
+        assert_eq!(first.structured().unwrap()["line"], 3);
+        let second = save("Deploys\nhappen on Fridays", dir.path(), &now).unwrap();
+        assert_eq!(second.structured().unwrap()["line"], 4);
+        let text = std::fs::read_to_string(dir.path().join("2026-11-22.md")).unwrap();
+        assert_eq!(
+            text,
+            "# Memory 2026-11-22\n\n- 09:30 The user prefers tabs\n- 09:30 Deploys happen on Fridays\n"
+        );
+    }
+
+    #[test]
+    fn credentials_are_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        let err = save(
+            "the key is sk-abcdefghijklmnopqrstuvwxyz123456",
+            dir.path(),
+            &now,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("credentials are never written"),
+            "{err}"
+        );
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}

@@ -1,0 +1,303 @@
+//! The `validate_output` tool (seed 003): check data against the JSON Schema
+//! registered for its output type (`/schemas/TYPE.json`, a directory the
+//! host grants read-only) or given inline.
+
+use serde_json::Value;
+use std::path::Path;
+use toolhost_sdk::export_tool;
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
+
+/// Where the schemas are mounted in the sandbox.
+pub const SCHEMAS_DIR: &str = "/schemas";
+
+/// The most errors reported.
+const MAX_ERRORS: usize = 50;
+
+/// Arguments of `validate_output`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The output type: the name of a schema in the schemas directory
+    /// (`report` for `report.json`), or a label when `schema` is given.
+    #[serde(rename = "outputType")]
+    pub output_type: String,
+    /// The data to check.
+    pub data: Value,
+    /// A JSON Schema to use instead of the registered one.
+    #[serde(default)]
+    pub schema: Option<Value>,
+}
+
+/// One problem.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Problem {
+    /// JSON pointer to the value (`/items/0/name`; empty for the root).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The verdict.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Verdict {
+    /// True when the data is valid.
+    pub valid: bool,
+    /// Why not, with JSON-pointer paths.
+    pub errors: Vec<Problem>,
+    /// Valid but suspicious: properties the schema does not describe.
+    pub warnings: Vec<Problem>,
+}
+
+/// The `validate_output` tool.
+pub struct ValidateOutput;
+
+impl Tool for ValidateOutput {
+    type Args = Args;
+    const NAME: &'static str = "validate_output";
+    const DESCRIPTION: &'static str = "Check data you produced against the JSON Schema of its \
+        output type before returning it: `outputType` names a registered schema (or pass \
+        `schema` inline), `data` is the value. Returns valid, the errors with JSON-pointer \
+        paths, and warnings for properties the schema does not describe. Fix the data and \
+        check again until it is valid.";
+
+    fn capabilities() -> Vec<Capability> {
+        vec![Capability::Directory {
+            name: "schemas".to_owned(),
+            writable: false,
+        }]
+    }
+
+    fn output_schema() -> Option<Value> {
+        Some(toolhost_sdk::json_schema::<Verdict>())
+    }
+
+    fn call(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
+        validate(args, Path::new(SCHEMAS_DIR))
+    }
+}
+
+export_tool!(ValidateOutput);
+
+/// Check `args.data` with the schema from `args.schema` or from `dir`.
+pub fn validate(args: Args, dir: &Path) -> Result<Output, ToolError> {
+    let schema = match args.schema {
+        Some(schema) => schema,
+        None => load(&args.output_type, dir)?,
+    };
+    let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        ToolError::invalid_input(format!(
+            "the schema for `{}` is not a valid JSON Schema: {e}",
+            args.output_type
+        ))
+    })?;
+    let errors: Vec<Problem> = validator
+        .iter_errors(&args.data)
+        .take(MAX_ERRORS)
+        .map(|e| Problem {
+            path: e.instance_path().as_str().to_owned(),
+            message: e.to_string(),
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    undescribed(&schema, &args.data, "", &mut warnings);
+    let verdict = Verdict {
+        valid: errors.is_empty(),
+        errors,
+        warnings,
+    };
+    let mut text = if verdict.valid {
+        format!("valid: the data matches `{}`.\n", args.output_type)
+    } else {
+        format!(
+            "invalid: {} problem(s) against `{}`:\n",
+            verdict.errors.len(),
+            args.output_type
+        )
+    };
+    for e in &verdict.errors {
+        text.push_str(&format!("  {}: {}\n", shown(&e.path), e.message));
+    }
+    for w in &verdict.warnings {
+        text.push_str(&format!("  warning {}: {}\n", shown(&w.path), w.message));
+    }
+    Ok(Output::text(text).with_structured(&verdict))
+}
+
+fn shown(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
+}
+
+/// The registered schema `name` from `dir`; an unknown name lists the known.
+fn load(name: &str, dir: &Path) -> Result<Value, ToolError> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.');
+    let known = known_types(dir);
+    if !plain || !dir.join(format!("{name}.json")).is_file() {
+        let listed = if known.is_empty() {
+            "no output types are registered (the host's schemas_dir is unset or empty); pass the schema inline with `schema`".to_owned()
+        } else {
+            format!("the known output types are: {}", known.join(", "))
+        };
+        return Err(ToolError::invalid_input(format!(
+            "unknown outputType `{name}`; {listed}"
+        )));
+    }
+    let text = std::fs::read_to_string(dir.join(format!("{name}.json")))
+        .map_err(|e| ToolError::failed(format!("cannot read the schema for `{name}`: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| {
+        ToolError::failed(format!("the schema file for `{name}` is not JSON: {e}"))
+            .with_hint("fix the file in the host's schemas_dir")
+    })
+}
+
+fn known_types(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.strip_suffix(".json").map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Properties of `data` that an object schema with `properties` (and no
+/// `additionalProperties` rule) does not describe, at any depth.
+fn undescribed(schema: &Value, data: &Value, at: &str, out: &mut Vec<Problem>) {
+    match (schema.get("properties").and_then(Value::as_object), data) {
+        (Some(props), Value::Object(fields)) => {
+            let open = schema.get("additionalProperties").is_none()
+                && schema.get("patternProperties").is_none();
+            for (key, value) in fields {
+                let path = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                match props.get(key) {
+                    Some(sub) => undescribed(sub, value, &path, out),
+                    None if open => out.push(Problem {
+                        path,
+                        message: "this property is not described by the schema".to_owned(),
+                    }),
+                    None => {}
+                }
+            }
+        }
+        (_, Value::Array(items)) => {
+            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, item) in items.iter().enumerate() {
+                    undescribed(item_schema, item, &format!("{at}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("person.json"),
+            json!({"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "object", "properties": {"label": {"type": "string"}}}}
+            }})
+            .to_string(),
+        )
+        .unwrap();
+        d
+    }
+
+    fn check(output_type: &str, data: Value, d: &Path) -> Result<Output, ToolError> {
+        validate(
+            Args {
+                output_type: output_type.into(),
+                data,
+                schema: None,
+            },
+            d,
+        )
+    }
+
+    #[test]
+    fn valid_data_with_warnings_for_undescribed_properties() {
+        let d = dir();
+        let out = check(
+            "person",
+            json!({"name": "Ada", "tags": [{"label": "x", "extra": 1}]}),
+            d.path(),
+        )
+        .unwrap();
+        let v = out.structured().unwrap();
+        assert_eq!(v["valid"], true);
+        assert_eq!(v["warnings"][0]["path"], "/tags/0/extra");
+    }
+
+    #[test]
+    fn invalid_data_has_pointer_paths() {
+        let d = dir();
+        let out = check("person", json!({"tags": [{"label": 5}]}), d.path()).unwrap();
+        let v = out.structured().unwrap();
+        assert_eq!(v["valid"], false);
+        let paths: Vec<&str> = v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap())
+            .collect();
+        assert!(paths.contains(&"/tags/0/label"), "{paths:?}");
+        assert!(
+            paths.contains(&""),
+            "the missing `name` is at the root: {paths:?}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_type_lists_the_known_ones() {
+        let d = dir();
+        let err = check("persn", json!({}), d.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown outputType `persn`") && err.contains("person"),
+            "{err}"
+        );
+        let err = check("../etc/passwd", json!({}), d.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown outputType"), "{err}");
+        let none = tempfile::tempdir().unwrap();
+        let err = check("x", json!({}), &none.path().join("missing"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("inline"), "{err}");
+    }
+
+    #[test]
+    fn an_inline_schema_needs_no_directory() {
+        let out = validate(
+            Args {
+                output_type: "count".into(),
+                data: json!(3),
+                schema: Some(json!({"type": "integer", "minimum": 5})),
+            },
+            Path::new("/no/such/dir"),
+        )
+        .unwrap();
+        assert_eq!(out.structured().unwrap()["valid"], false);
+    }
+}
