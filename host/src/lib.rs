@@ -34,6 +34,7 @@ pub mod hooks;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod names;
+mod net;
 mod parallel;
 mod plugin;
 mod registry;

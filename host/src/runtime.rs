@@ -171,6 +171,8 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            // wasi:http, every request checked against the call's grant (net.rs).
+            .and_then(|()| wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker))
             .and_then(|()| {
                 crate::bindings::v0_1_0::ToolPlugin::add_to_linker::<_, HasSelf<_>>(
                     &mut linker,

@@ -76,6 +76,9 @@ pub type Outcome = Result<PluginOutput, CallError>;
 pub(crate) struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: wasmtime_wasi_http::WasiHttpCtx,
+    /// wasi:http requests, checked against the grant's hosts.
+    net: crate::net::NetHooks,
     limiter: CallLimiter,
     tool: Arc<str>,
     call_id: String,
@@ -97,6 +100,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for CallState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.net,
         }
     }
 }
@@ -220,6 +233,10 @@ fn new_store(
     let state = CallState {
         wasi: builder.build(),
         table,
+        http: wasmtime_wasi_http::WasiHttpCtx::new(),
+        net: crate::net::NetHooks {
+            policy: crate::net::NetPolicy::new(&req.grant.network),
+        },
         limiter: CallLimiter {
             memory_bytes: req.limits.memory_bytes,
             memory_denied: false,
@@ -340,6 +357,13 @@ fn execute(
     thread_local! {
         static TOKIO: Option<tokio::runtime::Runtime> =
             tokio::runtime::Builder::new_current_thread().build().ok();
+    }
+    // A tool granted the network is the exception: wasi:http spawns each
+    // request onto the ambient runtime and waits for it, which only a
+    // runtime with its own workers and I/O (wasmtime-wasi's shared one) can
+    // drive.
+    if !req.grant.network.is_empty() {
+        return execute_in_runtime(runtime, plugin, req, shard, fanout);
     }
     TOKIO.with(|rt| {
         let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);

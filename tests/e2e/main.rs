@@ -24,3 +24,4 @@ mod sandbox;
 mod search_tools;
 mod special_files;
 mod support;
+mod web_fetch;

@@ -60,7 +60,9 @@ impl Config {
                 .map(|d| d.join("toolhost"))
         });
         if let Some(state) = &state {
-            executor = executor.with_state_dir("todo", state.join("todo"));
+            executor = executor
+                .with_state_dir("todo", state.join("todo"))
+                .with_state_dir("web_cache", state.join("web_cache"));
         }
         if let Some(memory) = self
             .memory_dir

@@ -1,0 +1,335 @@
+//! wasi:http for plugins, with the call's network grant enforced on every
+//! outgoing request (wasmtime-wasi-http's `send_request` hook):
+//!
+//! - only `http` and `https`;
+//! - the host must be in the grant (`*`: any public host);
+//! - every address the name resolves to is checked: loopback, private,
+//!   link-local (169.254.169.254, the cloud metadata address, among them),
+//!   carrier-grade NAT, multicast, unspecified, IPv6 unique-local and
+//!   link-local are refused unless the grant lists that address literally
+//!   (tests grant `127.0.0.1`);
+//! - plain `http` connects to the address that was checked, so a second
+//!   DNS answer cannot swap in another (for `https` the name must be kept
+//!   for TLS, so a rebinding race remains: docs/security.md);
+//! - connect, first-byte and between-bytes timeouts, and a cap on the
+//!   response body.
+//!
+//! Redirects are the plugin's to follow, so each hop comes back here.
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt as _;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+/// The most bytes of one response body a plugin may read.
+pub(crate) const MAX_RESPONSE_BYTES: u64 = 32 << 20;
+
+/// Timeouts of one request.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
+const BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What one call may reach: the effective grant's hosts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NetPolicy {
+    hosts: Arc<[String]>,
+}
+
+impl NetPolicy {
+    pub(crate) fn new(hosts: &[String]) -> Self {
+        Self {
+            hosts: hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        }
+    }
+
+    fn any_public(&self) -> bool {
+        self.hosts.iter().any(|h| h == "*")
+    }
+
+    fn lists(&self, name: &str) -> bool {
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+    }
+
+    /// The address to connect to for `host:port`, or why not.
+    async fn check(&self, host: &str, port: u16) -> Result<std::net::SocketAddr, Error> {
+        if self.hosts.is_empty() || !(self.any_public() || self.lists(host)) {
+            tracing::info!(host, "outgoing request refused: host not granted");
+            return Err(Error::HttpRequestDenied);
+        }
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let addrs: Vec<std::net::SocketAddr> = match bare.parse::<IpAddr>() {
+            Ok(ip) => vec![(ip, port).into()],
+            Err(_) => tokio::net::lookup_host((bare, port))
+                .await
+                .map_err(|_| Error::DnsError {
+                    rcode: Some("lookup failed".to_owned()),
+                    info_code: None,
+                })?
+                .collect(),
+        };
+        let Some(first) = addrs.first().copied() else {
+            return Err(Error::DnsError {
+                rcode: Some("no address".to_owned()),
+                info_code: None,
+            });
+        };
+        for addr in &addrs {
+            let ip = addr.ip();
+            if !is_public(ip) && !self.lists(&ip.to_string()) {
+                tracing::info!(host, %ip, "outgoing request refused: private address");
+                return Err(Error::DestinationIpProhibited);
+            }
+        }
+        Ok(first)
+    }
+}
+
+/// True for addresses on the public internet.
+pub(crate) fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0)
+                || (a == 198 && (18..20).contains(&b))
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || first == 0x2001 && v6.segments()[1] == 0x0db8
+                || first == 0x64 && v6.segments()[1] == 0xff9b)
+        }
+    }
+}
+
+/// The hooks of one call's wasi:http.
+#[derive(Debug, Default)]
+pub(crate) struct NetHooks {
+    pub(crate) policy: NetPolicy,
+}
+
+impl WasiHttpHooks for NetHooks {
+    fn is_supported_scheme(&mut self, scheme: &http::uri::Scheme) -> bool {
+        *scheme == http::uri::Scheme::HTTP || *scheme == http::uri::Scheme::HTTPS
+    }
+
+    fn send_request(
+        &mut self,
+        mut request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                        http::Response<WasiBody>,
+                        Box<dyn Future<Output = Result<(), Error>> + Send>,
+                    ),
+                    Error,
+                >,
+            > + Send,
+    > {
+        drop(fut);
+        let policy = self.policy.clone();
+        Box::new(async move {
+            let uri = request.uri().clone();
+            let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            let host = uri.host().ok_or(Error::HttpRequestUriInvalid)?.to_owned();
+            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+            let addr = policy.check(&host, port).await?;
+            if !https {
+                // Connect to the checked address; the Host header keeps the name.
+                let mut parts = uri.into_parts();
+                parts.authority = Some(
+                    addr.to_string()
+                        .parse()
+                        .map_err(|_| Error::HttpRequestUriInvalid)?,
+                );
+                *request.uri_mut() =
+                    http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
+            }
+            let options = RequestOptions {
+                connect_timeout: Some(
+                    options
+                        .and_then(|o| o.connect_timeout)
+                        .map_or(CONNECT_TIMEOUT, |t| t.min(CONNECT_TIMEOUT)),
+                ),
+                first_byte_timeout: Some(
+                    options
+                        .and_then(|o| o.first_byte_timeout)
+                        .map_or(FIRST_BYTE_TIMEOUT, |t| t.min(FIRST_BYTE_TIMEOUT)),
+                ),
+                between_bytes_timeout: Some(
+                    options
+                        .and_then(|o| o.between_bytes_timeout)
+                        .map_or(BETWEEN_BYTES_TIMEOUT, |t| t.min(BETWEEN_BYTES_TIMEOUT)),
+                ),
+            };
+            let (response, io) =
+                wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            let response = response.map(|body| {
+                Capped {
+                    inner: body.boxed_unsync(),
+                    left: MAX_RESPONSE_BYTES,
+                }
+                .boxed_unsync()
+            });
+            Ok((
+                response,
+                Box::new(io) as Box<dyn Future<Output = Result<(), Error>> + Send>,
+            ))
+        })
+    }
+}
+
+/// A response body that fails once it passes its byte budget.
+struct Capped {
+    inner: WasiBody,
+    left: u64,
+}
+
+impl Body for Capped {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+        {
+            let n = data.len() as u64;
+            if n > self.left {
+                return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(
+                    MAX_RESPONSE_BYTES,
+                )))));
+            }
+            self.left -= n;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(
+                !is_public(ip.parse().unwrap()),
+                "{ip} must not count as public"
+            );
+        }
+        for ip in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(is_public(ip.parse().unwrap()), "{ip} is public");
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn hosts_and_addresses_are_checked() {
+        let rt = runtime();
+        let check = |hosts: &[&str], host: &str| {
+            let policy = NetPolicy::new(&hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
+            rt.block_on(policy.check(host, 80))
+        };
+        assert!(matches!(
+            check(&[], "93.184.216.34"),
+            Err(Error::HttpRequestDenied)
+        ));
+        assert!(matches!(
+            check(&["example.com"], "other.com"),
+            Err(Error::HttpRequestDenied)
+        ));
+        assert!(check(&["*"], "93.184.216.34").is_ok());
+        assert!(matches!(
+            check(&["*"], "127.0.0.1"),
+            Err(Error::DestinationIpProhibited)
+        ));
+        assert!(matches!(
+            check(&["*"], "localhost"),
+            Err(Error::DestinationIpProhibited)
+        ));
+        assert!(matches!(
+            check(&["*"], "169.254.169.254"),
+            Err(Error::DestinationIpProhibited)
+        ));
+        assert!(
+            check(&["127.0.0.1"], "127.0.0.1").is_ok(),
+            "listed literally: allowed"
+        );
+        assert!(
+            matches!(
+                check(&["localhost"], "localhost"),
+                Err(Error::DestinationIpProhibited)
+            ),
+            "a name is not an address grant"
+        );
+        assert!(matches!(
+            check(&["127.0.0.1", "*"], "10.0.0.1"),
+            Err(Error::DestinationIpProhibited)
+        ));
+    }
+}

@@ -1,0 +1,213 @@
+//! web_fetch against an HTTP server on 127.0.0.1 that the test starts: the
+//! conversions, the cut, the markers, the cache, and every refusal of the
+//! host's network policy (hosts, private addresses, redirects).
+
+use crate::support::{call, executor, workspace};
+use serde_json::json;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use toolhost::grant::{Access, DirGrant};
+use toolhost::{ErrorKind, Executor, Grant};
+
+const PAGE: &str = "<html><head><title>T</title></head><body><h1>Welcome</h1>\
+    <p>Some <b>bold</b> words and a <a href=\"/next\">link</a>.</p></body></html>";
+
+/// A tiny HTTP/1.1 server; returns its port and how many requests it served.
+fn serve() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&served);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut first = String::new();
+            let _ = reader.read_line(&mut first);
+            let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+            }
+            let (status, extra, body) = match path.as_str() {
+                "/page" => ("200 OK", String::new(), PAGE.to_owned()),
+                "/big" => (
+                    "200 OK",
+                    String::new(),
+                    format!("<p>{}</p>", "word ".repeat(2000)),
+                ),
+                "/to-page" => ("302 Found", "Location: /page\r\n".to_owned(), String::new()),
+                "/to-metadata" => (
+                    "302 Found",
+                    "Location: http://169.254.169.254/latest/meta-data/\r\n".to_owned(),
+                    String::new(),
+                ),
+                _ => ("404 Not Found", String::new(), "missing".to_owned()),
+            };
+            let response = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let mut stream = stream;
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (port, served)
+}
+
+/// web_fetch granted `hosts` and a cache directory.
+fn granted(hosts: &[&str], cache: &std::path::Path) -> Executor {
+    let grant = Grant {
+        network: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        directories: vec![DirGrant {
+            name: "web_cache".into(),
+            host_path: cache.to_owned(),
+            access: Access::Write,
+        }],
+        ..Grant::none()
+    };
+    executor(workspace().path()).with_grant("web_fetch", grant)
+}
+
+fn fetch(ex: &Executor, args: serde_json::Value) -> toolhost::ToolResult {
+    call(ex, "web_fetch", &args.to_string())
+}
+
+#[test]
+fn html_becomes_markdown_or_text_inside_untrusted_markers() {
+    let (port, _) = serve();
+    let cache = workspace();
+    let ex = granted(&["127.0.0.1"], cache.path());
+    let url = format!("http://127.0.0.1:{port}/page");
+    let r = fetch(&ex, json!({"url": url}));
+    assert!(r.success, "{}", r.content);
+    assert!(
+        r.content.starts_with("<<<EXTERNAL_UNTRUSTED_CONTENT>>>\n"),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content
+            .trim_end()
+            .ends_with("<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>")
+    );
+    assert!(
+        r.content.contains(&format!("Source: {url}")),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content.contains("Content-Type: text/html"),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content.contains("# Welcome") && r.content.contains("**bold**"),
+        "{}",
+        r.content
+    );
+    let r = fetch(&ex, json!({"url": url, "format": "text"}));
+    assert!(r.content.contains("Some bold words"), "{}", r.content);
+    assert!(!r.content.contains("<p>"));
+    // A redirect inside the grant is followed.
+    let r = fetch(
+        &ex,
+        json!({"url": format!("http://127.0.0.1:{port}/to-page"), "format": "html"}),
+    );
+    assert!(
+        r.success && r.content.contains("<h1>Welcome</h1>"),
+        "{}",
+        r.content
+    );
+}
+
+#[test]
+fn max_length_cuts_with_a_note() {
+    let (port, _) = serve();
+    let cache = workspace();
+    let ex = granted(&["127.0.0.1"], cache.path());
+    let r = fetch(
+        &ex,
+        json!({"url": format!("http://127.0.0.1:{port}/big"), "max_length": 200}),
+    );
+    assert!(r.success, "{}", r.content);
+    assert!(r.content.contains("[cut at 200 of"), "{}", r.content);
+    assert_eq!(r.structured.expect("structured")["truncated"], true);
+}
+
+#[test]
+fn a_second_fetch_comes_from_the_cache() {
+    let (port, served) = serve();
+    let cache = workspace();
+    let ex = granted(&["127.0.0.1"], cache.path());
+    let url = format!("http://127.0.0.1:{port}/page");
+    assert!(fetch(&ex, json!({"url": url})).success);
+    let r = fetch(&ex, json!({"url": url, "format": "text"}));
+    assert!(r.success, "{}", r.content);
+    assert_eq!(r.structured.expect("structured")["cached"], true);
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        1,
+        "the server saw one request"
+    );
+}
+
+#[test]
+fn a_redirect_to_a_private_address_is_refused() {
+    let (port, _) = serve();
+    let cache = workspace();
+    let ex = granted(&["127.0.0.1", "*"], cache.path());
+    let r = fetch(
+        &ex,
+        json!({"url": format!("http://127.0.0.1:{port}/to-metadata")}),
+    );
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{}", r.content);
+    assert!(
+        r.content.contains("169.254.169.254") && r.content.contains("private"),
+        "{}",
+        r.content
+    );
+}
+
+#[test]
+fn a_host_not_on_the_allowlist_is_refused() {
+    let (port, served) = serve();
+    let cache = workspace();
+    let ex = granted(&["example.com"], cache.path());
+    let r = fetch(&ex, json!({"url": format!("http://127.0.0.1:{port}/page")}));
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied), "{}", r.content);
+    assert!(r.content.contains("not among the hosts"), "{}", r.content);
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        0,
+        "nothing reached the server"
+    );
+}
+
+#[test]
+fn a_name_resolving_to_loopback_is_refused_unless_the_address_is_granted() {
+    let (port, served) = serve();
+    // The built-in's default grant: any public host.
+    let ex = executor(workspace().path());
+    for host in ["localhost", "127.0.0.1"] {
+        let r = fetch(&ex, json!({"url": format!("http://{host}:{port}/page")}));
+        assert_eq!(
+            r.error_kind(),
+            Some(ErrorKind::Denied),
+            "{host}: {}",
+            r.content
+        );
+        assert!(
+            r.content.contains("private, local or metadata"),
+            "{}",
+            r.content
+        );
+    }
+    assert_eq!(served.load(Ordering::SeqCst), 0);
+    let r = fetch(&ex, json!({"url": "file:///etc/passwd"}));
+    assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
+}
