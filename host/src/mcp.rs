@@ -87,6 +87,19 @@ pub enum ServeError {
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// This connection's session id (call contexts carry it, so per-session
+    /// state such as todo_manager's plan is kept apart).
+    session: Arc<str>,
+}
+
+/// A fresh session id, unique within this process.
+fn new_session_id() -> Arc<str> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    Arc::from(format!(
+        "mcp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 struct Shared {
@@ -126,6 +139,7 @@ impl McpServer {
                 workspace: tokio::sync::Mutex::new(()),
                 channel,
             }),
+            session: new_session_id(),
         };
         server.spawn_change_notifier();
         if let Some(every) = options.reload_interval {
@@ -201,6 +215,14 @@ impl McpServer {
 
     fn executor(&self) -> &Arc<Executor> {
         &self.shared.executor
+    }
+
+    /// The same server for a new connection (an HTTP session).
+    pub fn for_new_session(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            session: new_session_id(),
+        }
     }
 
     /// Cancel every call still running (the transport closed): their
@@ -279,6 +301,7 @@ impl McpServer {
         let options = CallOptions {
             context: CallContext {
                 agent: client,
+                session: Some(self.session.to_string()),
                 channel: Some(self.shared.channel.to_owned()),
                 ..CallContext::new()
             },

@@ -53,7 +53,10 @@ impl NetPolicy {
 
     fn lists(&self, name: &str) -> bool {
         let name = name.trim_start_matches('[').trim_end_matches(']');
-        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+        let name = name.strip_suffix('.').unwrap_or(name);
+        self.hosts
+            .iter()
+            .any(|h| h.strip_suffix('.').unwrap_or(h).eq_ignore_ascii_case(name))
     }
 
     /// The address to connect to for `host:port`, or why not.
@@ -104,22 +107,35 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
                 || v4.is_documentation()
                 || a == 0
                 || (a == 100 && (64..128).contains(&b))
-                || (a == 192 && b == 0)
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
                 || (a == 198 && (18..20).contains(&b))
                 || a >= 240)
         }
         IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let o = v6.octets();
+            let embedded = |a: u8, b: u8, c: u8, d: u8| is_public(IpAddr::V4([a, b, c, d].into()));
+            // Forms that carry an IPv4 address: judge that address.
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            if s[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return embedded(o[12], o[13], o[14], o[15]); // ::a.b.c.d (compatible)
+            }
+            if s[0] == 0x64 && s[1] == 0xff9b {
+                return embedded(o[12], o[13], o[14], o[15]); // NAT64 64:ff9b::/96, /48
+            }
+            if s[0] == 0x2002 {
+                return embedded(o[2], o[3], o[4], o[5]); // 6to4
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8
-                || first == 0x64 && v6.segments()[1] == 0xff9b)
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+                || (s[0] == 0x2001 && s[1] == 0x0000)
+                || (s[0] == 0x2001 && s[1] == 0x0db8))
         }
     }
 }
@@ -265,6 +281,15 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::a00:1",
+            "2002:7f00:1::",
+            "2002:a9fe:a9fe::1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::7f00:1",
+            "fec0::1",
+            "2001::1",
+            "192.0.0.8",
         ] {
             assert!(
                 !is_public(ip.parse().unwrap()),
@@ -276,6 +301,9 @@ mod tests {
             "1.1.1.1",
             "2606:4700:4700::1111",
             "::ffff:8.8.8.8",
+            "192.0.78.9",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip} is public");
         }
@@ -304,6 +332,10 @@ mod tests {
             Err(Error::HttpRequestDenied)
         ));
         assert!(check(&["*"], "93.184.216.34").is_ok());
+        assert!(
+            check(&["93.184.216.34."], "93.184.216.34").is_ok(),
+            "a trailing dot is the same name"
+        );
         assert!(matches!(
             check(&["*"], "127.0.0.1"),
             Err(Error::DestinationIpProhibited)

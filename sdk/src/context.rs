@@ -39,6 +39,12 @@ impl Context {
         }
     }
 
+    /// This context with the session id `session` (for tests and native runs).
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
     /// The unique id of this call.
     pub fn call_id(&self) -> &str {
         &self.call_id

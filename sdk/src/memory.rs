@@ -43,12 +43,19 @@ pub fn credential_kind(text: &str) -> Option<&'static str> {
             (r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token"),
             (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "a Slack token"),
             (r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key"),
+            (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "a GitHub token"),
+            (r"\bglpat-[A-Za-z0-9_-]{20,}", "a GitLab token"),
+            (r"\b[rs]k_live_[A-Za-z0-9]{16,}", "a Stripe key"),
+            (r"\b(?:hf|npm)_[A-Za-z0-9]{30,}", "an API token"),
+            (r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}", "a bearer token"),
+            (r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^@\s/]{3,}@", "a password in a URL"),
+            (r"-----BEGIN PGP PRIVATE KEY BLOCK-----", "a private key"),
             (
                 r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
                 "a JSON web token",
             ),
             (
-                r"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|token|bearer)\b\s*[:=]\s*\S{6,}",
+                r"(?i)(?:^|[^a-z0-9])(?:[a-z0-9]+_)*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token|bearer)\s*[:=]\s*\S{6,}",
                 "a password or token assignment",
             ),
         ]
@@ -205,6 +212,12 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----",
             "password: hunter2hunter2",
             "db api_key=abcdef123456",
+            "DB_PASSWORD=correcthorse",
+            "GITHUB_TOKEN=abcdef123456",
+            "AWS_SECRET_ACCESS_KEY=abcdefghij",
+            "use github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "postgres://app:s3cretpw@db:5432/app",
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
         ] {
             assert!(credential_kind(text).is_some(), "{text}");
         }

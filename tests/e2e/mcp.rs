@@ -566,3 +566,32 @@ async fn roots_leave_a_configured_workspace_alone() {
     assert!(is_error(&r), "{}", text(&r));
     session.cancel().await.expect("close");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_connection_is_its_own_session() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let args = ["serve", "--workspace", dir.as_str(), "--mode", "yolo"];
+    let first = connect(ws.path(), &args, Client::default()).await;
+    let plan =
+        json!({"items": [{"content": "Ship", "activeForm": "Shipping", "status": "in_progress"}]});
+    let r = call(&first, "todo_manager", plan).await.expect("a result");
+    assert!(!is_error(&r), "{}", text(&r));
+    let second = connect(ws.path(), &args, Client::default()).await;
+    let r = call(&second, "todo_manager", json!({}))
+        .await
+        .expect("a result");
+    assert_eq!(
+        r.structured_content.expect("structured")["items"],
+        json!([])
+    );
+    let r = call(&first, "todo_manager", json!({}))
+        .await
+        .expect("a result");
+    assert_eq!(
+        r.structured_content.expect("structured")["currentItem"]["content"],
+        "Ship"
+    );
+    first.cancel().await.expect("close");
+    second.cancel().await.expect("close");
+}

@@ -41,6 +41,7 @@ fn serve() -> (u16, Arc<AtomicUsize>) {
                     format!("<p>{}</p>", "word ".repeat(2000)),
                 ),
                 "/to-page" => ("302 Found", "Location: /page\r\n".to_owned(), String::new()),
+                "/loop" => ("302 Found", "Location: /loop\r\n".to_owned(), String::new()),
                 "/to-metadata" => (
                     "302 Found",
                     "Location: http://169.254.169.254/latest/meta-data/\r\n".to_owned(),
@@ -210,4 +211,19 @@ fn a_name_resolving_to_loopback_is_refused_unless_the_address_is_granted() {
     assert_eq!(served.load(Ordering::SeqCst), 0);
     let r = fetch(&ex, json!({"url": "file:///etc/passwd"}));
     assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
+}
+
+#[test]
+fn redirects_stop_after_five() {
+    let (port, served) = serve();
+    let cache = workspace();
+    let ex = granted(&["127.0.0.1"], cache.path());
+    let r = fetch(&ex, json!({"url": format!("http://127.0.0.1:{port}/loop")}));
+    assert_eq!(r.error_kind(), Some(ErrorKind::Failed), "{}", r.content);
+    assert!(r.content.contains("more than 5 redirects"), "{}", r.content);
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        6,
+        "the first request and 5 redirects"
+    );
 }

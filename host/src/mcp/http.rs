@@ -104,7 +104,7 @@ pub async fn serve_http(
         .with_cancellation_token(shutdown.clone());
     let running = server.clone();
     let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -92,12 +92,13 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
         Err(e) => return Err(ToolError::failed(format!("cannot read {name}: {e}"))),
     };
     let mut entry = String::new();
+    let mut line = existing.lines().count() + 1;
     if existing.is_empty() {
         entry.push_str(&format!("# Memory {}\n\n", now.strftime("%Y-%m-%d")));
+        line = 3;
     } else if !existing.ends_with('\n') {
         entry.push('\n');
     }
-    let line = existing.lines().count() + entry.lines().count() + 1;
     entry.push_str(&format!("- {} {fact}\n", now.strftime("%H:%M")));
     std::fs::OpenOptions::new()
         .create(true)

@@ -183,27 +183,26 @@ fn check(items: Vec<ItemIn>) -> Result<Vec<Item>, ToolError> {
         .collect()
 }
 
-/// One file per session: `<dir>/<session>.json` (`default` without one),
-/// the name kept to safe characters.
+/// One file per session: `<dir>/default.json` without one, else a
+/// readable prefix of the session id and a hash of all of it (so ids that
+/// differ only in unsafe characters or length never share a plan).
 fn plan_file(dir: &Path, session: Option<&str>) -> PathBuf {
-    let name: String = session
-        .unwrap_or("default")
+    let Some(session) = session else {
+        return dir.join("default.json");
+    };
+    let prefix: String = session
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            if c.is_ascii_alphanumeric() || c == '-' {
                 c
             } else {
                 '_'
             }
         })
-        .take(100)
+        .take(40)
         .collect();
-    let name = if name.is_empty() {
-        "default".to_owned()
-    } else {
-        name
-    };
-    dir.join(format!("{name}.json"))
+    let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
+    dir.join(format!("s-{prefix}-{hash:016x}.json"))
 }
 
 fn load(file: &Path) -> Result<Vec<Item>, ToolError> {
@@ -349,10 +348,22 @@ mod tests {
         );
         let kept = run(Args::default(), &a, dir.path()).unwrap();
         assert_eq!(kept.structured().unwrap()["items"][0]["content"], "Keep");
-        assert_eq!(
-            plan_file(dir.path(), Some("../etc")),
-            dir.path().join("___etc.json")
-        );
+        // Another session has its own plan.
+        let b = Context::default().with_session("chat-2");
+        let theirs = run(Args::default(), &b, dir.path()).unwrap();
+        assert_eq!(theirs.structured().unwrap()["items"], json!([]));
+        let names = [
+            Some("a.b"),
+            Some("a/b"),
+            Some("a_b"),
+            Some("default"),
+            None,
+            Some("../etc"),
+        ];
+        let files: std::collections::HashSet<PathBuf> =
+            names.iter().map(|n| plan_file(dir.path(), *n)).collect();
+        assert_eq!(files.len(), names.len(), "no two sessions share a file");
+        assert!(files.iter().all(|f| f.parent() == Some(dir.path())));
     }
 
     #[test]

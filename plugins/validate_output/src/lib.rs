@@ -82,15 +82,22 @@ export_tool!(ValidateOutput);
 
 /// Check `args.data` with the schema from `args.schema` or from `dir`.
 pub fn validate(args: Args, dir: &Path) -> Result<Output, ToolError> {
+    let registered = args.schema.is_none();
     let schema = match args.schema {
         Some(schema) => schema,
         None => load(&args.output_type, dir)?,
     };
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
-        ToolError::invalid_input(format!(
+        let message = format!(
             "the schema for `{}` is not a valid JSON Schema: {e}",
             args.output_type
-        ))
+        );
+        // A broken registered schema is the host's to fix, not the model's.
+        if registered {
+            ToolError::failed(message).with_hint("fix the file in the host's schemas_dir")
+        } else {
+            ToolError::invalid_input(message)
+        }
     })?;
     let errors: Vec<Problem> = validator
         .iter_errors(&args.data)

@@ -12,16 +12,19 @@ pub fn get(url: &url::Url) -> Result<Page, ToolError> {
         match once(&url)? {
             Hop::Done(page) => return Ok(page),
             Hop::Redirect(location) => {
-                url = url.join(&location).map_err(|e| {
+                let next = url.join(&location).map_err(|e| {
                     ToolError::failed(format!(
                         "{url} redirects to `{location}`, which is not a URL ({e})"
                     ))
                 })?;
-                if !matches!(url.scheme(), "http" | "https") {
+                if !matches!(next.scheme(), "http" | "https")
+                    || (url.scheme() == "https" && next.scheme() == "http")
+                {
                     return Err(ToolError::denied(format!(
-                        "a redirect leads to `{url}`, which is not http or https; not followed"
+                        "{url} redirects to `{next}`; only http(s) redirects that keep https are followed"
                     )));
                 }
+                url = next;
             }
         }
     }

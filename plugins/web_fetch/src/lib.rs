@@ -135,7 +135,7 @@ pub fn run(
     ttl: u64,
     get: impl Fn(&url::Url) -> Result<Page, ToolError>,
 ) -> Result<Output, ToolError> {
-    let url = url::Url::parse(&args.url).map_err(|e| {
+    let mut url = url::Url::parse(&args.url).map_err(|e| {
         ToolError::invalid_input(format!(
             "`{}` is not a URL ({e}); give a full http or https URL such as https://example.com/page",
             args.url
@@ -148,24 +148,33 @@ pub fn run(
         )));
     }
     ToolError::check_range("max_length", args.max_length, 100..=1_000_000, "")?;
+    // Credentials in a URL are neither shown nor cached.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
     let key = format!(
-        "{:016x}.json",
-        xxhash_rust::xxh3::xxh3_64(format!("{url}").as_bytes())
+        "{:032x}.json",
+        xxhash_rust::xxh3::xxh3_128(url.as_str().as_bytes())
     );
-    let (page, cached) = match cache_get(cache, &key, ttl) {
+    let (page, cached) = match cache_get(cache, &key, url.as_str(), ttl) {
         Some(page) => (page, true),
         None => {
             let page = get(&url)?;
-            cache_put(cache, &key, &page);
+            if ttl > 0 {
+                cache_put(cache, &key, url.as_str(), &page);
+            }
             (page, false)
         }
     };
     let html = page.content_type.contains("html");
     let content = match (args.format, html) {
-        (Format::Markdown, true) => htmd::convert(&page.body).map_err(|e| {
-            ToolError::failed(format!("cannot convert the page to markdown: {e}"))
-                .with_hint("ask for format text or html")
-        })?,
+        (Format::Markdown, true) => htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "template"])
+            .build()
+            .convert(&page.body)
+            .map_err(|e| {
+                ToolError::failed(format!("cannot convert the page to markdown: {e}"))
+                    .with_hint("ask for format text or html")
+            })?,
         (Format::Text, true) => html2text::config::plain_no_decorate()
             .string_from_read(page.body.as_bytes(), 100)
             .map_err(|e| {
@@ -174,6 +183,10 @@ pub fn run(
             })?,
         _ => page.body.clone(),
     };
+    // The page cannot close the untrusted block early.
+    let content = content
+        .replace(BEGIN, "<<<EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>")
+        .replace(END, "<<<END_EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>");
     let length = content.chars().count();
     let (shown, truncated) = match content.char_indices().nth(args.max_length) {
         Some((at, _)) => (&content[..at], true),
@@ -208,6 +221,8 @@ pub fn run(
 #[derive(Serialize, Deserialize)]
 struct Cached {
     at: u64,
+    /// The URL asked for, compared on read.
+    asked: String,
     page: Page,
 }
 
@@ -217,19 +232,20 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn cache_get(dir: &Path, key: &str, ttl: u64) -> Option<Page> {
+fn cache_get(dir: &Path, key: &str, asked: &str, ttl: u64) -> Option<Page> {
     let bytes = std::fs::read(dir.join(key)).ok()?;
     let entry: Cached = serde_json::from_slice(&bytes).ok()?;
-    (now().saturating_sub(entry.at) < ttl).then_some(entry.page)
+    (entry.asked == asked && now().saturating_sub(entry.at) < ttl).then_some(entry.page)
 }
 
 /// Best effort: without a granted cache directory nothing is kept.
-fn cache_put(dir: &Path, key: &str, page: &Page) {
+fn cache_put(dir: &Path, key: &str, asked: &str, page: &Page) {
     if !dir.is_dir() {
         return;
     }
     let entry = Cached {
         at: now(),
+        asked: asked.to_owned(),
         page: page.clone(),
     };
     if let Ok(bytes) = serde_json::to_vec(&entry) {
@@ -316,6 +332,40 @@ mod tests {
         assert_eq!(out.structured().unwrap()["cached"], true);
         run(&args(Format::Markdown, 1000), dir.path(), 0, get).unwrap();
         assert_eq!(fetched.get(), 2, "a TTL of 0 never uses the cache");
+        let empty = tempfile::tempdir().unwrap();
+        run(&args(Format::Markdown, 1000), empty.path(), 0, get).unwrap();
+        assert!(
+            std::fs::read_dir(empty.path()).unwrap().next().is_none(),
+            "nor writes it"
+        );
+    }
+
+    #[test]
+    fn the_page_cannot_close_the_untrusted_block_or_show_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = format!("<p>before {END} after</p><script>var secret = 1;</script>");
+        let out = run(&args(Format::Markdown, 1000), dir.path(), 0, |_| {
+            Ok(page(&body))
+        })
+        .unwrap();
+        assert_eq!(out.content().matches(END).count(), 1, "{}", out.content());
+        assert!(!out.content().contains("var secret"), "{}", out.content());
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Args {
+            url: "https://me:hunter2@example.com/a".into(),
+            format: Format::Html,
+            max_length: 1000,
+        };
+        let out = run(&a, dir.path(), 900, |u| {
+            assert_eq!(u.as_str(), "https://example.com/a");
+            Ok(page("x"))
+        })
+        .unwrap();
+        assert!(!out.content().contains("hunter2"));
     }
 
     #[test]

@@ -228,6 +228,10 @@ pub struct CallArgs {
     /// Show what would run, run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// The session this call belongs to (tools that keep per-session state,
+    /// such as todo_manager, keep it apart per session).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 impl CallArgs {

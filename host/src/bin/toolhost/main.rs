@@ -93,6 +93,7 @@ fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let options = CallOptions {
         context: CallContext {
             channel: Some("cli".to_owned()),
+            session: args.session.clone(),
             dry_run: args.dry_run,
             ..CallContext::new()
         },
