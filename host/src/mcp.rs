@@ -271,15 +271,9 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let name = request.name.to_string();
-        if let Err(err) = self.executor().lookup(&name) {
-            return Err(McpError::invalid_params(err.to_string(), None));
-        }
         self.ensure_workspace(&context.peer).await;
-        let args = request.arguments.map_or_else(
-            || "{}".to_owned(),
-            |a| serde_json::Value::Object(a).to_string(),
-        );
+        let name = request.name.to_string();
+        let arguments = request.arguments;
         let client = context
             .peer
             .peer_info()
@@ -298,22 +292,33 @@ impl McpServer {
                 cancel: cancel.clone(),
             }) as Arc<dyn Confirmer>
         });
-        let options = CallOptions {
-            context: CallContext {
-                agent: client,
-                session: Some(self.session.to_string()),
-                channel: Some(self.shared.channel.to_owned()),
-                ..CallContext::new()
-            },
-            cancel: Some(cancel.clone()),
-            confirmer,
-            ..CallOptions::default()
-        };
+        let session = Arc::clone(&self.session);
+        let channel = self.shared.channel;
+        let token = cancel.clone();
         let executor = Arc::clone(self.executor());
-        let mut task = self
-            .shared
-            .pool
-            .run(move || executor.call(&name, &args, &options));
+        // Everything but the protocol runs on the call thread: the protocol
+        // thread has every client's JSON to do.
+        let mut task = self.shared.pool.run(move || {
+            if let Err(err) = executor.lookup(&name) {
+                return Err(McpError::invalid_params(err.to_string(), None));
+            }
+            let args = arguments.map_or_else(
+                || "{}".to_owned(),
+                |a| serde_json::Value::Object(a).to_string(),
+            );
+            let options = CallOptions {
+                context: CallContext {
+                    agent: client,
+                    session: Some(session.to_string()),
+                    channel: Some(channel.to_owned()),
+                    ..CallContext::new()
+                },
+                cancel: Some(token),
+                confirmer,
+                ..CallOptions::default()
+            };
+            Ok(to_mcp(executor.call(&name, &args, &options)))
+        });
         let finished = tokio::select! {
             done = &mut task => done,
             () = context.ct.cancelled() => {
@@ -326,10 +331,9 @@ impl McpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&id);
-        let result = finished.map_err(|_| {
+        finished.map_err(|_| {
             McpError::internal_error("the call's thread ended without an answer", None)
-        })?;
-        Ok(to_mcp(result))
+        })?
     }
 }
 
