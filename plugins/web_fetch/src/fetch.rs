@@ -113,11 +113,13 @@ fn once(url: &url::Url) -> Result<Hop, ToolError> {
         .stream()
         .map_err(|()| ToolError::failed("cannot read the response body"))?;
     let mut bytes = Vec::new();
+    let mut cut = false;
     loop {
         match stream.blocking_read(64 * 1024) {
             Ok(chunk) => {
                 bytes.extend_from_slice(&chunk);
                 if bytes.len() >= MAX_BODY_BYTES {
+                    cut = true;
                     bytes.truncate(MAX_BODY_BYTES);
                     break;
                 }
@@ -146,6 +148,7 @@ fn once(url: &url::Url) -> Result<Hop, ToolError> {
         url: url.to_string(),
         content_type,
         body: String::from_utf8_lossy(&bytes).into_owned(),
+        cut,
     }))
 }
 

@@ -72,6 +72,9 @@ pub struct Page {
     pub content_type: String,
     /// The body as text (lossy UTF-8).
     pub body: String,
+    /// True if the body was longer than [`MAX_BODY_BYTES`] and cut there.
+    #[serde(default)]
+    pub cut: bool,
 }
 
 /// What the tool reports beside the text.
@@ -160,7 +163,7 @@ pub fn run(
         None => {
             let page = get(&url)?;
             if ttl > 0 {
-                cache_put(cache, &key, url.as_str(), &page);
+                cache_put(cache, &key, url.as_str(), &page, ttl);
             }
             (page, false)
         }
@@ -188,10 +191,11 @@ pub fn run(
         .replace(BEGIN, "<<<EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>")
         .replace(END, "<<<END_EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>");
     let length = content.chars().count();
-    let (shown, truncated) = match content.char_indices().nth(args.max_length) {
+    let (shown, cut_here) = match content.char_indices().nth(args.max_length) {
         Some((at, _)) => (&content[..at], true),
         None => (content.as_str(), false),
     };
+    let truncated = cut_here || page.cut;
     let mut text = format!(
         "{BEGIN}\nSource: {}\nContent-Type: {}\n\n{shown}",
         page.url, page.content_type
@@ -199,10 +203,15 @@ pub fn run(
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if truncated {
+    if cut_here {
         text.push_str(&format!(
             "\n[cut at {} of {length} characters; raise max_length to read more]\n",
             args.max_length
+        ));
+    } else if page.cut {
+        text.push_str(&format!(
+            "\n[the page is longer than {} MiB; only its start was read]\n",
+            MAX_BODY_BYTES >> 20
         ));
     }
     text.push_str(END);
@@ -239,9 +248,25 @@ fn cache_get(dir: &Path, key: &str, asked: &str, ttl: u64) -> Option<Page> {
 }
 
 /// Best effort: without a granted cache directory nothing is kept.
-fn cache_put(dir: &Path, key: &str, asked: &str, page: &Page) {
+/// Entries older than `ttl` are removed on the way, so the cache holds
+/// at most the pages of the last `ttl` seconds.
+fn cache_put(dir: &Path, key: &str, asked: &str, page: &Page, ttl: u64) {
     if !dir.is_dir() {
         return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let limit = std::time::Duration::from_secs(ttl);
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > limit);
+            if old {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
     let entry = Cached {
         at: now(),
@@ -266,6 +291,7 @@ mod tests {
             url: "https://example.com/a".into(),
             content_type: "text/html; charset=utf-8".into(),
             body: body.into(),
+            cut: false,
         }
     }
 
@@ -338,6 +364,46 @@ mod tests {
             std::fs::read_dir(empty.path()).unwrap().next().is_none(),
             "nor writes it"
         );
+    }
+
+    #[test]
+    fn expired_entries_are_removed_when_a_page_is_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = dir.path().join("stale.json");
+        std::fs::write(&stale, "{}").unwrap();
+        let old = SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        run(&args(Format::Html, 1000), dir.path(), 900, |_| {
+            Ok(page("x"))
+        })
+        .unwrap();
+        assert!(!stale.exists(), "an entry older than the TTL is gone");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_page_cut_by_the_body_cap_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut big = page("start of a long page");
+        big.cut = true;
+        let out = run(
+            &args(Format::Html, 1000),
+            dir.path(),
+            0,
+            |_| Ok(big.clone()),
+        )
+        .unwrap();
+        assert!(
+            out.content().contains("only its start was read"),
+            "{}",
+            out.content()
+        );
+        assert_eq!(out.structured().unwrap()["truncated"], true);
     }
 
     #[test]
