@@ -108,6 +108,8 @@ pub struct Executor {
     profile: Option<Profile>,
     /// Host directories for built-ins' named directories (`todo`, `memory`).
     state_dirs: HashMap<String, PathBuf>,
+    /// The state directories already created.
+    state_dirs_made: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
 }
@@ -145,6 +147,7 @@ impl Executor {
             aborted: Arc::new(AtomicBool::new(false)),
             profile: None,
             state_dirs: HashMap::new(),
+            state_dirs_made: std::sync::Mutex::default(),
             hooks: Hooks::default(),
             audit: None,
         }
@@ -312,9 +315,31 @@ impl Executor {
     fn is_sensitive(&self, plugin: &Plugin, grant: &Effective) -> bool {
         plugin.info().sensitive
             || grant.workspace == Some(Access::Write)
-            || grant.directories.iter().any(|d| {
-                d.access == Access::Write && !self.state_dirs.values().any(|s| *s == d.host_path)
-            })
+            || grant
+                .directories
+                .iter()
+                .any(|d| d.access == Access::Write && !self.is_state_dir(&d.host_path))
+    }
+
+    fn is_state_dir(&self, path: &Path) -> bool {
+        self.state_dirs.values().any(|s| s == path)
+    }
+
+    /// Create `path` the first time a call needs it, if it is one of the
+    /// executor's state directories (once per directory, not per call).
+    fn ensure_state_dir(&self, path: &Path) -> std::io::Result<()> {
+        if !self.is_state_dir(path) {
+            return Ok(());
+        }
+        let mut made = self
+            .state_dirs_made
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !made.contains(path) {
+            std::fs::create_dir_all(path)?;
+            made.insert(path.to_owned());
+        }
+        Ok(())
     }
 
     /// Run one call through the whole pipeline. Never panics.
@@ -404,9 +429,7 @@ impl Executor {
         let mut grant = self.effective_grant(&plugin);
         let sensitive = self.is_sensitive(&plugin, &grant);
         for dir in &grant.directories {
-            if self.state_dirs.values().any(|s| *s == dir.host_path)
-                && let Err(err) = std::fs::create_dir_all(&dir.host_path)
-            {
+            if let Err(err) = self.ensure_state_dir(&dir.host_path) {
                 return fail(CallError::new(
                     ErrorKind::Failed,
                     format!(

@@ -4,9 +4,10 @@
 //! WIT world. The flow of one call:
 //!
 //! - [`Executor`] (executor.rs) is the pipeline every front end uses (CLI,
-//!   MCP, library): lookup in the [`Registry`], argument parsing,
-//!   confirmation per [`Mode`], dry run, sandboxed run, logging, and a
-//!   [`ToolResult`] that is never a panic or an `Err`.
+//!   MCP, library): lookup in the [`Registry`] through the active profile,
+//!   arguments checked against the tool's JSON Schema, confirmation per
+//!   [`Mode`], dry run, sandboxed run, post-edit hooks, logging and the
+//!   audit record, and a [`ToolResult`] that is never a panic or an `Err`.
 //! - [`Registry`] (registry.rs) maps names to loaded [`Plugin`]s: the built-in
 //!   tools embedded in the binary and `.wasm` files from plugin directories.
 //! - [`Runtime`] (runtime.rs) owns the one wasmtime engine (pooling allocator,
