@@ -124,6 +124,31 @@ pub struct Config {
     pub hooks: HooksSection,
     /// Named profiles.
     pub profiles: BTreeMap<String, ProfileSection>,
+    /// Tools agents create with create_tool.
+    pub dynamic: DynamicSection,
+}
+
+/// `[dynamic]`: the dynamic-tool store and create_tool's limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DynamicSection {
+    /// Where created tools are kept (default `<state_dir>/dynamic`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// Most tools one agent may have pending or approved.
+    pub max_per_agent: u32,
+    /// Largest script or template, in bytes.
+    pub max_source_bytes: u64,
+}
+
+impl Default for DynamicSection {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            max_per_agent: crate::dynamic::DEFAULT_MAX_PER_AGENT,
+            max_source_bytes: crate::dynamic::DEFAULT_MAX_SOURCE_BYTES,
+        }
+    }
 }
 
 /// `[limits]`.
@@ -511,4 +536,4 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 mod build;
 #[cfg(test)]
 mod tests;
-mod trust;
+pub(crate) mod trust;

@@ -90,6 +90,8 @@ pub struct Executor {
     registry: RwLock<Arc<Registry>>,
     /// Where third-party plugins are loaded from (again on reload).
     plugin_dirs: Vec<PathBuf>,
+    /// Where approved dynamic tools are loaded from (again on reload).
+    dynamic_store: Option<crate::dynamic::Store>,
     /// Description overrides, applied again to a reloaded registry.
     descriptions: HashMap<String, String>,
     /// Bumped each time the visible tool set changes.
@@ -135,6 +137,7 @@ impl Executor {
             runtime,
             registry: RwLock::new(Arc::new(registry)),
             plugin_dirs: Vec::new(),
+            dynamic_store: None,
             descriptions: HashMap::new(),
             changes: tokio::sync::watch::Sender::new(0),
             workspace: OnceLock::new(),
@@ -248,11 +251,15 @@ impl Executor {
         self
     }
 
-    /// The settings `tool` receives, as JSON object text.
-    fn settings_for(&self, tool: &str) -> String {
+    /// The settings `tool` receives, as JSON object text: the global ones,
+    /// its configured ones, and (for a dynamic tool) its script or template.
+    fn settings_for(&self, tool: &Plugin) -> String {
         let mut merged = self.global_settings.clone();
-        if let Some(own) = self.tool_settings.get(tool) {
+        if let Some(own) = self.tool_settings.get(tool.name()) {
             merged.extend(own.clone());
+        }
+        if let Some(binding) = tool.dynamic() {
+            merged.extend(binding.settings.clone());
         }
         serde_json::Value::Object(merged).to_string()
     }
@@ -282,7 +289,11 @@ impl Executor {
     /// A built-in with its default grant gets the executor's state
     /// directories it declares ([`Executor::with_state_dir`]).
     pub fn effective_grant(&self, plugin: &Plugin) -> Effective {
+        // A tool an agent created gets what a person approved, nothing else.
         let mut grant = match (self.grants.get(plugin.name()), plugin.origin()) {
+            (_, Origin::Dynamic(_)) => plugin
+                .dynamic()
+                .map_or_else(Grant::none, |d| d.grant.clone()),
             (Some(grant), _) => grant.clone(),
             (None, Origin::Builtin) => Grant::all(),
             (None, Origin::File(_)) => Grant::none(),
@@ -390,7 +401,7 @@ impl Executor {
         let fail = |e: CallError| ToolResult::failure(name, e);
         // 1. lookup
         let registry = self.registry();
-        let plugin = match self.lookup_in(&registry, name) {
+        let plugin = match self.lookup_in(&registry, options.context.agent.as_deref(), name) {
             Ok(plugin) => plugin,
             Err(err) => return fail(CallError::new(ErrorKind::NotFound, err.to_string())),
         };
@@ -520,7 +531,7 @@ impl Executor {
         if let Some(timeout) = options.timeout {
             limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
         }
-        let settings = self.settings_for(name);
+        let settings = self.settings_for(&plugin);
         let broker_call = BrokerCall {
             broker: Arc::clone(&self.broker),
             tool: Arc::from(name),

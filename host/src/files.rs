@@ -43,6 +43,13 @@ impl GrantedDirs {
         }
     }
 
+    /// Whether the named directory `name` is granted writable.
+    pub(crate) fn may_write(&self, name: &str) -> bool {
+        self.named
+            .iter()
+            .any(|(n, _, access)| n == name && *access == Access::Write)
+    }
+
     /// `base` opened as a capability directory, once per call.
     fn open(&mut self, base: &Path) -> Result<Arc<Dir>, FileError> {
         if let Some((_, dir)) = self.opened.iter().find(|(p, _)| p == base) {
@@ -209,7 +216,12 @@ const MAX_SCAN_WINDOW: u64 = 16 << 20;
 /// The whole regular file `rel` in `dir`, at most `limit` bytes. It is
 /// opened non-blocking, so a FIFO cannot hang the call in `open`, and
 /// anything but a regular file is refused before a byte is read.
-fn read_whole(dir: &Dir, rel: &Path, path: &str, limit: u64) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_whole(
+    dir: &Dir,
+    rel: &Path,
+    path: &str,
+    limit: u64,
+) -> Result<Vec<u8>, FileError> {
     let (file, size) = open_regular(dir, rel, path)?;
     read_sized(file, size, limit, path)
 }

@@ -28,6 +28,7 @@ mod bindings;
 pub mod broker;
 mod cache;
 pub mod config;
+pub mod dynamic;
 mod executor;
 mod files;
 pub mod grant;

@@ -178,9 +178,11 @@ impl McpServer {
     }
 
     /// Reload the plugins when a file in a plugin directory appears,
-    /// disappears or changes.
+    /// disappears or changes, or a person approves or rejects a dynamic
+    /// tool (its meta.json changes).
     fn spawn_plugin_watcher(&self, every: Duration) {
-        if self.shared.executor.plugin_dirs().is_empty() {
+        let executor = &self.shared.executor;
+        if executor.plugin_dirs().is_empty() && executor.dynamic_store().is_none() {
             return;
         }
         let shared = Arc::downgrade(&self.shared);
@@ -192,7 +194,13 @@ impl McpServer {
                 let Some(shared) = shared.upgrade() else {
                     return;
                 };
-                let now = fingerprint(shared.executor.plugin_dirs());
+                let now = (
+                    fingerprint(shared.executor.plugin_dirs()),
+                    shared
+                        .executor
+                        .dynamic_store()
+                        .map(crate::dynamic::Store::fingerprint),
+                );
                 if seen.is_some() && seen.as_ref() != Some(&now) {
                     let executor = Arc::clone(&shared.executor);
                     let reloaded =
@@ -202,7 +210,7 @@ impl McpServer {
                             for p in problems {
                                 tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
                             }
-                            tracing::info!(changed, "plugin directories reloaded");
+                            tracing::info!(changed, "plugins and dynamic tools reloaded");
                         }
                         Ok(Err(err)) => tracing::warn!(%err, "cannot reload the plugins"),
                         Err(err) => tracing::warn!(%err, "plugin reload task failed"),
@@ -299,7 +307,7 @@ impl McpServer {
         // Everything but the protocol runs on the call thread: the protocol
         // thread has every client's JSON to do.
         let mut task = self.shared.pool.run(move || {
-            if let Err(err) = executor.lookup(&name) {
+            if let Err(err) = executor.lookup_as(client.as_deref(), &name) {
                 return Err(McpError::invalid_params(err.to_string(), None));
             }
             let args = arguments.map_or_else(
@@ -361,11 +369,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let agent = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
         let schemas = self
             .executor()
-            .schemas::<&str>(None, SchemaFormat::Mcp)
+            .schemas_for::<&str>(agent.as_deref(), None, SchemaFormat::Mcp)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let tools = schemas
             .into_iter()

@@ -2,6 +2,7 @@
 //! pre-linked component (`InstancePre`), from which every call instantiates.
 
 use crate::bindings::ToolPluginPre;
+use crate::dynamic::Binding;
 use crate::runtime::{Runtime, RuntimeError};
 use crate::sandbox::{self, CallState};
 use crate::tool_info::ToolInfo;
@@ -26,6 +27,8 @@ pub enum PluginSource {
     Builtin(&'static Builtin),
     /// A `.wasm` file on disk.
     File(PathBuf),
+    /// Component bytes already read from the file they came from.
+    Bytes(Arc<[u8]>, PathBuf),
 }
 
 /// Where a loaded plugin came from.
@@ -35,6 +38,8 @@ pub enum Origin {
     Builtin,
     /// A third-party `.wasm` file.
     File(PathBuf),
+    /// A tool an agent created and a person approved (its id).
+    Dynamic(String),
 }
 
 impl std::fmt::Display for Origin {
@@ -42,6 +47,7 @@ impl std::fmt::Display for Origin {
         match self {
             Self::Builtin => f.write_str("built-in"),
             Self::File(path) => write!(f, "{}", path.display()),
+            Self::Dynamic(id) => write!(f, "dynamic tool {id}"),
         }
     }
 }
@@ -69,6 +75,8 @@ pub struct Plugin {
     key: String,
     wasm: Wasm,
     pre: OnceLock<Result<ToolPluginPre<CallState>, String>>,
+    /// Set for a tool an agent created: its record, settings and grant.
+    dynamic: Option<Arc<Binding>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -89,6 +97,10 @@ impl Plugin {
                 let hash = blake3::hash(&bytes).to_hex().to_string();
                 (Origin::File(path), Wasm::Owned(bytes.into()), hash)
             }
+            PluginSource::Bytes(bytes, path) => {
+                let hash = blake3::hash(&bytes).to_hex().to_string();
+                (Origin::File(path), Wasm::Owned(bytes), hash)
+            }
         };
         let key = runtime.cache.key(&hash);
         let fail = |reason: String| RuntimeError::Load {
@@ -102,6 +114,7 @@ impl Plugin {
                 key,
                 wasm,
                 pre: OnceLock::new(),
+                dynamic: None,
             });
         }
         let pre = prepare(runtime, &key, wasm.bytes()).map_err(&fail)?;
@@ -113,7 +126,44 @@ impl Plugin {
             key,
             wasm,
             pre: OnceLock::from(Ok(pre)),
+            dynamic: None,
         })
+    }
+
+    /// An embedded runner component, not described: a dynamic tool built
+    /// on it takes its tool-info from its record ([`Plugin::into_dynamic`]).
+    pub(crate) fn runner(runtime: &Runtime, b: &'static Builtin) -> Self {
+        Self {
+            info: ToolInfo {
+                name: b.crate_name.to_owned(),
+                description: String::new(),
+                input_schema: serde_json::json!({"type": "object"}),
+                output_schema: None,
+                sensitive: false,
+                capabilities: Vec::new(),
+                version: String::new(),
+            },
+            origin: Origin::Builtin,
+            key: runtime.cache.key(b.hash),
+            wasm: Wasm::Static(b.wasm),
+            pre: OnceLock::new(),
+            dynamic: None,
+        }
+    }
+
+    /// This plugin as the dynamic tool `binding` describes, shown as `info`.
+    pub(crate) fn into_dynamic(self, info: ToolInfo, binding: Binding) -> Self {
+        Self {
+            info,
+            origin: Origin::Dynamic(binding.meta.id.clone()),
+            dynamic: Some(Arc::new(binding)),
+            ..self
+        }
+    }
+
+    /// The record, settings and grant of a tool an agent created.
+    pub fn dynamic(&self) -> Option<&Binding> {
+        self.dynamic.as_deref()
     }
 
     /// What the tool says about itself.

@@ -19,6 +19,12 @@ pub fn builtins() -> &'static [crate::plugin::Builtin] {
     builtins::BUILTINS
 }
 
+/// The embedded runner components dynamic tools run in (`js_runtime`,
+/// `command_runner`); they are not tools themselves.
+pub fn runners() -> &'static [crate::plugin::Builtin] {
+    builtins::RUNNERS
+}
+
 /// Why a registry operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

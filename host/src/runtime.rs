@@ -214,9 +214,21 @@ impl Runtime {
         Plugin::load(self, source)
     }
 
-    /// Hold one of the `max_concurrent_calls` slots while a call runs.
+    /// Hold one of the `max_concurrent_calls` slots while a call runs. A
+    /// thread that already holds one takes no second: a host function of a
+    /// running call that instantiates another component (create_tool's
+    /// component check) would otherwise wait forever once all are taken.
     pub(crate) fn slot(&self) -> SlotGuard<'_> {
-        self.slots.acquire()
+        if HOLDING_SLOT.get() {
+            return SlotGuard {
+                slots: None,
+                outer: false,
+            };
+        }
+        let mut guard = self.slots.acquire();
+        guard.outer = true;
+        HOLDING_SLOT.set(true);
+        guard
     }
 
     /// Up to `n` permits for extra fan-out threads, as many as are free now.
@@ -331,7 +343,17 @@ struct Slots {
     freed: Condvar,
 }
 
-pub(crate) struct SlotGuard<'a>(&'a Slots);
+pub(crate) struct SlotGuard<'a> {
+    /// The slot held; none for a nested use on a thread already holding one.
+    slots: Option<&'a Slots>,
+    /// This guard marks its thread as holding a call slot.
+    outer: bool,
+}
+
+thread_local! {
+    /// Whether this thread holds a call slot (see [`Runtime::slot`]).
+    static HOLDING_SLOT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 impl Slots {
     fn new(n: u32) -> Self {
@@ -347,7 +369,10 @@ impl Slots {
             return None;
         }
         *free -= 1;
-        Some(SlotGuard(self))
+        Some(SlotGuard {
+            slots: Some(self),
+            outer: false,
+        })
     }
 
     fn free(&self) -> usize {
@@ -363,13 +388,21 @@ impl Slots {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         *free -= 1;
-        SlotGuard(self)
+        SlotGuard {
+            slots: Some(self),
+            outer: false,
+        }
     }
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.0.freed.notify_one();
+        if self.outer {
+            HOLDING_SLOT.set(false);
+        }
+        if let Some(slots) = self.slots {
+            *slots.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+            slots.freed.notify_one();
+        }
     }
 }

@@ -161,15 +161,7 @@ impl ToolInfo {
     }
 }
 
-/// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`.
-pub fn is_snake_case(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && name.len() <= 64
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
-        && !name.ends_with('_')
-        && !name.contains("__")
-}
+pub use toolhost_sdk::dynamic::is_snake_case;
 
 #[cfg(test)]
 mod tests {

@@ -98,6 +98,48 @@ pub struct Finished {
     pub confinement: Vec<String>,
 }
 
+impl Finished {
+    /// `$ command`, the output, then one status line (and where the full
+    /// output is, when cut).
+    pub fn render(&self, command: &str) -> String {
+        let done = self;
+        let mut text = format!("$ {command}\n");
+        text.push_str(&done.stdout);
+        if !done.stdout.is_empty() && !done.stdout.ends_with('\n') {
+            text.push('\n');
+        }
+        if !done.stderr.is_empty() {
+            text.push_str("[stderr]\n");
+            text.push_str(&done.stderr);
+            if !done.stderr.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        let status = match done.exit_code {
+            Some(0) => "exit code 0".to_owned(),
+            Some(code) => format!("exit code {code} (failed)"),
+            None if done.timed_out => "killed at the timeout".to_owned(),
+            None => "killed by a signal".to_owned(),
+        };
+        let confined = if done.confinement.is_empty() {
+            "not confined".to_owned()
+        } else {
+            format!("confined: {}", done.confinement.join(", "))
+        };
+        text.push_str(&format!(
+            "[{status} · {:.2} s · {confined}]",
+            done.duration.as_secs_f64()
+        ));
+        if let Some(id) = &done.output_id {
+            text.push_str(&format!(
+                "\n[output cut in the middle; the full text is kept as {id}: read it with process \
+                 {{\"action\": \"output\", \"output_id\": \"{id}\"}}, adding `offset`/`limit` or `grep`]"
+            ));
+        }
+        text
+    }
+}
+
 /// A background session's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionStatus {

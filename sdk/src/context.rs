@@ -45,6 +45,12 @@ impl Context {
         self
     }
 
+    /// This context with the calling agent `agent` (for tests and native runs).
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+
     /// The unique id of this call.
     pub fn call_id(&self) -> &str {
         &self.call_id

@@ -30,6 +30,7 @@
 //! - `search` (feature `search`): scopes, globs, literal and regex search on
 //!   ripgrep's crates, fanned out, with "0 matches" explanations.
 //! - [`log`]: log lines forwarded to the host.
+//! - [`dynamic`]: the dynamic-tool store's record format and argv templates.
 //!
 //! ```no_run
 //! use toolhost_sdk::{Context, Output, Tool, ToolError, export_tool};
@@ -61,6 +62,7 @@
 mod capability;
 pub mod commands;
 mod context;
+pub mod dynamic;
 pub mod edit;
 pub mod fs;
 pub mod log;

@@ -14,10 +14,13 @@
 //!   confinement, process group, reaping) vs `bash -c true` spawned
 //!   directly, and the policy check alone on a compound line;
 //! - MCP throughput over stdio at 1 and 50 calls in flight (mcp.rs), against
-//!   the in-process executor, and the time to answer after a cancel.
+//!   the in-process executor, and the time to answer after a cancel;
+//! - a JavaScript dynamic tool per call vs the echo component and native
+//!   Rust (dynamic.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
+mod dynamic;
 mod mcp;
 mod search;
 
@@ -33,13 +36,14 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 6] = [
+const SECTIONS: [&str; 7] = [
     "compile",
     "overhead",
     "read_file",
     "search",
     "commands",
     "mcp",
+    "dynamic",
 ];
 
 fn main() {
@@ -79,6 +83,9 @@ fn main() {
     if wanted("mcp") {
         let baseline = in_process_rate(&runtime, 20_000 / scale);
         mcp::run(cache.path(), baseline, 20_000 / scale);
+    }
+    if wanted("dynamic") {
+        dynamic::run(&runtime, 2_000 / scale);
     }
 }
 
@@ -228,6 +235,7 @@ fn compile_vs_cache() {
         let size = match &source {
             PluginSource::Builtin(b) => b.wasm.len(),
             PluginSource::File(p) => std::fs::metadata(p).map_or(0, |m| m.len() as usize),
+            PluginSource::Bytes(b, _) => b.len(),
         };
         // Cold: an empty cache, so loading compiles (and describes) it.
         let dir = tempfile::tempdir().expect("temp");

@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod config;
 mod conformance;
+mod dynamic;
 mod executor;
 mod fan_out;
 mod file_tools;

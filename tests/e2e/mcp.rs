@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 /// A test client: answers elicitation as told, offers roots, counts
 /// `tools/list_changed`.
 #[derive(Clone, Default)]
-struct Client {
+pub(crate) struct Client {
     /// `None`: no elicitation capability; `Some(yes)`: accept or decline.
     elicit: Option<bool>,
     asked: Arc<AtomicUsize>,
     roots: Vec<String>,
-    list_changed: Arc<tokio::sync::Notify>,
+    pub(crate) list_changed: Arc<tokio::sync::Notify>,
 }
 
 impl ClientHandler for Client {
@@ -72,10 +72,10 @@ impl ClientHandler for Client {
     }
 }
 
-type Session = RunningService<RoleClient, Client>;
+pub(crate) type Session = RunningService<RoleClient, Client>;
 
 /// `toolhost <args>` over stdio, with `client` connected.
-async fn connect(cwd: &Path, args: &[&str], client: Client) -> Session {
+pub(crate) async fn connect(cwd: &Path, args: &[&str], client: Client) -> Session {
     let command = tokio::process::Command::from(toolhost_command(cwd, args));
     let transport = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())

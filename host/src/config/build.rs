@@ -3,6 +3,7 @@
 
 use super::{Built, Config, ConfigError, GrantSection, invalid};
 use crate::audit::AuditLog;
+use crate::dynamic::Store;
 use crate::executor::{Executor, Profile};
 use crate::grant::is_env_name;
 use crate::registry::{LoadProblem, Registry};
@@ -63,6 +64,28 @@ impl Config {
             executor = executor
                 .with_state_dir("todo", state.join("todo"))
                 .with_state_dir("web_cache", state.join("web_cache"));
+        }
+        if let Some(dir) = self
+            .dynamic
+            .dir
+            .clone()
+            .or_else(|| state.as_ref().map(|s| s.join("dynamic")))
+        {
+            let d = &self.dynamic;
+            in_range("dynamic.max_per_agent", d.max_per_agent.into(), 0, 10_000)?;
+            in_range("dynamic.max_source_bytes", d.max_source_bytes, 1, 16 << 20)?;
+            let (with_store, skipped) = executor.with_dynamic_store(Store::new(dir));
+            problems.extend(skipped);
+            let reserved: Vec<String> = with_store
+                .registry()
+                .list()
+                .map(|p| p.name().to_owned())
+                .collect();
+            let mut settings = serde_json::Map::new();
+            settings.insert("reserved_names".into(), reserved.into());
+            settings.insert("max_per_agent".into(), d.max_per_agent.into());
+            settings.insert("max_source_bytes".into(), d.max_source_bytes.into());
+            executor = with_store.with_tool_settings("create_tool", settings);
         }
         if let Some(memory) = self
             .memory_dir

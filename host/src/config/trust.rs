@@ -25,7 +25,7 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 /// Whether `content` of `path` was trusted as it is now.
-pub(super) fn is_trusted(path: &Path, content: &[u8]) -> bool {
+pub(crate) fn is_trusted(path: &Path, content: &[u8]) -> bool {
     let Some(store) = store() else {
         return false;
     };
@@ -39,7 +39,23 @@ pub(super) fn is_trusted(path: &Path, content: &[u8]) -> bool {
 /// Record the current content of `path` as trusted (replacing what was
 /// recorded for it). Returns the content hash.
 pub(super) fn trust(path: &Path) -> std::io::Result<String> {
-    let content = std::fs::read(path)?;
+    trust_content(path, &std::fs::read(path)?)
+}
+
+/// Record `content` as the trusted content of `path` (replacing what was
+/// recorded for it); a dynamic tool's approval is recorded this way.
+/// Returns the content hash.
+pub(crate) fn trust_content(path: &Path, content: &[u8]) -> std::io::Result<String> {
+    update(path, Some(&hash(content)))
+}
+
+/// Forget what was trusted for `path` (a rejected dynamic tool).
+pub(crate) fn forget(path: &Path) -> std::io::Result<()> {
+    update(path, None).map(|_| ())
+}
+
+/// Replace the line for `path` with `digest`, or remove it.
+fn update(path: &Path, digest: Option<&str>) -> std::io::Result<String> {
     let store = store().ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::NotFound,
@@ -59,15 +75,16 @@ pub(super) fn trust(path: &Path) -> std::io::Result<String> {
         .open(dir.join("trusted.lock"))?;
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)?;
     let old = std::fs::read_to_string(&store).unwrap_or_default();
-    let digest = hash(&content);
     let mut lines: Vec<String> = old
         .lines()
         .filter(|l| !l.ends_with(&suffix))
         .map(str::to_owned)
         .collect();
-    lines.push(format!("{digest}{suffix}"));
+    if let Some(digest) = digest {
+        lines.push(format!("{digest}{suffix}"));
+    }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut tmp, (lines.join("\n") + "\n").as_bytes())?;
     tmp.persist(&store).map_err(|e| e.error)?;
-    Ok(digest)
+    Ok(digest.unwrap_or_default().to_owned())
 }

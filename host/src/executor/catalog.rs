@@ -3,12 +3,14 @@
 //! (lookup, listing, schemas), and change notifications.
 
 use super::Executor;
+use crate::dynamic::Store;
 use crate::plugin::Plugin;
 use crate::registry::{LoadProblem, Registry, RegistryError};
 use crate::runtime::RuntimeError;
 use crate::schema::{SchemaFormat, schemas_of, tool_schema};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
+use toolhost_sdk::dynamic::STORE_DIR_NAME;
 
 impl Executor {
     /// Replace the description `tool` shows (a prompt override).
@@ -55,9 +57,11 @@ impl Executor {
             // A tool that went away keeps no override; nothing to do.
             let _ = registry.set_description(tool, text.clone());
         }
+        // Any agent's view counts: a client that does not see the change
+        // gets one needless notification.
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
-                .filter(|p| self.shows(p.name()))
+                .filter(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
                 .map(|p| tool_schema(p.info(), SchemaFormat::Mcp))
                 .collect()
         };
@@ -84,7 +88,32 @@ impl Executor {
         for dir in &self.plugin_dirs {
             problems.extend(registry.load_dir(&self.runtime, dir));
         }
+        if let Some(store) = &self.dynamic_store {
+            problems.extend(store.load_into(&self.runtime, &mut registry));
+        }
         Ok((self.replace_registry(registry), problems))
+    }
+
+    /// Load the approved tools of the dynamic-tool `store` now and on every
+    /// reload, and give `create_tool` the store as its `dynamic` directory.
+    /// Returns the stored tools that could not be loaded.
+    pub fn with_dynamic_store(mut self, store: Store) -> (Self, Vec<LoadProblem>) {
+        let mut problems = Vec::new();
+        let registry = self
+            .registry
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(registry) = Arc::get_mut(registry) {
+            problems = store.load_into(&self.runtime, registry);
+        }
+        self = self.with_state_dir(STORE_DIR_NAME, store.dir());
+        self.dynamic_store = Some(store);
+        (self, problems)
+    }
+
+    /// The dynamic-tool store, if one is set.
+    pub fn dynamic_store(&self) -> Option<&Store> {
+        self.dynamic_store.as_ref()
     }
 
     /// The plugin directories given to [`Executor::with_plugin_dirs`].
@@ -97,57 +126,85 @@ impl Executor {
         self.changes.subscribe()
     }
 
-    /// The tool `name` if the active profile shows it; the error lists
-    /// near names.
+    /// The tool `name` if the active profile shows it (and, for a tool an
+    /// agent created for one agent only, `agent` is that agent); the error
+    /// lists near names.
+    pub fn lookup_as(&self, agent: Option<&str>, name: &str) -> Result<Arc<Plugin>, RegistryError> {
+        self.lookup_in(&self.registry(), agent, name)
+    }
+
+    /// [`Executor::lookup_as`] with no agent.
     pub fn lookup(&self, name: &str) -> Result<Arc<Plugin>, RegistryError> {
-        self.lookup_in(&self.registry(), name)
+        self.lookup_as(None, name)
     }
 
     pub(super) fn lookup_in(
         &self,
         registry: &Registry,
+        agent: Option<&str>,
         name: &str,
     ) -> Result<Arc<Plugin>, RegistryError> {
         match registry.get(name) {
-            Ok(plugin) if self.shows(name) => Ok(Arc::clone(plugin)),
+            Ok(plugin) if self.shows(plugin, agent) => Ok(Arc::clone(plugin)),
             _ => Err(RegistryError::NotFound {
                 name: name.to_owned(),
                 near: registry
                     .near(name)
                     .into_iter()
-                    .filter(|n| self.shows(n))
+                    .filter(|n| registry.get(n).is_ok_and(|p| self.shows(p, agent)))
                     .collect(),
             }),
         }
     }
 
-    /// Whether the active profile (if any) shows `tool`.
-    pub(super) fn shows(&self, tool: &str) -> bool {
-        self.profile.as_ref().is_none_or(|p| p.shows(tool))
+    /// Whether the active profile (if any) shows `tool`, and its scope
+    /// includes `agent` (a dynamic tool made for one agent: that agent, or
+    /// the profile of that name).
+    pub(super) fn shows(&self, tool: &Plugin, agent: Option<&str>) -> bool {
+        self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
+            && tool.dynamic().is_none_or(|d| {
+                d.meta
+                    .visible_to(agent, self.profile.as_ref().map(|p| p.name.as_str()))
+            })
     }
 
-    /// The tools the active profile shows, sorted by name.
-    pub fn tools(&self) -> Vec<Arc<Plugin>> {
+    /// The tools the active profile shows to `agent`, sorted by name.
+    pub fn tools_for(&self, agent: Option<&str>) -> Vec<Arc<Plugin>> {
         self.registry()
             .list()
-            .filter(|p| self.shows(p.name()))
+            .filter(|p| self.shows(p, agent))
             .cloned()
             .collect()
     }
 
-    /// Schemas in `format` for the visible tools named in `allowed`, or for
-    /// every visible tool; an unknown or hidden name is an error.
+    /// [`Executor::tools_for`] with no agent.
+    pub fn tools(&self) -> Vec<Arc<Plugin>> {
+        self.tools_for(None)
+    }
+
+    /// [`Executor::schemas_for`] with no agent.
     pub fn schemas<S: AsRef<str>>(
         &self,
+        allowed: Option<&[S]>,
+        format: SchemaFormat,
+    ) -> Result<Vec<serde_json::Value>, RegistryError> {
+        self.schemas_for(None, allowed, format)
+    }
+
+    /// Schemas in `format` for the tools `agent` sees named in `allowed`,
+    /// or for every tool it sees; an unknown or hidden name is an error.
+    pub fn schemas_for<S: AsRef<str>>(
+        &self,
+        agent: Option<&str>,
         allowed: Option<&[S]>,
         format: SchemaFormat,
     ) -> Result<Vec<serde_json::Value>, RegistryError> {
         let plugins = match allowed {
             Some(names) => names
                 .iter()
-                .map(|n| self.lookup(n.as_ref()))
+                .map(|n| self.lookup_as(agent, n.as_ref()))
                 .collect::<Result<Vec<_>, _>>()?,
-            None => self.tools(),
+            None => self.tools_for(agent),
         };
         Ok(schemas_of(&plugins, format))
     }

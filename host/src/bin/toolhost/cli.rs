@@ -51,6 +51,11 @@ pub struct GlobalArgs {
     #[arg(long = "grant", global = true, value_name = "TOOL=CAPS")]
     pub grants: Vec<String>,
 
+    /// Act as this agent: `call` passes it in the call context, and tools an
+    /// agent created for one agent only are listed and callable only as it.
+    #[arg(long, global = true, value_name = "ID", env = "TOOLHOST_AGENT")]
+    pub agent: Option<String>,
+
     /// Where compiled components are cached (default: $XDG_CACHE_HOME/toolhost).
     #[arg(long, global = true, value_name = "DIR", env = "TOOLHOST_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -147,6 +152,23 @@ pub enum Command {
     /// `serve --workspace DIR`. Without --workspace (or a configured one),
     /// the client's first root is the workspace.
     Serve(ServeArgs),
+    /// Check plugin components the way they are checked before loading:
+    /// each compiles, links against this host's world, and describes itself
+    /// with a valid name, description and JSON Schemas.
+    ///
+    /// Exit status: 0 if every file conforms, 1 otherwise.
+    Check {
+        /// The `.wasm` files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Review the tools agents created with create_tool: list them, show
+    /// one, approve it (it is loaded, also by a running `toolhost serve`)
+    /// or reject it (it is unloaded and its source removed).
+    Dynamic {
+        #[command(subcommand)]
+        action: DynamicAction,
+    },
     /// Call a tool once and print its result.
     ///
     /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
@@ -203,6 +225,44 @@ pub enum ConfigAction {
     /// is used only once trusted, and any change makes it untrusted again
     /// (a cloned repository or a tool could have written it).
     Trust,
+}
+
+/// `toolhost dynamic` actions.
+#[derive(Debug, Subcommand)]
+pub enum DynamicAction {
+    /// List the stored tools: id, status, kind, name, scope, creator.
+    List {
+        /// Only tools with this status.
+        #[arg(long, value_name = "pending|approved|rejected")]
+        status: Option<String>,
+        /// Print JSON records instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one tool: its record, schema, requested capabilities and source.
+    Show {
+        /// Its id (or its name, if only one tool not rejected has it).
+        id: String,
+    },
+    /// Approve a tool. It gets what it asked for, unless `--grant CAPS`
+    /// says otherwise: here --grant takes only the capabilities
+    /// (workspace:read, workspace:write, commands, network:HOST, env:NAME or
+    /// none; comma-separated or repeated), e.g. `toolhost dynamic approve
+    /// ID --grant workspace:read`. The grant is recorded in its meta.json
+    /// and in the user's trust store.
+    Approve {
+        /// Its id (or its name).
+        id: String,
+    },
+    /// Reject a tool: it is unloaded, its source removed, its record kept
+    /// with the reason.
+    Reject {
+        /// Its id (or its name).
+        id: String,
+        /// Why, recorded for the agent and for people.
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 /// `toolhost call` flags.

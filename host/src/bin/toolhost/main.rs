@@ -5,7 +5,7 @@ mod output;
 
 use anyhow::Context as _;
 use clap::Parser;
-use cli::{CallArgs, Cli, Command, Settings, UsageError};
+use cli::{CallArgs, Cli, Command, DynamicAction, Settings, UsageError};
 use std::io::Read;
 use std::process::ExitCode;
 use toolhost::{CallContext, CallOptions};
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
         Command::Serve(args) => args.mode,
@@ -54,21 +54,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         output::text(&cli::trust_config(&cli.global)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // `dynamic approve --grant CAPS`: the grant a person approves, not the
+    // global TOOL=CAPS.
+    let approved_caps = match &cli.command {
+        Command::Dynamic {
+            action: DynamicAction::Approve { .. },
+        } => Some(std::mem::take(&mut cli.global.grants)),
+        _ => None,
+    };
     let settings = Settings::build(&cli.global, mode, false)?;
     let executor = &settings.executor;
+    let agent = cli.global.agent.as_deref();
     match cli.command {
-        Command::Tools { json } => output::tools(executor, json)?,
+        Command::Tools { json } => output::tools(executor, agent, json)?,
         Command::Describe { tool, json } => {
-            let plugin = executor.lookup(&tool).map_err(usage)?;
+            let plugin = executor.lookup_as(agent, &tool).map_err(usage)?;
             output::describe(executor, &plugin, json)?;
         }
         Command::Schema { format, tools } => {
             let allowed = (!tools.is_empty()).then_some(tools.as_slice());
-            let schemas = executor.schemas(allowed, format).map_err(usage)?;
+            let schemas = executor
+                .schemas_for(agent, allowed, format)
+                .map_err(usage)?;
             output::schemas(&schemas)?;
         }
         Command::Config { action } => output::config(&settings, &action)?,
-        Command::Call(args) => return call(&settings, &args),
+        Command::Check { files } => return check(&settings, &files),
+        Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
+        Command::Call(args) => return call(&settings, agent, &args),
         // Handled above: serving takes the settings whole.
         Command::Serve(_) => {}
     }
@@ -80,7 +93,124 @@ fn usage(err: toolhost::RegistryError) -> UsageError {
     UsageError(err.to_string())
 }
 
-fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
+/// `toolhost check`: the conformance checks, file by file.
+fn check(settings: &Settings, files: &[std::path::PathBuf]) -> anyhow::Result<ExitCode> {
+    let runtime = settings.executor.runtime();
+    let mut failed = 0;
+    for file in files {
+        let checked = std::fs::read(file)
+            .map_err(|e| format!("cannot read it: {e}"))
+            .and_then(|wasm| toolhost::dynamic::check_component(runtime, wasm, file));
+        match checked {
+            Ok(plugin) => {
+                let info = plugin.info();
+                let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+                output::text(&format!(
+                    "ok: {}: `{}` {}, asks for: {}\n",
+                    file.display(),
+                    info.name,
+                    info.version,
+                    output::caps_text(&caps),
+                ))?;
+            }
+            Err(problems) => {
+                failed += 1;
+                output::warn(&format!(
+                    "{}: does not conform:\n{problems}",
+                    file.display()
+                ));
+            }
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    })
+}
+
+/// `toolhost dynamic ...`: a person reviews what agents created.
+fn dynamic(
+    settings: &Settings,
+    action: DynamicAction,
+    approved_caps: Option<Vec<String>>,
+) -> anyhow::Result<()> {
+    let executor = &settings.executor;
+    let store = executor.dynamic_store().ok_or_else(|| {
+        UsageError(
+            "there is no dynamic-tool store: set `[dynamic] dir` (or `state_dir`) in the configuration"
+                .to_owned(),
+        )
+    })?;
+    match action {
+        DynamicAction::List { status, json } => {
+            let wanted = match status.as_deref() {
+                None => None,
+                Some(s @ ("pending" | "approved" | "rejected")) => Some(s.to_owned()),
+                Some(other) => {
+                    return Err(UsageError(format!(
+                        "--status {other}: choose pending, approved or rejected"
+                    ))
+                    .into());
+                }
+            };
+            let (entries, problems) = store.list();
+            for p in problems {
+                output::warn(&format!("{}: {}", p.path.display(), p.reason));
+            }
+            let entries: Vec<_> = entries
+                .into_iter()
+                .filter(|e| {
+                    wanted
+                        .as_deref()
+                        .is_none_or(|w| e.meta.status.as_str() == w)
+                })
+                .collect();
+            output::dynamic_list(&entries, json)?;
+        }
+        DynamicAction::Show { id } => {
+            output::dynamic_show(&store.find(&id).map_err(UsageError)?)?;
+        }
+        DynamicAction::Approve { id } => {
+            // `--grant CAPS`, or the global form `--grant ID=CAPS` naming this tool.
+            let mut caps = Vec::new();
+            for given in approved_caps.unwrap_or_default() {
+                match given.split_once('=') {
+                    None => caps.push(given),
+                    Some((tool, list)) if tool == id => caps.push(list.to_owned()),
+                    Some(_) => {
+                        return Err(UsageError(format!(
+                            "--grant {given}: here --grant takes the capabilities of the tool being approved, e.g. --grant workspace:read,commands"
+                        ))
+                        .into());
+                    }
+                }
+            }
+            let grant = (!caps.is_empty()).then_some(caps);
+            let entry = store
+                .approve(executor.runtime(), &executor.registry(), &id, grant)
+                .map_err(|e| anyhow::anyhow!("cannot approve `{id}`: {e}"))?;
+            output::text(&format!(
+                "approved `{}` ({}) with: {}\nA running `toolhost serve` loads it at its next rescan (--reload-secs).\n",
+                entry.meta.name,
+                entry.meta.id,
+                output::caps_text(entry.meta.grant.as_deref().unwrap_or_default()),
+            ))?;
+        }
+        DynamicAction::Reject { id, reason } => {
+            let entry = store
+                .reject(&id, reason)
+                .map_err(|e| anyhow::anyhow!("cannot reject `{id}`: {e}"))?;
+            output::text(&format!(
+                "rejected `{}` ({}); its source is removed, and a running `toolhost serve` unloads it at its next rescan.\n",
+                entry.meta.name, entry.meta.id
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Result<ExitCode> {
     let json_args = if args.args == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -92,6 +222,7 @@ fn call(settings: &Settings, args: &CallArgs) -> anyhow::Result<ExitCode> {
     };
     let options = CallOptions {
         context: CallContext {
+            agent: agent.map(str::to_owned),
             channel: Some("cli".to_owned()),
             session: args.session.clone(),
             dry_run: args.dry_run,

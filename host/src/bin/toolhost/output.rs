@@ -65,8 +65,8 @@ pub fn call_result(result: &ToolResult, json: bool) -> std::io::Result<()> {
 }
 
 /// `toolhost tools`: a table, or a JSON array.
-pub fn tools(executor: &Executor, json: bool) -> std::io::Result<()> {
-    let plugins = executor.tools();
+pub fn tools(executor: &Executor, agent: Option<&str>, json: bool) -> std::io::Result<()> {
+    let plugins = executor.tools_for(agent);
     if json {
         let list: Vec<serde_json::Value> = plugins
             .iter()
@@ -282,10 +282,117 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
+/// Like [`printable`], keeping line breaks and tabs: an agent-written
+/// script or description shown to the person who approves it cannot hide a
+/// line with terminal escapes or carriage returns.
+fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `toolhost dynamic list`: a table, or the records as JSON.
+pub fn dynamic_list(entries: &[toolhost::dynamic::Entry], json: bool) -> std::io::Result<()> {
+    if json {
+        let records: Vec<&toolhost::dynamic::Meta> = entries.iter().map(|e| &e.meta).collect();
+        let text = serde_json::to_string_pretty(&records).map_err(std::io::Error::other)?;
+        return out(&format!("{text}\n"));
+    }
+    if entries.is_empty() {
+        return out("no dynamic tools\n");
+    }
+    let mut text = format!(
+        "{:<32} {:<9} {:<11} {:<24} {:<12} {}\n",
+        "ID", "STATUS", "KIND", "NAME", "SCOPE", "CREATED BY"
+    );
+    for e in entries {
+        let m = &e.meta;
+        text.push_str(&format!(
+            "{:<32} {:<9} {:<11} {:<24} {:<12} {}\n",
+            printable(&m.id),
+            m.status.as_str(),
+            m.kind.as_str(),
+            printable(&m.name),
+            printable(&m.scope),
+            printable(m.created_by.as_deref().unwrap_or("-")),
+        ));
+    }
+    out(&text)
+}
+
+/// `toolhost dynamic show`: the record, then the source.
+pub fn dynamic_show(entry: &toolhost::dynamic::Entry) -> std::io::Result<()> {
+    let m = &entry.meta;
+    let grant = m
+        .grant
+        .as_ref()
+        .map_or_else(|| "(not approved)".to_owned(), |g| caps_text(g));
+    let mut text = format!(
+        "id:           {}\nname:         {}\nkind:         {}\nstatus:       {}\nscope:        {}\ncreated by:   {}\ncreated at:   {}\nrequested:    {}\ngranted:      {}\n",
+        printable(&m.id),
+        printable(&m.name),
+        m.kind.as_str(),
+        m.status.as_str(),
+        printable(&m.scope),
+        printable(m.created_by.as_deref().unwrap_or("-")),
+        printable(&m.created_at),
+        printable(&caps_text(&m.capabilities)),
+        printable(&grant),
+    );
+    if let Some(reason) = &m.reason {
+        text.push_str(&format!("reason:       {}\n", printable(reason)));
+    }
+    text.push_str(&format!(
+        "\ndescription:\n  {}\n",
+        printable_lines(&m.description)
+    ));
+    let schema = serde_json::to_string_pretty(&m.parameters).unwrap_or_default();
+    text.push_str(&format!("\nparameters (JSON Schema):\n{schema}\n"));
+    let path = entry.source_path();
+    match std::fs::read(&path) {
+        Ok(bytes) if m.kind == toolhost::dynamic::Kind::Component => text.push_str(&format!(
+            "\nsource: {} ({} bytes, blake3 {})\n",
+            path.display(),
+            bytes.len(),
+            blake3::hash(&bytes).to_hex()
+        )),
+        Ok(bytes) => text.push_str(&format!(
+            "\nsource ({}):\n{}\n",
+            path.display(),
+            printable_lines(&String::from_utf8_lossy(&bytes))
+        )),
+        Err(_) => text.push_str("\nsource: (removed)\n"),
+    }
+    out(&text)
+}
+
+/// A capability list as people read it.
+pub fn caps_text(caps: &[String]) -> String {
+    if caps.is_empty() {
+        "nothing".to_owned()
+    } else {
+        caps.join(", ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_text_cannot_hide_lines() {
+        let shown = printable_lines("run();\x1b[2K\rhidden();\n\tnext");
+        assert_eq!(shown, "run();\\u{1b}[2K\\rhidden();\n\tnext");
+    }
+
     #[test]
     fn control_characters_are_escaped() {
-        assert_eq!(super::printable("a\x1b[2Jb\rc ok"), "a\\u{1b}[2Jb\\rc ok");
+        assert_eq!(printable("a\x1b[2Jb\rc ok"), "a\\u{1b}[2Jb\\rc ok");
     }
 }

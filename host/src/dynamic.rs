@@ -1,0 +1,482 @@
+//! Dynamic tools: tools an agent creates at run time with `create_tool`.
+//!
+//! `create_tool` (a plugin whose only grant is the store directory) writes
+//! `<store>/<id>/meta.json` and the source with status `pending`. Only a
+//! person approves, with `toolhost dynamic approve` ([`Store::approve`]):
+//! that records the grant in meta.json **and** an approval digest (of the
+//! name, schema, scope, grant and source) in the user's trust store, which
+//! no plugin can write. [`Store::load_into`] registers only approved tools
+//! whose digest still matches, so editing the store (by hand or by a
+//! compromised plugin) can never approve or widen anything.
+//!
+//! Every kind runs as a WASM component: `javascript` in the embedded
+//! `js_runtime` component (the script in its settings), `command` in the
+//! embedded `command_runner` (the argv template in its settings, each
+//! `{{param}}` one whole argv item, run through the broker), and
+//! `component` as its own `.wasm`, checked like `toolhost check`.
+
+use crate::config::trust;
+use crate::grant::Grant;
+use crate::plugin::{Plugin, PluginSource};
+use crate::registry::{LoadProblem, Registry};
+use crate::runtime::{Runtime, RuntimeError};
+use crate::tool_info::{Capability, ToolInfo};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status};
+
+/// The most agent-made tools one agent may have pending or approved.
+pub const DEFAULT_MAX_PER_AGENT: u32 = 20;
+
+/// The largest source `create_tool` accepts (a script or a template).
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 256 * 1024;
+
+/// The largest `.wasm` a component tool may be.
+pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a dynamic tool is bound to at run time: its record, the settings its
+/// runner component receives, and what a person granted.
+#[derive(Debug)]
+pub struct Binding {
+    /// The stored record.
+    pub meta: Meta,
+    /// Settings the runner receives over the configured ones (`source`,
+    /// `template`).
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// What a person granted on approval.
+    pub grant: Grant,
+}
+
+/// One stored tool.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its record.
+    pub meta: Meta,
+    /// Its directory, `<store>/<id>`.
+    pub dir: PathBuf,
+}
+
+impl Entry {
+    /// The source file's path.
+    pub fn source_path(&self) -> PathBuf {
+        self.dir.join(self.meta.kind.source_file())
+    }
+}
+
+/// The dynamic-tool store: one directory per tool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    /// The store at `dir` (it need not exist yet).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every stored tool, oldest first, and the entries that cannot be read.
+    pub fn list(&self) -> (Vec<Entry>, Vec<LoadProblem>) {
+        let mut entries = Vec::new();
+        let mut problems = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(&self.dir) else {
+            return (entries, problems);
+        };
+        for dir in dirs.filter_map(Result::ok).map(|e| e.path()) {
+            if !dir.is_dir() {
+                continue;
+            }
+            match read_meta(&dir) {
+                Ok(meta) => entries.push(Entry { meta, dir }),
+                Err(reason) => problems.push(LoadProblem { path: dir, reason }),
+            }
+        }
+        entries.sort_by(|a, b| {
+            (&a.meta.created_at, &a.meta.id).cmp(&(&b.meta.created_at, &b.meta.id))
+        });
+        (entries, problems)
+    }
+
+    /// The tool with this id, or the one not rejected with this name.
+    pub fn find(&self, id_or_name: &str) -> Result<Entry, String> {
+        let (entries, _) = self.list();
+        if let Some(e) = entries.iter().find(|e| e.meta.id == id_or_name) {
+            return Ok(e.clone());
+        }
+        let mut by_name = entries
+            .into_iter()
+            .filter(|e| e.meta.name == id_or_name && e.meta.status != Status::Rejected);
+        match (by_name.next(), by_name.next()) {
+            (Some(e), None) => Ok(e),
+            (Some(_), Some(_)) => Err(format!(
+                "more than one stored tool is named `{id_or_name}`; give its id (`toolhost dynamic list` shows ids)"
+            )),
+            (None, _) => Err(format!(
+                "no dynamic tool has the id or name `{id_or_name}` in {}; `toolhost dynamic list` shows them",
+                self.dir.display()
+            )),
+        }
+    }
+
+    /// Approve `id_or_name` with `grant` (`--grant` spelling; `None`: what it
+    /// asked for). The tool is checked as it would be loaded — its name
+    /// against `registry`, its template or component, the grant's syntax —
+    /// before anything is written.
+    pub fn approve(
+        &self,
+        runtime: &Runtime,
+        registry: &Registry,
+        id_or_name: &str,
+        grant: Option<Vec<String>>,
+    ) -> Result<Entry, String> {
+        let mut entry = self.find(id_or_name)?;
+        if entry.meta.status == Status::Rejected {
+            return Err(format!(
+                "`{}` was rejected and its source removed; the agent must create it again",
+                entry.meta.id
+            ));
+        }
+        let grant = grant.unwrap_or_else(|| entry.meta.capabilities.clone());
+        parse_grant(&grant)?;
+        if let Some(existing) = registry.list().find(|p| p.name() == entry.meta.name)
+            && existing
+                .dynamic()
+                .is_none_or(|b| b.meta.id != entry.meta.id)
+        {
+            return Err(format!(
+                "a tool named `{}` is already registered (from {}); reject this one",
+                entry.meta.name,
+                existing.origin()
+            ));
+        }
+        // Two creations racing past create_tool's check: one name, one tool.
+        if let Some(twin) = self.list().0.iter().find(|e| {
+            e.meta.name == entry.meta.name
+                && e.meta.id != entry.meta.id
+                && e.meta.status == Status::Approved
+        }) {
+            return Err(format!(
+                "another approved tool, {}, is named `{}`; reject one of them",
+                twin.meta.id, entry.meta.name
+            ));
+        }
+        entry.meta.status = Status::Approved;
+        entry.meta.grant = Some(grant);
+        entry.meta.decided_at = Some(now());
+        entry.meta.reason = None;
+        let source = std::fs::read(entry.source_path())
+            .map_err(|e| format!("cannot read {}: {e}", entry.source_path().display()))?;
+        plugin(runtime, &entry, &source)?;
+        trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
+            .map_err(|e| format!("cannot record the approval: {e}"))?;
+        write_meta(&entry)?;
+        Ok(entry)
+    }
+
+    /// Reject `id_or_name`: remove its source and its approval, and keep the
+    /// record (status `rejected`, with `reason`) so the agent can be told.
+    pub fn reject(&self, id_or_name: &str, reason: Option<String>) -> Result<Entry, String> {
+        let mut entry = self.find(id_or_name)?;
+        trust::forget(&entry.dir).map_err(|e| format!("cannot remove the approval: {e}"))?;
+        match std::fs::remove_file(entry.source_path()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove the source: {e}")),
+        }
+        entry.meta.status = Status::Rejected;
+        entry.meta.grant = None;
+        entry.meta.decided_at = Some(now());
+        entry.meta.reason = reason;
+        write_meta(&entry)?;
+        Ok(entry)
+    }
+
+    /// Register every approved tool whose approval still matches. Tools
+    /// that cannot be loaded (changed since approval, a name taken) are
+    /// skipped and reported.
+    pub fn load_into(&self, runtime: &Runtime, registry: &mut Registry) -> Vec<LoadProblem> {
+        let (entries, mut problems) = self.list();
+        for entry in entries {
+            if entry.meta.status != Status::Approved {
+                continue;
+            }
+            let loaded = std::fs::read(entry.source_path())
+                .map_err(|e| format!("cannot read its source: {e}"))
+                .and_then(|source| {
+                    if trust::is_trusted(&entry.dir, &approval_digest(&entry.meta, &source)) {
+                        plugin(runtime, &entry, &source)
+                    } else {
+                        Err("it changed since a person approved it (or was never approved with `toolhost dynamic approve`); approve it again".to_owned())
+                    }
+                })
+                .and_then(|plugin| registry.register(plugin, false).map_err(|e| e.to_string()));
+            if let Err(reason) = loaded {
+                problems.push(LoadProblem {
+                    path: entry.dir,
+                    reason,
+                });
+            }
+        }
+        problems
+    }
+
+    /// What a watcher compares to notice approvals, rejections and removals:
+    /// each tool's record, hashed (records are small; a re-approval within
+    /// one timestamp tick still changes the hash).
+    pub fn fingerprint(&self) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        if let Ok(dirs) = std::fs::read_dir(&self.dir) {
+            for dir in dirs.filter_map(Result::ok) {
+                let path = dir.path().join(META_FILE);
+                if let Ok(bytes) = std::fs::read(&path) {
+                    out.push((path, blake3::hash(&bytes).to_hex().to_string()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn read_meta(dir: &Path) -> Result<Meta, String> {
+    let text = std::fs::read_to_string(dir.join(META_FILE))
+        .map_err(|e| format!("cannot read {META_FILE}: {e}"))?;
+    let meta: Meta = serde_json::from_str(&text)
+        .map_err(|e| format!("{META_FILE} is not a valid record: {e}"))?;
+    // The directory is the id (and the approval's key): a record claiming
+    // another id is a copy, not a tool.
+    if dir.file_name().and_then(|n| n.to_str()) != Some(meta.id.as_str()) {
+        return Err(format!(
+            "its {META_FILE} names the id `{}`, not its directory's name",
+            meta.id
+        ));
+    }
+    Ok(meta)
+}
+
+fn write_meta(entry: &Entry) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(&entry.meta).map_err(|e| e.to_string())?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&entry.dir).map_err(|e| e.to_string())?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| e.to_string())?;
+    tmp.persist(entry.dir.join(META_FILE))
+        .map_err(|e| format!("cannot write {META_FILE}: {}", e.error))?;
+    Ok(())
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Parse a grant in `--grant` spelling.
+pub fn parse_grant(items: &[String]) -> Result<Grant, String> {
+    Grant::parse_caps(&items.join(",")).map_err(|e| e.to_string())
+}
+
+/// What a person approved, as the bytes whose digest the trust store keeps.
+fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
+    serde_json::json!({
+        "id": meta.id,
+        "name": meta.name,
+        "description": meta.description,
+        "kind": meta.kind,
+        "parameters": meta.parameters,
+        "scope": meta.scope,
+        "grant": meta.grant,
+        "source": blake3::hash(source).to_hex().as_str(),
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// The capabilities a grant amounts to, for a runner's tool-info.
+fn grant_capabilities(grant: &Grant) -> Vec<Capability> {
+    let mut caps = Vec::new();
+    match grant.workspace {
+        Some(crate::grant::Access::Write) => caps.push(Capability::WorkspaceWrite),
+        Some(crate::grant::Access::Read) => caps.push(Capability::WorkspaceRead),
+        None => {}
+    }
+    if grant.commands {
+        caps.push(Capability::Commands);
+    }
+    if !grant.network.is_empty() {
+        caps.push(Capability::Network(grant.network.clone()));
+    }
+    caps
+}
+
+/// The plugin a stored tool runs as, from its record (its `grant` is what
+/// it gets) and its source. [`Store::load_into`] calls this only for a
+/// record a person approved; a library embedding toolhost may build one
+/// itself, as it may register any plugin with any grant.
+pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin, String> {
+    let meta = &entry.meta;
+    let grant = parse_grant(meta.grant.as_deref().unwrap_or_default())?;
+    let mut settings = serde_json::Map::new();
+    let (plugin, info) = match meta.kind {
+        Kind::Javascript | Kind::Command => {
+            let text = std::str::from_utf8(source)
+                .map_err(|_| "its source is not UTF-8 text".to_owned())?;
+            if meta.kind == Kind::Javascript {
+                settings.insert("source".into(), text.into());
+            } else {
+                let template: Vec<String> = serde_json::from_str(text)
+                    .map_err(|e| format!("its template is not a JSON array of strings: {e}"))?;
+                toolhost_sdk::dynamic::check_template(&template, &meta.parameters)?;
+                settings.insert("template".into(), template.into());
+            }
+            let runner = if meta.kind == Kind::Javascript {
+                "js_runtime"
+            } else {
+                "command_runner"
+            };
+            let builtin = crate::registry::runners()
+                .iter()
+                .find(|b| b.crate_name == runner)
+                .ok_or_else(|| format!("this build has no {runner} component"))?;
+            let info = ToolInfo {
+                name: meta.name.clone(),
+                description: meta.description.clone(),
+                input_schema: meta.parameters.clone(),
+                output_schema: None,
+                sensitive: false,
+                capabilities: grant_capabilities(&grant),
+                version: "dynamic".to_owned(),
+            };
+            (Plugin::runner(runtime, builtin), info)
+        }
+        Kind::Component => {
+            let plugin = check_component(runtime, source.to_vec(), &entry.source_path())?;
+            let mut info = plugin.info().clone();
+            info.name = meta.name.clone();
+            if !meta.description.trim().is_empty() {
+                info.description = meta.description.clone();
+            }
+            (plugin, info)
+        }
+    };
+    Ok(plugin.into_dynamic(
+        info,
+        Binding {
+            meta: meta.clone(),
+            settings,
+            grant,
+        },
+    ))
+}
+
+/// Load `wasm` and run the conformance checks of `toolhost check`: it
+/// compiles and links against this host's world, `describe` answers with a
+/// valid name and schemas, and the description says something. Returns the
+/// plugin, or every problem found, one per line.
+pub fn check_component(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Plugin, String> {
+    if wasm.len() as u64 > MAX_COMPONENT_BYTES {
+        return Err(format!(
+            "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
+            wasm.len()
+        ));
+    }
+    let plugin = runtime
+        .load(PluginSource::Bytes(wasm.into(), origin.to_owned()))
+        .and_then(|p| p.warm_up(runtime).map(|()| p))
+        .map_err(|e| match e {
+            RuntimeError::Load { reason, .. } => reason,
+            other => other.to_string(),
+        })?;
+    let problems = conformance_problems(plugin.info());
+    if problems.is_empty() {
+        Ok(plugin)
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// What is wrong with a tool's self-description (empty: nothing).
+pub fn conformance_problems(info: &ToolInfo) -> Vec<String> {
+    let mut problems = Vec::new();
+    if info.description.trim().len() < 20 {
+        problems.push(format!(
+            "`{}`: the description is too short to tell a model what the tool does (at least 20 characters)",
+            info.name
+        ));
+    }
+    if !jsonschema::meta::is_valid(&info.input_schema) {
+        problems.push(format!(
+            "`{}`: the input schema is not valid JSON Schema",
+            info.name
+        ));
+    }
+    if let Some(out) = &info.output_schema
+        && !jsonschema::meta::is_valid(out)
+    {
+        problems.push(format!(
+            "`{}`: the output schema is not valid JSON Schema",
+            info.name
+        ));
+    }
+    if info.version.trim().is_empty() {
+        problems.push(format!("`{}`: the version is empty", info.name));
+    }
+    problems
+}
+
+/// The host side of the WIT `dynamic` interface, for `create_tool`.
+impl crate::bindings::dynamic::Host for crate::sandbox::CallState {
+    fn check_component(&mut self, path: String, dest: String) -> Result<String, String> {
+        use crate::bindings::files::Host as _;
+        use toolhost_sdk::dynamic::{STORE, STORE_DIR_NAME};
+        if !self.granted.may_write(STORE_DIR_NAME) || !dest.starts_with(&format!("{STORE}/")) {
+            return Err(format!(
+                "only a tool granted the dynamic-tool store may check components, and only into {STORE}/"
+            ));
+        }
+        let fanout = self
+            .fanout
+            .as_ref()
+            .ok_or("components cannot be checked from a fanned-out run")?;
+        let workspace = fanout.workspace.clone().ok_or(
+            "there is no workspace to read the component from; start toolhost with --workspace",
+        )?;
+        let runtime = std::sync::Arc::clone(&fanout.runtime);
+        let wasm = read_in(&workspace, &path)?;
+        let plugin = check_component(&runtime, wasm.clone(), &workspace.join(&path))?;
+        self.write_atomic(dest, wasm)
+            .map_err(|e| file_error_text(e, "cannot store the component"))?;
+        serde_json::to_string(plugin.info()).map_err(|e| e.to_string())
+    }
+}
+
+/// Read `path` (relative to `root`, or absolute under it) with cap-std, so
+/// neither `..` nor a symlink leads outside `root`.
+fn read_in(root: &Path, path: &str) -> Result<Vec<u8>, String> {
+    let given = Path::new(path.trim());
+    let rel = if given.has_root() {
+        given
+            .strip_prefix(root)
+            .map_err(|_| format!("`{path}` is outside the workspace; give a path inside it"))?
+    } else {
+        given
+    };
+    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
+        .map_err(|e| format!("cannot open the workspace: {e}"))?;
+    // Non-blocking and regular files only: a FIFO cannot hang the host.
+    crate::files::read_whole(&dir, rel, path, MAX_COMPONENT_BYTES)
+        .map_err(|e| file_error_text(e, "cannot read the component"))
+}
+
+/// A `files` error as one line, after `what`.
+fn file_error_text(e: crate::bindings::files::FileError, what: &str) -> String {
+    use crate::bindings::files::FileError;
+    match e {
+        FileError::NotFound(m)
+        | FileError::Denied(m)
+        | FileError::Invalid(m)
+        | FileError::TooLarge(m)
+        | FileError::Failed(m) => format!("{what}: {m}"),
+    }
+}

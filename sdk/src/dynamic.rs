@@ -1,0 +1,310 @@
+//! Dynamic tools: the record `create_tool` writes to the dynamic-tool store
+//! and the host reads back, shared so both sides agree on one format.
+//!
+//! A tool lives in `<store>/<id>/`: `meta.json` ([`Meta`]) and its source
+//! file ([`Kind::source_file`]). `create_tool` writes it with status
+//! [`Status::Pending`]; only a person, with `toolhost dynamic approve`, can
+//! make it [`Status::Approved`], and the host loads only approved tools whose
+//! approval record (kept outside the store) still matches.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The guest path of the dynamic-tool store (the named directory `dynamic`).
+pub const STORE: &str = "/dynamic";
+
+/// The name of the store's directory grant.
+pub const STORE_DIR_NAME: &str = "dynamic";
+
+/// Each tool's record file.
+pub const META_FILE: &str = "meta.json";
+
+/// Names no dynamic tool may take, besides the registered tools: the
+/// dynamic-tool machinery itself and words a person would confuse.
+pub const RESERVED_NAMES: &[&str] = &[
+    "create_tool",
+    "js_runtime",
+    "command_runner",
+    "toolhost",
+    "approve",
+    "approve_tool",
+    "reject_tool",
+    "dynamic",
+    "tool",
+    "tools",
+];
+
+/// What a dynamic tool is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A script defining `function run(args, ctx)`, run by the `js_runtime`
+    /// component.
+    Javascript,
+    /// An argv template (a JSON array of strings) where an item `{{param}}`
+    /// is replaced by that argument, run through the broker.
+    Command,
+    /// A component implementing the `tool-plugin` world.
+    Component,
+}
+
+impl Kind {
+    /// The name of the source file in the tool's directory.
+    pub fn source_file(self) -> &'static str {
+        match self {
+            Self::Javascript => "source.js",
+            Self::Command => "template.json",
+            Self::Component => "tool.wasm",
+        }
+    }
+
+    /// The lowercase name (`javascript`, `command`, `component`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Javascript => "javascript",
+            Self::Command => "command",
+            Self::Component => "component",
+        }
+    }
+}
+
+/// Where a dynamic tool stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Created, waiting for a person.
+    Pending,
+    /// Approved by a person; loaded.
+    Approved,
+    /// Rejected by a person; its source is removed.
+    Rejected,
+}
+
+impl Status {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
+/// `<store>/<id>/meta.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// The directory name: the tool name and a random suffix.
+    pub id: String,
+    /// The tool name (snake_case, unique).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// What it is made of.
+    pub kind: Kind,
+    /// JSON Schema of its arguments (an object schema).
+    pub parameters: Value,
+    /// What it asked for, in `--grant` spelling (`workspace:read`, `commands`).
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// `all`, or the one agent that may see and call it.
+    pub scope: String,
+    /// The agent that created it, if known.
+    #[serde(default)]
+    pub created_by: Option<String>,
+    /// When it was created (RFC 3339, UTC).
+    pub created_at: String,
+    /// Pending, approved or rejected.
+    pub status: Status,
+    /// What a person granted on approval, in `--grant` spelling.
+    #[serde(default)]
+    pub grant: Option<Vec<String>>,
+    /// When a person approved or rejected it.
+    #[serde(default)]
+    pub decided_at: Option<String>,
+    /// Why it was rejected, if a reason was given.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl Meta {
+    /// Whether `agent` (or the active profile `profile`) may see this tool.
+    pub fn visible_to(&self, agent: Option<&str>, profile: Option<&str>) -> bool {
+        self.scope == "all" || agent == Some(self.scope.as_str()) || profile == Some(&self.scope)
+    }
+}
+
+/// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`, at
+/// most 64 characters.
+pub fn is_snake_case(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && name.len() <= 64
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+        && !name.ends_with('_')
+        && !name.contains("__")
+}
+
+/// The parameter an argv template item stands for: `{{count}}` → `count`.
+/// An item that merely contains `{{` is not a placeholder (see
+/// [`check_template`]).
+pub fn placeholder(item: &str) -> Option<&str> {
+    item.strip_prefix("{{")?
+        .strip_suffix("}}")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+}
+
+/// Check an argv template against the tool's parameters: a non-empty list
+/// whose program is literal, whose placeholders are whole items naming a
+/// declared, required parameter (dropping an item for a missing value could
+/// leave a flag without its value, a command the person never approved).
+/// Returns what is wrong, for the agent to fix.
+pub fn check_template(template: &[String], parameters: &Value) -> Result<(), String> {
+    let Some(program) = template.first() else {
+        return Err("the command template is empty; give the program and its arguments, e.g. [\"git\", \"log\", \"-n\", \"{{count}}\"]".to_owned());
+    };
+    if program.contains("{{") {
+        return Err(format!(
+            "the program (`{program}`) must be literal, not a parameter: a tool runs one fixed program"
+        ));
+    }
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    let required = |name: &str| {
+        parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
+    };
+    for item in template {
+        match placeholder(item) {
+            Some(name) if !properties.is_some_and(|p| p.contains_key(name)) => {
+                return Err(format!(
+                    "the template item `{item}` names no parameter: add `{name}` to parameters.properties or fix the name"
+                ));
+            }
+            Some(name) if !required(name) => {
+                return Err(format!(
+                    "the template item `{item}` stands for `{name}`, which is not in parameters.required; every parameter a template uses must be required"
+                ));
+            }
+            Some(_) => {}
+            None if item.contains("{{") || item.contains("}}") => {
+                return Err(format!(
+                    "the template item `{item}` mixes text and a placeholder; a placeholder must be a whole item (`{{{{name}}}}`), so a value is always exactly one argument"
+                ));
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Fill an argv template: each `{{param}}` item becomes that argument as one
+/// whole item (a string as it is; a number or boolean as JSON text). Never
+/// split, joined or quoted: no value can become a second argument or a
+/// shell word. A missing value is an error, never a dropped item.
+pub fn fill_template(
+    template: &[String],
+    args: &serde_json::Map<String, Value>,
+) -> Result<Vec<String>, String> {
+    let mut argv = Vec::with_capacity(template.len());
+    for item in template {
+        let Some(name) = placeholder(item) else {
+            argv.push(item.clone());
+            continue;
+        };
+        match args.get(name) {
+            None | Some(Value::Null) => {
+                return Err(format!(
+                    "`{name}` is required: the command needs a value for it"
+                ));
+            }
+            Some(Value::String(s)) => argv.push(s.clone()),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => argv.push(v.to_string()),
+            Some(_) => {
+                return Err(format!(
+                    "`{name}` must be a string, number or boolean: a template item takes one value"
+                ));
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// Check the component at `path` (in the workspace) the way `toolhost
+/// check` does and, if it conforms, have the host copy it to `dest` (under
+/// [`STORE`]). Returns its tool-info, or every problem, one per line. Only a
+/// tool granted the store gets an answer.
+pub fn check_component(path: &str, dest: &str) -> Result<Value, String> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let info =
+            crate::__private::bindings::toolhost::plugin::dynamic::check_component(path, dest)?;
+        serde_json::from_str(&info).map_err(|e| format!("the host's answer is not JSON: {e}"))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (path, dest);
+        Err("components are checked only inside toolhost (this is a native run)".to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_value_is_always_one_item() {
+        let template = strings(&["echo", "--", "{{text}}", "{{n}}"]);
+        let args = json!({"text": "\"; rm -rf ~", "n": 3});
+        let argv = fill_template(&template, args.as_object().unwrap()).unwrap();
+        assert_eq!(argv, strings(&["echo", "--", "\"; rm -rf ~", "3"]));
+        let bad = json!({"text": ["a", "b"], "n": 1});
+        assert!(fill_template(&template, bad.as_object().unwrap()).is_err());
+        let missing = json!({"text": "x"});
+        let err = fill_template(&template, missing.as_object().unwrap()).unwrap_err();
+        assert!(err.contains("`n` is required"), "{err}");
+    }
+
+    #[test]
+    fn templates_are_checked() {
+        let params = json!({"type": "object", "properties": {"path": {"type": "string"}},
+                            "required": ["path"]});
+        assert!(check_template(&strings(&["ls", "--", "{{path}}"]), &params).is_ok());
+        for (bad, why) in [
+            (vec![], "empty"),
+            (vec!["{{path}}"], "literal"),
+            (vec!["ls", "{{other}}"], "names no parameter"),
+            (vec!["ls", "--path={{path}}"], "whole item"),
+        ] {
+            let err = check_template(&strings(&bad), &params).unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+        let optional = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let err = check_template(&strings(&["ls", "{{path}}"]), &optional).unwrap_err();
+        assert!(err.contains("not in parameters.required"), "{err}");
+    }
+
+    #[test]
+    fn scope() {
+        let mut meta: Meta = serde_json::from_value(json!({
+            "id": "x-1", "name": "x", "description": "d", "kind": "command",
+            "parameters": {"type": "object"}, "scope": "all",
+            "created_at": "2026-01-01T00:00:00Z", "status": "pending"
+        }))
+        .unwrap();
+        assert!(meta.visible_to(None, None));
+        meta.scope = "bot_a".into();
+        assert!(!meta.visible_to(None, None));
+        assert!(!meta.visible_to(Some("bot_b"), None));
+        assert!(meta.visible_to(Some("bot_a"), None));
+        assert!(meta.visible_to(None, Some("bot_a")));
+    }
+}

@@ -1,0 +1,569 @@
+//! Dynamic tools (issue 9): an agent creates a tool with create_tool, a
+//! person approves it with `toolhost dynamic`, a running server loads it
+//! without a restart; every kind runs sandboxed under the approved grant.
+
+use crate::mcp::{Client, call as mcp_call, connect, is_error, text};
+use crate::support::{
+    call_cli, fixtures_dir, json, kind, stderr, stdout, toolhost, workspace, write,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A workspace, and a configuration (outside it) whose dynamic-tool store
+/// belongs to this test alone.
+struct Setup {
+    ws: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(extra: &str) -> Self {
+        let ws = workspace();
+        let home = workspace();
+        let store = home.path().join("store");
+        std::fs::write(
+            home.path().join("toolhost.toml"),
+            format!(
+                "[dynamic]\ndir = {store:?}\nmax_per_agent = 3\n\n[limits]\nmemory_mb = 64\ntimeout_secs = 3\n{extra}"
+            ),
+        )
+        .unwrap();
+        Self { ws, home }
+    }
+
+    fn config(&self) -> String {
+        self.home.path().join("toolhost.toml").display().to_string()
+    }
+
+    fn store(&self) -> PathBuf {
+        self.home.path().join("store")
+    }
+
+    /// `toolhost --config C --workspace W <args>`.
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        let config = self.config();
+        let ws = self.ws.path().display().to_string();
+        let mut argv = vec!["--config", &config, "--workspace", &ws];
+        argv.extend(args);
+        toolhost(self.ws.path(), &argv)
+    }
+
+    /// A call through the CLI as `agent`; the JSON result.
+    fn call(&self, agent: &str, tool: &str, args: &Value) -> Value {
+        let config = self.config();
+        call_cli(
+            self.ws.path(),
+            tool,
+            args,
+            &["--config", &config, "--agent", agent],
+        )
+    }
+
+    /// create_tool as `agent`; the new tool's id.
+    fn create(&self, agent: &str, args: &Value) -> String {
+        let v = self.call(agent, "create_tool", args);
+        assert_eq!(v["success"], true, "{v}");
+        v["structured"]["id"].as_str().unwrap().to_owned()
+    }
+
+    fn approve(&self, id: &str, grant: &[&str]) {
+        let mut args = vec!["dynamic", "approve", id];
+        for g in grant {
+            args.extend(["--grant", g]);
+        }
+        let out = self.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stdout(&out).starts_with("approved "), "{}", stdout(&out));
+    }
+
+    fn records(&self) -> Vec<Value> {
+        let out = self.run(&["dynamic", "list", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        json(&out).as_array().unwrap().clone()
+    }
+}
+
+fn script(name: &str, source: &str, caps: &[&str]) -> Value {
+    json!({
+        "name": name,
+        "description": format!("The {name} tool, made by an agent for a test."),
+        "kind": "javascript",
+        "source": source,
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "capabilities": caps,
+    })
+}
+
+/// The echo fixture with a custom section naming `tag` appended: a
+/// different component (never in the compile cache), the same tool.
+fn fresh_echo(tag: &str) -> Vec<u8> {
+    let mut wasm = std::fs::read(fixtures_dir().join("fixture_echo.wasm")).unwrap();
+    let name = b"toolhost-test";
+    let body_len = 1 + name.len() + tag.len();
+    assert!(body_len < 128 && name.len() < 128, "one-byte LEB128 sizes");
+    wasm.push(0); // a custom section
+    wasm.push(u8::try_from(body_len).unwrap());
+    wasm.push(u8::try_from(name.len()).unwrap());
+    wasm.extend_from_slice(name);
+    wasm.extend_from_slice(tag.as_bytes());
+    wasm
+}
+
+#[test]
+fn creation_refuses_bad_tools_with_a_clear_message() {
+    // One call slot: checking a component inside create_tool's call must
+    // not wait for a second one.
+    let s = Setup::new("max_concurrent_calls = 1\n");
+    let refused = |args: Value, want_kind: &str, needle: &str| {
+        let v = s.call("bot", "create_tool", &args);
+        assert_eq!(kind(&v), want_kind, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{needle:?} not in: {message}");
+    };
+    let ok = "function run(a) { return 'ok' }";
+    // Built-in and reserved names.
+    refused(
+        script("read_file", ok, &[]),
+        "invalid_input",
+        "reserved or already a tool",
+    );
+    refused(script("create_tool", ok, &[]), "invalid_input", "reserved");
+    refused(script("Bad-Name", ok, &[]), "invalid_input", "snake_case");
+    // A schema that is not valid JSON Schema, or not an object schema.
+    let mut bad = script("bad_schema", ok, &[]);
+    bad["parameters"] = json!({"type": "object", "properties": {"n": {"type": "integr"}}});
+    refused(bad, "invalid_input", "not a valid JSON Schema");
+    let mut bad = script("bad_schema", ok, &[]);
+    bad["parameters"] = json!({"type": "array"});
+    refused(bad, "invalid_input", "\"type\": \"object\"");
+    refused(script("empty", " ", &[]), "invalid_input", "empty");
+    // Components are checked like `toolhost check` when created.
+    write(s.ws.path(), "garbage.wasm", "not wasm at all");
+    write(s.ws.path(), "core.wasm", b"\0asm\x01\0\0\0");
+    for file in ["garbage.wasm", "core.wasm"] {
+        refused(
+            json!({"name": "comp", "description": "A component that does not conform.",
+                   "kind": "component", "source": file}),
+            "invalid_input",
+            "is not a conforming toolhost component",
+        );
+    }
+    assert!(s.records().is_empty(), "a refusal stores nothing");
+    // The cap (3 here) is per agent.
+    for name in ["one", "two", "three"] {
+        s.create("bot", &script(name, ok, &[]));
+    }
+    refused(
+        script("four", ok, &[]),
+        "denied",
+        "the limit is 3 per agent",
+    );
+    s.create("other_bot", &script("four", ok, &[]));
+    // A taken name is refused, whoever asks.
+    refused(script("one", ok, &[]), "invalid_input", "already exists");
+    // A conforming component (new to the compile cache, so it is compiled
+    // and described) is accepted, checked and copied into the store.
+    let unique = format!("{:?}", std::time::SystemTime::now());
+    write(s.ws.path(), "echo.wasm", fresh_echo(&unique));
+    let id = s.create(
+        "other_bot",
+        &json!({"name": "echo_again", "description": "The echo fixture, as a dynamic tool.",
+                "kind": "component", "source": "echo.wasm"}),
+    );
+    assert!(s.store().join(&id).join("tool.wasm").is_file());
+    let records = s.records();
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["pending"; 5]);
+    // `toolhost check` gives the same verdicts.
+    let out = s.run(&["check", "garbage.wasm", "echo.wasm"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("ok: echo.wasm: `echo`"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("garbage.wasm: does not conform"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_script_gets_only_what_a_person_granted() {
+    let s = Setup::new("");
+    write(s.ws.path(), "notes.txt", "the secret plan");
+    let id = s.create(
+        "bot",
+        &script(
+            "read_notes",
+            "function run(a, ctx) { toolhost.log('reading'); return toolhost.readFile('notes.txt') }",
+            &["workspace:read"],
+        ),
+    );
+    // Pending: not a tool yet.
+    let v = s.call("bot", "read_notes", &json!({}));
+    assert_eq!(kind(&v), "not_found", "{v}");
+    // Approved with less than it asked: the read is refused.
+    s.approve(&id, &["none"]);
+    let v = s.call("bot", "read_notes", &json!({}));
+    assert_eq!(kind(&v), "denied", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("workspace"),
+        "{v}"
+    );
+    let record = &s.records()[0];
+    assert_eq!(record["status"], "approved");
+    assert_eq!(record["grant"], json!(["none"]));
+    // Approved as asked: it reads.
+    s.approve(&id, &[]);
+    let v = s.call("bot", "read_notes", &json!({}));
+    assert_eq!(v["content"], "the secret plan", "{v}");
+    // Reading is all it was granted: writing stays refused.
+    let writer = s.create(
+        "bot",
+        &script(
+            "write_notes",
+            "function run() { toolhost.writeFile('notes.txt', 'changed'); return 'done' }",
+            &["workspace:read"],
+        ),
+    );
+    s.approve(&writer, &[]);
+    let v = s.call("bot", "write_notes", &json!({}));
+    assert_eq!(kind(&v), "denied", "{v}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws.path().join("notes.txt")).unwrap(),
+        "the secret plan"
+    );
+}
+
+#[test]
+fn endless_and_greedy_scripts_hit_the_same_limits_as_any_tool() {
+    let s = Setup::new("");
+    let spin = s.create(
+        "bot",
+        &script("spin", "function run() { while (true) {} }", &[]),
+    );
+    let hog = s.create(
+        "bot",
+        &script(
+            "hog",
+            "function run() { const k = []; while (true) { k.push('x'.repeat(1 << 20) + k.length) } }",
+            &[],
+        ),
+    );
+    s.approve(&spin, &[]);
+    s.approve(&hog, &[]);
+    let v = s.call("bot", "spin", &json!({}));
+    assert_eq!(kind(&v), "timeout", "{v}");
+    let v = s.call("bot", "hog", &json!({}));
+    assert_eq!(kind(&v), "out_of_memory", "{v}");
+}
+
+#[test]
+fn a_template_value_is_one_argument_and_nothing_else_runs() {
+    let s = Setup::new("");
+    write(s.ws.path(), "canary", "still here");
+    let id = s.create(
+        "bot",
+        &json!({
+            "name": "shout",
+            "description": "Print the given text between brackets.",
+            "kind": "command",
+            "source": ["printf", "[%s]\\n", "{{text}}"],
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
+                           "required": ["text"]},
+        }),
+    );
+    s.approve(&id, &[]);
+    let audit = s.home.path().join("audit.jsonl");
+    let config = s.config();
+    // Each value reaches printf as one argument, printed literally. A value
+    // the broker's policy finds risky even as one argument is refused
+    // whole; either way nothing else runs.
+    let mut outcomes = Vec::new();
+    for attack in [
+        "\"; rm -rf ~",
+        "a' ; rm canary ; echo '",
+        "x\nrm -rf ~",
+        "$(touch pwned)",
+    ] {
+        let v = call_cli(
+            s.ws.path(),
+            "shout",
+            &json!({"text": attack}),
+            &["--config", &config, "--audit", audit.to_str().unwrap()],
+        );
+        if v["success"] == true {
+            let content = v["content"].as_str().unwrap();
+            assert!(
+                content.contains(&format!("\n[{attack}]\n")),
+                "printed literally: {content}"
+            );
+            outcomes.push("ran");
+        } else {
+            assert_eq!(kind(&v), "denied", "{v}");
+            assert!(
+                v["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("nothing was run"),
+                "{v}"
+            );
+            outcomes.push("denied");
+        }
+    }
+    assert_eq!(outcomes[..3], ["ran"; 3]);
+    assert!(!s.ws.path().join("pwned").exists());
+    assert_eq!(
+        std::fs::read_to_string(s.ws.path().join("canary")).unwrap(),
+        "still here"
+    );
+    // The audit log: each call ran exactly one command, printf.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let calls: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 4);
+    for (call, outcome) in calls.iter().zip(&outcomes) {
+        let commands = call["commands"].as_array().unwrap();
+        assert_eq!(commands.len(), 1, "{call}");
+        assert!(
+            commands[0]["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("printf ")
+        );
+        assert_eq!(commands[0]["outcome"], *outcome, "{call}");
+    }
+}
+
+#[test]
+fn an_edited_store_cannot_approve_or_widen_anything() {
+    let s = Setup::new("");
+    let id = s.create(
+        "bot",
+        &script("sneaky", "function run() { return 'hi' }", &[]),
+    );
+    let meta_path = s.store().join(&id).join("meta.json");
+    // Flipping the status by hand (as a compromised plugin could) does not load it.
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["status"] = json!("approved");
+    meta["grant"] = json!(["workspace:write", "commands"]);
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    let v = s.call("bot", "sneaky", &json!({}));
+    assert_eq!(kind(&v), "not_found", "{v}");
+    let out = s.run(&["config", "check"]);
+    assert!(
+        stderr(&out).contains("changed since a person approved it"),
+        "{}",
+        stderr(&out)
+    );
+    // Approved by a person, then its source edited: unloaded again.
+    s.approve(&id, &["none"]);
+    assert_eq!(s.call("bot", "sneaky", &json!({}))["content"], "hi");
+    std::fs::write(
+        s.store().join(&id).join("source.js"),
+        "function run() { return toolhost.readFile('x') }",
+    )
+    .unwrap();
+    assert_eq!(kind(&s.call("bot", "sneaky", &json!({}))), "not_found");
+}
+
+#[test]
+fn an_agent_scoped_tool_is_visible_only_to_that_agent() {
+    let s = Setup::new("");
+    let mut args = script(
+        "mine_only",
+        "function run(a, ctx) { return 'for ' + ctx.agent }",
+        &[],
+    );
+    args["scope"] = json!("bot_a");
+    let id = s.create("bot_a", &args);
+    s.approve(&id, &[]);
+    assert_eq!(
+        s.call("bot_a", "mine_only", &json!({}))["content"],
+        "for bot_a"
+    );
+    assert_eq!(kind(&s.call("bot_b", "mine_only", &json!({}))), "not_found");
+    let config = s.config();
+    let listed = |agent: &str| {
+        stdout(&toolhost(
+            s.ws.path(),
+            &["--config", &config, "--agent", agent, "tools"],
+        ))
+    };
+    assert!(listed("bot_a").contains("mine_only"));
+    assert!(!listed("bot_b").contains("mine_only"));
+}
+
+/// Wait for the next `tools/list_changed`.
+async fn changed(notify: &tokio::sync::Notify) {
+    tokio::time::timeout(Duration::from_secs(30), notify.notified())
+        .await
+        .expect("tools/list_changed within 30 s");
+}
+
+async fn names(session: &crate::mcp::Session) -> Vec<String> {
+    session
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+fn cli_approve(s: &Setup, id: &str) {
+    s.approve(id, &[]);
+}
+
+fn cli_reject(s: &Setup, id: &str) {
+    let out = s.run(&["dynamic", "reject", id, "--reason", "not needed"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_javascript_flow_over_mcp() {
+    let s = Setup::new("");
+    write(s.ws.path(), "words.txt", "one two three four");
+    let config = s.config();
+    let ws = s.ws.path().display().to_string();
+    let client = Client::default();
+    let notify = Arc::clone(&client.list_changed);
+    let session = connect(
+        s.ws.path(),
+        &[
+            "--config",
+            &config,
+            "serve",
+            "--workspace",
+            &ws,
+            "--reload-secs",
+            "1",
+        ],
+        client,
+    )
+    .await;
+    // 1. Created over MCP: pending, and not in tools/list.
+    let r = mcp_call(
+        &session,
+        "create_tool",
+        script(
+            "count_words",
+            "function run(a, ctx) { const t = a.text ?? toolhost.readFile('words.txt'); \
+             return {words: t.trim().split(/\\s+/).length, agent: ctx.agent} }",
+            &["workspace:read"],
+        ),
+    )
+    .await
+    .expect("answered");
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("PENDING"), "{}", text(&r));
+    let id = r.structured_content.as_ref().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!names(&session).await.contains(&"count_words".to_owned()));
+    let err = mcp_call(&session, "count_words", json!({})).await;
+    assert!(err.is_err(), "a pending tool is unknown: {err:?}");
+    // Nothing in MCP approves: create_tool cannot overwrite its own record.
+    let again = mcp_call(
+        &session,
+        "create_tool",
+        script("count_words", "function run() { return 1 }", &[]),
+    )
+    .await
+    .expect("answered");
+    assert!(is_error(&again), "{}", text(&again));
+    assert!(text(&again).contains("already exists"), "{}", text(&again));
+    let mine: Vec<Value> = s
+        .records()
+        .into_iter()
+        .filter(|r| r["name"] == "count_words")
+        .collect();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert!(
+        std::fs::read_to_string(s.store().join(&id).join("source.js"))
+            .unwrap()
+            .contains("words.txt")
+    );
+
+    // A tool scoped to another agent: approved, announced, never listed here.
+    let mut private = script("private_tool", "function run() { return 'p' }", &[]);
+    private["scope"] = json!("someone_else");
+    let private_id = s.create("someone_else", &private);
+    cli_approve(&s, &private_id);
+    changed(&notify).await;
+    assert!(!names(&session).await.contains(&"private_tool".to_owned()));
+    assert!(mcp_call(&session, "private_tool", json!({})).await.is_err());
+
+    // 2. A person approves with the CLI: list_changed, and it is listed.
+    cli_approve(&s, &id);
+    changed(&notify).await;
+    assert!(names(&session).await.contains(&"count_words".to_owned()));
+
+    // 3. Calls give the right result, with and without arguments.
+    let r = mcp_call(&session, "count_words", json!({"text": "a b c"}))
+        .await
+        .expect("answered");
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"words": 3, "agent": "e2e-client"}))
+    );
+    let r = mcp_call(&session, "count_words", json!({}))
+        .await
+        .expect("answered");
+    assert_eq!(r.structured_content.as_ref().unwrap()["words"], 4);
+    // Its schema is enforced like any tool's.
+    let r = mcp_call(&session, "count_words", json!({"text": 5}))
+        .await
+        .expect("answered");
+    assert!(is_error(&r) && text(&r).contains("text"), "{}", text(&r));
+
+    // An endless script times out, and the server answers the next call.
+    let spin = s.create(
+        "e2e-client",
+        &script("spin", "function run() { for (;;) {} }", &[]),
+    );
+    cli_approve(&s, &spin);
+    changed(&notify).await;
+    let r = mcp_call(&session, "spin", json!({}))
+        .await
+        .expect("answered");
+    assert!(is_error(&r) && text(&r).contains("limit"), "{}", text(&r));
+    let r = mcp_call(&session, "count_words", json!({"text": "still here"}))
+        .await
+        .expect("answered after a timeout");
+    assert_eq!(r.structured_content.as_ref().unwrap()["words"], 2);
+
+    // 4. Rejected: unloaded, list_changed, gone.
+    cli_reject(&s, &id);
+    changed(&notify).await;
+    assert!(!names(&session).await.contains(&"count_words".to_owned()));
+    assert!(
+        mcp_call(&session, "count_words", json!({"text": "x"}))
+            .await
+            .is_err()
+    );
+    let record = s
+        .records()
+        .into_iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(record["status"], "rejected");
+    assert_eq!(record["reason"], "not needed");
+    assert!(!s.store().join(&id).join("source.js").exists());
+    session.cancel().await.expect("close");
+}
