@@ -243,6 +243,33 @@ fn a_script_gets_only_what_a_person_granted() {
         std::fs::read_to_string(s.ws.path().join("notes.txt")).unwrap(),
         "the secret plan"
     );
+    // Commands go through the broker, and only with the commands grant.
+    let runner = s.create(
+        "bot2",
+        &script(
+            "say_hi",
+            "function run() { const r = toolhost.run(['echo', 'hi']); return r.stdout.trim() + ' ' + r.exitCode }",
+            &["commands"],
+        ),
+    );
+    s.approve(&runner, &["workspace:read"]);
+    let v = s.call("bot", "say_hi", &json!({}));
+    assert_eq!(kind(&v), "denied", "{v}");
+    s.approve(&runner, &[]);
+    let v = s.call("bot", "say_hi", &json!({}));
+    assert_eq!(v["content"], "hi 0", "{v}");
+    // The broker's policy still applies inside a script.
+    let wiper = s.create(
+        "bot2",
+        &script(
+            "wipe",
+            "function run() { return toolhost.run(['rm', '-rf', '/']).exitCode }",
+            &["commands"],
+        ),
+    );
+    s.approve(&wiper, &[]);
+    let v = s.call("bot", "wipe", &json!({}));
+    assert_eq!(kind(&v), "denied", "{v}");
 }
 
 #[test]
