@@ -472,6 +472,7 @@ impl Config {
         self.state_dir.iter_mut().for_each(fix);
         self.memory_dir.iter_mut().for_each(fix);
         self.schemas_dir.iter_mut().for_each(fix);
+        self.dynamic.dir.iter_mut().for_each(fix);
         self.audit_log.iter_mut().for_each(fix);
         self.commands.writable.iter_mut().for_each(fix);
         let grants = self.grants.values_mut().chain(

@@ -88,7 +88,9 @@ impl Store {
             return (entries, problems);
         };
         for dir in dirs.filter_map(Result::ok).map(|e| e.path()) {
-            if !dir.is_dir() {
+            // A directory without a record is a creation that did not finish
+            // (create_tool writes the record last): not a tool.
+            if !dir.is_dir() || !dir.join(META_FILE).exists() {
                 continue;
             }
             match read_meta(&dir) {
@@ -171,7 +173,9 @@ impl Store {
         entry.meta.reason = None;
         let source = std::fs::read(entry.source_path())
             .map_err(|e| format!("cannot read {}: {e}", entry.source_path().display()))?;
-        plugin(runtime, &entry, &source)?;
+        let built = plugin(runtime, &entry, &source)?;
+        crate::validate::ArgsSchema::compile(&built.info().input_schema)
+            .map_err(|e| format!("its parameters schema cannot be used: {e}"))?;
         trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
             .map_err(|e| format!("cannot record the approval: {e}"))?;
         write_meta(&entry)?;

@@ -135,6 +135,15 @@ impl Meta {
     }
 }
 
+/// Characters that change how text reads without showing: line and
+/// paragraph separators (a JavaScript line break), bidirectional controls,
+/// zero-width and soft-hyphen characters.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
 /// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`, at
 /// most 64 characters.
 pub fn is_snake_case(name: &str) -> bool {
@@ -145,6 +154,30 @@ pub fn is_snake_case(name: &str) -> bool {
         && !name.ends_with('_')
         && !name.contains("__")
 }
+
+/// Programs a template may not run: shells and wrappers that would turn an
+/// argument into code or into another command line.
+const CODE_RUNNERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "busybox", "env", "xargs", "eval", "exec",
+    "sudo", "doas", "su", "nohup", "setsid", "timeout", "nice", "chroot", "unshare", "nsenter",
+    "watch", "script",
+];
+
+/// Options whose next argument is code to evaluate.
+const CODE_OPTIONS: &[&str] = &[
+    "-c",
+    "-e",
+    "--eval",
+    "--command",
+    "-exec",
+    "-execdir",
+    "-ok",
+    "--exec",
+    "-x",
+];
+
+/// The JSON Schema types a template value may have (one argv item each).
+const SCALAR_TYPES: &[&str] = &["string", "integer", "number", "boolean"];
 
 /// The parameter an argv template item stands for: `{{count}}` → `count`.
 /// An item that merely contains `{{` is not a placeholder (see
@@ -170,6 +203,12 @@ pub fn check_template(template: &[String], parameters: &Value) -> Result<(), Str
             "the program (`{program}`) must be literal, not a parameter: a tool runs one fixed program"
         ));
     }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if CODE_RUNNERS.contains(&base) {
+        return Err(format!(
+            "a template cannot run `{base}`: it would turn a value into code or another command; name the program it would run directly"
+        ));
+    }
     let properties = parameters.get("properties").and_then(Value::as_object);
     let required = |name: &str| {
         parameters
@@ -177,7 +216,14 @@ pub fn check_template(template: &[String], parameters: &Value) -> Result<(), Str
             .and_then(Value::as_array)
             .is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
     };
-    for item in template {
+    for (i, item) in template.iter().enumerate() {
+        if placeholder(item).is_some() && i > 0 && CODE_OPTIONS.contains(&template[i - 1].as_str())
+        {
+            return Err(format!(
+                "the template item `{item}` follows `{}`, so its value would be run as code; a template passes values as data only",
+                template[i - 1]
+            ));
+        }
         match placeholder(item) {
             Some(name) if !properties.is_some_and(|p| p.contains_key(name)) => {
                 return Err(format!(
@@ -189,7 +235,17 @@ pub fn check_template(template: &[String], parameters: &Value) -> Result<(), Str
                     "the template item `{item}` stands for `{name}`, which is not in parameters.required; every parameter a template uses must be required"
                 ));
             }
-            Some(_) => {}
+            Some(name) => {
+                let kind = properties
+                    .and_then(|p| p.get(name))
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str);
+                if !kind.is_some_and(|k| SCALAR_TYPES.contains(&k)) {
+                    return Err(format!(
+                        "`{name}` must have \"type\": string, integer, number or boolean in parameters: a template item takes one value"
+                    ));
+                }
+            }
             None if item.contains("{{") || item.contains("}}") => {
                 return Err(format!(
                     "the template item `{item}` mixes text and a placeholder; a placeholder must be a whole item (`{{{{name}}}}`), so a value is always exactly one argument"
@@ -204,17 +260,29 @@ pub fn check_template(template: &[String], parameters: &Value) -> Result<(), Str
 /// Fill an argv template: each `{{param}}` item becomes that argument as one
 /// whole item (a string as it is; a number or boolean as JSON text). Never
 /// split, joined or quoted: no value can become a second argument or a
-/// shell word. A missing value is an error, never a dropped item.
+/// shell word. A missing value is an error, never a dropped item, and a
+/// value starting with `-` is refused unless a literal `--` comes before
+/// it, so no value can pass as an option.
 pub fn fill_template(
     template: &[String],
     args: &serde_json::Map<String, Value>,
 ) -> Result<Vec<String>, String> {
     let mut argv = Vec::with_capacity(template.len());
+    let mut options_ended = false;
     for item in template {
         let Some(name) = placeholder(item) else {
+            options_ended |= item == "--";
             argv.push(item.clone());
             continue;
         };
+        if !options_ended
+            && let Some(Value::String(s)) = args.get(name)
+            && s.starts_with('-')
+        {
+            return Err(format!(
+                "`{name}` starts with `-`, which the program would read as an option; this tool's template has no `--` before it, so give a value that does not start with `-`"
+            ));
+        }
         match args.get(name) {
             None | Some(Value::Null) => {
                 return Err(format!(
@@ -266,6 +334,16 @@ mod tests {
         let args = json!({"text": "\"; rm -rf ~", "n": 3});
         let argv = fill_template(&template, args.as_object().unwrap()).unwrap();
         assert_eq!(argv, strings(&["echo", "--", "\"; rm -rf ~", "3"]));
+        // After `--`, a value starting with `-` is data; before, it is refused.
+        let dashed = json!({"text": "-rf", "n": -1});
+        assert_eq!(
+            fill_template(&template, dashed.as_object().unwrap()).unwrap(),
+            strings(&["echo", "--", "-rf", "-1"])
+        );
+        let early = strings(&["rg", "{{text}}", "."]);
+        let err = fill_template(&early, json!({"text": "--pre=./evil"}).as_object().unwrap())
+            .unwrap_err();
+        assert!(err.contains("starts with `-`"), "{err}");
         let bad = json!({"text": ["a", "b"], "n": 1});
         assert!(fill_template(&template, bad.as_object().unwrap()).is_err());
         let missing = json!({"text": "x"});
@@ -283,10 +361,18 @@ mod tests {
             (vec!["{{path}}"], "literal"),
             (vec!["ls", "{{other}}"], "names no parameter"),
             (vec!["ls", "--path={{path}}"], "whole item"),
+            (vec!["/bin/sh", "-c", "ls"], "cannot run `sh`"),
+            (vec!["env", "{{path}}"], "cannot run `env`"),
+            (vec!["python3", "-c", "{{path}}"], "run as code"),
+            (vec!["find", ".", "-exec", "{{path}}", ";"], "run as code"),
         ] {
             let err = check_template(&strings(&bad), &params).unwrap_err();
             assert!(err.contains(why), "{bad:?}: {err}");
         }
+        let listed = json!({"type": "object", "properties": {"path": {"type": "array"}},
+                            "required": ["path"]});
+        let err = check_template(&strings(&["ls", "{{path}}"]), &listed).unwrap_err();
+        assert!(err.contains("string, integer, number or boolean"), "{err}");
         let optional = json!({"type": "object", "properties": {"path": {"type": "string"}}});
         let err = check_template(&strings(&["ls", "{{path}}"]), &optional).unwrap_err();
         assert!(err.contains("not in parameters.required"), "{err}");

@@ -57,16 +57,16 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     let (echo50, echo99) = percentiles(&mut echo);
     let (n50, _) = percentiles(&mut native);
     println!(
-        "javascript tool (count_words)  p50 {:>8.1} us  p99 {:>8.1} us",
+        "javascript tool (count_words)  p50 {:>8.1} µs  p99 {:>8.1} µs",
         us(js50),
         us(js99)
     );
     println!(
-        "echo component (same pipeline) p50 {:>8.1} us  p99 {:>8.1} us",
+        "echo component (same pipeline) p50 {:>8.1} µs  p99 {:>8.1} µs",
         us(echo50),
         us(echo99)
     );
-    println!("native Rust, same logic        p50 {:>8.2} us", us(n50));
+    println!("native Rust, same logic        p50 {:>8.2} µs", us(n50));
     println!(
         "ratio: javascript / echo component = {:.1}x (the interpreter's set-up and the script, per call)",
         js50.as_secs_f64() / echo50.as_secs_f64()

@@ -26,7 +26,7 @@ impl Setup {
         std::fs::write(
             home.path().join("toolhost.toml"),
             format!(
-                "[dynamic]\ndir = {store:?}\nmax_per_agent = 3\n\n[limits]\nmemory_mb = 64\ntimeout_secs = 3\n{extra}"
+                "[dynamic]\ndir = {store:?}\nmax_per_agent = 3\nmax_source_bytes = 4096\n\n[limits]\nmemory_mb = 64\ntimeout_secs = 3\n{extra}"
             ),
         )
         .unwrap();
@@ -139,6 +139,13 @@ fn creation_refuses_bad_tools_with_a_clear_message() {
     bad["parameters"] = json!({"type": "array"});
     refused(bad, "invalid_input", "\"type\": \"object\"");
     refused(script("empty", " ", &[]), "invalid_input", "empty");
+    // The configured size limit (4096 here).
+    let long = format!("function run() {{ return 1 }} //{}", "x".repeat(5000));
+    refused(
+        script("long", &long, &[]),
+        "invalid_input",
+        "the limit is 4096",
+    );
     // Components are checked like `toolhost check` when created.
     write(s.ws.path(), "garbage.wasm", "not wasm at all");
     write(s.ws.path(), "core.wasm", b"\0asm\x01\0\0\0");
@@ -179,6 +186,10 @@ fn creation_refuses_bad_tools_with_a_clear_message() {
         .map(|r| r["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["pending"; 5]);
+    // Approved, the component runs as itself under its new name.
+    s.approve(&id, &[]);
+    let v = s.call("other_bot", "echo_again", &json!({"said": "hi"}));
+    assert_eq!(v["content"], r#"{"said":"hi"}"#, "{v}");
     // `toolhost check` gives the same verdicts.
     let out = s.run(&["check", "garbage.wasm", "echo.wasm"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -372,6 +383,17 @@ fn a_template_value_is_one_argument_and_nothing_else_runs() {
         );
         assert_eq!(commands[0]["outcome"], *outcome, "{call}");
     }
+    // A value that would pass as an option (no `--` before it) is refused
+    // before anything runs.
+    let v = s.call("bot", "shout", &json!({"text": "--version"}));
+    assert_eq!(kind(&v), "invalid_input", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("starts with `-`"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -405,6 +427,34 @@ fn an_edited_store_cannot_approve_or_widen_anything() {
     )
     .unwrap();
     assert_eq!(kind(&s.call("bot", "sneaky", &json!({}))), "not_found");
+    // Approved again; then a wider grant or another scope written into its
+    // record by hand is not what the person approved: unloaded.
+    s.approve(&id, &["none"]);
+    assert_eq!(kind(&s.call("bot", "sneaky", &json!({}))), "denied");
+    for (key, value) in [
+        ("grant", json!(["workspace:write"])),
+        ("scope", json!("bot")),
+        (
+            "description",
+            json!("Something else entirely, as the agent now says."),
+        ),
+    ] {
+        let approved = std::fs::read_to_string(&meta_path).unwrap();
+        let mut meta: Value = serde_json::from_str(&approved).unwrap();
+        meta[key] = value;
+        std::fs::write(&meta_path, meta.to_string()).unwrap();
+        assert_eq!(
+            kind(&s.call("bot", "sneaky", &json!({}))),
+            "not_found",
+            "{key}"
+        );
+        std::fs::write(&meta_path, approved).unwrap();
+        assert_eq!(
+            kind(&s.call("bot", "sneaky", &json!({}))),
+            "denied",
+            "{key}"
+        );
+    }
 }
 
 #[test]
@@ -425,10 +475,12 @@ fn an_agent_scoped_tool_is_visible_only_to_that_agent() {
     assert_eq!(kind(&s.call("bot_b", "mine_only", &json!({}))), "not_found");
     let config = s.config();
     let listed = |agent: &str| {
-        stdout(&toolhost(
+        let out = toolhost(
             s.ws.path(),
             &["--config", &config, "--agent", agent, "tools"],
-        ))
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
     };
     assert!(listed("bot_a").contains("mine_only"));
     assert!(!listed("bot_b").contains("mine_only"));

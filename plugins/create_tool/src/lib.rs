@@ -22,6 +22,9 @@ const DEFAULT_MAX_PER_AGENT: usize = 20;
 /// The largest script or template, unless the host configures `max_source_bytes`.
 const DEFAULT_MAX_SOURCE_BYTES: usize = 256 * 1024;
 
+/// The largest `parameters` schema, as JSON text.
+const MAX_PARAMETERS_BYTES: usize = 64 * 1024;
+
 /// The longest description.
 const MAX_DESCRIPTION: usize = 4000;
 
@@ -146,10 +149,10 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
     let description = args.description.trim().to_owned();
     if description
         .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || dynamic::is_invisible(c))
     {
         return Err(ToolError::invalid_input(
-            "the description holds control characters (escape codes, carriage returns); use plain text",
+            "the description holds control or invisible characters (escape codes, carriage returns, bidirectional or zero-width marks); use plain text",
         ));
     }
     if description.len() < 20 || description.len() > MAX_DESCRIPTION {
@@ -327,6 +330,12 @@ fn check_parameters(parameters: Option<Value>) -> Result<Value, ToolError> {
             "`parameters` must be a JSON Schema object with \"type\": \"object\", e.g. {example}"
         )));
     }
+    let size = parameters.to_string().len();
+    if size > MAX_PARAMETERS_BYTES {
+        return Err(ToolError::invalid_input(format!(
+            "`parameters` is {size} bytes of JSON; the limit is {MAX_PARAMETERS_BYTES}"
+        )));
+    }
     if let Err(err) = jsonschema::meta::validate(&parameters) {
         return Err(ToolError::invalid_input(format!(
             "`parameters` is not a valid JSON Schema: {err} (at {})",
@@ -335,6 +344,13 @@ fn check_parameters(parameters: Option<Value>) -> Result<Value, ToolError> {
             } else {
                 err.instance_path().to_string()
             }
+        )));
+    }
+    // Valid by the meta-schema is not enough: it must also compile (no
+    // remote `$ref`, valid `pattern` regexes), as the host will compile it.
+    if let Err(err) = jsonschema::validator_for(&parameters) {
+        return Err(ToolError::invalid_input(format!(
+            "`parameters` cannot be used as a JSON Schema: {err}"
         )));
     }
     Ok(parameters)

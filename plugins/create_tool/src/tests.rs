@@ -58,6 +58,17 @@ fn refusals_say_what_to_fix() {
     let mut bad = js("bad_schema");
     bad["parameters"] = json!({"type": "object", "properties": {"x": {"type": "strng"}}});
     refused(bad, "not a valid JSON Schema");
+    let mut bad = js("bad_pattern");
+    bad["parameters"] =
+        json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(["}}});
+    refused(bad, "cannot be used as a JSON Schema");
+    let mut bad = js("remote_ref");
+    bad["parameters"] =
+        json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}});
+    refused(bad, "cannot be used as a JSON Schema");
+    let mut bad = js("hidden_text");
+    bad["description"] = json!("Counts words.\u{202E} Also deletes everything.");
+    refused(bad, "invisible");
     let mut bad = js("no_object");
     bad["parameters"] = json!({"type": "string"});
     refused(bad, "\"type\": \"object\"");

@@ -12,20 +12,22 @@
 //!   `toolhost.listDir(path)`: WASI files in the workspace, only with a
 //!   workspace grant (write only with `workspace:write`);
 //! - `toolhost.run(argv)`: the host broker, only with the `commands` grant,
-//!   under the full command policy; returns `{exitCode, stdout, stderr}`;
+//!   under the full command policy; returns `{exitCode, stdout, stderr,
+//!   timedOut}` (in a dry run nothing runs: `dryRun` says what would have);
 //! - `toolhost.log(...values)`: a log line to the host.
 //!
 //! A refused `toolhost.*` call throws; left uncaught, the call fails with
 //! the refusal's own kind (e.g. `denied`).
 
+use boa_engine::builtins::promise::PromiseState;
 use boa_engine::object::ObjectInitializer;
-use boa_engine::object::builtins::JsArray;
+use boa_engine::object::builtins::{JsArray, JsPromise};
 use boa_engine::property::Attribute;
 use boa_engine::{
     Context as Js, JsNativeError, JsResult, JsString, JsValue, NativeFunction, Source,
 };
 use std::cell::RefCell;
-use toolhost_sdk::commands::{self, Request};
+use toolhost_sdk::commands::{self, CommandError, Request};
 use toolhost_sdk::serde_json::{Map, json};
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool, fs};
 
@@ -131,9 +133,30 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         JsValue::from_json(&args, &mut js).map_err(|e| Thrown(e.to_string()))?,
         JsValue::from_json(&call_ctx, &mut js).map_err(|e| Thrown(e.to_string()))?,
     ];
-    let out = run
+    let mut out = run
         .call(&JsValue::undefined(), &js_args, &mut js)
         .map_err(|e| Thrown(format!("the script threw: {e}")))?;
+    // `async function run`: settle the promise (there is no event loop
+    // beyond the job queue; a promise waiting on nothing never settles).
+    if let Some(promise) = out.as_object().and_then(|o| JsPromise::from_object(o).ok()) {
+        js.run_jobs()
+            .map_err(|e| Thrown(format!("the script threw: {e}")))?;
+        out = match promise.state() {
+            PromiseState::Fulfilled(value) => value,
+            PromiseState::Rejected(reason) => {
+                let reason = reason
+                    .to_string(&mut js)
+                    .map_or_else(|e| e.to_string(), |s| s.to_std_string_escaped());
+                return Err(Thrown(format!("the script threw: {reason}")));
+            }
+            PromiseState::Pending => {
+                return Err(Thrown(
+                    "`run` returned a promise that never settles (nothing here resolves it)"
+                        .to_owned(),
+                ));
+            }
+        };
+    }
     if let Some(text) = out.as_string() {
         return Ok(Output::text(text.to_std_string_escaped()));
     }
@@ -259,13 +282,23 @@ fn run_command(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> 
         .and_then(|v| toolhost_sdk::serde_json::from_value(v).ok())
         .filter(|argv: &Vec<String>| !argv.is_empty())
         .ok_or_else(|| JsNativeError::typ().with_message(usage))?;
-    let done = host(|_| commands::run(&Request::argv(argv)).map_err(ToolError::from))?;
-    let result = json!({
-        "exitCode": done.exit_code,
-        "stdout": done.stdout,
-        "stderr": done.stderr,
-        "timedOut": done.timed_out,
-    });
+    let result = host(|_| match commands::run(&Request::argv(argv)) {
+        Ok(done) => Ok(json!({
+            "exitCode": done.exit_code,
+            "stdout": done.stdout,
+            "stderr": done.stderr,
+            "timedOut": done.timed_out,
+        })),
+        // A dry run: nothing ran; the script sees what would have.
+        Err(CommandError::DryRun(text)) => Ok(json!({
+            "exitCode": null,
+            "stdout": "",
+            "stderr": "",
+            "timedOut": false,
+            "dryRun": text,
+        })),
+        Err(e) => Err(e.into()),
+    })?;
     JsValue::from_json(&result, js)
 }
 
@@ -309,6 +342,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.structured(), Some(&json!({"n": 42, "ok": true})));
+    }
+
+    #[test]
+    fn async_run_is_awaited() {
+        let out = call(
+            "async function run(a) { return 'late ' + a.n }",
+            json!({"n": 1}),
+        )
+        .unwrap();
+        assert_eq!(out.content(), "late 1");
+        let err = call(
+            "async function run() { throw new Error('nope') }",
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+        let err = call("function run() { return new Promise(() => {}) }", json!({})).unwrap_err();
+        assert!(err.to_string().contains("never settles"), "{err}");
     }
 
     #[test]

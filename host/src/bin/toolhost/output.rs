@@ -273,7 +273,7 @@ impl Confirmer for TtyConfirmer {
 fn printable(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            if c.is_control() {
+            if c.is_control() || toolhost_sdk::dynamic::is_invisible(c) {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]
@@ -389,6 +389,8 @@ mod tests {
     fn agent_text_cannot_hide_lines() {
         let shown = printable_lines("run();\x1b[2K\rhidden();\n\tnext");
         assert_eq!(shown, "run();\\u{1b}[2K\\rhidden();\n\tnext");
+        let shown = printable_lines("// note\u{2028}evil(); \u{202E}txt");
+        assert_eq!(shown, "// note\\u{2028}evil(); \\u{202e}txt");
     }
 
     #[test]
