@@ -106,15 +106,18 @@ impl Store {
 
     /// The tool with this id, or the one not rejected with this name.
     pub fn find(&self, id_or_name: &str) -> Result<Entry, String> {
-        let (entries, _) = self.list();
+        self.find_in(&self.list().0, id_or_name)
+    }
+
+    fn find_in(&self, entries: &[Entry], id_or_name: &str) -> Result<Entry, String> {
         if let Some(e) = entries.iter().find(|e| e.meta.id == id_or_name) {
             return Ok(e.clone());
         }
         let mut by_name = entries
-            .into_iter()
+            .iter()
             .filter(|e| e.meta.name == id_or_name && e.meta.status != Status::Rejected);
         match (by_name.next(), by_name.next()) {
-            (Some(e), None) => Ok(e),
+            (Some(e), None) => Ok(e.clone()),
             (Some(_), Some(_)) => Err(format!(
                 "more than one stored tool is named `{id_or_name}`; give its id (`toolhost dynamic list` shows ids)"
             )),
@@ -136,7 +139,8 @@ impl Store {
         id_or_name: &str,
         grant: Option<Vec<String>>,
     ) -> Result<Entry, String> {
-        let mut entry = self.find(id_or_name)?;
+        let (entries, _) = self.list();
+        let mut entry = self.find_in(&entries, id_or_name)?;
         if entry.meta.status == Status::Rejected {
             return Err(format!(
                 "`{}` was rejected and its source removed; the agent must create it again",
@@ -157,7 +161,7 @@ impl Store {
             ));
         }
         // Two creations racing past create_tool's check: one name, one tool.
-        if let Some(twin) = self.list().0.iter().find(|e| {
+        if let Some(twin) = entries.iter().find(|e| {
             e.meta.name == entry.meta.name
                 && e.meta.id != entry.meta.id
                 && e.meta.status == Status::Approved
@@ -321,22 +325,24 @@ fn grant_capabilities(grant: &Grant) -> Vec<Capability> {
 pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin, String> {
     let meta = &entry.meta;
     let grant = parse_grant(meta.grant.as_deref().unwrap_or_default())?;
-    let mut settings = serde_json::Map::new();
-    let (plugin, info) = match meta.kind {
+    let binding = |settings| Binding {
+        meta: meta.clone(),
+        settings,
+        grant: grant.clone(),
+    };
+    match meta.kind {
         Kind::Javascript | Kind::Command => {
             let text = std::str::from_utf8(source)
                 .map_err(|_| "its source is not UTF-8 text".to_owned())?;
-            if meta.kind == Kind::Javascript {
+            let mut settings = serde_json::Map::new();
+            let runner = if meta.kind == Kind::Javascript {
                 settings.insert("source".into(), text.into());
+                "js_runtime"
             } else {
                 let template: Vec<String> = serde_json::from_str(text)
                     .map_err(|e| format!("its template is not a JSON array of strings: {e}"))?;
                 toolhost_sdk::dynamic::check_template(&template, &meta.parameters)?;
                 settings.insert("template".into(), template.into());
-            }
-            let runner = if meta.kind == Kind::Javascript {
-                "js_runtime"
-            } else {
                 "command_runner"
             };
             let builtin = crate::registry::runners()
@@ -352,7 +358,7 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
                 capabilities: grant_capabilities(&grant),
                 version: "dynamic".to_owned(),
             };
-            (Plugin::runner(runtime, builtin), info)
+            Ok(Plugin::runner(runtime, builtin, info, binding(settings)))
         }
         Kind::Component => {
             let plugin = check_component(runtime, source.to_vec(), &entry.source_path())?;
@@ -361,17 +367,9 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
             if !meta.description.trim().is_empty() {
                 info.description = meta.description.clone();
             }
-            (plugin, info)
+            Ok(plugin.into_dynamic(info, binding(serde_json::Map::new())))
         }
-    };
-    Ok(plugin.into_dynamic(
-        info,
-        Binding {
-            meta: meta.clone(),
-            settings,
-            grant,
-        },
-    ))
+    }
 }
 
 /// Load `wasm` and run the conformance checks of `toolhost check`: it

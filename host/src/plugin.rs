@@ -130,28 +130,26 @@ impl Plugin {
         })
     }
 
-    /// An embedded runner component, not described: a dynamic tool built
-    /// on it takes its tool-info from its record ([`Plugin::into_dynamic`]).
-    pub(crate) fn runner(runtime: &Runtime, b: &'static Builtin) -> Self {
+    /// A dynamic tool that runs in the embedded runner component `b`: its
+    /// tool-info comes from its record, not from the runner's `describe`.
+    pub(crate) fn runner(
+        runtime: &Runtime,
+        b: &'static Builtin,
+        info: ToolInfo,
+        binding: Binding,
+    ) -> Self {
         Self {
-            info: ToolInfo {
-                name: b.crate_name.to_owned(),
-                description: String::new(),
-                input_schema: serde_json::json!({"type": "object"}),
-                output_schema: None,
-                sensitive: false,
-                capabilities: Vec::new(),
-                version: String::new(),
-            },
-            origin: Origin::Builtin,
+            info,
+            origin: Origin::Dynamic(binding.meta.id.clone()),
             key: runtime.cache.key(b.hash),
             wasm: Wasm::Static(b.wasm),
             pre: OnceLock::new(),
-            dynamic: None,
+            dynamic: Some(Arc::new(binding)),
         }
     }
 
-    /// This plugin as the dynamic tool `binding` describes, shown as `info`.
+    /// This (checked) component as the dynamic tool `binding` describes,
+    /// shown as `info`.
     pub(crate) fn into_dynamic(self, info: ToolInfo, binding: Binding) -> Self {
         Self {
             info,

@@ -269,32 +269,29 @@ impl Confirmer for TtyConfirmer {
     }
 }
 
-/// `text` with control characters (ESC, CR, ...) shown as escapes.
+/// `text` with control and invisible characters (ESC, CR, bidi marks,
+/// U+2028, ...) shown as escapes.
 fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() || toolhost_sdk::dynamic::is_invisible(c) {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    escaped(text, |_| false)
 }
 
 /// Like [`printable`], keeping line breaks and tabs: an agent-written
 /// script or description shown to the person who approves it cannot hide a
 /// line with terminal escapes or carriage returns.
 fn printable_lines(text: &str) -> String {
-    text.split('\n')
-        .map(|line| {
-            line.split('\t')
-                .map(printable)
-                .collect::<Vec<_>>()
-                .join("\t")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    escaped(text, |c| c == '\n' || c == '\t')
+}
+
+fn escaped(text: &str, keep: fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !keep(c) && (c.is_control() || toolhost_sdk::dynamic::is_invisible(c)) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `toolhost dynamic list`: a table, or the records as JSON.
