@@ -23,8 +23,8 @@ mod process;
 mod sessions;
 mod shell;
 
-pub(crate) use call::shell_words;
 pub use call::{BrokerCall, CommandRecord};
+pub(crate) use toolhost_sdk::commands::shell_words;
 
 use crate::bindings::commands::{self, CommandError, CommandOutput, CommandRequest, SessionStatus};
 use crate::sandbox::CallState;

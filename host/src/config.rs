@@ -409,9 +409,17 @@ impl Config {
     /// Record the current content of `path` (a workspace configuration) as
     /// trusted; returns its blake3 hash.
     pub fn trust(path: &Path) -> Result<String, ConfigError> {
-        // Only a file that parses is worth trusting.
-        Self::load(path)?;
-        trust::trust(path).map_err(|e| {
+        // Only a file that parses is worth trusting, and the text checked
+        // is the text whose hash is recorded.
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let base = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_owned);
+        Self::parse(&text, path, &base)?;
+        trust::trust_content(path, text.as_bytes()).map_err(|e| {
             invalid(
                 &path.display().to_string(),
                 format!("cannot record that it is trusted: {e}"),

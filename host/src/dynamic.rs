@@ -23,7 +23,7 @@ use crate::runtime::{Runtime, RuntimeError};
 use crate::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status};
+pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
 pub const DEFAULT_MAX_PER_AGENT: u32 = 20;
@@ -249,22 +249,6 @@ impl Store {
         out.sort();
         out
     }
-}
-
-fn read_meta(dir: &Path) -> Result<Meta, String> {
-    let text = std::fs::read_to_string(dir.join(META_FILE))
-        .map_err(|e| format!("cannot read {META_FILE}: {e}"))?;
-    let meta: Meta = serde_json::from_str(&text)
-        .map_err(|e| format!("{META_FILE} is not a valid record: {e}"))?;
-    // The directory is the id (and the approval's key): a record claiming
-    // another id is a copy, not a tool.
-    if dir.file_name().and_then(|n| n.to_str()) != Some(meta.id.as_str()) {
-        return Err(format!(
-            "its {META_FILE} names the id `{}`, not its directory's name",
-            meta.id
-        ));
-    }
-    Ok(meta)
 }
 
 fn write_meta(entry: &Entry) -> Result<(), String> {

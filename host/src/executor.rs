@@ -253,7 +253,13 @@ impl Executor {
 
     /// The settings `tool` receives, as JSON object text: the global ones,
     /// its configured ones, and (for a dynamic tool) its script or template.
-    fn settings_for(&self, tool: &Plugin) -> String {
+    /// Made on the tool's first call and kept with it (a registry, and so
+    /// its plugins, belongs to one executor).
+    fn settings_for(&self, tool: &Plugin) -> Arc<str> {
+        tool.settings_text(|| self.merge_settings(tool))
+    }
+
+    fn merge_settings(&self, tool: &Plugin) -> String {
         let mut merged = self.global_settings.clone();
         if let Some(own) = self.tool_settings.get(tool.name()) {
             merged.extend(own.clone());

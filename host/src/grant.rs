@@ -4,6 +4,7 @@
 use crate::names::ParseError;
 use crate::tool_info::Capability;
 use std::path::PathBuf;
+use toolhost_sdk::capability::GrantItem;
 
 /// Access to a directory.
 #[derive(
@@ -79,22 +80,16 @@ impl Grant {
     pub fn parse_caps(spec: &str) -> Result<Self, ParseError> {
         let mut grant = Self::none();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match item {
-                "workspace:read" => grant.workspace = grant.workspace.max(Some(Access::Read)),
-                "workspace:write" => grant.workspace = Some(Access::Write),
-                "commands" => grant.commands = true,
-                "none" => {}
-                _ => match (item.strip_prefix("network:"), item.strip_prefix("env:")) {
-                    (Some(host), _) if !host.is_empty() => grant.network.push(host.to_owned()),
-                    (_, Some(key)) if is_env_name(key) => grant.env.push(key.to_owned()),
-                    _ => {
-                        return Err(ParseError::new(
-                            "capability",
-                            item,
-                            "workspace:read, workspace:write, commands, network:HOST, env:NAME or none",
-                        ));
-                    }
-                },
+            match GrantItem::parse(item) {
+                Some(GrantItem::WorkspaceRead) => {
+                    grant.workspace = grant.workspace.max(Some(Access::Read));
+                }
+                Some(GrantItem::WorkspaceWrite) => grant.workspace = Some(Access::Write),
+                Some(GrantItem::Commands) => grant.commands = true,
+                Some(GrantItem::Network(host)) => grant.network.push(host),
+                Some(GrantItem::Env(name)) => grant.env.push(name),
+                Some(GrantItem::Nothing) => {}
+                None => return Err(ParseError::new("capability", item, GrantItem::CHOICES)),
             }
         }
         Ok(grant)
@@ -152,14 +147,7 @@ impl Grant {
     }
 }
 
-/// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
-pub fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
+pub use toolhost_sdk::capability::is_env_name;
 
 /// Hosts in both lists; `*` on either side stands for the other side's list.
 fn intersect_hosts(declared: &[String], granted: &[String], all_declared: bool) -> Vec<String> {

@@ -26,7 +26,7 @@ pub mod http;
 mod pool;
 
 use crate::executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor};
-use crate::result::ToolResult;
+use crate::result::{ErrorKind, ToolResult};
 use crate::sandbox::{CallContext, CancelToken};
 use crate::schema::SchemaFormat;
 use rmcp::model::{
@@ -307,9 +307,6 @@ impl McpServer {
         // Everything but the protocol runs on the call thread: the protocol
         // thread has every client's JSON to do.
         let mut task = self.shared.pool.run(move || {
-            if let Err(err) = executor.lookup_as(client.as_deref(), &name) {
-                return Err(McpError::invalid_params(err.to_string(), None));
-            }
             let args = arguments.map_or_else(
                 || "{}".to_owned(),
                 |a| serde_json::Value::Object(a).to_string(),
@@ -325,7 +322,14 @@ impl McpServer {
                 confirmer,
                 ..CallOptions::default()
             };
-            Ok(to_mcp(executor.call(&name, &args, &options)))
+            let result = executor.call(&name, &args, &options);
+            // An unknown (or hidden) tool is a protocol error, not a tool's.
+            match &result.error {
+                Some(err) if err.kind == ErrorKind::NotFound => {
+                    Err(McpError::invalid_params(err.message.clone(), None))
+                }
+                _ => Ok(to_mcp(result)),
+            }
         });
         let finished = tokio::select! {
             done = &mut task => done,

@@ -58,15 +58,6 @@ enum Wasm {
     Owned(Arc<[u8]>),
 }
 
-impl Wasm {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Self::Static(b) => b,
-            Self::Owned(b) => b,
-        }
-    }
-}
-
 /// A loaded plugin. Cheap to keep: compiling happens on first call unless
 /// `describe()` had to run at load.
 pub struct Plugin {
@@ -77,6 +68,8 @@ pub struct Plugin {
     pre: OnceLock<Result<ToolPluginPre<CallState>, String>>,
     /// Set for a tool an agent created: its record, settings and grant.
     dynamic: Option<Arc<Binding>>,
+    /// The settings its calls receive, as JSON text (the executor's, made once).
+    settings: OnceLock<Arc<str>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -115,9 +108,10 @@ impl Plugin {
                 wasm,
                 pre: OnceLock::new(),
                 dynamic: None,
+                settings: OnceLock::new(),
             });
         }
-        let pre = prepare(runtime, &key, wasm.bytes()).map_err(&fail)?;
+        let pre = link(runtime, &key, &wasm).map_err(&fail)?;
         let info = sandbox::describe(runtime, &pre).map_err(&fail)?;
         runtime.cache.store_info(&key, &info);
         Ok(Self {
@@ -127,6 +121,7 @@ impl Plugin {
             wasm,
             pre: OnceLock::from(Ok(pre)),
             dynamic: None,
+            settings: OnceLock::new(),
         })
     }
 
@@ -145,6 +140,7 @@ impl Plugin {
             wasm: Wasm::Static(b.wasm),
             pre: OnceLock::new(),
             dynamic: Some(Arc::new(binding)),
+            settings: OnceLock::new(),
         }
     }
 
@@ -157,6 +153,11 @@ impl Plugin {
             dynamic: Some(Arc::new(binding)),
             ..self
         }
+    }
+
+    /// The settings text its calls receive, made by `make` on first use.
+    pub(crate) fn settings_text(&self, make: impl FnOnce() -> String) -> Arc<str> {
+        Arc::clone(self.settings.get_or_init(|| make().into()))
     }
 
     /// The record, settings and grant of a tool an agent created.
@@ -188,7 +189,7 @@ impl Plugin {
     /// The pre-linked component, compiled (or loaded from the cache) on first use.
     pub(crate) fn pre(&self, runtime: &Runtime) -> Result<&ToolPluginPre<CallState>, String> {
         self.pre
-            .get_or_init(|| prepare(runtime, &self.key, self.wasm.bytes()))
+            .get_or_init(|| link(runtime, &self.key, &self.wasm))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -209,6 +210,14 @@ fn load_error(path: &Path, reason: String) -> RuntimeError {
     RuntimeError::Load {
         origin: path.display().to_string(),
         reason,
+    }
+}
+
+/// [`prepare`], once per runtime for an embedded component.
+fn link(runtime: &Runtime, key: &str, wasm: &Wasm) -> Result<ToolPluginPre<CallState>, String> {
+    match wasm {
+        Wasm::Static(bytes) => runtime.embedded(key, || prepare(runtime, key, bytes)),
+        Wasm::Owned(bytes) => prepare(runtime, key, bytes),
     }
 }
 

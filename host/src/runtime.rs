@@ -6,9 +6,11 @@
 //! the cache afterwards; `describe()` cached too). [`Runtime::run`] makes a
 //! fresh sandbox for one call (see [`crate::sandbox`]).
 
+use crate::bindings::ToolPluginPre;
 use crate::cache::CompileCache;
 use crate::plugin::{Plugin, PluginSource};
 use crate::sandbox::{self, CallState};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -146,6 +148,9 @@ pub struct Runtime {
     /// The slot count `slots` started with.
     max_calls: u32,
     workers: Slots,
+    /// Embedded components (built-ins, runners) already linked, by cache
+    /// key: a reload or a new dynamic tool on the same runner reuses them.
+    embedded: Mutex<HashMap<String, ToolPluginPre<CallState>>>,
     _ticker: Ticker,
 }
 
@@ -194,6 +199,7 @@ impl Runtime {
             slots: Slots::new(slots),
             max_calls: slots,
             workers: Slots::new(workers),
+            embedded: Mutex::new(HashMap::new()),
         })
     }
 
@@ -212,6 +218,30 @@ impl Runtime {
     /// is (from the cached `describe()` or by calling it once).
     pub fn load(&self, source: PluginSource) -> Result<Plugin, RuntimeError> {
         Plugin::load(self, source)
+    }
+
+    /// The linked embedded component with cache key `key`, made with `make`
+    /// once per runtime (a failure is not kept: the next use tries again).
+    pub(crate) fn embedded(
+        &self,
+        key: &str,
+        make: impl FnOnce() -> Result<ToolPluginPre<CallState>, String>,
+    ) -> Result<ToolPluginPre<CallState>, String> {
+        let known = self
+            .embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned();
+        if let Some(pre) = known {
+            return Ok(pre);
+        }
+        let pre = make()?;
+        self.embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.to_owned(), pre.clone());
+        Ok(pre)
     }
 
     /// Hold one of the `max_concurrent_calls` slots while a call runs. A

@@ -45,3 +45,60 @@ impl From<Capability> for wit::Capability {
         }
     }
 }
+
+/// One item of a grant as people write it (`--grant`, `toolhost dynamic
+/// approve`, create_tool's `capabilities`): `workspace:read`,
+/// `workspace:write`, `commands`, `network:HOST`, `env:NAME` or `none`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantItem {
+    /// `workspace:read`.
+    WorkspaceRead,
+    /// `workspace:write`.
+    WorkspaceWrite,
+    /// `commands`.
+    Commands,
+    /// `network:HOST` (`*`: any public host).
+    Network(String),
+    /// `env:NAME`: pass this environment variable.
+    Env(String),
+    /// `none`.
+    Nothing,
+}
+
+impl GrantItem {
+    /// The spellings, for messages.
+    pub const CHOICES: &'static str =
+        "workspace:read, workspace:write, commands, network:HOST, env:NAME or none";
+
+    /// Parse one item (surrounding spaces ignored); `None` if it is not one.
+    ///
+    /// ```
+    /// use toolhost_sdk::capability::GrantItem;
+    /// assert_eq!(GrantItem::parse("env:HOME"), Some(GrantItem::Env("HOME".into())));
+    /// assert_eq!(GrantItem::parse("workspace:rw"), None);
+    /// ```
+    pub fn parse(item: &str) -> Option<Self> {
+        match item.trim() {
+            "workspace:read" => Some(Self::WorkspaceRead),
+            "workspace:write" => Some(Self::WorkspaceWrite),
+            "commands" => Some(Self::Commands),
+            "none" => Some(Self::Nothing),
+            other => match (other.strip_prefix("network:"), other.strip_prefix("env:")) {
+                (Some(host), _) if !host.is_empty() && !host.contains(',') => {
+                    Some(Self::Network(host.to_owned()))
+                }
+                (_, Some(name)) if is_env_name(name) => Some(Self::Env(name.to_owned())),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

@@ -135,6 +135,24 @@ impl Meta {
     }
 }
 
+/// Read `<dir>/meta.json`; a record whose id is not its directory's name
+/// is refused.
+pub fn read_meta(dir: &std::path::Path) -> Result<Meta, String> {
+    let text = std::fs::read_to_string(dir.join(META_FILE))
+        .map_err(|e| format!("cannot read {META_FILE}: {e}"))?;
+    let meta: Meta = serde_json::from_str(&text)
+        .map_err(|e| format!("{META_FILE} is not a valid record: {e}"))?;
+    // The directory is the id (and the approval's key): a record claiming
+    // another id is a copy, not a tool.
+    if dir.file_name().and_then(|n| n.to_str()) != Some(meta.id.as_str()) {
+        return Err(format!(
+            "its {META_FILE} names the id `{}`, not its directory's name",
+            meta.id
+        ));
+    }
+    Ok(meta)
+}
+
 /// Characters that change how text reads without showing: line and
 /// paragraph separators (a JavaScript line break), bidirectional controls,
 /// zero-width and soft-hyphen characters.

@@ -418,10 +418,23 @@ pub fn deletion_allowed(ctx: &Context, outcome: &str) -> Result<(), ToolError> {
 ///
 /// Natively (unit tests, benchmarks) there is no host: it writes directly.
 pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> {
+    write_atomic_at(path.shown(), path.io(), data)
+}
+
+/// [`write_atomic`] for a file in a named directory the tool was granted
+/// (`/todo/plan.json`), with the same guarantees: concurrent calls never
+/// share a temporary file, and a reader never sees half a file.
+pub fn write_atomic_in_dir(path: &Path, data: &[u8]) -> Result<(), ToolError> {
+    write_atomic_at(&path.to_string_lossy(), path, data)
+}
+
+/// `shown` is the path the host resolves; `io` the one a native run writes.
+fn write_atomic_at(shown: &str, io: &Path, data: &[u8]) -> Result<(), ToolError> {
     #[cfg(target_arch = "wasm32")]
     {
+        let _ = io;
         use crate::__private::bindings::toolhost::plugin::files::{self, FileError};
-        files::write_atomic(path.shown(), data).map_err(|e| match e {
+        files::write_atomic(shown, data).map_err(|e| match e {
             FileError::NotFound(m) => ToolError::retry(m),
             FileError::Denied(m) => ToolError::denied(m),
             FileError::Invalid(m) => ToolError::retry(m),
@@ -430,10 +443,10 @@ pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> 
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        if let Some(parent) = path.io().parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| write_error(e, path.shown()))?;
+        if let Some(parent) = io.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| write_error(e, shown))?;
         }
-        std::fs::write(path, data).map_err(|e| write_error(e, path.shown()))
+        std::fs::write(io, data).map_err(|e| write_error(e, shown))
     }
 }
 

@@ -59,7 +59,7 @@
 //! export_tool!(Shout);
 //! ```
 
-mod capability;
+pub mod capability;
 pub mod commands;
 mod context;
 pub mod dynamic;

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use toolhost_sdk::commands::shell_words;
 
 /// What one call may do with the broker; built by the [`crate::Executor`]
 /// for a tool granted `commands`.
@@ -508,23 +509,6 @@ fn suggest_pattern(shown: &str) -> String {
         [a, b] if b.starts_with('-') => format!("{a} **"),
         [a, b, ..] => format!("{a} {b} **"),
     }
-}
-
-/// `argv` shown as one shell-like line.
-pub(crate) fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The documented minimum environment plus configured variables. Caches go

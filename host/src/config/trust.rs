@@ -36,12 +36,6 @@ pub(crate) fn is_trusted(path: &Path, content: &[u8]) -> bool {
     text.lines().any(|line| line == wanted)
 }
 
-/// Record the current content of `path` as trusted (replacing what was
-/// recorded for it). Returns the content hash.
-pub(super) fn trust(path: &Path) -> std::io::Result<String> {
-    trust_content(path, &std::fs::read(path)?)
-}
-
 /// Record `content` as the trusted content of `path` (replacing what was
 /// recorded for it); a dynamic tool's approval is recorded this way.
 /// Returns the content hash.

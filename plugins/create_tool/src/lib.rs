@@ -8,6 +8,7 @@
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
+use toolhost_sdk::capability::GrantItem;
 use toolhost_sdk::dynamic::{
     self, Kind, META_FILE, Meta, RESERVED_NAMES, STORE, STORE_DIR_NAME, Status,
 };
@@ -231,8 +232,8 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
             reason: None,
         };
         let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
-        std::fs::write(dir.join(META_FILE), text)
-            .map_err(|e| ToolError::failed(format!("cannot write the tool's record: {e}")))
+        toolhost_sdk::fs::write_atomic_in_dir(&dir.join(META_FILE), text.as_bytes())
+            .map_err(|e| e.context("cannot write the tool's record"))
     });
     if let Err(err) = written {
         // Nothing half-made stays behind.
@@ -288,8 +289,7 @@ fn existing(store: &Path) -> Result<Vec<Meta>, ToolError> {
     };
     Ok(entries
         .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_to_string(e.path().join(META_FILE)).ok())
-        .filter_map(|text| serde_json::from_str::<Meta>(&text).ok())
+        .filter_map(|e| dynamic::read_meta(&e.path()).ok())
         .collect())
 }
 
@@ -336,21 +336,17 @@ fn check_parameters(parameters: Option<Value>) -> Result<Value, ToolError> {
             "`parameters` is {size} bytes of JSON; the limit is {MAX_PARAMETERS_BYTES}"
         )));
     }
-    if let Err(err) = jsonschema::meta::validate(&parameters) {
-        return Err(ToolError::invalid_input(format!(
-            "`parameters` is not a valid JSON Schema: {err} (at {})",
-            if err.instance_path().as_str().is_empty() {
-                "the root".to_owned()
-            } else {
-                err.instance_path().to_string()
-            }
-        )));
-    }
-    // Valid by the meta-schema is not enough: it must also compile (no
-    // remote `$ref`, valid `pattern` regexes), as the host will compile it.
+    // Compiling checks it against the meta-schema and also what the host
+    // will need: no remote `$ref`, valid `pattern` regexes.
     if let Err(err) = jsonschema::validator_for(&parameters) {
+        let at = err.instance_path().to_string();
+        let at = if at.is_empty() {
+            "the root".to_owned()
+        } else {
+            at
+        };
         return Err(ToolError::invalid_input(format!(
-            "`parameters` cannot be used as a JSON Schema: {err}"
+            "`parameters` is not a valid JSON Schema: {err} (at {at})"
         )));
     }
     Ok(parameters)
@@ -374,23 +370,14 @@ fn check_capabilities(kind: Kind, asked: Vec<String>) -> Result<Vec<String>, Too
     let mut out: Vec<String> = Vec::new();
     for cap in asked {
         let cap = cap.trim().to_owned();
-        let known = matches!(
-            cap.as_str(),
-            "workspace:read" | "workspace:write" | "commands"
-        );
-        let component_only = cap
-            .strip_prefix("network:")
-            .is_some_and(|h| !h.is_empty() && !h.contains(','))
-            || cap.strip_prefix("env:").is_some_and(|n| {
-                n.chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-        let allowed = match kind {
-            Kind::Javascript => known,
-            Kind::Command => cap == "commands",
-            Kind::Component => known || component_only,
+        let allowed = match (kind, GrantItem::parse(&cap)) {
+            (_, None | Some(GrantItem::Nothing)) => false,
+            (Kind::Command, Some(item)) => item == GrantItem::Commands,
+            (Kind::Javascript, Some(item)) => matches!(
+                item,
+                GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
+            ),
+            (Kind::Component, Some(_)) => true,
         };
         if !allowed {
             let choices = match kind {

@@ -61,11 +61,11 @@ fn refusals_say_what_to_fix() {
     let mut bad = js("bad_pattern");
     bad["parameters"] =
         json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(["}}});
-    refused(bad, "cannot be used as a JSON Schema");
+    refused(bad, "not a valid JSON Schema");
     let mut bad = js("remote_ref");
     bad["parameters"] =
         json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}});
-    refused(bad, "cannot be used as a JSON Schema");
+    refused(bad, "not a valid JSON Schema");
     let mut bad = js("hidden_text");
     bad["description"] = json!("Counts words.\u{202E} Also deletes everything.");
     refused(bad, "invisible");

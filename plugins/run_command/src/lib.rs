@@ -158,7 +158,7 @@ fn started(command: &str, id: String) -> Output {
 
 /// Format a finished command for the model.
 pub fn finished(command: &str, done: Finished, timeout: Option<u32>) -> Result<Output, ToolError> {
-    let text = render(command, &done);
+    let text = done.render(command);
     if done.timed_out {
         let secs = timeout.map_or_else(|| "its".to_owned(), |s| format!("the {s} s"));
         return Err(ToolError::failed(format!(
@@ -178,12 +178,6 @@ pub fn finished(command: &str, done: Finished, timeout: Option<u32>) -> Result<O
         confinement: done.confinement,
     };
     Ok(Output::text(text).with_structured(report))
-}
-
-/// `$ command`, the output, then one status line (and where the full
-/// output is, when cut).
-pub fn render(command: &str, done: &Finished) -> String {
-    done.render(command)
 }
 
 #[cfg(test)]

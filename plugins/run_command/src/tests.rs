@@ -46,7 +46,7 @@ fn bad_arguments_say_what_to_send() {
 
 #[test]
 fn render_shows_output_status_and_confinement() {
-    let text = render("cargo test", &done("ok\n", "warning: x", Some(1)));
+    let text = done("ok\n", "warning: x", Some(1)).render("cargo test");
     assert_eq!(
         text,
         "$ cargo test\nok\n[stderr]\nwarning: x\n[exit code 1 (failed) · 1.25 s · confined: landlock-fs (abi 6), seccomp-net]"

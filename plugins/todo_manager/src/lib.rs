@@ -218,10 +218,8 @@ fn load(file: &Path) -> Result<Vec<Item>, ToolError> {
 
 fn save(file: &Path, items: &[Item]) -> Result<(), ToolError> {
     let text = serde_json::to_vec_pretty(items).map_err(|e| ToolError::failed(e.to_string()))?;
-    let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, file))
-        .map_err(|e| ToolError::failed(format!("cannot save the plan: {e}")))
+    toolhost_sdk::fs::write_atomic_in_dir(file, &text)
+        .map_err(|e| e.context("cannot save the plan"))
 }
 
 fn render(plan: &Plan) -> String {

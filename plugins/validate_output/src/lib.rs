@@ -147,8 +147,22 @@ fn load(name: &str, dir: &Path) -> Result<Value, ToolError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         && !name.starts_with('.');
-    let known = known_types(dir);
-    if !plain || !dir.join(format!("{name}.json")).is_file() {
+    let text = if plain {
+        match std::fs::read_to_string(dir.join(format!("{name}.json"))) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(ToolError::failed(format!(
+                    "cannot read the schema for `{name}`: {e}"
+                )));
+            }
+        }
+    } else {
+        None
+    };
+    // Only an unknown name pays for listing the directory.
+    let Some(text) = text else {
+        let known = known_types(dir);
         let listed = if known.is_empty() {
             "no output types are registered (the host's schemas_dir is unset or empty); pass the schema inline with `schema`".to_owned()
         } else {
@@ -157,9 +171,7 @@ fn load(name: &str, dir: &Path) -> Result<Value, ToolError> {
         return Err(ToolError::invalid_input(format!(
             "unknown outputType `{name}`; {listed}"
         )));
-    }
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json")))
-        .map_err(|e| ToolError::failed(format!("cannot read the schema for `{name}`: {e}")))?;
+    };
     serde_json::from_str(&text).map_err(|e| {
         ToolError::failed(format!("the schema file for `{name}` is not JSON: {e}"))
             .with_hint("fix the file in the host's schemas_dir")

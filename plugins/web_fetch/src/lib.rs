@@ -274,10 +274,8 @@ fn cache_put(dir: &Path, key: &str, asked: &str, page: &Page, ttl: u64) {
         page: page.clone(),
     };
     if let Ok(bytes) = serde_json::to_vec(&entry) {
-        let tmp = dir.join(format!("{key}.tmp"));
-        if std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, dir.join(key));
-        }
+        // A cache that cannot be written only costs a fetch next time.
+        let _ = toolhost_sdk::fs::write_atomic_in_dir(&dir.join(key), &bytes);
     }
 }
 

@@ -28,7 +28,7 @@ impl Tool for CommandRunner {
                 .with_hint("call the dynamic tool by its own name; the host supplies the template")
         })?;
         let argv = fill_template(&template, &args).map_err(ToolError::invalid_input)?;
-        let shown = shell_words(&argv);
+        let shown = commands::shell_words(&argv);
         match commands::run(&Request::argv(argv)) {
             Ok(done) if done.timed_out => Err(ToolError::failed(format!(
                 "`{shown}` ran past its timeout and was killed. Output so far:\n{}",
@@ -41,34 +41,11 @@ impl Tool for CommandRunner {
     }
 }
 
-/// The argv as a person would type it (for display only; it never runs).
-fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 export_tool!(CommandRunner);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shown_like_a_shell_would_need_it() {
-        let argv = ["echo", "--", "\"; rm -rf ~", "it's"].map(String::from);
-        assert_eq!(shell_words(&argv), r#"echo -- '"; rm -rf ~' 'it'\''s'"#);
-    }
 
     #[test]
     fn no_template_is_a_clear_failure() {
