@@ -21,25 +21,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 const MAX_VALUE_CHARS: usize = 500;
 
 /// Words of an argument name (split at `_`, `-`, `.` and case changes)
-/// that mark its value as a secret.
+/// that mark its value as a secret (besides [`SECRET_PARTS`], which match
+/// anywhere: `token`, `password`, `secret`, ...).
 const SECRET_WORDS: &[&str] = &[
     "key",
     "keys",
-    "token",
-    "tokens",
-    "password",
-    "passwords",
-    "passwd",
     "passphrase",
     "pass",
     "pwd",
-    "secret",
-    "secrets",
     "authorization",
     "auth",
     "bearer",
-    "credential",
-    "credentials",
     "creds",
     "cookie",
     "cookies",
@@ -244,30 +236,39 @@ fn words(name: &str) -> Vec<String> {
 /// variable assignments replaced: `--password x`, `-H 'Authorization: …'`,
 /// `GITHUB_TOKEN=…`.
 pub(crate) fn redact_command(line: &str) -> String {
-    static PATTERNS: std::sync::OnceLock<Vec<regex::Regex>> = std::sync::OnceLock::new();
+    static PATTERNS: std::sync::OnceLock<Vec<(regex::Regex, &str)>> = std::sync::OnceLock::new();
     let patterns = PATTERNS.get_or_init(|| {
         [
             // Authorization / cookie headers, up to the closing quote or the end.
-            r#"(?i)((?:authorization|proxy-authorization|cookie|x-api-key)\s*:\s*)[^'"\n]+"#,
+            (
+                r#"(?i)((?:authorization|proxy-authorization|cookie|x-api-key)\s*:\s*)[^'"\n]+"#,
+                "${1}[redacted]",
+            ),
             // --password x, --token=x, --api-key x, -p is left alone.
-            r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:password|passwd|token|secret|api[-_]?key|auth)(?:[-_][a-z0-9]+)*[= ]\s*)[^\s'"]+"#,
+            (
+                r#"(?i)(--?(?:[a-z0-9]+[-_])*(?:password|passwd|token|secret|api[-_]?key|auth)(?:[-_][a-z0-9]+)*[= ]\s*)[^\s'"]+"#,
+                "${1}[redacted]",
+            ),
             // NAME=value where NAME looks secret.
-            r#"(?i)(\b[a-z0-9_]*(?:token|secret|password|passwd|api_?key|credential)[a-z0-9_]*=)[^\s'"]+"#,
+            (
+                r#"(?i)(\b[a-z0-9_]*(?:token|secret|password|passwd|api_?key|credential)[a-z0-9_]*=)[^\s'"]+"#,
+                "${1}[redacted]",
+            ),
             // user:password@ in URLs.
-            r#"(://[^/\s:@]+:)[^@\s/]+@"#,
+            (r#"(://[^/\s:@]+:)[^@\s/]+@"#, "${1}[redacted]@"),
         ]
-        .iter()
-        .filter_map(|p| regex::Regex::new(p).ok())
+        .into_iter()
+        .map(|(p, with)| {
+            (
+                regex::Regex::new(p).expect("the redaction patterns are valid regexes"),
+                with,
+            )
+        })
         .collect()
     });
     let mut text = line.to_owned();
-    for (i, pattern) in patterns.iter().enumerate() {
-        let replacement = if i == 3 {
-            "${1}[redacted]@"
-        } else {
-            "${1}[redacted]"
-        };
-        text = pattern.replace_all(&text, replacement).into_owned();
+    for (pattern, with) in patterns {
+        text = pattern.replace_all(&text, *with).into_owned();
     }
     text
 }

@@ -505,7 +505,7 @@ impl Executor {
                             ErrorKind::Denied,
                             format!("`{name}` needs confirmation ({reason}), and nobody can be asked here; nothing was run"),
                         )
-                        .with_hint(no_one_to_ask_hint(&options.context)),
+                        .with_hint(confirmer.unavailable_hint()),
                     );
                 }
             }
@@ -589,22 +589,6 @@ impl Executor {
             changed_paths: out.changed_paths,
             ..ToolResult::success(name, content)
         }
-    }
-}
-
-/// How to let a call run when nobody can confirm it, for the front end it
-/// came from.
-fn no_one_to_ask_hint(context: &CallContext) -> &'static str {
-    if context
-        .channel
-        .as_deref()
-        .is_some_and(|c| c.starts_with("mcp"))
-    {
-        "the MCP client cannot ask its user (no elicitation support); start `toolhost serve` \
-         with --mode yolo, or use a profile whose mode allows it (--profile), or a client that \
-         supports elicitation"
-    } else {
-        "run it from an interactive terminal, use --mode yolo to skip confirmation, or --dry-run to see what it would do"
     }
 }
 

@@ -293,12 +293,14 @@ impl McpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, cancel.clone());
-        let confirmer = supports_elicitation(&context.peer).then(|| {
+        let confirmer = Some(if supports_elicitation(&context.peer) {
             Arc::new(Elicit {
                 peer: context.peer.clone(),
                 handle: tokio::runtime::Handle::current(),
                 cancel: cancel.clone(),
             }) as Arc<dyn Confirmer>
+        } else {
+            Arc::new(NoElicitation)
         });
         let session = Arc::clone(&self.session);
         let channel = self.shared.channel;
@@ -446,7 +448,29 @@ struct Elicit {
     cancel: CancelToken,
 }
 
+/// The way out when an MCP client cannot ask its user.
+const NO_ELICITATION_HINT: &str = "the MCP client cannot ask its user (no elicitation support); \
+    start `toolhost serve` with --mode yolo, or use a profile whose mode allows it (--profile), \
+    or a client that supports elicitation";
+
+/// The confirmer of a client that cannot elicit: nobody to ask.
+struct NoElicitation;
+
+impl Confirmer for NoElicitation {
+    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
+        Decision::Unavailable
+    }
+
+    fn unavailable_hint(&self) -> &'static str {
+        NO_ELICITATION_HINT
+    }
+}
+
 impl Confirmer for Elicit {
+    fn unavailable_hint(&self) -> &'static str {
+        NO_ELICITATION_HINT
+    }
+
     fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
         let Ok(schema) = ElicitationSchema::builder()
             .required_bool("confirm")

@@ -38,15 +38,7 @@ impl Config {
             })
             .map_err(|e| bad(e.to_string()))?,
         );
-        let mut registry = Registry::new();
-        registry
-            .load_builtins(&runtime)
-            .map_err(|e| bad(e.to_string()))?;
-        let mut problems = Vec::new();
-        for dir in &self.plugin_dirs {
-            problems.extend(registry.load_dir(&runtime, dir));
-        }
-        let mut executor = Executor::new(runtime, registry)
+        let mut executor = Executor::new(runtime, Registry::new())
             .with_plugin_dirs(self.plugin_dirs.clone())
             .with_mode(self.mode)
             .with_setting("allow_delete", self.allow_delete)
@@ -74,9 +66,14 @@ impl Config {
             let d = &self.dynamic;
             in_range("dynamic.max_per_agent", d.max_per_agent.into(), 0, 10_000)?;
             in_range("dynamic.max_source_bytes", d.max_source_bytes, 1, 16 << 20)?;
-            let (with_store, skipped) = executor.with_dynamic_store(Store::new(dir));
-            problems.extend(skipped);
-            let reserved: Vec<String> = with_store
+            executor = executor.with_dynamic_store(Store::new(dir));
+        }
+        // Built-ins, plugin directories, approved dynamic tools: what every
+        // reload loads again.
+        let (_, mut problems) = executor.reload_plugins().map_err(|e| bad(e.to_string()))?;
+        if executor.dynamic_store().is_some() {
+            let d = &self.dynamic;
+            let reserved: Vec<String> = executor
                 .registry()
                 .list()
                 .map(|p| p.name().to_owned())
@@ -85,7 +82,7 @@ impl Config {
             settings.insert("reserved_names".into(), reserved.into());
             settings.insert("max_per_agent".into(), d.max_per_agent.into());
             settings.insert("max_source_bytes".into(), d.max_source_bytes.into());
-            executor = with_store.with_tool_settings("create_tool", settings);
+            executor = executor.with_tool_settings("create_tool", settings);
         }
         if let Some(memory) = self
             .memory_dir

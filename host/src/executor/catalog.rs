@@ -94,21 +94,13 @@ impl Executor {
         Ok((self.replace_registry(registry), problems))
     }
 
-    /// Load the approved tools of the dynamic-tool `store` now and on every
-    /// reload, and give `create_tool` the store as its `dynamic` directory.
-    /// Returns the stored tools that could not be loaded.
-    pub fn with_dynamic_store(mut self, store: Store) -> (Self, Vec<LoadProblem>) {
-        let mut problems = Vec::new();
-        let registry = self
-            .registry
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(registry) = Arc::get_mut(registry) {
-            problems = store.load_into(&self.runtime, registry);
-        }
+    /// Load the approved tools of the dynamic-tool `store` on every
+    /// [`Executor::reload_plugins`] (call it once after building), and give
+    /// `create_tool` the store as its `dynamic` directory.
+    pub fn with_dynamic_store(mut self, store: Store) -> Self {
         self = self.with_state_dir(STORE_DIR_NAME, store.dir());
         self.dynamic_store = Some(store);
-        (self, problems)
+        self
     }
 
     /// The dynamic-tool store, if one is set.

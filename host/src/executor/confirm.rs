@@ -85,6 +85,12 @@ pub enum Decision {
 pub trait Confirmer: Send + Sync {
     /// Ask; must not panic.
     fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision;
+
+    /// How to let a call run when [`Decision::Unavailable`] came back (what
+    /// the person behind this front end can do).
+    fn unavailable_hint(&self) -> &'static str {
+        "run it from an interactive terminal, use --mode yolo to skip confirmation, or --dry-run to see what it would do"
+    }
 }
 
 /// A confirmer with nobody to ask: every confirmation is unavailable.

@@ -253,20 +253,22 @@ fn list_dir(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
     };
     let names = host(|state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
-        let entries =
-            std::fs::read_dir(resolved.io()).map_err(|e| fs::io_error(e, resolved.shown()))?;
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
+        Ok(fs::walk(&resolved, 1)?
+            .into_iter()
             .map(|e| {
-                let mut name = e.file_name().to_string_lossy().into_owned();
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    name.push('/');
+                let name = e
+                    .path
+                    .io()
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy();
+                if e.is_dir {
+                    format!("{name}/")
+                } else {
+                    name.into_owned()
                 }
-                name
             })
-            .collect();
-        names.sort();
-        Ok(names)
+            .collect::<Vec<_>>())
     })?;
     let values = names.iter().map(|n| JsString::from(n.as_str()).into());
     Ok(JsArray::from_iter(values, js).into())
