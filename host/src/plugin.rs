@@ -87,8 +87,7 @@ impl Plugin {
             PluginSource::Builtin(b) => (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned()),
             PluginSource::File(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| load_error(&path, e.to_string()))?;
-                let hash = blake3::hash(&bytes).to_hex().to_string();
-                (Origin::File(path), Wasm::Owned(bytes.into()), hash)
+                return Self::load(runtime, PluginSource::Bytes(bytes.into(), path));
             }
             PluginSource::Bytes(bytes, path) => {
                 let hash = blake3::hash(&bytes).to_hex().to_string();

@@ -60,7 +60,10 @@ pub fn credential_kind(text: &str) -> Option<&'static str> {
             ),
         ]
         .into_iter()
-        .filter_map(|(p, what)| regex::Regex::new(p).ok().map(|r| (r, what)))
+        .map(|(p, what)| {
+            let re = regex::Regex::new(p).expect("the credential patterns are valid regexes");
+            (re, what)
+        })
         .collect()
     });
     patterns

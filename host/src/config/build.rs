@@ -7,7 +7,9 @@ use crate::dynamic::Store;
 use crate::executor::{Executor, Profile};
 use crate::grant::is_env_name;
 use crate::registry::{LoadProblem, Registry};
-use crate::runtime::{CacheDir, Limits, MAX_CONCURRENT_CALLS, Runtime, RuntimeConfig};
+use crate::runtime::{
+    CacheDir, Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT, Runtime, RuntimeConfig,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,8 +176,18 @@ impl Config {
     /// with its key and range.
     pub fn limits(&self) -> Result<Limits, ConfigError> {
         let section = &self.limits;
-        in_range("limits.memory_mb", section.memory_mb, 1, 4096)?;
-        in_range("limits.timeout_secs", section.timeout_secs, 1, 86_400)?;
+        in_range(
+            "limits.memory_mb",
+            section.memory_mb,
+            1,
+            (MAX_MEMORY_BYTES >> 20) as u64,
+        )?;
+        in_range(
+            "limits.timeout_secs",
+            section.timeout_secs,
+            1,
+            MAX_TIMEOUT.as_secs(),
+        )?;
         in_range(
             "limits.max_output_bytes",
             section.max_output_bytes as u64,

@@ -24,7 +24,7 @@ use boa_engine::object::ObjectInitializer;
 use boa_engine::object::builtins::{JsArray, JsPromise};
 use boa_engine::property::Attribute;
 use boa_engine::{
-    Context as Js, JsNativeError, JsResult, JsString, JsValue, NativeFunction, Source,
+    Context as Js, JsError, JsNativeError, JsResult, JsString, JsValue, NativeFunction, Source,
 };
 use std::cell::RefCell;
 use toolhost_sdk::commands::{self, CommandError, Request};
@@ -40,8 +40,6 @@ struct CallState {
     ctx: Context,
     /// Workspace paths the script wrote.
     changed: Vec<String>,
-    /// The last refused `toolhost.*` call, to report its kind if uncaught.
-    refusal: Option<ToolError>,
 }
 
 thread_local! {
@@ -70,53 +68,67 @@ impl Tool for JsRuntime {
             *c.borrow_mut() = Some(CallState {
                 ctx: ctx.clone(),
                 changed: Vec::new(),
-                refusal: None,
             });
         });
         let result = run_script(&source, Value::Object(args), ctx);
         let state = CALL.with(|c| c.borrow_mut().take());
-        let (changed, refusal) = state.map_or((Vec::new(), None), |s| (s.changed, s.refusal));
-        match result {
-            Ok(mut output) => {
-                for path in changed {
-                    output = output.changed(path);
-                }
-                Ok(output)
-            }
-            // A refusal the script did not catch keeps its kind.
-            Err(Thrown(text)) => Err(match refusal {
-                Some(refusal) if text.contains(&refusal.to_string()) => {
-                    let denied = matches!(refusal, ToolError::Denied(_));
-                    let refusal = refusal.context("the script's toolhost call was refused");
-                    if denied {
-                        refusal.with_hint(
-                            "a person decides what a dynamic tool may do: `toolhost dynamic approve ID --grant CAPS`",
-                        )
-                    } else {
-                        refusal
-                    }
-                }
-                _ => ToolError::failed(text),
-            }),
+        let changed = state.map(|s| s.changed).unwrap_or_default();
+        let mut output = result.map_err(Thrown::into_error)?;
+        for path in changed {
+            output = output.changed(path);
+        }
+        Ok(output)
+    }
+}
+
+/// The property a refused `toolhost.*` call's `Error` carries its kind in.
+const KIND_PROPERTY: &str = "toolhostKind";
+
+/// An uncaught exception or a script that cannot run: the text, and the
+/// kind of a refused `toolhost.*` call the script did not catch.
+struct Thrown(String, Option<String>);
+
+impl Thrown {
+    fn text(text: String) -> Self {
+        Self(text, None)
+    }
+
+    /// An exception thrown out of `run`.
+    fn from_js(error: &JsError, js: &mut Js) -> Self {
+        let kind = error
+            .as_opaque()
+            .and_then(JsValue::as_object)
+            .and_then(|o| o.get(JsString::from(KIND_PROPERTY), js).ok())
+            .and_then(|v| v.as_string().map(|s| s.to_std_string_escaped()));
+        Self(format!("the script threw: {error}"), kind)
+    }
+
+    /// A refusal left uncaught keeps its kind; anything else is `failed`.
+    fn into_error(self) -> ToolError {
+        let refused = |m: String| format!("the script's toolhost call was refused: {m}");
+        match self.1.as_deref() {
+            Some("denied") => ToolError::denied(refused(self.0)).with_hint(
+                "a person decides what a dynamic tool may do: `toolhost dynamic approve ID --grant CAPS`",
+            ),
+            Some("invalid_input") => ToolError::invalid_input(refused(self.0)),
+            Some("retry") => ToolError::retry(refused(self.0)),
+            _ => ToolError::failed(self.0),
         }
     }
 }
 
-/// An uncaught exception or a script that cannot run, as text.
-struct Thrown(String);
-
 fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
     let mut js = Js::default();
     js.runtime_limits_mut().set_recursion_limit(RECURSION_LIMIT);
-    install(&mut js).map_err(|e| Thrown(format!("cannot set up the interpreter: {e}")))?;
+    install(&mut js).map_err(|e| Thrown::text(format!("cannot set up the interpreter: {e}")))?;
     js.eval(Source::from_bytes(source))
-        .map_err(|e| Thrown(format!("the script does not load: {e}")))?;
+        .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;
     let run = js
         .global_object()
         .get(JsString::from("run"), &mut js)
-        .map_err(|e| Thrown(e.to_string()))?;
+        .map_err(|e| Thrown::text(e.to_string()))?;
     let Some(run) = run.as_callable() else {
-        return Err(Thrown(
+        return Err(Thrown::text(
             "the script defines no `function run(args, ctx)`; the tool's author must add it"
                 .to_owned(),
         ));
@@ -130,27 +142,25 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         "dryRun": ctx.dry_run(),
     });
     let js_args = [
-        JsValue::from_json(&args, &mut js).map_err(|e| Thrown(e.to_string()))?,
-        JsValue::from_json(&call_ctx, &mut js).map_err(|e| Thrown(e.to_string()))?,
+        JsValue::from_json(&args, &mut js).map_err(|e| Thrown::text(e.to_string()))?,
+        JsValue::from_json(&call_ctx, &mut js).map_err(|e| Thrown::text(e.to_string()))?,
     ];
-    let mut out = run
-        .call(&JsValue::undefined(), &js_args, &mut js)
-        .map_err(|e| Thrown(format!("the script threw: {e}")))?;
+    let mut out = match run.call(&JsValue::undefined(), &js_args, &mut js) {
+        Ok(out) => out,
+        Err(e) => return Err(Thrown::from_js(&e, &mut js)),
+    };
     // `async function run`: settle the promise (there is no event loop
     // beyond the job queue; a promise waiting on nothing never settles).
     if let Some(promise) = out.as_object().and_then(|o| JsPromise::from_object(o).ok()) {
         js.run_jobs()
-            .map_err(|e| Thrown(format!("the script threw: {e}")))?;
+            .map_err(|e| Thrown::text(format!("the script threw: {e}")))?;
         out = match promise.state() {
             PromiseState::Fulfilled(value) => value,
             PromiseState::Rejected(reason) => {
-                let reason = reason
-                    .to_string(&mut js)
-                    .map_or_else(|e| e.to_string(), |s| s.to_std_string_escaped());
-                return Err(Thrown(format!("the script threw: {reason}")));
+                return Err(Thrown::from_js(&JsError::from_opaque(reason), &mut js));
             }
             PromiseState::Pending => {
-                return Err(Thrown(
+                return Err(Thrown::text(
                     "`run` returned a promise that never settles (nothing here resolves it)"
                         .to_owned(),
                 ));
@@ -165,7 +175,7 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
     }
     let value = out
         .to_json(&mut js)
-        .map_err(|e| Thrown(format!("the result is not JSON-able: {e}")))?
+        .map_err(|e| Thrown::text(format!("the result is not JSON-able: {e}")))?
         .unwrap_or(Value::Null);
     let text = toolhost_sdk::serde_json::to_string_pretty(&value).unwrap_or_default();
     Ok(Output::text(text).with_structured(value))
@@ -196,20 +206,33 @@ fn install(js: &mut Js) -> JsResult<()> {
 }
 
 /// Run a host operation for the current call; a refusal becomes a thrown
-/// `Error` (and is remembered, for its kind).
-fn host<T>(op: impl FnOnce(&mut CallState) -> Result<T, ToolError>) -> JsResult<T> {
-    CALL.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let Some(state) = cell.as_mut() else {
-            return Err(JsNativeError::error()
-                .with_message("toolhost functions work only while `run` is called")
-                .into());
+/// `Error` whose `toolhostKind` says which (`denied`, `retry`, ...).
+fn host<T>(js: &mut Js, op: impl FnOnce(&mut CallState) -> Result<T, ToolError>) -> JsResult<T> {
+    let result = CALL.with(|cell| cell.borrow_mut().as_mut().map(op));
+    let Some(result) = result else {
+        return Err(JsNativeError::error()
+            .with_message("toolhost functions work only while `run` is called")
+            .into());
+    };
+    result.map_err(|e| {
+        let kind = match e {
+            ToolError::InvalidInput(_) => "invalid_input",
+            ToolError::Retry(_) => "retry",
+            ToolError::Denied(_) => "denied",
+            _ => "failed",
         };
-        op(state).map_err(|e| {
-            let message = e.to_string();
-            state.refusal = Some(e);
-            JsNativeError::error().with_message(message).into()
-        })
+        let error = JsNativeError::error()
+            .with_message(e.to_string())
+            .to_opaque(js);
+        // A fresh error object takes any property; if it did not, the kind
+        // is lost and the call reports `failed`, which is still a refusal.
+        let _ = error.set(
+            JsString::from(KIND_PROPERTY),
+            JsString::from(kind),
+            false,
+            js,
+        );
+        JsError::from_opaque(error.into())
     })
 }
 
@@ -222,9 +245,9 @@ fn string_arg(args: &[JsValue], index: usize, usage: &str) -> JsResult<String> {
     }
 }
 
-fn read_file(_: &JsValue, args: &[JsValue], _: &mut Js) -> JsResult<JsValue> {
+fn read_file(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
     let path = string_arg(args, 0, "toolhost.readFile(path)")?;
-    let text = host(|state| {
+    let text = host(js, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         let bytes = fs::read_regular(&resolved)?;
         String::from_utf8(bytes)
@@ -233,11 +256,11 @@ fn read_file(_: &JsValue, args: &[JsValue], _: &mut Js) -> JsResult<JsValue> {
     Ok(JsString::from(text.as_str()).into())
 }
 
-fn write_file(_: &JsValue, args: &[JsValue], _: &mut Js) -> JsResult<JsValue> {
+fn write_file(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
     let usage = "toolhost.writeFile(path, text)";
     let path = string_arg(args, 0, usage)?;
     let text = string_arg(args, 1, usage)?;
-    host(|state| {
+    host(js, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         fs::write_atomic(&resolved, text.as_bytes())?;
         state.changed.push(resolved.shown().to_owned());
@@ -251,7 +274,7 @@ fn list_dir(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
         None => ".".to_owned(),
         Some(_) => string_arg(args, 0, "toolhost.listDir(path)")?,
     };
-    let names = host(|state| {
+    let names = host(js, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         Ok(fs::walk(&resolved, 1)?
             .into_iter()
@@ -284,7 +307,7 @@ fn run_command(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> 
         .and_then(|v| toolhost_sdk::serde_json::from_value(v).ok())
         .filter(|argv: &Vec<String>| !argv.is_empty())
         .ok_or_else(|| JsNativeError::typ().with_message(usage))?;
-    let result = host(|_| match commands::run(&Request::argv(argv)) {
+    let result = host(js, |_| match commands::run(&Request::argv(argv)) {
         Ok(done) => Ok(json!({
             "exitCode": done.exit_code,
             "stdout": done.stdout,
@@ -391,5 +414,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.content(), "caught");
+        // Rethrown, it is still the refusal; caught and replaced, it is not.
+        let err = call(
+            "function run() { try { toolhost.readFile('a') } catch (e) { throw e } }",
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
+        let err = call(
+            "function run() { try { toolhost.readFile('a') } catch (e) { throw new Error('mine') } }",
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Failed { .. }), "{err:?}");
+        let err = call(
+            "async function run() { await null; return toolhost.readFile('a') }",
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
     }
 }
