@@ -108,10 +108,9 @@ pub struct Executor {
     broker: Arc<Broker>,
     aborted: Arc<AtomicBool>,
     profile: Option<Profile>,
-    /// Host directories for built-ins' named directories (`todo`, `memory`).
-    state_dirs: HashMap<String, PathBuf>,
-    /// The state directories already created.
-    state_dirs_made: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+    /// Host directories for built-ins' named directories (`todo`, `memory`),
+    /// each set once it has been created.
+    state_dirs: HashMap<String, (PathBuf, OnceLock<()>)>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
 }
@@ -150,7 +149,6 @@ impl Executor {
             aborted: Arc::new(AtomicBool::new(false)),
             profile: None,
             state_dirs: HashMap::new(),
-            state_dirs_made: std::sync::Mutex::default(),
             hooks: Hooks::default(),
             audit: None,
         }
@@ -296,16 +294,14 @@ impl Executor {
     /// directories it declares ([`Executor::with_state_dir`]).
     pub fn effective_grant(&self, plugin: &Plugin) -> Effective {
         // A tool an agent created gets what a person approved, nothing else.
-        let mut grant = match (self.grants.get(plugin.name()), plugin.origin()) {
-            (_, Origin::Dynamic(_)) => plugin
-                .dynamic()
-                .map_or_else(Grant::none, |d| d.grant.clone()),
-            (Some(grant), _) => grant.clone(),
-            (None, Origin::Builtin) => Grant::all(),
-            (None, Origin::File(_)) => Grant::none(),
+        let mut grant = match (plugin.dynamic(), self.grants.get(plugin.name())) {
+            (Some(binding), _) => binding.grant.clone(),
+            (None, Some(grant)) => grant.clone(),
+            (None, None) if *plugin.origin() == Origin::Builtin => Grant::all(),
+            (None, None) => Grant::none(),
         };
         if grant.all_declared {
-            for (name, path) in &self.state_dirs {
+            for (name, (path, _)) in &self.state_dirs {
                 if !grant.directories.iter().any(|d| &d.name == name) {
                     grant.directories.push(DirGrant {
                         name: name.clone(),
@@ -322,7 +318,8 @@ impl Executor {
     /// directory `path` (created on first use): e.g. `todo` for the plan,
     /// `memory` for the memory tools, `schemas` for validate_output.
     pub fn with_state_dir(mut self, name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        self.state_dirs.insert(name.into(), path.into());
+        self.state_dirs
+            .insert(name.into(), (path.into(), OnceLock::new()));
         self
     }
 
@@ -339,22 +336,18 @@ impl Executor {
     }
 
     fn is_state_dir(&self, path: &Path) -> bool {
-        self.state_dirs.values().any(|s| s == path)
+        self.state_dirs.values().any(|(s, _)| s == path)
     }
 
     /// Create `path` the first time a call needs it, if it is one of the
     /// executor's state directories (once per directory, not per call).
     fn ensure_state_dir(&self, path: &Path) -> std::io::Result<()> {
-        if !self.is_state_dir(path) {
-            return Ok(());
-        }
-        let mut made = self
-            .state_dirs_made
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !made.contains(path) {
-            std::fs::create_dir_all(path)?;
-            made.insert(path.to_owned());
+        let made = self.state_dirs.values().find(|(s, _)| s == path);
+        if let Some((dir, made)) = made
+            && made.get().is_none()
+        {
+            std::fs::create_dir_all(dir)?;
+            let _ = made.set(());
         }
         Ok(())
     }

@@ -410,6 +410,27 @@ pub fn deletion_allowed(ctx: &Context, outcome: &str) -> Result<(), ToolError> {
     )))
 }
 
+/// `dir`, a named directory the tool needs (`/todo`, `/memory`), if the
+/// host granted it; otherwise one clear failure naming it and the fix.
+///
+/// ```
+/// let missing = std::path::Path::new("/no/such/todo");
+/// let err = toolhost_sdk::fs::granted_dir(missing, "todo_manager").unwrap_err();
+/// assert!(err.to_string().contains("did not grant `todo_manager` its `todo` directory"));
+/// ```
+pub fn granted_dir<'a>(dir: &'a Path, tool: &str) -> Result<&'a Path, ToolError> {
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    Err(ToolError::failed(format!(
+        "this host did not grant `{tool}` its `{name}` directory, so it cannot work here"
+    ))
+    .with_hint(
+        "a person can configure state_dir, memory_dir or [dynamic] dir (docs/configuration.md)",
+    ))
+}
+
 /// Replace or create the file at `path` with `data`, atomically: the host
 /// writes a temporary file beside it, syncs it and renames it over the
 /// target, keeping the old file's permissions; parent directories are

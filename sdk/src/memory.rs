@@ -17,14 +17,7 @@ pub const MAX_FACT_CHARS: usize = 2_000;
 
 /// The memory directory, or a clear failure when the host granted none.
 pub fn dir(root: &Path) -> Result<&Path, ToolError> {
-    if root.is_dir() {
-        Ok(root)
-    } else {
-        Err(ToolError::failed(
-            "no memory directory: this host did not grant the memory tools `memory`",
-        )
-        .with_hint("configure memory_dir or state_dir (docs/configuration.md)"))
-    }
+    crate::fs::granted_dir(root, "the memory tools")
 }
 
 /// Why `text` looks like a credential, if it does: an API key, a token, a

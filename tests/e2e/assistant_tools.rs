@@ -79,7 +79,12 @@ fn todo_manager_keeps_the_plan_in_its_own_state_directory() {
     // Without a state directory the tool says so.
     let r = call(&executor(ws.path()), "todo_manager", "{}");
     assert_eq!(r.error_kind(), Some(ErrorKind::Failed));
-    assert!(r.content.contains("no state directory"), "{}", r.content);
+    assert!(
+        r.content
+            .contains("did not grant `todo_manager` its `todo` directory"),
+        "{}",
+        r.content
+    );
 }
 
 #[test]

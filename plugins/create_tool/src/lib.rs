@@ -138,12 +138,7 @@ impl Limits {
 
 /// The body of [`CreateTool::call`], over the store at `store`.
 pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolError> {
-    if !store.is_dir() {
-        return Err(ToolError::denied(
-            "this host has no dynamic-tool store, so tools cannot be created here; a person can \
-             set `[dynamic] dir` (or `state_dir`) in toolhost.toml",
-        ));
-    }
+    let store = toolhost_sdk::fs::granted_dir(store, "create_tool")?;
     let limits = Limits::from(ctx);
     let stored = existing(store)?;
     check_name(&args.name, &limits, &stored)?;

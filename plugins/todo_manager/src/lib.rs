@@ -109,12 +109,7 @@ export_tool!(TodoManager);
 
 /// The body of [`TodoManager::call`], over the state directory `dir`.
 pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
-    if !dir.is_dir() {
-        return Err(ToolError::failed(
-            "todo_manager has no state directory: this host did not grant it `todo`",
-        )
-        .with_hint("configure state_dir (see docs/configuration.md) or grant the directory"));
-    }
+    let dir = toolhost_sdk::fs::granted_dir(dir, "todo_manager")?;
     let file = plan_file(dir, ctx.session());
     let items = match args.items {
         None => load(&file)?,
@@ -373,6 +368,9 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(m.contains("no state directory"), "{m}");
+        assert!(
+            m.contains("did not grant `todo_manager` its `dir` directory"),
+            "{m}"
+        );
     }
 }
