@@ -1,4 +1,5 @@
-//! The brokered command runner: the host side of the `commands` interface.
+//! The brokered command runner behind the `commands` import
+//! (imports/commands.rs).
 //!
 //! A plugin never spawns a process; it asks the broker, which for every
 //! request:
@@ -17,26 +18,21 @@
 
 mod call;
 mod confine;
-mod output;
+pub(crate) mod output;
 pub mod policy;
 mod process;
-mod sessions;
+pub(crate) mod sessions;
 mod shell;
 
 pub use call::{BrokerCall, CommandRecord};
 pub(crate) use toolhost_sdk::commands::shell_words;
 
-use crate::bindings::commands::{self, CommandError, CommandOutput, CommandRequest, SessionStatus};
-use crate::sandbox::CallState;
+use crate::bindings::commands::CommandError;
 use confine::{Plan, Prepared, Support};
 use policy::{Assessment, Pattern, Policy};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
-
-/// The most time one call may spend waiting on commands beyond its own
-/// timeout (each command has its own timeout; this bounds a loop of them).
-const MAX_WAITING: Duration = Duration::from_secs(20 * 60);
+use std::time::Duration;
 
 /// How the broker runs commands; the `[commands]` part of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,8 +98,8 @@ pub struct Broker {
     policy: Policy,
     support: Support,
     shell: PathBuf,
-    kept: output::Kept,
-    sessions: sessions::Sessions,
+    pub(crate) kept: output::Kept,
+    pub(crate) sessions: sessions::Sessions,
     /// Started on the first command.
     processes: OnceLock<Result<Processes, String>>,
 }
@@ -197,108 +193,6 @@ impl Broker {
             })
             .as_ref()
             .map_err(|e| CommandError::Failed(e.clone()))
-    }
-}
-
-impl CallState {
-    fn broker_call(&self) -> Result<&BrokerCall, CommandError> {
-        match (&self.commands, self.commands_granted) {
-            (Some(call), true) => Ok(call),
-            (None, true) => Err(CommandError::Denied(
-                "this host was set up without a command broker; nothing was run".to_owned(),
-            )),
-            (_, false) => Err(CommandError::Denied(
-                "this tool was not granted the `commands` capability; grant it with \
-                 --grant TOOL=commands (or in the configuration) to let it run commands"
-                    .to_owned(),
-            )),
-        }
-    }
-
-    fn session_table(&self) -> Result<&sessions::Sessions, CommandError> {
-        Ok(&self.broker_call()?.broker.sessions)
-    }
-
-    /// A session action, refused in a dry run (and confirmed as needed).
-    fn touch_session(
-        &self,
-        action: &str,
-        id: &str,
-        input: Option<&[u8]>,
-    ) -> Result<&sessions::Sessions, CommandError> {
-        let call = self.broker_call()?;
-        call.may_touch_session(action, id, input)?;
-        Ok(&call.broker.sessions)
-    }
-
-    /// Run `wait` (which waits on a command or a person), crediting the
-    /// time to the call's deadline, up to [`MAX_WAITING`] in all.
-    fn waiting<T>(
-        &mut self,
-        wait: impl FnOnce(&BrokerCall) -> Result<T, CommandError>,
-    ) -> Result<T, CommandError> {
-        let started = Instant::now();
-        let result = wait(self.broker_call()?);
-        let credit = started
-            .elapsed()
-            .min(MAX_WAITING.saturating_sub(self.waited));
-        self.waited += credit;
-        self.extend_deadline(credit);
-        result
-    }
-}
-
-impl commands::Host for CallState {
-    fn run(&mut self, request: CommandRequest) -> Result<CommandOutput, CommandError> {
-        let cancel = self.cancel_token().cloned();
-        self.waiting(|call| call.run(&request, cancel.as_ref()))
-    }
-
-    fn spawn(&mut self, request: CommandRequest) -> Result<String, CommandError> {
-        self.waiting(|call| call.spawn(&request))
-    }
-
-    fn poll(&mut self, id: String) -> Result<SessionStatus, CommandError> {
-        self.session_table()?
-            .poll(&id)
-            .map_err(CommandError::Invalid)
-    }
-
-    fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), CommandError> {
-        self.waiting(|call| {
-            call.may_touch_session("write to", &id, Some(&data))?;
-            call.broker
-                .sessions
-                .write(&id, &data)
-                .map_err(CommandError::Invalid)
-        })
-    }
-
-    fn kill(&mut self, id: String) -> Result<(), CommandError> {
-        self.touch_session("kill", &id, None)?
-            .kill(&id)
-            .map(|_| ())
-            .map_err(CommandError::Invalid)
-    }
-
-    fn sessions(&mut self) -> Vec<SessionStatus> {
-        self.session_table()
-            .map(sessions::Sessions::list)
-            .unwrap_or_default()
-    }
-
-    fn clear(&mut self) -> u32 {
-        // A dry run forgets nothing.
-        self.touch_session("clear", "(finished)", None)
-            .map_or(0, sessions::Sessions::clear)
-    }
-
-    fn output(&mut self, output_id: String) -> Result<String, CommandError> {
-        self.broker_call()?.broker.kept.get(&output_id).ok_or_else(|| {
-            CommandError::Invalid(format!(
-                "no output is kept under `{output_id}` (only the most recent cut outputs are kept); run the command again"
-            ))
-        })
     }
 }
 

@@ -9,11 +9,13 @@
 //! [`Executor`] the file describes.
 
 use crate::broker::CommandConfig;
-use crate::executor::{Executor, Mode, Profile};
-use crate::grant::{Access, DirGrant, Grant};
-use crate::hooks::PostEditHook;
+use crate::executor::hooks::PostEditHook;
+use crate::executor::{Executor, Profile};
 use crate::registry::LoadProblem;
 use crate::runtime::{Limits, RuntimeConfig};
+use crate::trust;
+use crate::types::confirm::Mode;
+use crate::types::grant::{Access, DirGrant, Grant};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -545,4 +547,3 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 mod build;
 #[cfg(test)]
 mod tests;
-pub(crate) mod trust;

@@ -15,14 +15,18 @@
 //! `{{param}}` one whole argv item, run through the broker), and
 //! `component` as its own `.wasm`, checked like `toolhost check`.
 
-use crate::config::trust;
-use crate::grant::Grant;
-use crate::plugin::{Plugin, PluginSource};
+pub use crate::plugin::Binding;
+pub use crate::runtime::MAX_COMPONENT_BYTES;
+
+use crate::plugin::Plugin;
 use crate::registry::{LoadProblem, Registry};
-use crate::runtime::{Runtime, RuntimeError};
-use crate::tool_info::{Capability, ToolInfo};
+use crate::runtime::Runtime;
+use crate::trust;
+use crate::types::grant::Grant;
+use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use toolhost_sdk::contract::setting;
 pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
@@ -30,22 +34,6 @@ pub const DEFAULT_MAX_PER_AGENT: u32 = 20;
 
 /// The largest source `create_tool` accepts (a script or a template).
 pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 256 * 1024;
-
-/// The largest `.wasm` a component tool may be.
-pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
-
-/// What a dynamic tool is bound to at run time: its record, the settings its
-/// runner component receives, and what a person granted.
-#[derive(Debug)]
-pub struct Binding {
-    /// The stored record.
-    pub meta: Meta,
-    /// Settings the runner receives over the configured ones (`source`,
-    /// `template`).
-    pub settings: serde_json::Map<String, serde_json::Value>,
-    /// What a person granted on approval.
-    pub grant: Grant,
-}
 
 /// One stored tool.
 #[derive(Debug, Clone)]
@@ -289,8 +277,8 @@ fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
 fn grant_capabilities(grant: &Grant) -> Vec<Capability> {
     let mut caps = Vec::new();
     match grant.workspace {
-        Some(crate::grant::Access::Write) => caps.push(Capability::WorkspaceWrite),
-        Some(crate::grant::Access::Read) => caps.push(Capability::WorkspaceRead),
+        Some(crate::types::grant::Access::Write) => caps.push(Capability::WorkspaceWrite),
+        Some(crate::types::grant::Access::Read) => caps.push(Capability::WorkspaceRead),
         None => {}
     }
     if grant.commands {
@@ -320,13 +308,13 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
                 .map_err(|_| "its source is not UTF-8 text".to_owned())?;
             let mut settings = serde_json::Map::new();
             let runner = if meta.kind == Kind::Javascript {
-                settings.insert("source".into(), text.into());
+                settings.insert(setting::SOURCE.into(), text.into());
                 "js_runtime"
             } else {
                 let template: Vec<String> = serde_json::from_str(text)
                     .map_err(|e| format!("its template is not a JSON array of strings: {e}"))?;
                 toolhost_sdk::dynamic::check_template(&template, &meta.parameters)?;
-                settings.insert("template".into(), template.into());
+                settings.insert(setting::TEMPLATE.into(), template.into());
                 "command_runner"
             };
             let builtin = crate::registry::runners()
@@ -361,108 +349,5 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
 /// valid name and schemas, and the description says something. Returns the
 /// plugin, or every problem found, one per line.
 pub fn check_component(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Plugin, String> {
-    if wasm.len() as u64 > MAX_COMPONENT_BYTES {
-        return Err(format!(
-            "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
-            wasm.len()
-        ));
-    }
-    let plugin = runtime
-        .load(PluginSource::Bytes(wasm.into(), origin.to_owned()))
-        .and_then(|p| p.warm_up(runtime).map(|()| p))
-        .map_err(|e| match e {
-            RuntimeError::Load { reason, .. } => reason,
-            other => other.to_string(),
-        })?;
-    let problems = conformance_problems(plugin.info());
-    if problems.is_empty() {
-        Ok(plugin)
-    } else {
-        Err(problems.join("\n"))
-    }
-}
-
-/// What is wrong with a tool's self-description (empty: nothing).
-pub fn conformance_problems(info: &ToolInfo) -> Vec<String> {
-    let mut problems = Vec::new();
-    if info.description.trim().len() < 20 {
-        problems.push(format!(
-            "`{}`: the description is too short to tell a model what the tool does (at least 20 characters)",
-            info.name
-        ));
-    }
-    if !jsonschema::meta::is_valid(&info.input_schema) {
-        problems.push(format!(
-            "`{}`: the input schema is not valid JSON Schema",
-            info.name
-        ));
-    }
-    if let Some(out) = &info.output_schema
-        && !jsonschema::meta::is_valid(out)
-    {
-        problems.push(format!(
-            "`{}`: the output schema is not valid JSON Schema",
-            info.name
-        ));
-    }
-    if info.version.trim().is_empty() {
-        problems.push(format!("`{}`: the version is empty", info.name));
-    }
-    problems
-}
-
-/// The host side of the WIT `dynamic` interface, for `create_tool`.
-impl crate::bindings::dynamic::Host for crate::sandbox::CallState {
-    fn check_component(&mut self, path: String, dest: String) -> Result<String, String> {
-        use crate::bindings::files::Host as _;
-        use toolhost_sdk::dynamic::{STORE, STORE_DIR_NAME};
-        if !self.granted.may_write(STORE_DIR_NAME) || !dest.starts_with(&format!("{STORE}/")) {
-            return Err(format!(
-                "only a tool granted the dynamic-tool store may check components, and only into {STORE}/"
-            ));
-        }
-        let fanout = self
-            .fanout
-            .as_ref()
-            .ok_or("components cannot be checked from a fanned-out run")?;
-        let workspace = fanout.workspace.clone().ok_or(
-            "there is no workspace to read the component from; start toolhost with --workspace",
-        )?;
-        let runtime = std::sync::Arc::clone(&fanout.runtime);
-        let wasm = read_in(&workspace, &path)?;
-        let plugin = check_component(&runtime, wasm.clone(), &workspace.join(&path))?;
-        self.write_atomic(dest, wasm)
-            .map_err(|e| file_error_text(e, "cannot store the component"))?;
-        serde_json::to_string(plugin.info()).map_err(|e| e.to_string())
-    }
-}
-
-/// Read `path` (relative to `root`, or absolute under it) with cap-std, so
-/// neither `..` nor a symlink leads outside `root`.
-fn read_in(root: &Path, path: &str) -> Result<Vec<u8>, String> {
-    let given = Path::new(path.trim());
-    let rel = if given.has_root() {
-        given
-            .strip_prefix(root)
-            .map_err(|_| format!("`{path}` is outside the workspace; give a path inside it"))?
-    } else {
-        given
-    };
-    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
-        .map_err(|e| format!("cannot open the workspace: {e}"))?;
-    // Non-blocking and regular files only: a FIFO cannot hang the host.
-    crate::files::read_whole(&dir, rel, path, MAX_COMPONENT_BYTES)
-        .map_err(|e| file_error_text(e, "cannot read the component"))
-}
-
-/// A `files` error as one line, after `what`.
-fn file_error_text(e: crate::bindings::files::FileError, what: &str) -> String {
-    use crate::bindings::files::FileError;
-    match e {
-        FileError::NotFound(m)
-        | FileError::Denied(m)
-        | FileError::Invalid(m)
-        | FileError::TooLarge(m)
-        | FileError::Failed(m) => format!("{what}: {m}"),
-    }
+    Plugin::checked(runtime, wasm, origin)
 }

@@ -1,39 +1,46 @@
 //! The executor: the pipeline every call goes through, from any front end.
 //!
-//! 1. lookup in the [`Registry`] (only the tools the active [`Profile`] shows);
-//! 2. validate the arguments against the tool's JSON Schema (compiled once
-//!    per tool);
-//! 3. confirmation per [`Mode`] and the tool's sensitivity, asked of a [`Confirmer`]
-//!    (commands a tool runs are confirmed one by one by the [`Broker`], by class);
-//! 4. dry run: describe, run nothing (a tool that runs commands is called with
-//!    a read-only workspace, and the broker describes each command instead);
-//! 5. run in the sandbox under the tool's effective grant;
-//! 6. post-edit hooks for the files the call changed;
-//! 7. structured log (tracing) and an audit record;
-//! 8. return a [`ToolResult`].
+//! 1. `lookup_step`: the tool in the [`Registry`] (only the tools the active
+//!    [`Profile`] shows);
+//! 2. `validate`: the arguments against the tool's JSON Schema (compiled
+//!    once per tool);
+//! 3. `confirm`: per [`Mode`] and the tool's [`Sensitivity`], asked of a
+//!    [`Confirmer`] (commands a tool runs are confirmed one by one by the
+//!    [`Broker`], by class);
+//! 4. `dry_run`: describe, run nothing (a tool that runs commands is called
+//!    with a read-only workspace, and the broker describes each command);
+//! 5. `run`: in the sandbox under the tool's effective grant;
+//! 6. `post_edit_hooks`: for the files the call changed;
+//! 7. `record`: structured log (tracing) and an audit record;
+//! 8. `result`: the [`ToolResult`].
+//!
+//! The steps are in executor/pipeline.rs; this file holds the executor's
+//! configuration and the rules steps share (grants, sensitivity, settings).
 //!
 //! Nothing escapes as a panic or an `Err`: an internal failure anywhere is a
 //! `failed` result.
 
+pub mod audit;
 mod catalog;
-mod confirm;
+pub mod hooks;
+mod pipeline;
 
-pub use confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
+use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 
-use crate::audit::{AuditLog, CallTrace};
-use crate::broker::{Broker, BrokerCall, CommandConfig};
-use crate::grant::{Access, DirGrant, Effective, Grant};
-use crate::hooks::{Hooks, PostEditHook};
+use crate::broker::{Broker, CommandConfig};
+use crate::executor::audit::AuditLog;
+use crate::executor::hooks::{Hooks, PostEditHook};
 use crate::plugin::{Origin, Plugin};
 use crate::registry::{Registry, RegistryError};
-use crate::result::{CallError, ErrorKind, ToolResult};
 use crate::runtime::Runtime;
-use crate::sandbox::{CallContext, CallRequest, CancelToken};
+use crate::types::context::{CallContext, CancelToken};
+use crate::types::grant::{Access, DirGrant, Effective, Grant};
+use crate::types::sensitivity::Sensitivity;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Per-call options.
 #[derive(Clone, Default)]
@@ -323,16 +330,15 @@ impl Executor {
         self
     }
 
-    /// Whether a call with `grant` needs confirmation as a sensitive one:
-    /// the tool says so, or it may write the workspace or a directory other
-    /// than the executor's own state directories.
-    fn is_sensitive(&self, plugin: &Plugin, grant: &Effective) -> bool {
-        plugin.info().sensitive
-            || grant.workspace == Some(Access::Write)
-            || grant
-                .directories
-                .iter()
-                .any(|d| d.access == Access::Write && !self.is_state_dir(&d.host_path))
+    /// What calls of `plugin` can change, with the grant it gets here: the
+    /// one rule behind listings, `describe`, the dry run, MCP annotations
+    /// and step 3's confirmation.
+    pub fn sensitivity(&self, plugin: &Plugin) -> Sensitivity {
+        self.sensitivity_with(plugin, &self.effective_grant(plugin))
+    }
+
+    fn sensitivity_with(&self, plugin: &Plugin, grant: &Effective) -> Sensitivity {
+        Sensitivity::of(plugin.info().sensitive, grant, |p| self.is_state_dir(p))
     }
 
     fn is_state_dir(&self, path: &Path) -> bool {
@@ -351,238 +357,6 @@ impl Executor {
         }
         Ok(())
     }
-
-    /// Run one call through the whole pipeline. Never panics.
-    pub fn call(&self, tool: &str, args: &str, options: &CallOptions) -> ToolResult {
-        let started = Instant::now();
-        let mut trace = CallTrace::default();
-        let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.pipeline(tool, args, options, &mut trace)
-        }))
-        .unwrap_or_else(|_| {
-            ToolResult::failure(
-                tool,
-                CallError::new(
-                    ErrorKind::Failed,
-                    "internal error in the host while running this call",
-                )
-                .with_hint("this is a toolhost bug; the next call is not affected"),
-            )
-        });
-        result.duration = started.elapsed();
-        let outcome = result.error_kind().map_or("success", ErrorKind::as_str);
-        tracing::info!(
-            tool,
-            call = %options.context.call_id,
-            agent = options.context.agent.as_deref().unwrap_or(""),
-            outcome,
-            duration_ms = result.duration.as_secs_f64() * 1e3,
-            "call finished"
-        );
-        if let Some(audit) = &self.audit {
-            // A call refused before its arguments were read (unknown tool)
-            // still logs them, if they are an object.
-            if trace.args.is_none() {
-                trace.args = parse_args(args).ok();
-            }
-            audit.record(tool, args.len(), &options.context, &result, trace);
-        }
-        result
-    }
-
-    fn pipeline(
-        &self,
-        name: &str,
-        args: &str,
-        options: &CallOptions,
-        trace: &mut CallTrace,
-    ) -> ToolResult {
-        let fail = |e: CallError| ToolResult::failure(name, e);
-        // 1. lookup
-        let registry = self.registry();
-        let plugin = match self.lookup_in(&registry, options.context.agent.as_deref(), name) {
-            Ok(plugin) => plugin,
-            Err(err) => return fail(CallError::new(ErrorKind::NotFound, err.to_string())),
-        };
-        // 2. arguments: a JSON object valid under the tool's schema. Empty
-        // text means `{}`, and the plugin gets that rather than the raw text.
-        let parsed = match parse_args(args) {
-            Ok(value) => value,
-            Err(err) => return fail(err),
-        };
-        let auditing = self.audit.is_some();
-        if auditing {
-            trace.args = Some(parsed.clone());
-        }
-        match registry.args_schema(name) {
-            Some(Ok(schema)) => {
-                if let Err(err) = schema.check(name, &parsed) {
-                    return fail(err);
-                }
-            }
-            Some(Err(why)) => {
-                return fail(CallError::new(
-                    ErrorKind::Failed,
-                    format!("`{name}` declares an input schema that is not valid JSON Schema ({why}); nothing was run"),
-                ).with_hint("this is a bug in the plugin; report it to its author"));
-            }
-            None => {}
-        }
-        let args = if args.trim().is_empty() { "{}" } else { args };
-        // 3. confirmation
-        if self.aborted() {
-            return fail(CallError::new(
-                ErrorKind::Denied,
-                "a person chose to abort all calls earlier in this session; nothing was run",
-            ));
-        }
-        let mut grant = self.effective_grant(&plugin);
-        let sensitive = self.is_sensitive(&plugin, &grant);
-        for dir in &grant.directories {
-            if let Err(err) = self.ensure_state_dir(&dir.host_path) {
-                return fail(CallError::new(
-                    ErrorKind::Failed,
-                    format!(
-                        "cannot create the state directory {}: {err}",
-                        dir.host_path.display()
-                    ),
-                ));
-            }
-        }
-        let confirmer = options
-            .confirmer
-            .clone()
-            .unwrap_or_else(|| Arc::clone(&self.confirmer));
-        if auditing {
-            trace.capabilities = grant
-                .capabilities()
-                .iter()
-                .map(ToString::to_string)
-                .collect();
-        }
-        // A tool whose only state-changing power is running commands is not
-        // asked about here: the broker asks about each command it runs.
-        let broker_confirms = grant.commands && !sensitive;
-        if self.mode.needs_confirmation(sensitive) && !options.context.dry_run && !broker_confirms {
-            let reason = if sensitive {
-                format!(
-                    "it is sensitive (it can change files or run commands) and the mode is {}",
-                    self.mode.as_str()
-                )
-            } else {
-                format!("the mode is {}", self.mode.as_str())
-            };
-            let request = ConfirmRequest {
-                tool: name,
-                args: &parsed,
-                reason: &reason,
-            };
-            match confirmer.confirm(&request) {
-                Decision::Allow => {}
-                Decision::Deny => {
-                    return fail(CallError::new(
-                        ErrorKind::Denied,
-                        format!("a person declined to run `{name}`"),
-                    ));
-                }
-                Decision::AbortAll => {
-                    self.aborted.store(true, Ordering::Relaxed);
-                    return fail(CallError::new(
-                        ErrorKind::Denied,
-                        "a person aborted all calls; nothing was run",
-                    ));
-                }
-                Decision::Unavailable => {
-                    return fail(
-                        CallError::new(
-                            ErrorKind::Denied,
-                            format!("`{name}` needs confirmation ({reason}), and nobody can be asked here; nothing was run"),
-                        )
-                        .with_hint(confirmer.unavailable_hint()),
-                    );
-                }
-            }
-        }
-        // 4. dry run: a tool that runs commands is called so the broker can
-        // describe them, with nothing it could write through.
-        if options.context.dry_run {
-            if !grant.commands {
-                return dry_run(&plugin, &parsed, &grant);
-            }
-            grant.workspace = grant.workspace.map(|_| Access::Read);
-            for d in &mut grant.directories {
-                d.access = Access::Read;
-            }
-        }
-        // 5. run in the sandbox, unless the call was cancelled while a
-        // person was being asked.
-        if options
-            .cancel
-            .as_ref()
-            .is_some_and(CancelToken::is_cancelled)
-        {
-            return fail(CallError::new(
-                ErrorKind::Cancelled,
-                "the call was cancelled before it ran; nothing was run",
-            ));
-        }
-        let mut limits = self.runtime.limits().clone();
-        if let Some(timeout) = options.timeout {
-            limits.timeout = timeout.min(crate::runtime::MAX_TIMEOUT);
-        }
-        let settings = self.settings_for(&plugin);
-        let broker_call = BrokerCall {
-            broker: Arc::clone(&self.broker),
-            tool: Arc::from(name),
-            workspace: self.workspace().map(Path::to_owned),
-            network: grant.command_network,
-            mode: self.mode,
-            confirmer,
-            aborted: Arc::clone(&self.aborted),
-            dry_run: options.context.dry_run,
-            log: Arc::clone(&trace.commands),
-        };
-        let broker = grant.commands.then(|| broker_call.clone());
-        let request = CallRequest {
-            args,
-            context: &options.context,
-            grant: &grant,
-            workspace: self.workspace(),
-            limits: &limits,
-            cancel: options.cancel.as_ref(),
-            settings: &settings,
-            broker: broker.as_ref(),
-        };
-        let out = match self.runtime.call(&plugin, &request) {
-            Ok(out) => out,
-            Err(err) => return fail(err),
-        };
-        // 6. post-edit hooks, as a person configured them: no network.
-        let mut content = out.content;
-        if let Some(workspace) = self.workspace()
-            && !self.hooks.is_empty()
-            && !out.changed_paths.is_empty()
-            && !options.context.dry_run
-        {
-            let hook_call = BrokerCall {
-                network: false,
-                ..broker_call
-            };
-            let (records, appended) = self.hooks.run(
-                &hook_call,
-                workspace,
-                &out.changed_paths,
-                options.cancel.as_ref(),
-            );
-            trace.hooks = records;
-            content.push_str(&appended);
-        }
-        ToolResult {
-            structured: out.structured,
-            changed_paths: out.changed_paths,
-            ..ToolResult::success(name, content)
-        }
-    }
 }
 
 /// `dir` canonicalised, if it is a directory.
@@ -595,80 +369,4 @@ fn checked_dir(dir: &Path) -> std::io::Result<PathBuf> {
         ));
     }
     Ok(dir)
-}
-
-fn parse_args(args: &str) -> Result<serde_json::Value, CallError> {
-    let text = if args.trim().is_empty() { "{}" } else { args };
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) if value.is_object() => Ok(value),
-        Ok(other) => Err(CallError::new(
-            ErrorKind::InvalidInput,
-            format!(
-                "the arguments must be a JSON object like {{\"path\": \"src/main.rs\"}}, not {}",
-                json_kind(&other)
-            ),
-        )),
-        Err(err) => Err(CallError::new(
-            ErrorKind::InvalidInput,
-            format!(
-                "the arguments are not valid JSON ({err}); send a JSON object such as {{\"path\": \"src/main.rs\"}}"
-            ),
-        )),
-    }
-}
-
-fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
-
-fn dry_run(plugin: &Plugin, args: &serde_json::Value, grant: &Effective) -> ToolResult {
-    let name = plugin.name();
-    let granted: Vec<String> = grant
-        .capabilities()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    let granted_text = if granted.is_empty() {
-        "nothing".to_owned()
-    } else {
-        granted.join(", ")
-    };
-    ToolResult {
-        structured: Some(serde_json::json!({
-            "dry_run": true,
-            "tool": name,
-            "args": args,
-            "sensitive": plugin.info().is_sensitive(),
-            "granted": granted,
-        })),
-        ..ToolResult::success(
-            name,
-            format!(
-                "[dry run] would call `{name}` with {args} (granted: {granted_text}); nothing was run"
-            ),
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn args_must_be_an_object() {
-        assert!(parse_args("").is_ok());
-        assert!(parse_args(r#"{"a":1}"#).is_ok());
-        let err = parse_args("[1]").unwrap_err();
-        assert_eq!(err.kind, ErrorKind::InvalidInput);
-        assert!(err.message.contains("an array"), "{}", err.message);
-        let err = parse_args("{path:").unwrap_err();
-        assert!(err.message.contains("not valid JSON"), "{}", err.message);
-    }
 }

@@ -3,60 +3,71 @@
 //! Every tool is a WebAssembly component implementing the `toolhost:plugin`
 //! WIT world. The flow of one call:
 //!
-//! - [`Executor`] (executor.rs) is the pipeline every front end uses (CLI,
+//! - [`Executor`] (executor/) is the pipeline every front end uses (CLI,
 //!   MCP, library): lookup in the [`Registry`] through the active profile,
 //!   arguments checked against the tool's JSON Schema, confirmation per
-//!   [`Mode`], dry run, sandboxed run, post-edit hooks, logging and the
-//!   audit record, and a [`ToolResult`] that is never a panic or an `Err`.
-//! - [`Registry`] (registry.rs) maps names to loaded [`Plugin`]s: the built-in
-//!   tools embedded in the binary and `.wasm` files from plugin directories.
-//! - [`Runtime`] (runtime.rs) owns the one wasmtime engine (pooling allocator,
-//!   epoch ticker), the linker and the compile cache (cache.rs); a plugin is
-//!   compiled once and loaded from the cache afterwards.
-//! - The sandbox (sandbox.rs) builds a fresh store per call from the tool's
-//!   effective [`grant`] (its declared capabilities ∩ its configured
-//!   [`Grant`]), with memory, time and host-call limits, and classifies every
-//!   failure.
-//! - The broker (broker.rs) serves the plugin's `commands` imports; files.rs
-//!   serves `files` (atomic replace inside the granted directories).
+//!   [`Mode`] and the tool's [`Sensitivity`], dry run, sandboxed run,
+//!   post-edit hooks, logging and the audit record, and a [`ToolResult`]
+//!   that is never a panic or an `Err`.
+//! - [`Registry`] maps names to loaded [`Plugin`]s: the built-in tools
+//!   embedded in the binary and `.wasm` files from plugin directories.
+//! - [`Runtime`] (runtime/) owns the one wasmtime engine (pooling allocator,
+//!   epoch ticker), the linker and the compile cache; its [`sandbox`] builds
+//!   a fresh store per call from the tool's effective [`grant`] (its
+//!   declared capabilities ∩ its configured [`Grant`]), with memory, time
+//!   and host-call limits, and classifies every failure.
+//! - imports/ serves every interface a guest imports (commands, files,
+//!   parallel, dynamic, log, wasi:http) over the services of layer 1: the
+//!   [`broker`] for commands, cap-std files beneath the granted
+//!   directories, the network policy.
 //! - [`schema`] renders tool schemas for OpenAI, Anthropic and MCP.
 //! - [`config`] reads `toolhost.toml` and builds the executor it describes;
 //!   `mcp` (feature `mcp`) serves the executor's tools over MCP.
 
-pub mod audit;
+// The layers, bottom to top; a module uses only modules of its own layer or
+// below (tests/e2e/layers.rs checks it). docs/ARCHITECTURE.md has the map.
+//
+// 0: value types shared by every layer, and the generated WIT bindings
 mod bindings;
+pub mod types;
+// 1: the services guests reach through imports, with no wasm in them
 pub mod broker;
-mod cache;
-pub mod config;
+mod dirs;
+mod net;
+// 2: the wasm runtime and the per-call sandbox
+pub mod runtime;
+// 3: every host implementation of a guest import, over the sandbox's state
+mod imports;
+// 4: loaded plugins, schema shapes, argument validation
+mod plugin;
+pub mod schema;
+mod validate;
+// 5: the registry and the user's trust store
+mod registry;
+mod trust;
+// 6: tools agents create, stored and approved
 pub mod dynamic;
+// 7: the executor: the 8-step call pipeline (hooks and audit are its steps)
 mod executor;
-mod files;
-pub mod grant;
-pub mod hooks;
+// 8-9: front ends: configuration, MCP (the CLI is the binary)
+pub mod config;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod names;
-mod net;
-mod parallel;
-mod plugin;
-mod registry;
-mod result;
-mod runtime;
-pub mod sandbox;
-pub mod schema;
-mod tool_info;
-mod validate;
 
-pub use audit::AuditLog;
+pub use executor::{audit, hooks};
+pub use runtime::sandbox;
+pub use types::grant;
+
 pub use broker::{Broker, CommandConfig};
-pub use executor::{
-    CallOptions, ConfirmRequest, Confirmer, Decision, Executor, Mode, NoConfirmer, Profile,
-};
-pub use grant::Grant;
-pub use names::ParseError;
-pub use plugin::{Builtin, Origin, Plugin, PluginSource};
+pub use executor::audit::AuditLog;
+pub use executor::{CallOptions, Executor, Profile};
+pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
-pub use result::{CallError, ErrorKind, ToolResult};
 pub use runtime::{CacheDir, Limits, Runtime, RuntimeConfig, RuntimeError};
-pub use sandbox::{CallContext, CallId, CancelToken};
-pub use tool_info::{Capability, InfoError, ToolInfo, is_snake_case};
+pub use types::confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
+pub use types::context::{CallContext, CallId, CancelToken};
+pub use types::grant::Grant;
+pub use types::names::ParseError;
+pub use types::result::{CallError, ErrorKind, ToolResult};
+pub use types::sensitivity::Sensitivity;
+pub use types::tool_info::{Capability, InfoError, ToolInfo, is_snake_case};

@@ -25,10 +25,11 @@
 pub mod http;
 mod pool;
 
-use crate::executor::{CallOptions, ConfirmRequest, Confirmer, Decision, Executor};
-use crate::result::{ErrorKind, ToolResult};
-use crate::sandbox::{CallContext, CancelToken};
+use crate::executor::{CallOptions, Executor};
 use crate::schema::SchemaFormat;
+use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
+use crate::types::context::{CallContext, CancelToken};
+use crate::types::result::{ErrorKind, ToolResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -588,7 +589,7 @@ pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{CallError, ErrorKind};
+    use crate::types::result::{CallError, ErrorKind};
 
     #[test]
     fn file_uris_become_paths() {

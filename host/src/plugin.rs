@@ -2,12 +2,28 @@
 //! pre-linked component (`InstancePre`), from which every call instantiates.
 
 use crate::bindings::ToolPluginPre;
-use crate::dynamic::Binding;
+use crate::imports::parallel::keep_share_kinds;
+use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome};
 use crate::runtime::{Runtime, RuntimeError};
-use crate::sandbox::{self, CallState};
-use crate::tool_info::ToolInfo;
+use crate::types::grant::Grant;
+use crate::types::result::{CallError, ErrorKind};
+use crate::types::tool_info::ToolInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use toolhost_sdk::dynamic::Meta;
+
+/// What a dynamic tool is bound to at run time: its record, the settings its
+/// runner component receives, and what a person granted.
+#[derive(Debug)]
+pub struct Binding {
+    /// The stored record.
+    pub meta: Meta,
+    /// Settings the runner receives over the configured ones (`source`,
+    /// `template`).
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// What a person granted on approval.
+    pub grant: Grant,
+}
 
 /// A built-in plugin embedded in the binary (see host/build.rs).
 #[derive(Debug)]
@@ -82,7 +98,9 @@ impl std::fmt::Debug for Plugin {
 }
 
 impl Plugin {
-    pub(crate) fn load(runtime: &Runtime, source: PluginSource) -> Result<Self, RuntimeError> {
+    /// Load a plugin: compile it (or load it from the cache) and learn what
+    /// it is (from the cached `describe()` or by calling it once).
+    pub fn load(runtime: &Runtime, source: PluginSource) -> Result<Self, RuntimeError> {
         let (origin, wasm, hash) = match source {
             PluginSource::Builtin(b) => (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned()),
             PluginSource::File(path) => {
@@ -94,30 +112,39 @@ impl Plugin {
                 (Origin::File(path), Wasm::Owned(bytes), hash)
             }
         };
-        let key = runtime.cache.key(&hash);
+        let key = runtime.cache_key(&hash);
         let fail = |reason: String| RuntimeError::Load {
             origin: origin.to_string(),
             reason,
         };
-        if let Some(info) = runtime.cache.load_info(&key) {
-            return Ok(Self {
-                info,
-                origin,
-                key,
-                wasm,
-                pre: OnceLock::new(),
-                dynamic: None,
-                settings: OnceLock::new(),
-            });
-        }
-        let pre = link(runtime, &key, &wasm).map_err(&fail)?;
-        let info = sandbox::describe(runtime, &pre).map_err(&fail)?;
-        runtime.cache.store_info(&key, &info);
+        let (info, pre) = match runtime.cached_info(&key) {
+            Some(info) => (info, OnceLock::new()),
+            None => {
+                let pre = link(runtime, &key, &wasm).map_err(&fail)?;
+                let info = runtime.describe(&key, &pre).map_err(&fail)?;
+                (info, OnceLock::from(Ok(pre)))
+            }
+        };
         Ok(Self {
             info,
             origin,
             key,
             wasm,
+            pre,
+            dynamic: None,
+            settings: OnceLock::new(),
+        })
+    }
+
+    /// Check `wasm` as `toolhost check` does (see
+    /// [`Runtime::check_component`]) and load it as the plugin from `origin`.
+    pub(crate) fn checked(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Self, String> {
+        let (key, info, pre) = runtime.check_component(&wasm)?;
+        Ok(Self {
+            info,
+            origin: Origin::File(origin.to_owned()),
+            key,
+            wasm: Wasm::Owned(wasm.into()),
             pre: OnceLock::from(Ok(pre)),
             dynamic: None,
             settings: OnceLock::new(),
@@ -135,7 +162,7 @@ impl Plugin {
         Self {
             info,
             origin: Origin::Dynamic(binding.meta.id.clone()),
-            key: runtime.cache.key(b.hash),
+            key: runtime.cache_key(b.hash),
             wasm: Wasm::Static(b.wasm),
             pre: OnceLock::new(),
             dynamic: Some(Arc::new(binding)),
@@ -203,6 +230,19 @@ impl Plugin {
                 reason,
             })
     }
+
+    /// Run one call in a fresh sandbox: the bare sandbox step, which
+    /// [`crate::Executor`] wraps in the whole pipeline (lookup, validation,
+    /// confirmation, dry run, hooks, audit).
+    pub fn run(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome {
+        let pre = self.pre(runtime).map_err(|e| {
+            CallError::new(
+                ErrorKind::Failed,
+                format!("cannot load tool `{}`: {e}", self.name()),
+            )
+        })?;
+        keep_share_kinds(|| sandbox::run(runtime, self.name(), pre, request))
+    }
 }
 
 fn load_error(path: &Path, reason: String) -> RuntimeError {
@@ -212,23 +252,10 @@ fn load_error(path: &Path, reason: String) -> RuntimeError {
     }
 }
 
-/// [`prepare`], once per runtime for an embedded component.
+/// Compile and pre-link `wasm`; an embedded component once per runtime.
 fn link(runtime: &Runtime, key: &str, wasm: &Wasm) -> Result<ToolPluginPre<CallState>, String> {
     match wasm {
-        Wasm::Static(bytes) => runtime.embedded(key, || prepare(runtime, key, bytes)),
-        Wasm::Owned(bytes) => prepare(runtime, key, bytes),
+        Wasm::Static(bytes) => runtime.link(key, bytes, true),
+        Wasm::Owned(bytes) => runtime.link(key, bytes, false),
     }
-}
-
-/// Compile (or load from the cache) and pre-link against the host's imports.
-fn prepare(runtime: &Runtime, key: &str, wasm: &[u8]) -> Result<ToolPluginPre<CallState>, String> {
-    let component = runtime
-        .cache
-        .component(&runtime.engine, key, wasm)
-        .map_err(|e| format!("not a valid wasm component: {e}"))?;
-    let pre = runtime.linker.instantiate_pre(&component).map_err(|e| {
-        format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
-    })?;
-    ToolPluginPre::new(pre)
-        .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
 }

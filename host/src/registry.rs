@@ -2,7 +2,6 @@
 
 use crate::plugin::{Origin, Plugin, PluginSource};
 use crate::runtime::{Runtime, RuntimeError};
-use crate::schema::{SchemaFormat, schemas_of};
 use crate::validate::ArgsSchema;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -169,20 +168,6 @@ impl Registry {
         }
     }
 
-    /// Schemas in `format` for the tools named in `allowed` (in that order),
-    /// or for every tool; an unknown name in `allowed` is an error.
-    pub fn schemas<S: AsRef<str>>(
-        &self,
-        allowed: Option<&[S]>,
-        format: SchemaFormat,
-    ) -> Result<Vec<serde_json::Value>, RegistryError> {
-        let plugins = match allowed {
-            Some(names) => self.filter_by_names(names)?,
-            None => self.list().collect(),
-        };
-        Ok(schemas_of(&plugins, format))
-    }
-
     /// Registered names within a small edit distance of `name`, best first.
     pub(crate) fn near(&self, name: &str) -> Vec<String> {
         let mut scored: Vec<(f64, &String)> = self
@@ -198,7 +183,7 @@ impl Registry {
     /// Load and add every built-in plugin.
     pub fn load_builtins(&mut self, runtime: &Runtime) -> Result<(), RuntimeError> {
         for builtin in builtins() {
-            let plugin = runtime.load(PluginSource::Builtin(builtin))?;
+            let plugin = Plugin::load(runtime, PluginSource::Builtin(builtin))?;
             self.register(plugin, false)
                 .map_err(|e| RuntimeError::Load {
                     origin: format!("built-in {}", builtin.crate_name),
@@ -230,8 +215,7 @@ impl Registry {
             .collect();
         files.sort();
         for path in files {
-            let added = runtime
-                .load(PluginSource::File(path.clone()))
+            let added = Plugin::load(runtime, PluginSource::File(path.clone()))
                 .map_err(|e| match e {
                     RuntimeError::Load { reason, .. } => reason,
                     other => other.to_string(),

@@ -2,14 +2,18 @@
 //! pooling allocator, the epoch ticker, the linker with WASI and the
 //! toolhost imports, the compile cache and the slot semaphore.
 //!
-//! [`Runtime::load`] turns wasm bytes into a [`Plugin`] (compiled once, from
-//! the cache afterwards; `describe()` cached too). [`Runtime::run`] makes a
-//! fresh sandbox for one call (see [`crate::sandbox`]).
+//! [`Runtime::link`] turns wasm bytes into a pre-linked component (compiled
+//! once, from the cache afterwards); [`sandbox`] makes a fresh store for one
+//! call from it, and [`fanout`] runs a call's shares.
+
+mod cache;
+pub(crate) mod fanout;
+pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
-use crate::cache::CompileCache;
-use crate::plugin::{Plugin, PluginSource};
-use crate::sandbox::{self, CallState};
+use crate::types::tool_info::ToolInfo;
+use cache::CompileCache;
+use sandbox::CallState;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,7 +146,7 @@ pub enum RuntimeError {
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<CallState>,
-    pub(crate) cache: CompileCache,
+    cache: CompileCache,
     pub(crate) limits: Limits,
     slots: Slots,
     /// The slot count `slots` started with.
@@ -214,12 +218,6 @@ impl Runtime {
         &self.limits
     }
 
-    /// Load a plugin: compile it (or load it from the cache) and learn what it
-    /// is (from the cached `describe()` or by calling it once).
-    pub fn load(&self, source: PluginSource) -> Result<Plugin, RuntimeError> {
-        Plugin::load(self, source)
-    }
-
     /// The linked embedded component with cache key `key`, made with `make`
     /// once per runtime (a failure is not kept: the next use tries again).
     pub(crate) fn embedded(
@@ -273,17 +271,86 @@ impl Runtime {
         self.workers.free()
     }
 
-    /// Run one call of `plugin` in a fresh sandbox. This is the bare sandbox
-    /// step; [`crate::Executor`] wraps it in the full pipeline (lookup,
-    /// validation, confirmation, dry-run, audit).
-    pub fn call(
-        self: &Arc<Self>,
-        plugin: &Arc<Plugin>,
-        request: &sandbox::CallRequest<'_>,
-    ) -> sandbox::Outcome {
-        crate::parallel::keep_share_kinds(|| sandbox::run(self, plugin, request))
+    /// The cache key of a component whose content hash is `hash`.
+    pub(crate) fn cache_key(&self, hash: &str) -> String {
+        self.cache.key(hash)
+    }
+
+    /// The tool-info cached for `key`, if `describe()` ran before.
+    pub(crate) fn cached_info(&self, key: &str) -> Option<ToolInfo> {
+        self.cache.load_info(key)
+    }
+
+    /// Compile `wasm` (or load it from the cache) and pre-link it against
+    /// the host's imports; an embedded component is linked once per runtime.
+    pub(crate) fn link(
+        &self,
+        key: &str,
+        wasm: &[u8],
+        embedded: bool,
+    ) -> Result<ToolPluginPre<CallState>, String> {
+        if embedded {
+            self.embedded(key, || self.prepare(key, wasm))
+        } else {
+            self.prepare(key, wasm)
+        }
+    }
+
+    fn prepare(&self, key: &str, wasm: &[u8]) -> Result<ToolPluginPre<CallState>, String> {
+        let component = self
+            .cache
+            .component(&self.engine, key, wasm)
+            .map_err(|e| format!("not a valid wasm component: {e}"))?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+            format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
+        })?;
+        ToolPluginPre::new(pre)
+            .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
+    }
+
+    /// What the component keyed `key` says it is: the cached tool-info, or
+    /// `describe()` run once in an empty sandbox (and then cached).
+    pub(crate) fn describe(
+        &self,
+        key: &str,
+        pre: &ToolPluginPre<CallState>,
+    ) -> Result<ToolInfo, String> {
+        if let Some(info) = self.cache.load_info(key) {
+            return Ok(info);
+        }
+        let info = sandbox::describe(self, pre)?;
+        self.cache.store_info(key, &info);
+        Ok(info)
+    }
+
+    /// Compile, link and describe `wasm`, then run the conformance checks
+    /// of `toolhost check` on what it says it is. Returns its cache key,
+    /// its tool-info and the linked component, or every problem found, one
+    /// per line.
+    pub(crate) fn check_component(
+        &self,
+        wasm: &[u8],
+    ) -> Result<(String, ToolInfo, ToolPluginPre<CallState>), String> {
+        if wasm.len() as u64 > MAX_COMPONENT_BYTES {
+            return Err(format!(
+                "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
+                wasm.len()
+            ));
+        }
+        let key = self.cache.key(&blake3::hash(wasm).to_hex());
+        let pre = self.prepare(&key, wasm)?;
+        let info = self.describe(&key, &pre)?;
+        let problems = info.conformance_problems();
+        if problems.is_empty() {
+            Ok((key, info, pre))
+        } else {
+            Err(problems.join("\n"))
+        }
     }
 }
+
+/// The largest component `check_component` (and so create_tool) accepts.
+pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Most calls at once; the pool reserves address space for each.
 pub const MAX_CONCURRENT_CALLS: u32 = 1024;

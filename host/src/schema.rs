@@ -1,8 +1,9 @@
 //! Tool schemas in the shapes model APIs expect: OpenAI function calling,
 //! Anthropic tool use, and MCP `tools/list` entries.
 
-use crate::names::ParseError;
-use crate::tool_info::ToolInfo;
+use crate::types::names::ParseError;
+use crate::types::sensitivity::Sensitivity;
+use crate::types::tool_info::ToolInfo;
 use serde_json::{Value, json};
 
 /// A schema ecosystem.
@@ -36,10 +37,10 @@ impl std::str::FromStr for SchemaFormat {
 
 /// One tool's schema in `format`.
 ///
-/// MCP annotations: `readOnlyHint` for tools that declare no capability that
-/// changes state, `destructiveHint` for any other (a tool that runs commands
-/// can destroy, even though the broker, not the client, confirms them).
-pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
+/// MCP annotations come from the tool's [`Sensitivity`] (its effective
+/// grant, as the executor computes it): `readOnlyHint` when it changes
+/// nothing, `destructiveHint` when it can change files or run commands.
+pub fn tool_schema(info: &ToolInfo, sensitivity: Sensitivity, format: SchemaFormat) -> Value {
     match format {
         SchemaFormat::OpenAi => json!({
             "type": "function",
@@ -60,8 +61,8 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
                 "description": info.description,
                 "inputSchema": info.input_schema,
                 "annotations": {
-                    "readOnlyHint": info.read_only(),
-                    "destructiveHint": !info.read_only() || info.is_sensitive(),
+                    "readOnlyHint": sensitivity.read_only(),
+                    "destructiveHint": sensitivity.destructive(),
                 },
             });
             if let Some(out) = &info.output_schema {
@@ -72,22 +73,10 @@ pub fn tool_schema(info: &ToolInfo, format: SchemaFormat) -> Value {
     }
 }
 
-/// The schemas of `plugins`, in order.
-pub(crate) fn schemas_of(
-    plugins: &[impl AsRef<crate::Plugin>],
-    format: SchemaFormat,
-) -> Vec<Value> {
-    plugins
-        .iter()
-        .map(AsRef::as_ref)
-        .map(|p| tool_schema(p.info(), format))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool_info::Capability;
+    use crate::types::tool_info::Capability;
 
     fn info() -> ToolInfo {
         ToolInfo {
@@ -104,15 +93,20 @@ mod tests {
     #[test]
     fn shapes() {
         let i = info();
-        let o = tool_schema(&i, SchemaFormat::OpenAi);
+        let o = tool_schema(&i, Sensitivity::ReadOnly, SchemaFormat::OpenAi);
         assert_eq!(o["type"], "function");
         assert_eq!(o["function"]["parameters"]["type"], "object");
-        let a = tool_schema(&i, SchemaFormat::Anthropic);
+        let a = tool_schema(&i, Sensitivity::ReadOnly, SchemaFormat::Anthropic);
         assert_eq!(a["input_schema"]["type"], "object");
-        let m = tool_schema(&i, SchemaFormat::Mcp);
+        let m = tool_schema(&i, Sensitivity::ReadOnly, SchemaFormat::Mcp);
         assert_eq!(m["inputSchema"]["type"], "object");
         assert_eq!(m["annotations"]["readOnlyHint"], true);
         assert_eq!(m["annotations"]["destructiveHint"], false);
         assert!(m.get("outputSchema").is_none());
+        let m = tool_schema(&i, Sensitivity::OwnState, SchemaFormat::Mcp);
+        assert_eq!(m["annotations"]["readOnlyHint"], false);
+        assert_eq!(m["annotations"]["destructiveHint"], false);
+        let m = tool_schema(&i, Sensitivity::Commands, SchemaFormat::Mcp);
+        assert_eq!(m["annotations"]["destructiveHint"], true);
     }
 }

@@ -4,7 +4,7 @@
 //! Messages name the field (`edits[0].old_text`) and what was expected, in
 //! words a model can act on.
 
-use crate::result::{CallError, ErrorKind};
+use crate::types::result::{CallError, ErrorKind};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The guest path of the dynamic-tool store (the named directory `dynamic`).
-pub const STORE: &str = "/dynamic";
+pub const STORE: &str = crate::contract::path::DYNAMIC;
 
 /// The name of the store's directory grant.
-pub const STORE_DIR_NAME: &str = "dynamic";
+pub const STORE_DIR_NAME: &str = crate::contract::dir::DYNAMIC;
 
 /// Each tool's record file.
 pub const META_FILE: &str = "meta.json";

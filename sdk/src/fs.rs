@@ -386,7 +386,7 @@ pub fn scan(
 
 /// The setting that lets tools delete files. The toolhost CLI sets it with
 /// `--allow-delete`; it is off unless a person turns it on.
-pub const ALLOW_DELETE: &str = "allow_delete";
+pub const ALLOW_DELETE: &str = crate::contract::setting::ALLOW_DELETE;
 
 /// Refuse a deletion unless a person enabled deleting files (the
 /// [`ALLOW_DELETE`] setting). `outcome` says what the refusal means for

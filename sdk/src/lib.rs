@@ -62,6 +62,7 @@
 pub mod capability;
 pub mod commands;
 mod context;
+pub mod contract;
 pub mod dynamic;
 pub mod edit;
 pub mod fs;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Where the memory directory is mounted in the sandbox.
-pub const DIR: &str = "/memory";
+pub const DIR: &str = crate::contract::path::MEMORY;
 
 /// The longest fact accepted, in characters.
 pub const MAX_FACT_CHARS: usize = 2_000;

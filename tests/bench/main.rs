@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use toolhost::grant::Effective;
 use toolhost::sandbox::CallRequest;
 use toolhost::{
-    CacheDir, CallContext, CallOptions, Executor, Mode, PluginSource, Registry, Runtime,
+    CacheDir, CallContext, CallOptions, Executor, Mode, Plugin, PluginSource, Registry, Runtime,
     RuntimeConfig,
 };
 
@@ -257,18 +257,15 @@ fn compile_vs_cache() {
 /// Load a plugin and make it ready to call.
 fn load_time(rt: &Runtime, source: &PluginSource) -> Duration {
     let t = Instant::now();
-    let plugin = rt.load(source.clone()).expect("load");
+    let plugin = Plugin::load(rt, source.clone()).expect("load");
     plugin.warm_up(rt).expect("ready");
     t.elapsed()
 }
 
 fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
     println!("\n## Host overhead per call (fresh sandbox + instance, trivial `echo` tool)");
-    let plugin = Arc::new(
-        runtime
-            .load(PluginSource::File(fixture("fixture_echo")))
-            .expect("echo loads"),
-    );
+    let plugin =
+        Plugin::load(runtime, PluginSource::File(fixture("fixture_echo"))).expect("echo loads");
     plugin.warm_up(runtime).expect("compile");
     let context = CallContext::new();
     let grant = Effective::default();
@@ -284,10 +281,10 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         broker: None,
     };
     for _ in 0..n / 10 {
-        let _ = runtime.call(&plugin, &request);
+        let _ = plugin.run(runtime, &request);
     }
     let (mut samples, total) = time_n(n, || {
-        let out = runtime.call(&plugin, &request).expect("echo succeeds");
+        let out = plugin.run(runtime, &request).expect("echo succeeds");
         assert_eq!(out.content, r#"{"n":1}"#);
     });
     let (p50, p99) = percentiles(&mut samples);
@@ -429,9 +426,7 @@ fn echo_registry(runtime: &Runtime) -> Registry {
     let mut registry = Registry::new();
     registry
         .register(
-            runtime
-                .load(PluginSource::File(fixture("fixture_echo")))
-                .expect("load"),
+            Plugin::load(runtime, PluginSource::File(fixture("fixture_echo"))).expect("load"),
             false,
         )
         .expect("register");

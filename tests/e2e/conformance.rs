@@ -24,7 +24,7 @@ fn every_builtin_conforms() {
         let info = plugin.info();
         let name = info.name.as_str();
         // The checks every component passes to be loaded (`toolhost check`)...
-        let problems = toolhost::dynamic::conformance_problems(info);
+        let problems = info.conformance_problems();
         assert!(problems.is_empty(), "{name}: {problems:?}");
         // ...and the stricter ones for built-ins.
         assert!(is_snake_case(name), "{name}: not snake_case");

@@ -4,7 +4,7 @@ use crate::support::{call, executor, registry, runtime, workspace, write};
 use std::sync::Mutex;
 use toolhost::{
     CallContext, CallOptions, ConfirmRequest, Confirmer, Decision, ErrorKind, Executor, Mode,
-    PluginSource, RegistryError,
+    Plugin, PluginSource, RegistryError,
 };
 
 #[test]
@@ -38,15 +38,11 @@ fn bad_json_is_invalid_input_and_runs_nothing() {
 fn registering_a_duplicate_name_is_an_error() {
     let mut reg = registry();
     let rt = runtime();
-    let again = rt
-        .load(PluginSource::Builtin(&toolhost::builtins()[0]))
-        .expect("load");
+    let again = Plugin::load(&rt, PluginSource::Builtin(&toolhost::builtins()[0])).expect("load");
     let err = reg.register(again, false).expect_err("duplicate");
     assert!(matches!(err, RegistryError::Duplicate { .. }), "{err}");
     assert!(err.to_string().contains("already registered"), "{err}");
-    let again = rt
-        .load(PluginSource::Builtin(&toolhost::builtins()[0]))
-        .expect("load");
+    let again = Plugin::load(&rt, PluginSource::Builtin(&toolhost::builtins()[0])).expect("load");
     reg.register(again, true).expect("override allowed");
 }
 

@@ -226,22 +226,21 @@ fn a_profile_hides_tools_from_lookup_listing_and_schemas() {
 }
 
 #[test]
-fn registry_schemas_refuse_unknown_names() {
+fn schemas_refuse_unknown_names() {
     let ex = executor(workspace().path());
-    let reg = ex.registry();
-    let two = reg
+    let two = ex
         .schemas(Some(&["grep", "read_file"]), SchemaFormat::OpenAi)
         .expect("known");
     assert_eq!(two[0]["function"]["name"], "grep");
-    let err = reg
+    let err = ex
         .schemas(Some(&["read_file", "nope"]), SchemaFormat::OpenAi)
         .expect_err("unknown");
     assert!(err.to_string().contains("no tool named `nope`"), "{err}");
     assert_eq!(
-        reg.schemas::<&str>(None, SchemaFormat::Mcp)
+        ex.schemas::<&str>(None, SchemaFormat::Mcp)
             .expect("all")
             .len(),
-        reg.count()
+        ex.registry().count()
     );
 }
 

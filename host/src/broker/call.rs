@@ -6,8 +6,8 @@ use super::confine::{Plan, Prepared};
 use super::policy::Class;
 use super::{Broker, CommandConfig, KEEP_BYTES, output, process, sessions};
 use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
-use crate::executor::{ConfirmRequest, Confirmer, Decision, Mode};
-use crate::sandbox::CancelToken;
+use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
+use crate::types::context::CancelToken;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -409,7 +409,7 @@ impl BrokerCall {
     }
 
     /// Start a background session.
-    pub(super) fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
+    pub(crate) fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
         self.logged(true, |record| self.spawn_session(request, record))
     }
 
@@ -446,7 +446,7 @@ impl BrokerCall {
 
     /// Refuse to change a session in a dry run; confirm writes in
     /// confirm-all mode (a person approved the session, not each input).
-    pub(super) fn may_touch_session(
+    pub(crate) fn may_touch_session(
         &self,
         action: &str,
         id: &str,

@@ -5,9 +5,9 @@
 use super::call::{CommandRecord, needs_confirmation};
 use super::policy::Class;
 use super::*;
-use crate::bindings::commands::Program;
-use crate::executor::{ConfirmRequest, Confirmer, Decision, Mode};
-use crate::sandbox::CancelToken;
+use crate::bindings::commands::{CommandRequest, Program};
+use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
+use crate::types::context::CancelToken;
 use std::io::Read as _;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;

@@ -2,17 +2,18 @@
 //! checked first.
 
 use super::{Built, Config, ConfigError, GrantSection, invalid};
-use crate::audit::AuditLog;
 use crate::dynamic::Store;
+use crate::executor::audit::AuditLog;
 use crate::executor::{Executor, Profile};
-use crate::grant::is_env_name;
 use crate::registry::{LoadProblem, Registry};
 use crate::runtime::{
     CacheDir, Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT, Runtime, RuntimeConfig,
 };
+use crate::types::grant::is_env_name;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use toolhost_sdk::contract::{dir, setting};
 
 impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and
@@ -43,11 +44,11 @@ impl Config {
         let mut executor = Executor::new(runtime, Registry::new())
             .with_plugin_dirs(self.plugin_dirs.clone())
             .with_mode(self.mode)
-            .with_setting("allow_delete", self.allow_delete)
+            .with_setting(setting::ALLOW_DELETE, self.allow_delete)
             .with_commands(self.commands.to_command_config())
             .map_err(bad)?;
         if let Some(tz) = &self.timezone {
-            executor = executor.with_setting("timezone", tz.clone());
+            executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }
         let state = self.state_dir.clone().or_else(|| {
             dirs::state_dir()
@@ -56,14 +57,14 @@ impl Config {
         });
         if let Some(state) = &state {
             executor = executor
-                .with_state_dir("todo", state.join("todo"))
-                .with_state_dir("web_cache", state.join("web_cache"));
+                .with_state_dir(dir::TODO, state.join(dir::TODO))
+                .with_state_dir(dir::WEB_CACHE, state.join(dir::WEB_CACHE));
         }
         if let Some(dir) = self
             .dynamic
             .dir
             .clone()
-            .or_else(|| state.as_ref().map(|s| s.join("dynamic")))
+            .or_else(|| state.as_ref().map(|s| s.join(dir::DYNAMIC)))
         {
             let d = &self.dynamic;
             in_range("dynamic.max_per_agent", d.max_per_agent.into(), 0, 10_000)?;
@@ -81,17 +82,17 @@ impl Config {
                 .map(|p| p.name().to_owned())
                 .collect();
             let mut settings = serde_json::Map::new();
-            settings.insert("reserved_names".into(), reserved.into());
-            settings.insert("max_per_agent".into(), d.max_per_agent.into());
-            settings.insert("max_source_bytes".into(), d.max_source_bytes.into());
+            settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
+            settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
+            settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
             executor = executor.with_tool_settings("create_tool", settings);
         }
         if let Some(memory) = self
             .memory_dir
             .clone()
-            .or_else(|| state.map(|s| s.join("memory")))
+            .or_else(|| state.map(|s| s.join(dir::MEMORY)))
         {
-            executor = executor.with_state_dir("memory", memory);
+            executor = executor.with_state_dir(dir::MEMORY, memory);
         }
         if let Some(schemas) = &self.schemas_dir {
             if !schemas.is_dir() {
@@ -100,7 +101,7 @@ impl Config {
                     schemas.display()
                 )));
             }
-            executor = executor.with_state_dir("schemas", schemas.clone());
+            executor = executor.with_state_dir(dir::SCHEMAS, schemas.clone());
         }
         if let Some(dir) = &self.workspace {
             executor = executor

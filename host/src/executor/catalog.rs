@@ -7,7 +7,7 @@ use crate::dynamic::Store;
 use crate::plugin::Plugin;
 use crate::registry::{LoadProblem, Registry, RegistryError};
 use crate::runtime::RuntimeError;
-use crate::schema::{SchemaFormat, schemas_of, tool_schema};
+use crate::schema::{SchemaFormat, tool_schema};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
 use toolhost_sdk::dynamic::STORE_DIR_NAME;
@@ -62,7 +62,7 @@ impl Executor {
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
                 .filter(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
-                .map(|p| tool_schema(p.info(), SchemaFormat::Mcp))
+                .map(|p| tool_schema(p.info(), self.sensitivity(p), SchemaFormat::Mcp))
                 .collect()
         };
         let mut slot = self
@@ -198,6 +198,9 @@ impl Executor {
                 .collect::<Result<Vec<_>, _>>()?,
             None => self.tools_for(agent),
         };
-        Ok(schemas_of(&plugins, format))
+        Ok(plugins
+            .iter()
+            .map(|p| tool_schema(p.info(), self.sensitivity(p), format))
+            .collect())
     }
 }

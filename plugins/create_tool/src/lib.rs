@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use toolhost_sdk::capability::GrantItem;
+use toolhost_sdk::contract;
 use toolhost_sdk::dynamic::{
     self, Kind, META_FILE, Meta, RESERVED_NAMES, STORE, STORE_DIR_NAME, Status,
 };
@@ -27,7 +28,7 @@ const DEFAULT_MAX_SOURCE_BYTES: usize = 256 * 1024;
 const MAX_PARAMETERS_BYTES: usize = 64 * 1024;
 
 /// The longest description.
-const MAX_DESCRIPTION: usize = 4000;
+const MAX_DESCRIPTION: usize = contract::MAX_DESCRIPTION_CHARS;
 
 /// The source: a script or a path as text, or an argv template as a list.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -126,12 +127,14 @@ impl Limits {
     fn from(ctx: &Context) -> Self {
         Self {
             max_per_agent: ctx
-                .setting("max_per_agent")
+                .setting(contract::setting::MAX_PER_AGENT)
                 .unwrap_or(DEFAULT_MAX_PER_AGENT),
             max_source_bytes: ctx
-                .setting("max_source_bytes")
+                .setting(contract::setting::MAX_SOURCE_BYTES)
                 .unwrap_or(DEFAULT_MAX_SOURCE_BYTES),
-            reserved: ctx.setting("reserved_names").unwrap_or_default(),
+            reserved: ctx
+                .setting(contract::setting::RESERVED_NAMES)
+                .unwrap_or_default(),
         }
     }
 }
@@ -151,9 +154,10 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
             "the description holds control or invisible characters (escape codes, carriage returns, bidirectional or zero-width marks); use plain text",
         ));
     }
-    if description.len() < 20 || description.len() > MAX_DESCRIPTION {
+    if description.len() < contract::MIN_DESCRIPTION_CHARS || description.len() > MAX_DESCRIPTION {
         return Err(ToolError::invalid_input(format!(
-            "the description must tell a model what the tool does and when to use it, in 20 to {MAX_DESCRIPTION} characters (it has {})",
+            "the description must tell a model what the tool does and when to use it, in {} to {MAX_DESCRIPTION} characters (it has {})",
+            contract::MIN_DESCRIPTION_CHARS,
             description.len()
         )));
     }

@@ -3,13 +3,14 @@
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use toolhost_sdk::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError};
 
 /// The setting that names the default zone (`[tools.get_datetime]
 /// settings = { timezone = "Europe/Madrid" }`, or the configuration's
 /// top-level `timezone`).
-pub const TIMEZONE_SETTING: &str = "timezone";
+pub const TIMEZONE_SETTING: &str = contract::setting::TIMEZONE;
 
 /// Arguments of `get_datetime`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! The `memory_get` tool (seed 001): lines of one memory file.
 
 use std::path::Path;
+use toolhost_sdk::contract;
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, memory};
 
@@ -32,7 +33,7 @@ impl Tool for MemoryGet {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
-            name: "memory".to_owned(),
+            name: contract::dir::MEMORY.to_owned(),
             writable: false,
         }]
     }

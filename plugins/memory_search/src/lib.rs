@@ -2,6 +2,7 @@
 //! memory file; path, line and snippet of the best.
 
 use std::path::Path;
+use toolhost_sdk::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::memory::{self, Hit};
 use toolhost_sdk::{
@@ -53,7 +54,7 @@ impl Tool for MemorySearch {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
-            name: "memory".to_owned(),
+            name: contract::dir::MEMORY.to_owned(),
             writable: false,
         }]
     }

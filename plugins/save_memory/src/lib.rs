@@ -3,6 +3,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
+use toolhost_sdk::contract;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };
@@ -39,7 +40,7 @@ impl Tool for SaveMemory {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
-            name: "memory".to_owned(),
+            name: contract::dir::MEMORY.to_owned(),
             writable: true,
         }]
     }
@@ -50,7 +51,7 @@ impl Tool for SaveMemory {
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
         let zone = ctx
-            .setting::<String>("timezone")
+            .setting::<String>(contract::setting::TIMEZONE)
             .and_then(|z| jiff::tz::TimeZone::get(&z).ok())
             .unwrap_or(jiff::tz::TimeZone::UTC);
         save(

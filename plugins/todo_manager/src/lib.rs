@@ -3,6 +3,7 @@
 //! only this tool is granted (`/todo`).
 
 use std::path::{Path, PathBuf};
+use toolhost_sdk::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
@@ -12,7 +13,7 @@ use toolhost_sdk::{
 pub const MAX_ITEMS: usize = 15;
 
 /// Where the plans live inside the sandbox.
-pub const STATE_DIR: &str = "/todo";
+pub const STATE_DIR: &str = contract::path::TODO;
 
 /// A step's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -91,7 +92,7 @@ impl Tool for TodoManager {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
-            name: "todo".to_owned(),
+            name: contract::dir::TODO.to_owned(),
             writable: true,
         }]
     }

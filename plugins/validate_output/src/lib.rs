@@ -4,13 +4,14 @@
 
 use serde_json::Value;
 use std::path::Path;
+use toolhost_sdk::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };
 
 /// Where the schemas are mounted in the sandbox.
-pub const SCHEMAS_DIR: &str = "/schemas";
+pub const SCHEMAS_DIR: &str = contract::path::SCHEMAS;
 
 /// The most errors reported.
 const MAX_ERRORS: usize = 50;
@@ -64,7 +65,7 @@ impl Tool for ValidateOutput {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
-            name: "schemas".to_owned(),
+            name: contract::dir::SCHEMAS.to_owned(),
             writable: false,
         }]
     }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
+use toolhost_sdk::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{Capability, Context, JsonSchema, Output, Tool, ToolError};
 
@@ -24,7 +25,7 @@ pub const MAX_BODY_BYTES: usize = 8 << 20;
 pub const CACHE_TTL_SECS: u64 = 15 * 60;
 
 /// Where the cache lives in the sandbox.
-pub const CACHE_DIR: &str = "/web_cache";
+pub const CACHE_DIR: &str = contract::path::WEB_CACHE;
 
 /// The markers around fetched content.
 pub const BEGIN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT>>>";
@@ -111,7 +112,7 @@ impl Tool for WebFetch {
         vec![
             Capability::Network(vec!["*".to_owned()]),
             Capability::Directory {
-                name: "web_cache".to_owned(),
+                name: contract::dir::WEB_CACHE.to_owned(),
                 writable: true,
             },
         ]
@@ -123,7 +124,7 @@ impl Tool for WebFetch {
 
     fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
         let ttl = ctx
-            .setting::<u64>("cache_ttl_secs")
+            .setting::<u64>(contract::setting::CACHE_TTL_SECS)
             .unwrap_or(CACHE_TTL_SECS);
         run(&args, Path::new(CACHE_DIR), ttl, fetch::get)
     }

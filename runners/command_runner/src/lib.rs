@@ -5,6 +5,7 @@
 //! no shell anywhere, so no value can become a second argument or a command.
 
 use toolhost_sdk::commands::{self, CommandError, Request};
+use toolhost_sdk::contract;
 use toolhost_sdk::dynamic::fill_template;
 use toolhost_sdk::serde_json::Map;
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool};
@@ -23,7 +24,7 @@ impl Tool for CommandRunner {
     }
 
     fn call(args: Self::Args, ctx: &Context) -> Result<Output, ToolError> {
-        let template: Vec<String> = ctx.setting("template").ok_or_else(|| {
+        let template: Vec<String> = ctx.setting(contract::setting::TEMPLATE).ok_or_else(|| {
             ToolError::failed("this runner was called without a `template` setting")
                 .with_hint("call the dynamic tool by its own name; the host supplies the template")
         })?;

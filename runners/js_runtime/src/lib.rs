@@ -28,6 +28,7 @@ use boa_engine::{
 };
 use std::cell::RefCell;
 use toolhost_sdk::commands::{self, CommandError, Request};
+use toolhost_sdk::contract;
 use toolhost_sdk::serde_json::{Map, json};
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool, fs};
 
@@ -60,7 +61,7 @@ impl Tool for JsRuntime {
     }
 
     fn call(args: Self::Args, ctx: &Context) -> Result<Output, ToolError> {
-        let source: String = ctx.setting("source").ok_or_else(|| {
+        let source: String = ctx.setting(contract::setting::SOURCE).ok_or_else(|| {
             ToolError::failed("this runner was called without a `source` setting")
                 .with_hint("call the dynamic tool by its own name; the host supplies the script")
         })?;

@@ -4,7 +4,9 @@
 #![expect(clippy::print_stderr, reason = "the CLI's one output module")]
 
 use std::io::{BufRead, IsTerminal, Write};
-use toolhost::{Capability, ConfirmRequest, Confirmer, Decision, Executor, Plugin, ToolResult};
+use toolhost::{
+    Capability, ConfirmRequest, Confirmer, Decision, Executor, Plugin, Sensitivity, ToolResult,
+};
 
 /// Print a warning to stderr.
 pub fn warn(message: &str) {
@@ -72,11 +74,13 @@ pub fn tools(executor: &Executor, agent: Option<&str>, json: bool) -> std::io::R
             .iter()
             .map(|p| {
                 let info = p.info();
+                let sensitivity = executor.sensitivity(p);
                 serde_json::json!({
                     "name": info.name,
                     "description": info.description,
                     "capabilities": cap_strings(&info.capabilities),
-                    "sensitive": info.is_sensitive(),
+                    "sensitive": sensitivity.is_sensitive(),
+                    "sensitivity": sensitivity,
                     "version": info.version,
                     "origin": p.origin().to_string(),
                 })
@@ -96,7 +100,7 @@ pub fn tools(executor: &Executor, agent: Option<&str>, json: bool) -> std::io::R
                 } else {
                     caps.join(",")
                 },
-                if info.is_sensitive() { "yes" } else { "no" }.to_owned(),
+                executor.sensitivity(p).to_string(),
                 first_sentence(&info.description),
             ]
         })
@@ -111,18 +115,29 @@ pub fn tools(executor: &Executor, agent: Option<&str>, json: bool) -> std::io::R
     let (w0, w1, w2) = (
         width(0, "NAME"),
         width(1, "CAPABILITIES"),
-        width(2, "SENSITIVE"),
+        width(2, "CHANGES"),
     );
     let mut text = format!(
         "{:w0$}  {:w1$}  {:w2$}  DESCRIPTION\n",
-        "NAME", "CAPABILITIES", "SENSITIVE"
+        "NAME", "CAPABILITIES", "CHANGES"
     );
-    for [name, caps, sensitive, description] in &rows {
+    for [name, caps, changes, description] in &rows {
         text.push_str(&format!(
-            "{name:w0$}  {caps:w1$}  {sensitive:w2$}  {description}\n"
+            "{name:w0$}  {caps:w1$}  {changes:w2$}  {description}\n"
         ));
     }
     out(&text)
+}
+
+/// What `describe` says a tool can change, and what that means for asking.
+fn changes_text(sensitivity: Sensitivity) -> String {
+    let means = match sensitivity {
+        Sensitivity::ReadOnly => "changes nothing",
+        Sensitivity::OwnState => "writes only its own state directory; never asks",
+        Sensitivity::Commands => "runs commands; each one is asked about by its class",
+        Sensitivity::Writes => "can change files; asks first in confirm-sensitive mode",
+    };
+    format!("{sensitivity} ({means})")
 }
 
 fn cap_strings(caps: &[Capability]) -> Vec<String> {
@@ -144,13 +159,15 @@ fn first_sentence(text: &str) -> String {
 pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Result<()> {
     let info = plugin.info();
     let granted = cap_strings(&executor.effective_grant(plugin).capabilities());
+    let sensitivity = executor.sensitivity(plugin);
     if json {
         return json_out(&serde_json::json!({
             "name": info.name,
             "description": info.description,
             "version": info.version,
             "origin": plugin.origin().to_string(),
-            "sensitive": info.is_sensitive(),
+            "sensitive": sensitivity.is_sensitive(),
+            "sensitivity": sensitivity,
             "capabilities": cap_strings(&info.capabilities),
             "granted": granted,
             "input_schema": info.input_schema,
@@ -166,12 +183,12 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
         }
     };
     let mut text = format!(
-        "{} {} ({})\n\n{}\n\nsensitive:    {}\ncapabilities: {}\ngranted:      {}\n\ninput schema:\n{}\n",
+        "{} {} ({})\n\n{}\n\nchanges:      {}\ncapabilities: {}\ngranted:      {}\n\ninput schema:\n{}\n",
         info.name,
         info.version,
         plugin.origin(),
         info.description,
-        if info.is_sensitive() { "yes" } else { "no" },
+        changes_text(sensitivity),
         none(&caps),
         none(&granted),
         serde_json::to_string_pretty(&info.input_schema).unwrap_or_default(),

@@ -12,7 +12,7 @@
 //! directory that is not owned by this user, or that others can write to, is
 //! not used (the cache is disabled with a warning).
 
-use crate::tool_info::ToolInfo;
+use crate::types::tool_info::ToolInfo;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};

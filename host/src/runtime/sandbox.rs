@@ -14,27 +14,26 @@
 //! and plugin errors. The store is dropped after each call, so one bad call
 //! never harms the next.
 
-mod context;
 mod pipe;
 
-pub use context::{CallContext, CallId, CancelToken};
+pub use crate::types::context::{CallContext, CallId, CancelToken};
 
-use crate::bindings::{ToolPluginPre, log, types as wit};
+use super::fanout::Fanout;
+use super::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
+use crate::bindings::{ToolPluginPre, types as wit};
 use crate::broker::BrokerCall;
-use crate::files::GrantedDirs;
-use crate::grant::{Access, Effective};
-use crate::parallel::Fanout;
-use crate::plugin::Plugin;
-use crate::result::{CallError, ErrorKind};
-use crate::runtime::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
-use crate::tool_info::ToolInfo;
+use crate::dirs::GrantedDirs;
+use crate::net::{NetHooks, NetPolicy};
+use crate::types::grant::{Access, Effective};
+use crate::types::result::{CallError, ErrorKind};
+use crate::types::tool_info::ToolInfo;
 use pipe::CappedPipe;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 /// Everything one sandboxed call needs.
 #[derive(Debug, Clone, Copy)]
@@ -73,15 +72,17 @@ pub struct PluginOutput {
 pub type Outcome = Result<PluginOutput, CallError>;
 
 /// The data of one call's `Store`.
+///
+/// The guest imports (imports/) are served on it, one file per interface.
 pub(crate) struct CallState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    http: wasmtime_wasi_http::WasiHttpCtx,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) http: wasmtime_wasi_http::WasiHttpCtx,
     /// wasi:http requests, checked against the grant's hosts.
-    net: crate::net::NetHooks,
+    pub(crate) net: NetHooks,
     limiter: CallLimiter,
-    tool: Arc<str>,
-    call_id: String,
+    pub(crate) tool: Arc<str>,
+    pub(crate) call_id: String,
     deadline: Instant,
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
@@ -95,27 +96,6 @@ pub(crate) struct CallState {
     pub(crate) fanout: Option<Fanout>,
 }
 
-impl WasiView for CallState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl wasmtime_wasi_http::WasiHttpView for CallState {
-    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
-        wasmtime_wasi_http::WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.net,
-        }
-    }
-}
-
-impl wit::Host for CallState {}
-
 impl CallState {
     /// The call's cancel token, for host calls that wait (commands).
     pub(crate) fn cancel_token(&self) -> Option<&CancelToken> {
@@ -126,32 +106,6 @@ impl CallState {
     /// own timeout: the command had its own.
     pub(crate) fn extend_deadline(&mut self, by: Duration) {
         self.deadline += by;
-    }
-}
-
-impl log::Host for CallState {
-    fn log(&mut self, level: log::Level, message: String) {
-        const MAX: usize = 8 << 10;
-        let message = if message.len() > MAX {
-            let cut = message.floor_char_boundary(MAX);
-            format!("{}… [{} bytes cut]", &message[..cut], message.len() - cut)
-        } else {
-            message
-        };
-        let (tool, call) = (&*self.tool, &self.call_id);
-        match level {
-            log::Level::Trace => {
-                tracing::trace!(target: "toolhost::plugin", tool, call, "{message}")
-            }
-            log::Level::Debug => {
-                tracing::debug!(target: "toolhost::plugin", tool, call, "{message}")
-            }
-            log::Level::Info => tracing::info!(target: "toolhost::plugin", tool, call, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "toolhost::plugin", tool, call, "{message}"),
-            log::Level::Error => {
-                tracing::error!(target: "toolhost::plugin", tool, call, "{message}")
-            }
-        }
     }
 }
 
@@ -234,8 +188,8 @@ fn new_store(
         wasi: builder.build(),
         table,
         http: wasmtime_wasi_http::WasiHttpCtx::new(),
-        net: crate::net::NetHooks {
-            policy: crate::net::NetPolicy::new(&req.grant.network),
+        net: NetHooks {
+            policy: NetPolicy::new(&req.grant.network),
         },
         limiter: CallLimiter {
             memory_bytes: req.limits.memory_bytes,
@@ -311,13 +265,20 @@ fn perms(access: Access) -> FsPerms {
     }
 }
 
-/// Run one call of `plugin` in a fresh store, holding one of the runtime's
-/// call slots; the call may fan out (see [`crate::parallel`]).
-pub(crate) fn run(runtime: &Arc<Runtime>, plugin: &Arc<Plugin>, req: &CallRequest<'_>) -> Outcome {
+/// Run one call of the tool `tool` (linked as `pre`) in a fresh store,
+/// holding one of the runtime's call slots; the call may fan out (see
+/// [`super::fanout`]).
+pub(crate) fn run(
+    runtime: &Arc<Runtime>,
+    tool: &str,
+    pre: &ToolPluginPre<CallState>,
+    req: &CallRequest<'_>,
+) -> Outcome {
     let _slot = runtime.slot();
     let fanout = Fanout {
         runtime: Arc::clone(runtime),
-        plugin: Arc::clone(plugin),
+        tool: Arc::from(tool),
+        pre: pre.clone(),
         args: req.args.to_owned(),
         context: req.context.clone(),
         grant: req.grant.clone(),
@@ -328,23 +289,25 @@ pub(crate) fn run(runtime: &Arc<Runtime>, plugin: &Arc<Plugin>, req: &CallReques
         cancel: req.cancel.cloned(),
         broker: req.broker.cloned(),
     };
-    execute(runtime, plugin, req, None, Some(fanout))
+    execute(runtime, tool, pre, req, None, Some(fanout))
 }
 
 /// One share of a fanned-out call: no slot of its own (the caller holds
 /// one, and its worker permits bound these runs), no further fan-out.
 pub(crate) fn run_share(
     runtime: &Runtime,
-    plugin: &Plugin,
+    tool: &str,
+    pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
     shard: &str,
 ) -> Outcome {
-    execute(runtime, plugin, req, Some(shard), None)
+    execute(runtime, tool, pre, req, Some(shard), None)
 }
 
 fn execute(
     runtime: &Runtime,
-    plugin: &Plugin,
+    tool: &str,
+    pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
     shard: Option<&str>,
     fanout: Option<Fanout>,
@@ -363,28 +326,23 @@ fn execute(
     // runtime with its own workers and I/O (wasmtime-wasi's shared one) can
     // drive.
     if !req.grant.network.is_empty() {
-        return execute_in_runtime(runtime, plugin, req, shard, fanout);
+        return execute_in_runtime(runtime, tool, pre, req, shard, fanout);
     }
     TOKIO.with(|rt| {
         let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
-        execute_in_runtime(runtime, plugin, req, shard, fanout)
+        execute_in_runtime(runtime, tool, pre, req, shard, fanout)
     })
 }
 
 fn execute_in_runtime(
     runtime: &Runtime,
-    plugin: &Plugin,
+    tool: &str,
+    pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
     shard: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
-    let pre = plugin.pre(runtime).map_err(|e| {
-        CallError::new(
-            ErrorKind::Failed,
-            format!("cannot load tool `{}`: {e}", plugin.name()),
-        )
-    })?;
-    let (mut store, captured) = new_store(runtime, plugin.name(), req, fanout)?;
+    let (mut store, captured) = new_store(runtime, tool, req, fanout)?;
     let ctx = wit::CallContext {
         call_id: req.context.call_id.to_string(),
         agent: req.context.agent.clone(),
@@ -401,26 +359,22 @@ fn execute_in_runtime(
         shard: shard.map(str::to_owned),
     };
     let instance = pre.instantiate(&mut store).map_err(|e| {
-        let stderr = captured.finish(plugin.name(), &ctx.call_id);
+        let stderr = captured.finish(tool, &ctx.call_id);
         if store.data().limiter.memory_denied || store.data().limiter.table_denied {
             classify(&e, store.data(), req.limits, &stderr)
         } else {
             CallError::new(
                 ErrorKind::Failed,
-                format!("the tool `{}` could not start: {e}", plugin.name()),
+                format!("the tool `{tool}` could not start: {e}"),
             )
         }
     })?;
     let result = instance
         .toolhost_plugin_tool()
         .call_call(&mut store, req.args, &ctx);
-    let stderr = captured.finish(plugin.name(), &ctx.call_id);
+    let stderr = captured.finish(tool, &ctx.call_id);
     match result {
-        Ok(Ok(output)) => Ok(convert_output(
-            output,
-            req.limits.max_output_bytes,
-            plugin.name(),
-        )),
+        Ok(Ok(output)) => Ok(convert_output(output, req.limits.max_output_bytes, tool)),
         Ok(Err(err)) => Err(convert_error(err)),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
     }

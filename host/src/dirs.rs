@@ -1,21 +1,18 @@
-//! The host side of the `files` interface: file operations WASI 0.2 cannot
-//! express or makes slow. `write-atomic` (an atomic replace that keeps
-//! permissions) and `read` (a whole file in one call, opened non-blocking)
-//! go through cap-std beneath the directories the calling tool was granted,
-//! so no path, `..` or symlink leads outside them. `walk` (a whole tree in
-//! one call) checks that its start resolves inside the grant, then walks
-//! with the SDK's `walk_native` on the host's filesystem, never following a
-//! symlink; what that leaves open is in docs/security.md.
+//! Files beneath the directories a call was granted, for the `files` and
+//! `dynamic` imports: [`GrantedDirs`] resolves a guest path to a granted
+//! host directory, and reads and atomic replaces go through cap-std beneath
+//! it, so no path, `..` or symlink leads outside. The `walk` import checks
+//! that its start resolves inside the grant, then walks with the SDK's
+//! `walk_native` on the host's filesystem, never following a symlink; what
+//! that leaves open is in docs/security.md.
 
-use crate::bindings::files::{self, FileError};
-use crate::grant::{Access, Effective};
-use crate::sandbox::CallState;
+use crate::bindings::files::FileError;
+use crate::types::grant::{Access, Effective};
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
 
 /// The directories a tool was granted, by guest name, with their access.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +48,7 @@ impl GrantedDirs {
     }
 
     /// `base` opened as a capability directory, once per call.
-    fn open(&mut self, base: &Path) -> Result<Arc<Dir>, FileError> {
+    pub(crate) fn open(&mut self, base: &Path) -> Result<Arc<Dir>, FileError> {
         if let Some((_, dir)) = self.opened.iter().find(|(p, _)| p == base) {
             return Ok(Arc::clone(dir));
         }
@@ -65,7 +62,7 @@ impl GrantedDirs {
     /// The granted host directory holding `path` (if the grant allows
     /// `need` there) and the relative path inside it (empty for the
     /// directory itself). `..` and absolute paths are refused.
-    fn resolve(&self, path: &str, need: Access) -> Result<(&Path, PathBuf), FileError> {
+    pub(crate) fn resolve(&self, path: &str, need: Access) -> Result<(&Path, PathBuf), FileError> {
         let verb = if need == Access::Write {
             "write"
         } else {
@@ -112,107 +109,6 @@ impl GrantedDirs {
     }
 }
 
-impl files::Host for CallState {
-    fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
-        let (base, rel) = self.granted.resolve(&path, Access::Write)?;
-        if rel.as_os_str().is_empty() {
-            return Err(FileError::Invalid(format!(
-                "`{path}` names a directory, not a file"
-            )));
-        }
-        let base = base.to_owned();
-        let dir = self.granted.open(&base)?;
-        write_atomic(&dir, &rel, &data, sync_dir).map_err(|e| to_file_error(e, &path, Op::Write))
-    }
-
-    fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
-        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
-        let base = base.to_owned();
-        let dir = self.granted.open(&base)?;
-        // The guest chooses `max_bytes`; the host allocates the buffer, so
-        // it is bounded by what the guest could take in anyway.
-        let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
-            u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
-        });
-        read_whole(&dir, &rel, &path, max_bytes.min(cap))
-    }
-
-    fn scan(
-        &mut self,
-        path: String,
-        first_line: u64,
-        max_lines: u64,
-        max_window: u64,
-    ) -> Result<files::ScanResult, FileError> {
-        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
-        let base = base.to_owned();
-        let dir = self.granted.open(&base)?;
-        let (file, _) = open_regular(&dir, &rel, &path)?;
-        let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
-        let scan = toolhost_sdk::fs::scan_reader(file, first_line, max_lines, most)
-            .map_err(|e| to_file_error(e, &path, Op::Read))?;
-        Ok(files::ScanResult {
-            hash: scan.hash,
-            size: scan.size,
-            newlines: scan.newlines,
-            last_byte: scan.last_byte,
-            binary: scan.binary,
-            window: scan.window,
-            window_complete: scan.window_complete,
-        })
-    }
-
-    fn walk(
-        &mut self,
-        path: String,
-        options: files::WalkOptions,
-    ) -> Result<Vec<files::WalkEntry>, FileError> {
-        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
-        // The walk never follows symlinks, so only the starting directory
-        // could lead elsewhere: it must resolve inside the granted one.
-        let inside = |p: &Path| p.canonicalize();
-        let (root, base) = (inside(&base.join(&rel)), inside(base));
-        let root = match (root, base) {
-            (Ok(root), Ok(base)) if root.starts_with(&base) => root,
-            (Ok(_), Ok(_)) => {
-                return Err(FileError::Denied(format!(
-                    "`{path}` leads outside the granted directory (through a symlink)"
-                )));
-            }
-            (Err(e), _) | (_, Err(e)) => return Err(to_file_error(e, &path, Op::Walk)),
-        };
-        let options = WalkOptions {
-            respect_ignore: options.respect_ignore,
-            hidden: options.hidden,
-            max_depth: options.max_depth.map(|d| d as usize),
-            metadata: options.metadata,
-        };
-        let entries =
-            walk_native(&root, &options).map_err(|e| to_file_error(e, &path, Op::Walk))?;
-        Ok(entries
-            .into_iter()
-            .map(|e| files::WalkEntry {
-                path: e.path,
-                kind: match e.kind {
-                    EntryKind::File => files::EntryKind::File,
-                    EntryKind::Directory => files::EntryKind::Directory,
-                    EntryKind::Symlink => files::EntryKind::Symlink,
-                    EntryKind::Other => files::EntryKind::Other,
-                },
-                size: e.size,
-                modified_ns: e.modified_ns,
-            })
-            .collect())
-    }
-}
-
-/// The most `read` returns when the call's memory limit is not at hand (a
-/// share of a fanned-out call): what the default limit lets a guest take.
-const MAX_READ_BYTES: u64 = 256 << 20;
-
-/// The largest window `scan` returns.
-const MAX_SCAN_WINDOW: u64 = 16 << 20;
-
 /// The whole regular file `rel` in `dir`, at most `limit` bytes. It is
 /// opened non-blocking, so a FIFO cannot hang the call in `open`, and
 /// anything but a regular file is refused before a byte is read.
@@ -228,7 +124,11 @@ pub(crate) fn read_whole(
 
 /// Open the regular file `rel` in `dir` non-blocking (a FIFO cannot hang
 /// the open); anything but a regular file is refused. Returns its size.
-fn open_regular(dir: &Dir, rel: &Path, path: &str) -> Result<(cap_std::fs::File, u64), FileError> {
+pub(crate) fn open_regular(
+    dir: &Dir,
+    rel: &Path,
+    path: &str,
+) -> Result<(cap_std::fs::File, u64), FileError> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -296,7 +196,7 @@ fn read_sized(
 
 /// Temp file, write, sync, keep permissions, rename over the target, then
 /// `sync_dir` on the directory. A symlink (inside `dir`) is written through.
-fn write_atomic(
+pub(crate) fn write_atomic(
     dir: &Dir,
     rel: &Path,
     data: &[u8],
@@ -352,13 +252,13 @@ fn write_atomic(
 }
 
 /// Make a rename in `parent` durable.
-fn sync_dir(dir: &Dir, parent: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_dir(dir: &Dir, parent: &Path) -> std::io::Result<()> {
     dir.open(parent)?.sync_all()
 }
 
 /// What a host file operation was doing, for its error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     Read,
     Write,
     Walk,
@@ -374,7 +274,7 @@ impl Op {
     }
 }
 
-fn to_file_error(err: std::io::Error, path: &str, op: Op) -> FileError {
+pub(crate) fn to_file_error(err: std::io::Error, path: &str, op: Op) -> FileError {
     use std::io::ErrorKind as K;
     let doing = op.gerund();
     match err.kind() {
@@ -390,7 +290,7 @@ fn to_file_error(err: std::io::Error, path: &str, op: Op) -> FileError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grant::DirGrant;
+    use crate::types::grant::DirGrant;
     use std::os::unix::fs::PermissionsExt;
 
     fn dirs(ws: &Path) -> GrantedDirs {

@@ -2,6 +2,7 @@
 
 use crate::bindings::types as wit;
 use serde::{Deserialize, Serialize};
+use toolhost_sdk::contract::MIN_DESCRIPTION_CHARS;
 
 /// Something a tool needs from the host (the WIT `capability`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -142,22 +143,36 @@ impl ToolInfo {
         })
     }
 
-    /// True if the tool declares no capability that changes state.
-    pub fn read_only(&self) -> bool {
-        !self.capabilities.iter().any(Capability::mutates)
-    }
-
-    /// True if calls need confirmation in `confirm-sensitive` mode: the tool
-    /// says it is sensitive, or it declares a capability that writes. A
-    /// plugin cannot skip confirmation by under-declaring its sensitivity.
-    /// `commands` alone does not count: the broker confirms each command by
-    /// its class (safe, dev, dangerous) and the mode.
-    pub fn is_sensitive(&self) -> bool {
-        self.sensitive
-            || self
-                .capabilities
-                .iter()
-                .any(|c| c.mutates() && *c != Capability::Commands)
+    /// What is wrong with this self-description for `toolhost check` and
+    /// create_tool's component check (empty: nothing): a description too
+    /// short to tell a model what the tool does, schemas that are not JSON
+    /// Schema, an empty version.
+    pub fn conformance_problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.description.trim().len() < MIN_DESCRIPTION_CHARS {
+            problems.push(format!(
+                "`{}`: the description is too short to tell a model what the tool does (at least {MIN_DESCRIPTION_CHARS} characters)",
+                self.name
+            ));
+        }
+        if !jsonschema::meta::is_valid(&self.input_schema) {
+            problems.push(format!(
+                "`{}`: the input schema is not valid JSON Schema",
+                self.name
+            ));
+        }
+        if let Some(out) = &self.output_schema
+            && !jsonschema::meta::is_valid(out)
+        {
+            problems.push(format!(
+                "`{}`: the output schema is not valid JSON Schema",
+                self.name
+            ));
+        }
+        if self.version.trim().is_empty() {
+            problems.push(format!("`{}`: the version is empty", self.name));
+        }
+        problems
     }
 }
 
@@ -196,27 +211,6 @@ mod tests {
             capabilities: vec![wit::Capability::WorkspaceRead],
             version: "1".into(),
         }
-    }
-
-    #[test]
-    fn declaring_a_mutating_capability_makes_a_tool_sensitive() {
-        let mut info = ToolInfo::from_wit(wit_info("t", r#"{"type":"object"}"#)).unwrap();
-        assert!(!info.is_sensitive());
-        info.capabilities.push(Capability::WorkspaceWrite);
-        assert!(
-            !info.sensitive && info.is_sensitive(),
-            "under-declared sensitivity is overridden"
-        );
-        info.capabilities = vec![Capability::Commands];
-        assert!(
-            !info.is_sensitive() && !info.read_only(),
-            "the broker confirms commands one by one"
-        );
-        info.capabilities = vec![Capability::Directory {
-            name: "d".into(),
-            writable: false,
-        }];
-        assert!(!info.is_sensitive());
     }
 
     #[test]

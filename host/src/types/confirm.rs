@@ -1,7 +1,7 @@
 //! Who decides: the confirmation [`Mode`], and the [`Confirmer`] a front
 //! end supplies (a TTY prompt, MCP elicitation) with its [`Decision`].
 
-use crate::names::ParseError;
+use crate::types::names::ParseError;
 
 /// When calls need a person's confirmation.
 #[derive(

@@ -10,8 +10,8 @@
 
 use crate::bindings::commands::{CommandError, CommandRequest, Program};
 use crate::broker::BrokerCall;
-use crate::executor::{ConfirmRequest, Confirmer, Decision};
-use crate::sandbox::CancelToken;
+use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
+use crate::types::context::CancelToken;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path};

@@ -7,9 +7,9 @@
 //! happened) and every post-edit hook. Off unless a path is configured.
 
 use crate::broker::CommandRecord;
-use crate::hooks::HookRecord;
-use crate::result::{ErrorKind, ToolResult};
-use crate::sandbox::CallContext;
+use crate::executor::hooks::HookRecord;
+use crate::types::context::CallContext;
+use crate::types::result::{ErrorKind, ToolResult};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write as _;

@@ -1,8 +1,8 @@
 //! What the configuration allows a tool ([`Grant`]), and what it finally gets:
 //! the tool's declared capabilities intersected with its grant.
 
-use crate::names::ParseError;
-use crate::tool_info::Capability;
+use crate::types::names::ParseError;
+use crate::types::tool_info::Capability;
 use std::path::PathBuf;
 use toolhost_sdk::capability::GrantItem;
 

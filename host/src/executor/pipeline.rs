@@ -1,0 +1,400 @@
+//! The call pipeline, one function per step (numbered as in executor.rs):
+//! [`Executor::call`] runs [`Executor::pipeline`] (steps 1-6 and 8) and
+//! records the call (step 7), and nothing escapes it as a panic.
+
+use super::CallOptions;
+use super::Executor;
+use super::audit::CallTrace;
+use crate::broker::BrokerCall;
+use crate::plugin::Plugin;
+use crate::registry::Registry;
+use crate::runtime::MAX_TIMEOUT;
+use crate::runtime::sandbox::{CallRequest, PluginOutput};
+use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
+use crate::types::grant::{Access, Effective};
+use crate::types::result::{CallError, ErrorKind, ToolResult};
+use crate::types::sensitivity::Sensitivity;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Executor {
+    /// Run one call through the whole pipeline. Never panics.
+    pub fn call(&self, tool: &str, args: &str, options: &CallOptions) -> ToolResult {
+        let started = Instant::now();
+        let mut trace = CallTrace::default();
+        let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.pipeline(tool, args, options, &mut trace)
+        }))
+        .unwrap_or_else(|_| {
+            ToolResult::failure(
+                tool,
+                CallError::new(
+                    ErrorKind::Failed,
+                    "internal error in the host while running this call",
+                )
+                .with_hint("this is a toolhost bug; the next call is not affected"),
+            )
+        });
+        result.duration = started.elapsed();
+        self.record(tool, args, options, &result, trace);
+        result
+    }
+
+    /// Steps 1-6 and 8; each step either passes on what the next needs or
+    /// stops the call with its result.
+    fn pipeline(
+        &self,
+        name: &str,
+        args: &str,
+        options: &CallOptions,
+        trace: &mut CallTrace,
+    ) -> ToolResult {
+        let registry = self.registry();
+        let mut steps = || -> Result<ToolResult, CallError> {
+            let plugin = self.lookup_step(&registry, name, options)?;
+            let parsed = self.validate(&registry, name, args, trace)?;
+            let mut grant = self.effective_grant(&plugin);
+            let sensitivity = self.sensitivity_with(&plugin, &grant);
+            self.prepare_state_dirs(&grant)?;
+            let confirmer = options
+                .confirmer
+                .clone()
+                .unwrap_or_else(|| Arc::clone(&self.confirmer));
+            if self.audit.is_some() {
+                trace.capabilities = grant
+                    .capabilities()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+            }
+            self.confirm(name, &parsed, sensitivity, &*confirmer, options)?;
+            if options.context.dry_run
+                && let Some(described) = dry_run(&plugin, &parsed, sensitivity, &mut grant)
+            {
+                return Ok(described);
+            }
+            let broker_call = self.broker_call(name, &grant, confirmer, options, trace);
+            let mut out = self.run(&plugin, args, options, &grant, &broker_call)?;
+            self.post_edit_hooks(&mut out, broker_call, options, trace);
+            Ok(result(name, out))
+        };
+        steps().unwrap_or_else(|error| ToolResult::failure(name, error))
+    }
+
+    /// Step 1: The tool, as the caller's agent and the active profile see it.
+    fn lookup_step(
+        &self,
+        registry: &Registry,
+        name: &str,
+        options: &CallOptions,
+    ) -> Result<Arc<Plugin>, CallError> {
+        self.lookup_in(registry, options.context.agent.as_deref(), name)
+            .map_err(|err| CallError::new(ErrorKind::NotFound, err.to_string()))
+    }
+
+    /// Step 2: The arguments: a JSON object valid under the tool's schema. Empty
+    /// text means `{}`.
+    fn validate(
+        &self,
+        registry: &Registry,
+        name: &str,
+        args: &str,
+        trace: &mut CallTrace,
+    ) -> Result<serde_json::Value, CallError> {
+        let parsed = parse_args(args)?;
+        if self.audit.is_some() {
+            trace.args = Some(parsed.clone());
+        }
+        match registry.args_schema(name) {
+            Some(Ok(schema)) => schema.check(name, &parsed)?,
+            Some(Err(why)) => {
+                return Err(CallError::new(
+                    ErrorKind::Failed,
+                    format!("`{name}` declares an input schema that is not valid JSON Schema ({why}); nothing was run"),
+                ).with_hint("this is a bug in the plugin; report it to its author"));
+            }
+            None => {}
+        }
+        Ok(parsed)
+    }
+
+    /// The executor's state directories the grant names, created on first use.
+    fn prepare_state_dirs(&self, grant: &Effective) -> Result<(), CallError> {
+        for dir in &grant.directories {
+            self.ensure_state_dir(&dir.host_path).map_err(|err| {
+                CallError::new(
+                    ErrorKind::Failed,
+                    format!(
+                        "cannot create the state directory {}: {err}",
+                        dir.host_path.display()
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Step 3: Confirmation per the mode and the tool's [`Sensitivity`] (a tool
+    /// that only runs commands is asked about by the broker, per command).
+    fn confirm(
+        &self,
+        name: &str,
+        parsed: &serde_json::Value,
+        sensitivity: Sensitivity,
+        confirmer: &dyn Confirmer,
+        options: &CallOptions,
+    ) -> Result<(), CallError> {
+        let denied = |message: String| CallError::new(ErrorKind::Denied, message);
+        if self.aborted() {
+            return Err(denied(
+                "a person chose to abort all calls earlier in this session; nothing was run"
+                    .to_owned(),
+            ));
+        }
+        if options.context.dry_run || !sensitivity.needs_confirmation(self.mode) {
+            return Ok(());
+        }
+        let reason = if sensitivity.is_sensitive() {
+            format!(
+                "it is sensitive (it can change files) and the mode is {}",
+                self.mode.as_str()
+            )
+        } else {
+            format!("the mode is {}", self.mode.as_str())
+        };
+        let request = ConfirmRequest {
+            tool: name,
+            args: parsed,
+            reason: &reason,
+        };
+        match confirmer.confirm(&request) {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(denied(format!("a person declined to run `{name}`"))),
+            Decision::AbortAll => {
+                self.aborted.store(true, Ordering::Relaxed);
+                Err(denied("a person aborted all calls; nothing was run".to_owned()))
+            }
+            Decision::Unavailable => Err(CallError::new(
+                ErrorKind::Denied,
+                format!("`{name}` needs confirmation ({reason}), and nobody can be asked here; nothing was run"),
+            )
+            .with_hint(confirmer.unavailable_hint())),
+        }
+    }
+
+    /// What the call may ask of the broker (its commands, and the hooks).
+    fn broker_call(
+        &self,
+        name: &str,
+        grant: &Effective,
+        confirmer: Arc<dyn Confirmer>,
+        options: &CallOptions,
+        trace: &CallTrace,
+    ) -> BrokerCall {
+        BrokerCall {
+            broker: Arc::clone(&self.broker),
+            tool: Arc::from(name),
+            workspace: self.workspace().map(Path::to_owned),
+            network: grant.command_network,
+            mode: self.mode,
+            confirmer,
+            aborted: Arc::clone(&self.aborted),
+            dry_run: options.context.dry_run,
+            log: Arc::clone(&trace.commands),
+        }
+    }
+
+    /// Step 5: Run in the sandbox under the effective grant, unless the call
+    /// was cancelled while a person was being asked.
+    fn run(
+        &self,
+        plugin: &Arc<Plugin>,
+        args: &str,
+        options: &CallOptions,
+        grant: &Effective,
+        broker_call: &BrokerCall,
+    ) -> Result<PluginOutput, CallError> {
+        if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(CallError::new(
+                ErrorKind::Cancelled,
+                "the call was cancelled before it ran; nothing was run",
+            ));
+        }
+        let mut limits = self.runtime.limits().clone();
+        if let Some(timeout) = options.timeout {
+            limits.timeout = timeout.min(MAX_TIMEOUT);
+        }
+        let settings = self.settings_for(plugin);
+        let request = CallRequest {
+            args: if args.trim().is_empty() { "{}" } else { args },
+            context: &options.context,
+            grant,
+            workspace: self.workspace(),
+            limits: &limits,
+            cancel: options.cancel.as_ref(),
+            settings: &settings,
+            broker: grant.commands.then_some(broker_call),
+        };
+        plugin.run(&self.runtime, &request)
+    }
+
+    /// Step 6: Post-edit hooks for the files the call changed, as a person
+    /// configured them: no network. Their notes are appended to the content.
+    fn post_edit_hooks(
+        &self,
+        out: &mut PluginOutput,
+        broker_call: BrokerCall,
+        options: &CallOptions,
+        trace: &mut CallTrace,
+    ) {
+        if let Some(workspace) = self.workspace()
+            && !self.hooks.is_empty()
+            && !out.changed_paths.is_empty()
+            && !options.context.dry_run
+        {
+            let hook_call = BrokerCall {
+                network: false,
+                ..broker_call
+            };
+            let (records, appended) = self.hooks.run(
+                &hook_call,
+                workspace,
+                &out.changed_paths,
+                options.cancel.as_ref(),
+            );
+            trace.hooks = records;
+            out.content.push_str(&appended);
+        }
+    }
+
+    /// Step 7: The structured log line and the audit record.
+    fn record(
+        &self,
+        tool: &str,
+        args: &str,
+        options: &CallOptions,
+        result: &ToolResult,
+        mut trace: CallTrace,
+    ) {
+        let outcome = result.error_kind().map_or("success", ErrorKind::as_str);
+        tracing::info!(
+            tool,
+            call = %options.context.call_id,
+            agent = options.context.agent.as_deref().unwrap_or(""),
+            outcome,
+            duration_ms = result.duration.as_secs_f64() * 1e3,
+            "call finished"
+        );
+        if let Some(audit) = &self.audit {
+            // A call refused before its arguments were read (unknown tool)
+            // still logs them, if they are an object.
+            if trace.args.is_none() {
+                trace.args = parse_args(args).ok();
+            }
+            audit.record(tool, args.len(), &options.context, result, trace);
+        }
+    }
+}
+
+/// Step 8: The result the caller gets.
+fn result(name: &str, out: PluginOutput) -> ToolResult {
+    ToolResult {
+        structured: out.structured,
+        changed_paths: out.changed_paths,
+        ..ToolResult::success(name, out.content)
+    }
+}
+
+/// Step 4, dry run: a tool that runs no commands stops here with a
+/// description of the call; one that does runs with nothing it could write
+/// through, so the broker describes each command instead of running it.
+fn dry_run(
+    plugin: &Plugin,
+    args: &serde_json::Value,
+    sensitivity: Sensitivity,
+    grant: &mut Effective,
+) -> Option<ToolResult> {
+    if grant.commands {
+        grant.workspace = grant.workspace.map(|_| Access::Read);
+        for d in &mut grant.directories {
+            d.access = Access::Read;
+        }
+        return None;
+    }
+    let name = plugin.name();
+    let granted: Vec<String> = grant
+        .capabilities()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let granted_text = if granted.is_empty() {
+        "nothing".to_owned()
+    } else {
+        granted.join(", ")
+    };
+    Some(ToolResult {
+        structured: Some(serde_json::json!({
+            "dry_run": true,
+            "tool": name,
+            "args": args,
+            "sensitive": sensitivity.is_sensitive(),
+            "sensitivity": sensitivity,
+            "granted": granted,
+        })),
+        ..ToolResult::success(
+            name,
+            format!(
+                "[dry run] would call `{name}` with {args} (granted: {granted_text}); nothing was run"
+            ),
+        )
+    })
+}
+
+fn parse_args(args: &str) -> Result<serde_json::Value, CallError> {
+    let text = if args.trim().is_empty() { "{}" } else { args };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) if value.is_object() => Ok(value),
+        Ok(other) => Err(CallError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "the arguments must be a JSON object like {{\"path\": \"src/main.rs\"}}, not {}",
+                json_kind(&other)
+            ),
+        )),
+        Err(err) => Err(CallError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "the arguments are not valid JSON ({err}); send a JSON object such as {{\"path\": \"src/main.rs\"}}"
+            ),
+        )),
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_must_be_an_object() {
+        assert!(parse_args("").is_ok());
+        assert!(parse_args(r#"{"a":1}"#).is_ok());
+        let err = parse_args("[1]").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(err.message.contains("an array"), "{}", err.message);
+        let err = parse_args("{path:").unwrap_err();
+        assert!(err.message.contains("not valid JSON"), "{}", err.message);
+    }
+}

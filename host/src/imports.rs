@@ -1,0 +1,27 @@
+//! Every host implementation of an interface the guests import, one file
+//! per interface, all served on the one per-call state
+//! ([`crate::runtime::sandbox::CallState`]):
+//!
+//! - [`commands`]: the broker's front (run, background commands);
+//! - [`files`]: atomic replace, whole-file read, line scan, tree walk;
+//! - [`parallel`]: fan-out to fresh instances of the calling tool;
+//! - [`dynamic`]: create_tool's component check;
+//! - [`log`]: log lines to tracing;
+//! - [`http`]: WASI (filesystem, clocks...) and wasi:http views, requests
+//!   checked by [`crate::net`].
+//!
+//! The work behind each lives below this layer (broker, dirs, net,
+//! runtime); these files only translate between WIT and it.
+
+pub(crate) mod commands;
+pub(crate) mod dynamic;
+pub(crate) mod files;
+pub(crate) mod http;
+pub(crate) mod log;
+pub(crate) mod parallel;
+
+use crate::bindings::types;
+use crate::runtime::sandbox::CallState;
+
+// The `types` interface defines types only; the linker still wants a host.
+impl types::Host for CallState {}

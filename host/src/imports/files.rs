@@ -1,0 +1,113 @@
+//! The `files` import: file operations WASI 0.2 cannot express or makes
+//! slow — an atomic replace that keeps permissions, a whole file in one call,
+//! a line-window scan and a tree walk — served beneath the directories the
+//! calling tool was granted (dirs.rs does the work).
+
+use crate::bindings::files::{self, FileError};
+use crate::dirs::{self, Op};
+use crate::runtime::sandbox::CallState;
+use crate::types::grant::Access;
+use std::path::Path;
+use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
+
+impl files::Host for CallState {
+    fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Write)?;
+        if rel.as_os_str().is_empty() {
+            return Err(FileError::Invalid(format!(
+                "`{path}` names a directory, not a file"
+            )));
+        }
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
+        dirs::write_atomic(&dir, &rel, &data, dirs::sync_dir)
+            .map_err(|e| dirs::to_file_error(e, &path, Op::Write))
+    }
+
+    fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
+        // The guest chooses `max_bytes`; the host allocates the buffer, so
+        // it is bounded by what the guest could take in anyway.
+        let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
+            u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
+        });
+        dirs::read_whole(&dir, &rel, &path, max_bytes.min(cap))
+    }
+
+    fn scan(
+        &mut self,
+        path: String,
+        first_line: u64,
+        max_lines: u64,
+        max_window: u64,
+    ) -> Result<files::ScanResult, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        let base = base.to_owned();
+        let dir = self.granted.open(&base)?;
+        let (file, _) = dirs::open_regular(&dir, &rel, &path)?;
+        let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
+        let scan = toolhost_sdk::fs::scan_reader(file, first_line, max_lines, most)
+            .map_err(|e| dirs::to_file_error(e, &path, Op::Read))?;
+        Ok(files::ScanResult {
+            hash: scan.hash,
+            size: scan.size,
+            newlines: scan.newlines,
+            last_byte: scan.last_byte,
+            binary: scan.binary,
+            window: scan.window,
+            window_complete: scan.window_complete,
+        })
+    }
+
+    fn walk(
+        &mut self,
+        path: String,
+        options: files::WalkOptions,
+    ) -> Result<Vec<files::WalkEntry>, FileError> {
+        let (base, rel) = self.granted.resolve(&path, Access::Read)?;
+        // The walk never follows symlinks, so only the starting directory
+        // could lead elsewhere: it must resolve inside the granted one.
+        let inside = |p: &Path| p.canonicalize();
+        let (root, base) = (inside(&base.join(&rel)), inside(base));
+        let root = match (root, base) {
+            (Ok(root), Ok(base)) if root.starts_with(&base) => root,
+            (Ok(_), Ok(_)) => {
+                return Err(FileError::Denied(format!(
+                    "`{path}` leads outside the granted directory (through a symlink)"
+                )));
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(dirs::to_file_error(e, &path, Op::Walk)),
+        };
+        let options = WalkOptions {
+            respect_ignore: options.respect_ignore,
+            hidden: options.hidden,
+            max_depth: options.max_depth.map(|d| d as usize),
+            metadata: options.metadata,
+        };
+        let entries =
+            walk_native(&root, &options).map_err(|e| dirs::to_file_error(e, &path, Op::Walk))?;
+        Ok(entries
+            .into_iter()
+            .map(|e| files::WalkEntry {
+                path: e.path,
+                kind: match e.kind {
+                    EntryKind::File => files::EntryKind::File,
+                    EntryKind::Directory => files::EntryKind::Directory,
+                    EntryKind::Symlink => files::EntryKind::Symlink,
+                    EntryKind::Other => files::EntryKind::Other,
+                },
+                size: e.size,
+                modified_ns: e.modified_ns,
+            })
+            .collect())
+    }
+}
+
+/// The most `read` returns when the call's memory limit is not at hand (a
+/// share of a fanned-out call): what the default limit lets a guest take.
+const MAX_READ_BYTES: u64 = 256 << 20;
+
+/// The largest window `scan` returns.
+const MAX_SCAN_WINDOW: u64 = 16 << 20;

@@ -1,0 +1,26 @@
+//! wasi:http for a call: the store's view of the HTTP context, with every
+//! outgoing request passed through the call's [`crate::net::NetHooks`]
+//! (the grant's hosts, resolved-address checks, timeouts, a response cap).
+
+use crate::runtime::sandbox::CallState;
+use wasmtime_wasi::{WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.net,
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The `log` import: a plugin's log lines, forwarded to tracing with the
+//! tool's name and the call's id (a line over 8 KiB is cut).
+
+use crate::bindings::log;
+use crate::runtime::sandbox::CallState;
+
+impl log::Host for CallState {
+    fn log(&mut self, level: log::Level, message: String) {
+        const MAX: usize = 8 << 10;
+        let message = if message.len() > MAX {
+            let cut = message.floor_char_boundary(MAX);
+            format!("{}… [{} bytes cut]", &message[..cut], message.len() - cut)
+        } else {
+            message
+        };
+        let (tool, call) = (&*self.tool, &self.call_id);
+        match level {
+            log::Level::Trace => {
+                tracing::trace!(target: "toolhost::plugin", tool, call, "{message}")
+            }
+            log::Level::Debug => {
+                tracing::debug!(target: "toolhost::plugin", tool, call, "{message}")
+            }
+            log::Level::Info => tracing::info!(target: "toolhost::plugin", tool, call, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "toolhost::plugin", tool, call, "{message}"),
+            log::Level::Error => {
+                tracing::error!(target: "toolhost::plugin", tool, call, "{message}")
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! What the host and the built-in plugins must agree on, defined once: the
+//! names of the state directories the host maps, the settings keys it
+//! passes in the call context, and the limits both sides check. The host
+//! compiles against these same constants (it depends on this crate), so
+//! the two sides cannot drift apart.
+//!
+//! ```
+//! use toolhost_sdk::contract::{dir, guest_path};
+//! assert_eq!(guest_path(dir::TODO), "/todo");
+//! ```
+
+/// Named directories (`dir:NAME:...` capabilities) the host maps to state
+/// directories it owns; a plugin sees each at `/NAME`.
+pub mod dir {
+    /// todo_manager's plans, one file per session.
+    pub const TODO: &str = "todo";
+    /// The memory log save_memory writes and memory_search/memory_get read.
+    pub const MEMORY: &str = "memory";
+    /// web_fetch's page cache.
+    pub const WEB_CACHE: &str = "web_cache";
+    /// The output schemas validate_output reads (one `TYPE.json` each).
+    pub const SCHEMAS: &str = "schemas";
+    /// The dynamic-tool store create_tool writes.
+    pub const DYNAMIC: &str = "dynamic";
+}
+
+/// Where a plugin sees each directory of [`dir`]: `/NAME`.
+pub mod path {
+    /// [`super::dir::TODO`] in the guest.
+    pub const TODO: &str = "/todo";
+    /// [`super::dir::MEMORY`] in the guest.
+    pub const MEMORY: &str = "/memory";
+    /// [`super::dir::WEB_CACHE`] in the guest.
+    pub const WEB_CACHE: &str = "/web_cache";
+    /// [`super::dir::SCHEMAS`] in the guest.
+    pub const SCHEMAS: &str = "/schemas";
+    /// [`super::dir::DYNAMIC`] in the guest.
+    pub const DYNAMIC: &str = "/dynamic";
+}
+
+/// The guest path of the named directory `name`: `/name`.
+pub fn guest_path(name: &str) -> String {
+    format!("/{name}")
+}
+
+/// Keys of the settings object in the call context.
+pub mod setting {
+    /// Global: whether delete_file and apply_patch may delete (bool).
+    pub const ALLOW_DELETE: &str = "allow_delete";
+    /// Global: the default IANA time zone (string).
+    pub const TIMEZONE: &str = "timezone";
+    /// create_tool: the registered tool names a new tool may not take.
+    pub const RESERVED_NAMES: &str = "reserved_names";
+    /// create_tool: the most tools one agent may have (number).
+    pub const MAX_PER_AGENT: &str = "max_per_agent";
+    /// create_tool: the largest source accepted, in bytes (number).
+    pub const MAX_SOURCE_BYTES: &str = "max_source_bytes";
+    /// js_runtime: the script of a JavaScript dynamic tool (string).
+    pub const SOURCE: &str = "source";
+    /// command_runner: the argv template of a command dynamic tool.
+    pub const TEMPLATE: &str = "template";
+    /// web_fetch: how long a cached page is used, in seconds.
+    pub const CACHE_TTL_SECS: &str = "cache_ttl_secs";
+}
+
+/// The shortest tool description that can tell a model what a tool does:
+/// `toolhost check`, the host's load checks and create_tool all use it.
+pub const MIN_DESCRIPTION_CHARS: usize = 20;
+
+/// The longest description create_tool accepts.
+pub const MAX_DESCRIPTION_CHARS: usize = 4000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_guest_path_is_its_directory_name() {
+        for (name, path) in [
+            (dir::TODO, path::TODO),
+            (dir::MEMORY, path::MEMORY),
+            (dir::WEB_CACHE, path::WEB_CACHE),
+            (dir::SCHEMAS, path::SCHEMAS),
+            (dir::DYNAMIC, path::DYNAMIC),
+        ] {
+            assert_eq!(guest_path(name), path);
+        }
+    }
+}
