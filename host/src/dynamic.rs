@@ -30,10 +30,10 @@ use toolhost_sdk::contract::setting;
 pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
-pub const DEFAULT_MAX_PER_AGENT: u32 = 20;
+pub const DEFAULT_MAX_PER_AGENT: u32 = toolhost_sdk::contract::DEFAULT_MAX_PER_AGENT;
 
 /// The largest source `create_tool` accepts (a script or a template).
-pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 256 * 1024;
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = toolhost_sdk::contract::DEFAULT_MAX_SOURCE_BYTES;
 
 /// One stored tool.
 #[derive(Debug, Clone)]

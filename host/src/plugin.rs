@@ -235,6 +235,9 @@ impl Plugin {
     /// [`crate::Executor`] wraps in the whole pipeline (lookup, validation,
     /// confirmation, dry run, hooks, audit).
     pub fn run(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome {
+        // The slot bounds compiling on first use too (sandbox::run's own
+        // take of it is then a no-op on this thread).
+        let _slot = runtime.slot();
         let pre = self.pre(runtime).map_err(|e| {
             CallError::new(
                 ErrorKind::Failed,

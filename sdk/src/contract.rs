@@ -70,6 +70,14 @@ pub const MIN_DESCRIPTION_CHARS: usize = 20;
 /// The longest description create_tool accepts.
 pub const MAX_DESCRIPTION_CHARS: usize = 4000;
 
+/// The most dynamic tools one agent may have pending or approved, unless
+/// the host's `[dynamic] max_per_agent` says otherwise.
+pub const DEFAULT_MAX_PER_AGENT: u32 = 20;
+
+/// The largest dynamic-tool source (a script or a template), unless the
+/// host's `[dynamic] max_source_bytes` says otherwise.
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 256 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;

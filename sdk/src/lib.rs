@@ -134,8 +134,11 @@ pub trait Tool {
     /// What the tool does and when to use it, written for a model.
     const DESCRIPTION: &'static str;
 
-    /// True if the tool changes state (writes files, runs commands). Sensitive
-    /// tools are confirmed in the `confirm-sensitive` mode.
+    /// True if calls should be confirmed as a whole in `confirm-sensitive`
+    /// mode even though the tool's grant lets it write nothing outside its
+    /// own state (a tool that may write files is confirmed anyway; one that
+    /// only runs commands otherwise leaves confirming to the broker, command
+    /// by command).
     const SENSITIVE: bool = false;
 
     /// What the tool needs from the host. The host grants at most this.

@@ -36,50 +36,211 @@ const LAYERS: &[(&str, u8)] = &[
     ("mcp", 9),
 ];
 
-/// Every `crate::NAME` a source text uses outside comments, with its line;
-/// `use crate::{a, b::c}` counts `a` and `b`.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or_default();
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let after = &rest[at + "crate::".len()..];
-            let preceded = rest[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_');
-            if !preceded {
-                if let Some(group) = after.strip_prefix('{') {
-                    let inner = group.split('}').next().unwrap_or_default();
-                    for item in inner.split(',') {
-                        let name = item.trim().split("::").next().unwrap_or_default();
-                        if !name.is_empty() {
-                            found.push((n + 1, name.trim().to_owned()));
-                        }
+/// `text` with comments, string and char literals blanked out (newlines
+/// kept, so offsets keep their line numbers).
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |ch: char| if ch == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '/' && peek(&c, i + 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c[i] == '/' && peek(&c, i + 1) == '*' {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && peek(&c, i + 1) == '*' {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && peek(&c, i + 1) == '/' {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
                     }
                 } else {
-                    let name: String = after
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    found.push((n + 1, name));
+                    out.push(blank(c[i]));
+                    i += 1;
                 }
             }
-            rest = after;
+        } else if c[i] == 'r'
+            && (peek(&c, i + 1) == '"' || peek(&c, i + 1) == '#')
+            && !ident(c.get(i.wrapping_sub(1)))
+        {
+            // A raw string: r"...", r#"..."#.
+            let mut hashes = 0;
+            let mut k = i + 1;
+            while c.get(k) == Some(&'#') {
+                hashes += 1;
+                k += 1;
+            }
+            if c.get(k) != Some(&'"') {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            let close: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            out.extend(std::iter::repeat_n(' ', k + 1 - i));
+            i = k + 1;
+            while i < c.len() && !c[i..].starts_with(&close) {
+                out.push(blank(c[i]));
+                i += 1;
+            }
+            out.extend(std::iter::repeat_n(' ', close.len()));
+            i += close.len();
+        } else if c[i] == '"' {
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                let skip = if c[i] == '\\' { 2 } else { 1 };
+                for _ in 0..skip {
+                    if let Some(&ch) = c.get(i) {
+                        out.push(blank(ch));
+                    }
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && (peek(&c, i + 1) == '\\' || peek(&c, i + 2) == '\'') {
+            // A char literal ('x', '\n', '\''); a lifetime has no closing quote.
+            let end = if peek(&c, i + 1) == '\\' {
+                (i + 2..c.len())
+                    .find(|&k| c[k] == '\'')
+                    .unwrap_or(c.len() - 1)
+            } else {
+                i + 2
+            };
+            out.extend(std::iter::repeat_n(' ', end + 1 - i));
+            i = end + 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
         }
     }
+    out
+}
+
+fn peek(c: &[char], at: usize) -> char {
+    c.get(at).copied().unwrap_or('\0')
+}
+
+fn ident(c: Option<&char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || *c == '_')
+}
+
+/// The identifier at the start of `s`.
+fn leading_ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segment of every item of a `{...}` group starting at
+/// `s` (after the brace), at any line: `{a::B, c::{d, e}}` gives a and c.
+fn group_heads(s: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    for (at, ch) in s.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = true,
+            c if item_start && !c.is_whitespace() => {
+                item_start = false;
+                heads.push(leading_ident(&s[at..]).to_owned());
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// Every top-level module a source text names outside comments and
+/// strings, with its line: through `crate::NAME`, `use crate::{A, B::c}`
+/// (over several lines too), or enough `super::` to reach the crate root
+/// from `depth` (the file's module depth: 1 for `types.rs`, 2 for
+/// `types/grant.rs`). `crate as ALIAS` is reported as `crate as`.
+fn crate_paths(text: &str, depth: usize) -> Vec<(usize, String)> {
+    let code = code_only(text);
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("crate") {
+        if ident(code[..at].chars().next_back().as_ref()) {
+            continue;
+        }
+        let after = code[at + "crate".len()..].trim_start();
+        if let Some(path) = after.strip_prefix("::") {
+            let path = path.trim_start();
+            match path.strip_prefix('{') {
+                Some(group) => {
+                    found.extend(group_heads(group).into_iter().map(|h| (line_of(at), h)))
+                }
+                None => found.push((line_of(at), leading_ident(path).to_owned())),
+            }
+        } else if after.starts_with("as ") {
+            found.push((line_of(at), "crate as".to_owned()));
+        }
+    }
+    for (at, _) in code.match_indices("super::") {
+        if ident(code[..at].chars().next_back().as_ref()) || code[..at].ends_with("super::") {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut ups = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = r.trim_start();
+        }
+        if ups >= depth {
+            let name = leading_ident(rest);
+            if !name.is_empty() {
+                found.push((line_of(at), format!("super:{name}")));
+            }
+        }
+    }
+    found.sort();
     found
 }
 
 /// Problems with one file of module `module`: paths to modules above its
 /// layer, or to names the table does not list.
-fn check_file(module: &str, file: &str, text: &str, layers: &BTreeMap<&str, u8>) -> Vec<String> {
+fn check_file(
+    module: &str,
+    depth: usize,
+    file: &str,
+    text: &str,
+    layers: &BTreeMap<&str, u8>,
+) -> Vec<String> {
     let Some(&own) = layers.get(module) else {
         return vec![format!("{file}: module `{module}` has no layer in LAYERS")];
     };
     let mut problems = Vec::new();
-    for (line, name) in crate_paths(text) {
+    for (line, name) in crate_paths(text, depth) {
+        if name == "crate as" {
+            problems.push(format!(
+                "{file}:{line}: an alias of `crate` hides paths from this check; name the module"
+            ));
+            continue;
+        }
+        // Reaching the root through `super::` counts like `crate::`, but a
+        // name that is not a top-level module is the file's own (a test
+        // module's `super::`).
+        let name = match name.strip_prefix("super:") {
+            Some(n) if layers.contains_key(n) => n.to_owned(),
+            Some(_) => continue,
+            None => name,
+        };
         match layers.get(name.as_str()) {
             None => problems.push(format!(
                 "{file}:{line}: `crate::{name}` is not a module of the layer table; use the path of the module that defines it"
@@ -121,9 +282,11 @@ fn every_module_uses_only_its_own_layer_or_below() {
             continue;
         }
         let module = first.trim_end_matches(".rs");
+        let depth = rel.components().count();
         let text = std::fs::read_to_string(&path).expect("read source");
         problems.extend(check_file(
             module,
+            depth,
             &rel.display().to_string(),
             &text,
             &layers,
@@ -150,7 +313,10 @@ fn lib_declares_exactly_the_modules_of_the_table() {
         .lines()
         .filter_map(|l| {
             let l = l.trim();
-            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = ["pub(crate) ", "pub "]
+                .iter()
+                .find_map(|v| l.strip_prefix(v))
+                .unwrap_or(l);
             l.strip_prefix("mod ")?.strip_suffix(';')
         })
         .collect();
@@ -160,19 +326,43 @@ fn lib_declares_exactly_the_modules_of_the_table() {
     assert_eq!(declared, table, "lib.rs modules and the layer table differ");
 }
 
-// The checker itself: an upward path, a grouped one, an unknown name and a
-// path in a comment.
+// The checker itself: upward paths in every form it reads, and what it must
+// not count (comments, strings, a test module's `super::`).
 #[test]
 fn the_checker_finds_upward_and_unknown_paths() {
     let layers: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
-    let text = "use crate::types::grant::Grant;\n\
-                use crate::{executor::Executor, bindings};\n\
-                // crate::mcp in a comment does not count\n\
-                let x = crate::Executor::new();\n\
-                let y = mycrate::mcp::thing();\n";
-    let problems = check_file("broker", "broker.rs", text, &layers);
-    assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(problems[0].contains("broker.rs:2") && problems[0].contains("crate::executor"));
-    assert!(problems[1].contains("broker.rs:4") && problems[1].contains("not a module"));
-    assert!(check_file("nowhere", "nowhere.rs", "", &layers)[0].contains("no layer"));
+    let text = r##"use crate::types::grant::Grant;
+use crate::{executor::Executor, bindings};
+// crate::mcp in a comment does not count
+let x = crate::Executor::new();
+let y = mycrate::mcp::thing();
+use crate::{
+    types::{a, b},
+    config::Config,
+};
+let s = "crate::mcp in a string"; let r = r#"crate::mcp"#; let q = '"'; /* crate::mcp */
+use super::super::dynamic::Store;
+mod tests { use super::*; use super::helper; }
+use crate as root;
+"##;
+    let problems = check_file("broker", 2, "broker/x.rs", text, &layers);
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| p.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "broker/x.rs:2",  // executor, in a group
+            "broker/x.rs:4",  // a root re-export, not a module
+            "broker/x.rs:6",  // config, in a group over several lines
+            "broker/x.rs:11", // dynamic, through super::super
+            "broker/x.rs:13", // an alias of crate
+        ],
+        "{problems:#?}"
+    );
+    assert!(problems[0].contains("crate::executor"), "{problems:#?}");
+    assert!(problems[2].contains("crate::config"), "{problems:#?}");
+    assert!(problems[3].contains("crate::dynamic"), "{problems:#?}");
+    assert!(check_file("nowhere", 1, "nowhere.rs", "", &layers)[0].contains("no layer"));
 }

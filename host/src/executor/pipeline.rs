@@ -55,6 +55,7 @@ impl Executor {
         let mut steps = || -> Result<ToolResult, CallError> {
             let plugin = self.lookup_step(&registry, name, options)?;
             let parsed = self.validate(&registry, name, args, trace)?;
+            self.not_aborted()?;
             let mut grant = self.effective_grant(&plugin);
             let sensitivity = self.sensitivity_with(&plugin, &grant);
             self.prepare_state_dirs(&grant)?;
@@ -120,6 +121,18 @@ impl Executor {
         Ok(parsed)
     }
 
+    /// Nothing runs once a person chose "abort all" (part of step 3, checked
+    /// before anything is prepared for the call).
+    fn not_aborted(&self) -> Result<(), CallError> {
+        if self.aborted() {
+            return Err(CallError::new(
+                ErrorKind::Denied,
+                "a person chose to abort all calls earlier in this session; nothing was run",
+            ));
+        }
+        Ok(())
+    }
+
     /// The executor's state directories the grant names, created on first use.
     fn prepare_state_dirs(&self, grant: &Effective) -> Result<(), CallError> {
         for dir in &grant.directories {
@@ -147,18 +160,12 @@ impl Executor {
         options: &CallOptions,
     ) -> Result<(), CallError> {
         let denied = |message: String| CallError::new(ErrorKind::Denied, message);
-        if self.aborted() {
-            return Err(denied(
-                "a person chose to abort all calls earlier in this session; nothing was run"
-                    .to_owned(),
-            ));
-        }
         if options.context.dry_run || !sensitivity.needs_confirmation(self.mode) {
             return Ok(());
         }
         let reason = if sensitivity.is_sensitive() {
             format!(
-                "it is sensitive (it can change files) and the mode is {}",
+                "it is sensitive (it can change files or run commands) and the mode is {}",
                 self.mode.as_str()
             )
         } else {

@@ -25,17 +25,6 @@ pub enum Capability {
     },
 }
 
-impl Capability {
-    /// True if this capability lets a tool change state outside itself.
-    pub fn mutates(&self) -> bool {
-        match self {
-            Self::WorkspaceWrite | Self::Commands => true,
-            Self::Directory { writable, .. } => *writable,
-            Self::WorkspaceRead | Self::Network(_) => false,
-        }
-    }
-}
-
 impl std::fmt::Display for Capability {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -19,10 +19,10 @@ use toolhost_sdk::{
 
 /// The most tools one agent may have pending or approved, unless the host
 /// configures `max_per_agent`.
-const DEFAULT_MAX_PER_AGENT: usize = 20;
+const DEFAULT_MAX_PER_AGENT: usize = contract::DEFAULT_MAX_PER_AGENT as usize;
 
 /// The largest script or template, unless the host configures `max_source_bytes`.
-const DEFAULT_MAX_SOURCE_BYTES: usize = 256 * 1024;
+const DEFAULT_MAX_SOURCE_BYTES: usize = contract::DEFAULT_MAX_SOURCE_BYTES as usize;
 
 /// The largest `parameters` schema, as JSON text.
 const MAX_PARAMETERS_BYTES: usize = 64 * 1024;
