@@ -26,7 +26,7 @@ use crate::types::grant::Grant;
 use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use toolhost_sdk::contract::setting;
+use toolhost_sdk::contract::{setting, tool};
 pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
@@ -309,13 +309,13 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
             let mut settings = serde_json::Map::new();
             let runner = if meta.kind == Kind::Javascript {
                 settings.insert(setting::SOURCE.into(), text.into());
-                "js_runtime"
+                tool::JS_RUNTIME
             } else {
                 let template: Vec<String> = serde_json::from_str(text)
                     .map_err(|e| format!("its template is not a JSON array of strings: {e}"))?;
                 toolhost_sdk::dynamic::check_template(&template, &meta.parameters)?;
                 settings.insert(setting::TEMPLATE.into(), template.into());
-                "command_runner"
+                tool::COMMAND_RUNNER
             };
             let builtin = crate::registry::runners()
                 .iter()

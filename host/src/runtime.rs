@@ -308,16 +308,13 @@ impl Runtime {
             .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
     }
 
-    /// What the component keyed `key` says it is: the cached tool-info, or
-    /// `describe()` run once in an empty sandbox (and then cached).
+    /// What the component keyed `key` says it is: `describe()` run once in
+    /// an empty sandbox, its answer cached for [`Runtime::cached_info`].
     pub(crate) fn describe(
         &self,
         key: &str,
         pre: &ToolPluginPre<CallState>,
     ) -> Result<ToolInfo, String> {
-        if let Some(info) = self.cache.load_info(key) {
-            return Ok(info);
-        }
         let info = sandbox::describe(self, pre)?;
         self.cache.store_info(key, &info);
         Ok(info)
@@ -339,7 +336,10 @@ impl Runtime {
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
         let pre = self.prepare(&key, wasm)?;
-        let info = self.describe(&key, &pre)?;
+        let info = match self.cached_info(&key) {
+            Some(info) => info,
+            None => self.describe(&key, &pre)?,
+        };
         let problems = info.conformance_problems();
         if problems.is_empty() {
             Ok((key, info, pre))

@@ -43,6 +43,19 @@ pub fn guest_path(name: &str) -> String {
     format!("/{name}")
 }
 
+/// Names of the components the host treats specially: the tool that
+/// creates dynamic tools (it gets the registered names in its settings) and
+/// the runners dynamic tools run in (found among the embedded components by
+/// these names).
+pub mod tool {
+    /// The built-in that stores new dynamic tools.
+    pub const CREATE_TOOL: &str = "create_tool";
+    /// The runner of `javascript` dynamic tools.
+    pub const JS_RUNTIME: &str = "js_runtime";
+    /// The runner of `command` dynamic tools.
+    pub const COMMAND_RUNNER: &str = "command_runner";
+}
+
 /// Keys of the settings object in the call context.
 pub mod setting {
     /// Global: whether delete_file and apply_patch may delete (bool).

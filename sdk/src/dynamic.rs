@@ -22,9 +22,9 @@ pub const META_FILE: &str = "meta.json";
 /// Names no dynamic tool may take, besides the registered tools: the
 /// dynamic-tool machinery itself and words a person would confuse.
 pub const RESERVED_NAMES: &[&str] = &[
-    "create_tool",
-    "js_runtime",
-    "command_runner",
+    crate::contract::tool::CREATE_TOOL,
+    crate::contract::tool::JS_RUNTIME,
+    crate::contract::tool::COMMAND_RUNNER,
     "toolhost",
     "approve",
     "approve_tool",

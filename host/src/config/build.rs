@@ -13,7 +13,7 @@ use crate::types::grant::is_env_name;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use toolhost_sdk::contract::{dir, setting};
+use toolhost_sdk::contract::{dir, setting, tool};
 
 impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and
@@ -85,7 +85,7 @@ impl Config {
             settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
             settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
             settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
-            executor = executor.with_tool_settings("create_tool", settings);
+            executor = executor.with_tool_settings(tool::CREATE_TOOL, settings);
         }
         if let Some(memory) = self
             .memory_dir

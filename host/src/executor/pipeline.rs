@@ -26,6 +26,7 @@ impl Executor {
         let mut trace = CallTrace::default();
         let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.pipeline(tool, args, options, &mut trace)
+                .unwrap_or_else(|error| ToolResult::failure(tool, error))
         }))
         .unwrap_or_else(|_| {
             ToolResult::failure(
@@ -42,46 +43,43 @@ impl Executor {
         result
     }
 
-    /// Steps 1-6 and 8; each step either passes on what the next needs or
-    /// stops the call with its result.
+    /// Steps 1-6 and 8; each step passes on what the next needs, or stops
+    /// the call with its error (a dry run stops it with its description).
     fn pipeline(
         &self,
         name: &str,
         args: &str,
         options: &CallOptions,
         trace: &mut CallTrace,
-    ) -> ToolResult {
+    ) -> Result<ToolResult, CallError> {
         let registry = self.registry();
-        let mut steps = || -> Result<ToolResult, CallError> {
-            let plugin = self.lookup_step(&registry, name, options)?;
-            let parsed = self.validate(&registry, name, args, trace)?;
-            self.not_aborted()?;
-            let mut grant = self.effective_grant(&plugin);
-            let sensitivity = self.sensitivity_with(&plugin, &grant);
-            self.prepare_state_dirs(&grant)?;
-            let confirmer = options
-                .confirmer
-                .clone()
-                .unwrap_or_else(|| Arc::clone(&self.confirmer));
-            if self.audit.is_some() {
-                trace.capabilities = grant
-                    .capabilities()
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
-            }
-            self.confirm(name, &parsed, sensitivity, &*confirmer, options)?;
-            if options.context.dry_run
-                && let Some(described) = dry_run(&plugin, &parsed, sensitivity, &mut grant)
-            {
-                return Ok(described);
-            }
-            let broker_call = self.broker_call(name, &grant, confirmer, options, trace);
-            let mut out = self.run(&plugin, args, options, &grant, &broker_call)?;
-            self.post_edit_hooks(&mut out, broker_call, options, trace);
-            Ok(result(name, out))
-        };
-        steps().unwrap_or_else(|error| ToolResult::failure(name, error))
+        let plugin = self.lookup_step(&registry, name, options)?;
+        let parsed = self.validate(&registry, name, args, trace)?;
+        self.not_aborted()?;
+        let mut grant = self.effective_grant(&plugin);
+        let sensitivity = self.sensitivity_with(&plugin, &grant);
+        self.prepare_state_dirs(&grant)?;
+        let confirmer = options
+            .confirmer
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.confirmer));
+        if self.audit.is_some() {
+            trace.capabilities = grant
+                .capabilities()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+        }
+        self.confirm(name, &parsed, sensitivity, &*confirmer, options)?;
+        if options.context.dry_run
+            && let Some(described) = dry_run(&plugin, &parsed, sensitivity, &mut grant)
+        {
+            return Ok(described);
+        }
+        let broker_call = self.broker_call(name, &grant, confirmer, options, trace);
+        let mut out = self.run(&plugin, args, options, &grant, &broker_call)?;
+        self.post_edit_hooks(&mut out, broker_call, options, trace);
+        Ok(result(name, out))
     }
 
     /// Step 1: The tool, as the caller's agent and the active profile see it.

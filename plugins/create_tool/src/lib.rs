@@ -92,7 +92,7 @@ pub struct CreateTool;
 
 impl Tool for CreateTool {
     type Args = Args;
-    const NAME: &'static str = "create_tool";
+    const NAME: &'static str = contract::tool::CREATE_TOOL;
     const DESCRIPTION: &'static str = "Create a new tool when no existing tool does what you \
         need: a JavaScript function, an argv command template, or a WASM component. The tool is \
         stored as pending; a person must approve it (and decide what it may access) before it \
@@ -141,7 +141,7 @@ impl Limits {
 
 /// The body of [`CreateTool::call`], over the store at `store`.
 pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolError> {
-    let store = toolhost_sdk::fs::granted_dir(store, "create_tool")?;
+    let store = toolhost_sdk::fs::granted_dir(store, contract::tool::CREATE_TOOL)?;
     let limits = Limits::from(ctx);
     let stored = existing(store)?;
     check_name(&args.name, &limits, &stored)?;

@@ -15,7 +15,7 @@ pub struct CommandRunner;
 
 impl Tool for CommandRunner {
     type Args = Map<String, Value>;
-    const NAME: &'static str = "command_runner";
+    const NAME: &'static str = contract::tool::COMMAND_RUNNER;
     const DESCRIPTION: &'static str = "Runs an approved argv template for a `command` dynamic \
         tool; the host shows each such tool under its own name and schema.";
 

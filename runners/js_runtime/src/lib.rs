@@ -52,7 +52,7 @@ pub struct JsRuntime;
 
 impl Tool for JsRuntime {
     type Args = Map<String, Value>;
-    const NAME: &'static str = "js_runtime";
+    const NAME: &'static str = contract::tool::JS_RUNTIME;
     const DESCRIPTION: &'static str = "Runs an approved script for a `javascript` dynamic tool; \
         the host shows each such tool under its own name and schema.";
 
