@@ -89,6 +89,20 @@ impl Default for CommandConfig {
     }
 }
 
+/// Why a [`Broker`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrokerError {
+    /// An allow or deny pattern is malformed.
+    #[error("commands.{key}: {source}")]
+    Pattern {
+        /// `allow` or `deny`.
+        key: &'static str,
+        /// What is wrong with it.
+        source: policy::PatternError,
+    },
+}
+
 /// Bytes of one command's output kept for retrieval (head + tail).
 const KEEP_BYTES: usize = 16 << 20;
 
@@ -130,10 +144,10 @@ impl Drop for Broker {
 
 impl Broker {
     /// A broker with `config`; the error names a bad pattern.
-    pub fn new(config: CommandConfig) -> Result<Self, String> {
-        let patterns = |list: &[String], what: &str| -> Result<Vec<Pattern>, String> {
+    pub fn new(config: CommandConfig) -> Result<Self, BrokerError> {
+        let patterns = |list: &[String], key: &'static str| -> Result<Vec<Pattern>, BrokerError> {
             list.iter()
-                .map(|p| Pattern::parse(p).map_err(|e| format!("commands.{what}: {e}")))
+                .map(|p| Pattern::parse(p).map_err(|source| BrokerError::Pattern { key, source }))
                 .collect()
         };
         let policy = Policy {

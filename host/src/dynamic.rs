@@ -23,6 +23,7 @@ use crate::registry::{LoadProblem, Registry};
 use crate::runtime::Runtime;
 use crate::trust;
 use crate::types::grant::Grant;
+use crate::types::names::ParseError;
 use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -34,6 +35,48 @@ pub const DEFAULT_MAX_PER_AGENT: u32 = toolhost_sdk::contract::DEFAULT_MAX_PER_A
 
 /// The largest source `create_tool` accepts (a script or a template).
 pub const DEFAULT_MAX_SOURCE_BYTES: u64 = toolhost_sdk::contract::DEFAULT_MAX_SOURCE_BYTES;
+
+/// Why a dynamic-tool operation failed, by kind; the message says what to
+/// do next.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DynamicError {
+    /// No stored tool has this id or (not rejected) name.
+    #[error("no dynamic tool has the id or name `{query}` in {}; `toolhost dynamic list` shows them", store.display())]
+    NotFound {
+        /// The id or name asked for.
+        query: String,
+        /// The store searched.
+        store: PathBuf,
+    },
+    /// Several stored tools have this name.
+    #[error(
+        "more than one stored tool is named `{0}`; give its id (`toolhost dynamic list` shows ids)"
+    )]
+    Ambiguous(String),
+    /// Approving it would break a rule (rejected already, a name taken).
+    #[error("{0}")]
+    Refused(String),
+    /// The tool does not build: its source, template, schema or component.
+    #[error("{0}")]
+    Invalid(String),
+    /// The grant is not in `--grant` spelling.
+    #[error(transparent)]
+    Grant(#[from] ParseError),
+    /// Reading or writing the store or the trust store failed.
+    #[error("cannot {what}: {source}")]
+    Io {
+        /// What was being done (`read …`, `record the approval`).
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DynamicError {
+    let what = what.into();
+    move |source| DynamicError::Io { what, source }
+}
 
 /// One stored tool.
 #[derive(Debug, Clone)]
@@ -93,11 +136,11 @@ impl Store {
     }
 
     /// The tool with this id, or the one not rejected with this name.
-    pub fn find(&self, id_or_name: &str) -> Result<Entry, String> {
+    pub fn find(&self, id_or_name: &str) -> Result<Entry, DynamicError> {
         self.find_in(&self.list().0, id_or_name)
     }
 
-    fn find_in(&self, entries: &[Entry], id_or_name: &str) -> Result<Entry, String> {
+    fn find_in(&self, entries: &[Entry], id_or_name: &str) -> Result<Entry, DynamicError> {
         if let Some(e) = entries.iter().find(|e| e.meta.id == id_or_name) {
             return Ok(e.clone());
         }
@@ -106,13 +149,11 @@ impl Store {
             .filter(|e| e.meta.name == id_or_name && e.meta.status != Status::Rejected);
         match (by_name.next(), by_name.next()) {
             (Some(e), None) => Ok(e.clone()),
-            (Some(_), Some(_)) => Err(format!(
-                "more than one stored tool is named `{id_or_name}`; give its id (`toolhost dynamic list` shows ids)"
-            )),
-            (None, _) => Err(format!(
-                "no dynamic tool has the id or name `{id_or_name}` in {}; `toolhost dynamic list` shows them",
-                self.dir.display()
-            )),
+            (Some(_), Some(_)) => Err(DynamicError::Ambiguous(id_or_name.to_owned())),
+            (None, _) => Err(DynamicError::NotFound {
+                query: id_or_name.to_owned(),
+                store: self.dir.clone(),
+            }),
         }
     }
 
@@ -126,14 +167,14 @@ impl Store {
         registry: &Registry,
         id_or_name: &str,
         grant: Option<Vec<String>>,
-    ) -> Result<Entry, String> {
+    ) -> Result<Entry, DynamicError> {
         let (entries, _) = self.list();
         let mut entry = self.find_in(&entries, id_or_name)?;
         if entry.meta.status == Status::Rejected {
-            return Err(format!(
+            return Err(DynamicError::Refused(format!(
                 "`{}` was rejected and its source removed; the agent must create it again",
                 entry.meta.id
-            ));
+            )));
         }
         let grant = grant.unwrap_or_else(|| entry.meta.capabilities.clone());
         parse_grant(&grant)?;
@@ -142,11 +183,11 @@ impl Store {
                 .dynamic()
                 .is_none_or(|b| b.meta.id != entry.meta.id)
         {
-            return Err(format!(
+            return Err(DynamicError::Refused(format!(
                 "a tool named `{}` is already registered (from {}); reject this one",
                 entry.meta.name,
                 existing.origin()
-            ));
+            )));
         }
         // Two creations racing past create_tool's check: one name, one tool.
         if let Some(twin) = entries.iter().find(|e| {
@@ -154,35 +195,36 @@ impl Store {
                 && e.meta.id != entry.meta.id
                 && e.meta.status == Status::Approved
         }) {
-            return Err(format!(
+            return Err(DynamicError::Refused(format!(
                 "another approved tool, {}, is named `{}`; reject one of them",
                 twin.meta.id, entry.meta.name
-            ));
+            )));
         }
         entry.meta.status = Status::Approved;
         entry.meta.grant = Some(grant);
         entry.meta.decided_at = Some(now());
         entry.meta.reason = None;
         let source = std::fs::read(entry.source_path())
-            .map_err(|e| format!("cannot read {}: {e}", entry.source_path().display()))?;
+            .map_err(io(format!("read {}", entry.source_path().display())))?;
         let built = plugin(runtime, &entry, &source)?;
-        crate::validate::ArgsSchema::compile(&built.info().input_schema)
-            .map_err(|e| format!("its parameters schema cannot be used: {e}"))?;
+        crate::validate::ArgsSchema::compile(&built.info().input_schema).map_err(|e| {
+            DynamicError::Invalid(format!("its parameters schema cannot be used: {e}"))
+        })?;
         trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
-            .map_err(|e| format!("cannot record the approval: {e}"))?;
+            .map_err(io("record the approval"))?;
         write_meta(&entry)?;
         Ok(entry)
     }
 
     /// Reject `id_or_name`: remove its source and its approval, and keep the
     /// record (status `rejected`, with `reason`) so the agent can be told.
-    pub fn reject(&self, id_or_name: &str, reason: Option<String>) -> Result<Entry, String> {
+    pub fn reject(&self, id_or_name: &str, reason: Option<String>) -> Result<Entry, DynamicError> {
         let mut entry = self.find(id_or_name)?;
-        trust::forget(&entry.dir).map_err(|e| format!("cannot remove the approval: {e}"))?;
+        trust::forget(&entry.dir).map_err(io("remove the approval"))?;
         match std::fs::remove_file(entry.source_path()) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("cannot remove the source: {e}")),
+            Err(e) => return Err(io("remove the source")(e)),
         }
         entry.meta.status = Status::Rejected;
         entry.meta.grant = None;
@@ -205,7 +247,7 @@ impl Store {
                 .map_err(|e| format!("cannot read its source: {e}"))
                 .and_then(|source| {
                     if trust::is_trusted(&entry.dir, &approval_digest(&entry.meta, &source)) {
-                        plugin(runtime, &entry, &source)
+                        plugin(runtime, &entry, &source).map_err(|e| e.to_string())
                     } else {
                         Err("it changed since a person approved it (or was never approved with `toolhost dynamic approve`); approve it again".to_owned())
                     }
@@ -239,12 +281,13 @@ impl Store {
     }
 }
 
-fn write_meta(entry: &Entry) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(&entry.meta).map_err(|e| e.to_string())?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&entry.dir).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| e.to_string())?;
+fn write_meta(entry: &Entry) -> Result<(), DynamicError> {
+    let what = || format!("write {}", entry.dir.join(META_FILE).display());
+    let text = serde_json::to_string_pretty(&entry.meta).map_err(|e| io(what())(e.into()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&entry.dir).map_err(io(what()))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(io(what()))?;
     tmp.persist(entry.dir.join(META_FILE))
-        .map_err(|e| format!("cannot write {META_FILE}: {}", e.error))?;
+        .map_err(|e| io(what())(e.error))?;
     Ok(())
 }
 
@@ -253,8 +296,8 @@ fn now() -> String {
 }
 
 /// Parse a grant in `--grant` spelling.
-pub fn parse_grant(items: &[String]) -> Result<Grant, String> {
-    Grant::parse_caps(&items.join(",")).map_err(|e| e.to_string())
+pub fn parse_grant(items: &[String]) -> Result<Grant, ParseError> {
+    Grant::parse_caps(&items.join(","))
 }
 
 /// What a person approved, as the bytes whose digest the trust store keeps.
@@ -294,7 +337,7 @@ fn grant_capabilities(grant: &Grant) -> Vec<Capability> {
 /// it gets) and its source. [`Store::load_into`] calls this only for a
 /// record a person approved; a library embedding toolhost may build one
 /// itself, as it may register any plugin with any grant.
-pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin, String> {
+pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin, DynamicError> {
     let meta = &entry.meta;
     let grant = parse_grant(meta.grant.as_deref().unwrap_or_default())?;
     let binding = |settings| Binding {
@@ -305,22 +348,28 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
     match meta.kind {
         Kind::Javascript | Kind::Command => {
             let text = std::str::from_utf8(source)
-                .map_err(|_| "its source is not UTF-8 text".to_owned())?;
+                .map_err(|_| DynamicError::Invalid("its source is not UTF-8 text".to_owned()))?;
             let mut settings = serde_json::Map::new();
             let runner = if meta.kind == Kind::Javascript {
                 settings.insert(setting::SOURCE.into(), text.into());
                 tool::JS_RUNTIME
             } else {
-                let template: Vec<String> = serde_json::from_str(text)
-                    .map_err(|e| format!("its template is not a JSON array of strings: {e}"))?;
-                toolhost_sdk::dynamic::check_template(&template, &meta.parameters)?;
+                let template: Vec<String> = serde_json::from_str(text).map_err(|e| {
+                    DynamicError::Invalid(format!(
+                        "its template is not a JSON array of strings: {e}"
+                    ))
+                })?;
+                toolhost_sdk::dynamic::check_template(&template, &meta.parameters)
+                    .map_err(DynamicError::Invalid)?;
                 settings.insert(setting::TEMPLATE.into(), template.into());
                 tool::COMMAND_RUNNER
             };
             let builtin = crate::registry::runners()
                 .iter()
                 .find(|b| b.crate_name == runner)
-                .ok_or_else(|| format!("this build has no {runner} component"))?;
+                .ok_or_else(|| {
+                    DynamicError::Invalid(format!("this build has no {runner} component"))
+                })?;
             let info = ToolInfo {
                 name: meta.name.clone(),
                 description: meta.description.clone(),
@@ -348,6 +397,10 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
 /// compiles and links against this host's world, `describe` answers with a
 /// valid name and schemas, and the description says something. Returns the
 /// plugin, or every problem found, one per line.
-pub fn check_component(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Plugin, String> {
-    Plugin::checked(runtime, wasm, origin)
+pub fn check_component(
+    runtime: &Runtime,
+    wasm: Vec<u8>,
+    origin: &Path,
+) -> Result<Plugin, DynamicError> {
+    Plugin::checked(runtime, wasm, origin).map_err(DynamicError::Invalid)
 }

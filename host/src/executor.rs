@@ -27,9 +27,9 @@ mod pipeline;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 
-use crate::broker::{Broker, CommandConfig};
+use crate::broker::{Broker, BrokerError, CommandConfig};
 use crate::executor::audit::AuditLog;
-use crate::executor::hooks::{Hooks, PostEditHook};
+use crate::executor::hooks::{HookError, Hooks, PostEditHook};
 use crate::plugin::{Origin, Plugin};
 use crate::registry::{Registry, RegistryError};
 use crate::runtime::Runtime;
@@ -182,7 +182,7 @@ impl Executor {
     /// with a bad pattern or timeout. Call it after
     /// [`Executor::with_commands`]: hook timeouts are checked against the
     /// broker's `max_timeout`.
-    pub fn with_hooks(mut self, hooks: Vec<PostEditHook>) -> Result<Self, String> {
+    pub fn with_hooks(mut self, hooks: Vec<PostEditHook>) -> Result<Self, HookError> {
         self.hooks = Hooks::new(hooks, self.broker.config().max_timeout)?;
         Ok(self)
     }
@@ -195,7 +195,7 @@ impl Executor {
 
     /// Set how commands run (policy, timeouts, confinement); the error
     /// names a bad allow or deny pattern.
-    pub fn with_commands(mut self, config: CommandConfig) -> Result<Self, String> {
+    pub fn with_commands(mut self, config: CommandConfig) -> Result<Self, BrokerError> {
         self.broker = Arc::new(Broker::new(config)?);
         Ok(self)
     }

@@ -58,7 +58,7 @@ pub use executor::{audit, hooks};
 pub use runtime::sandbox;
 pub use types::grant;
 
-pub use broker::{Broker, CommandConfig};
+pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;
 pub use executor::{CallOptions, Executor, Profile};
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource};

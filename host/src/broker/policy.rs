@@ -73,24 +73,41 @@ pub struct Pattern {
     words: Vec<String>,
 }
 
+/// Why a command pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternError {
+    /// The pattern has no words.
+    #[error("a command pattern must not be empty")]
+    Empty,
+    /// `**` is not the last word.
+    #[error("in `{0}`, `**` must be the last word (it matches the rest of the arguments)")]
+    RestNotLast(String),
+    /// The program is a wildcard.
+    #[error("in `{0}`, the first word must name a program, not a wildcard")]
+    WildProgram(String),
+}
+
 impl Pattern {
     /// Parse `cargo test *`; the error says what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    ///
+    /// ```
+    /// use toolhost::broker::policy::{Pattern, PatternError};
+    /// assert!(Pattern::parse("cargo test *").is_ok());
+    /// assert_eq!(Pattern::parse("  "), Err(PatternError::Empty));
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, PatternError> {
         let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
         if words.is_empty() {
-            return Err("a command pattern must not be empty".to_owned());
+            return Err(PatternError::Empty);
         }
         if let Some(i) = words.iter().position(|w| w == "**")
             && i + 1 != words.len()
         {
-            return Err(format!(
-                "in `{text}`, `**` must be the last word (it matches the rest of the arguments)"
-            ));
+            return Err(PatternError::RestNotLast(text.to_owned()));
         }
         if words[0].contains('*') {
-            return Err(format!(
-                "in `{text}`, the first word must name a program, not a wildcard"
-            ));
+            return Err(PatternError::WildProgram(text.to_owned()));
         }
         Ok(Self { words })
     }

@@ -46,7 +46,7 @@ impl Config {
             .with_mode(self.mode)
             .with_setting(setting::ALLOW_DELETE, self.allow_delete)
             .with_commands(self.commands.to_command_config())
-            .map_err(bad)?;
+            .map_err(|e| bad(e.to_string()))?;
         if let Some(tz) = &self.timezone {
             executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }

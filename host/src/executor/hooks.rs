@@ -87,36 +87,66 @@ impl Confirmer for Configured {
     }
 }
 
+/// Why the configured post-edit hooks were refused; each names the hook.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HookError {
+    /// A hook without a name or a command.
+    #[error("every post_edit hook needs a name and a command (hook `{0}`)")]
+    Incomplete(String),
+    /// A timeout of 0 or over the broker's longest.
+    #[error("hook `{hook}`: timeout_secs is {secs}; use 1 to {max} (commands.max_timeout_secs)")]
+    Timeout {
+        /// The hook's name.
+        hook: String,
+        /// The timeout it asked for.
+        secs: u64,
+        /// The broker's `max_timeout`, in seconds.
+        max: u64,
+    },
+    /// A file pattern that is not a glob.
+    #[error("hook `{hook}`: file pattern `{pattern}`: {source}")]
+    Pattern {
+        /// The hook's name.
+        hook: String,
+        /// The pattern (all of them, if they failed together).
+        pattern: String,
+        /// What the glob parser said.
+        source: globset::Error,
+    },
+}
+
 impl Hooks {
     /// Compile the hooks' patterns; the error names the hook and what is
     /// wrong. A timeout above `max_timeout` (the broker's) is refused rather
     /// than cut short silently.
-    pub(crate) fn new(hooks: Vec<PostEditHook>, max_timeout: Duration) -> Result<Self, String> {
+    pub(crate) fn new(hooks: Vec<PostEditHook>, max_timeout: Duration) -> Result<Self, HookError> {
         let mut out = Vec::with_capacity(hooks.len());
         for hook in hooks {
             if hook.name.trim().is_empty() || hook.command.trim().is_empty() {
-                return Err(format!(
-                    "every post_edit hook needs a name and a command (hook `{}`)",
-                    hook.name
-                ));
+                return Err(HookError::Incomplete(hook.name));
             }
             if hook.timeout_secs == 0 || hook.timeout_secs > max_timeout.as_secs() {
-                return Err(format!(
-                    "hook `{}`: timeout_secs is {}; use 1 to {} (commands.max_timeout_secs)",
-                    hook.name,
-                    hook.timeout_secs,
-                    max_timeout.as_secs()
-                ));
+                return Err(HookError::Timeout {
+                    hook: hook.name,
+                    secs: hook.timeout_secs,
+                    max: max_timeout.as_secs(),
+                });
             }
             let mut set = GlobSetBuilder::new();
             for pattern in &hook.file_patterns {
-                let glob = Glob::new(pattern)
-                    .map_err(|e| format!("hook `{}`: file pattern `{pattern}`: {e}", hook.name))?;
+                let glob = Glob::new(pattern).map_err(|source| HookError::Pattern {
+                    hook: hook.name.clone(),
+                    pattern: pattern.clone(),
+                    source,
+                })?;
                 set.add(glob);
             }
-            let set = set
-                .build()
-                .map_err(|e| format!("hook `{}`: {e}", hook.name))?;
+            let set = set.build().map_err(|source| HookError::Pattern {
+                hook: hook.name.clone(),
+                pattern: hook.file_patterns.join(" "),
+                source,
+            })?;
             out.push((hook, set));
         }
         Ok(Self { hooks: out })
@@ -255,7 +285,7 @@ mod tests {
 
     #[test]
     fn bad_hooks_are_refused_naming_the_hook() {
-        let err = |h: PostEditHook| Hooks::new(vec![h], MAX).unwrap_err();
+        let err = |h: PostEditHook| Hooks::new(vec![h], MAX).unwrap_err().to_string();
         assert!(err(Hook::new("", "true", &[], 5)).contains("needs a name and a command"));
         assert!(err(Hook::new("fmt", " ", &[], 5)).contains("`fmt`"));
         let m = err(Hook::new("fmt", "true", &[], 0));

@@ -100,7 +100,9 @@ fn check(settings: &Settings, files: &[std::path::PathBuf]) -> anyhow::Result<Ex
     for file in files {
         let checked = std::fs::read(file)
             .map_err(|e| format!("cannot read it: {e}"))
-            .and_then(|wasm| toolhost::dynamic::check_component(runtime, wasm, file));
+            .and_then(|wasm| {
+                toolhost::dynamic::check_component(runtime, wasm, file).map_err(|e| e.to_string())
+            });
         match checked {
             Ok(plugin) => {
                 let info = plugin.info();
@@ -169,7 +171,7 @@ fn dynamic(
             output::dynamic_list(&entries, json)?;
         }
         DynamicAction::Show { id } => {
-            output::dynamic_show(&store.find(&id).map_err(UsageError)?)?;
+            output::dynamic_show(&store.find(&id).map_err(|e| UsageError(e.to_string()))?)?;
         }
         DynamicAction::Approve { id } => {
             // `--grant CAPS`, or the global form `--grant ID=CAPS` naming this tool.
