@@ -3,7 +3,7 @@
 //! the background.
 
 use super::confine::{Plan, Prepared};
-use super::policy::Class;
+use super::policy::{Assessment, Class};
 use super::{Broker, CommandConfig, KEEP_BYTES, output, process, sessions};
 use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
@@ -97,8 +97,7 @@ impl BrokerCall {
         background: bool,
         record: &mut CommandRecord,
     ) -> Result<Checked, CommandError> {
-        let broker = self.broker();
-        let config = &broker.config;
+        let config = &self.broker().config;
         let shown = match &request.program {
             Program::Shell(line) => line.clone(),
             Program::Argv(argv) => shell_words(argv),
@@ -110,6 +109,60 @@ impl BrokerCall {
                     .to_owned(),
             ));
         }
+        let assessment = self.assess(request, &shown)?;
+        record.class = Some(assessment.class.as_str());
+        if config.allowed_only && assessment.class == Class::Dangerous {
+            return Err(CommandError::Denied(format!(
+                "refused `{shown}`: it is classed dangerous ({}) and only allowed commands may run \
+                 (allowed_only), so nobody was asked; add {ALLOW_HOW} if it should run",
+                assessment.reason
+            )));
+        }
+        let (cwd, prepared) = self.confinement(request)?;
+        let timeout = request
+            .timeout_ms
+            .map_or(config.default_timeout, |ms| {
+                Duration::from_millis(ms.into())
+            })
+            .min(config.max_timeout);
+        let needs = needs_confirmation(self.mode, assessment.class);
+        if self.dry_run {
+            return Err(self.dry_run_verdict(
+                request,
+                background,
+                &shown,
+                &assessment,
+                needs,
+                &prepared,
+            ));
+        }
+        if needs {
+            let what = serde_json::json!({
+                "command": shown,
+                "cwd": request.cwd.as_deref().unwrap_or("."),
+                "env": request.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "background": background,
+            });
+            self.confirm(
+                &format!("`{shown}` is {}: {}", assessment.class, assessment.reason),
+                &what,
+                &shown,
+            )?;
+        }
+        let enforced = prepared.enforced.clone();
+        let command = self.command(request, background, &cwd, prepared)?;
+        Ok(Checked {
+            shown,
+            command,
+            enforced,
+            timeout,
+        })
+    }
+
+    /// The policy's verdict on the command and its environment (the worse
+    /// of the two); refused on the blocklist.
+    fn assess(&self, request: &CommandRequest, shown: &str) -> Result<Assessment, CommandError> {
+        let broker = self.broker();
         let assessed = match &request.program {
             Program::Shell(line) => broker.policy.assess_line(line),
             Program::Argv(argv) => broker.policy.assess_argv(argv),
@@ -126,14 +179,13 @@ impl BrokerCall {
         {
             assessment = env;
         }
-        record.class = Some(assessment.class.as_str());
-        if config.allowed_only && assessment.class == Class::Dangerous {
-            return Err(CommandError::Denied(format!(
-                "refused `{shown}`: it is classed dangerous ({}) and only allowed commands may run \
-                 (allowed_only), so nobody was asked; add {ALLOW_HOW} if it should run",
-                assessment.reason
-            )));
-        }
+        Ok(assessment)
+    }
+
+    /// Where the command runs and the OS confinement prepared for it;
+    /// refused when `require_sandbox` asks for what this system lacks.
+    fn confinement(&self, request: &CommandRequest) -> Result<(PathBuf, Prepared), CommandError> {
+        let broker = self.broker();
         let Some(workspace) = &self.workspace else {
             return Err(CommandError::Denied(
                 "commands run in the workspace, and no workspace is set; start toolhost with --workspace DIR".to_owned(),
@@ -142,13 +194,15 @@ impl BrokerCall {
         let cwd = resolve_cwd(workspace, request.cwd.as_deref())?;
         let processes = broker.processes()?;
         let mut writable = vec![workspace.clone(), processes.temp.path().to_owned()];
-        writable.extend(config.writable.iter().cloned());
+        writable.extend(broker.config.writable.iter().cloned());
         let plan = Plan {
             writable,
             network: self.network,
         };
         let prepared = Prepared::new(&plan, &broker.support).map_err(CommandError::Failed)?;
-        if config.require_sandbox && !(prepared.confines_files() && prepared.confines_calls()) {
+        if broker.config.require_sandbox
+            && !(prepared.confines_files() && prepared.confines_calls())
+        {
             let missing = if prepared.confines_files() {
                 "its seccomp filter"
             } else {
@@ -158,51 +212,55 @@ impl BrokerCall {
                 "the sandbox is required (--require-sandbox) and this system cannot enforce {missing}; nothing was run"
             )));
         }
-        let timeout = request
-            .timeout_ms
-            .map_or(config.default_timeout, |ms| {
-                Duration::from_millis(ms.into())
-            })
-            .min(config.max_timeout);
-        let needs = needs_confirmation(self.mode, assessment.class);
-        if self.dry_run {
-            let confirm = if needs {
-                "would ask for confirmation"
-            } else {
-                "would run without asking"
-            };
-            let how = if background {
-                "start in the background"
-            } else {
-                "run"
-            };
-            let dir = request
-                .cwd
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .unwrap_or(".");
-            return Err(CommandError::DryRun(format!(
-                "[dry run] would {how} `{shown}` in `{dir}`: {} ({}); in mode {} it {confirm}; confined by {}; nothing was run",
-                assessment.class,
-                assessment.reason,
-                self.mode.as_str(),
-                prepared.enforced.join(", ")
-            )));
-        }
-        if needs {
-            let what = serde_json::json!({
-                "command": shown,
-                "cwd": request.cwd.as_deref().unwrap_or("."),
-                "env": request.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-                "background": background,
-            });
-            self.confirm(
-                &format!("`{shown}` is {}: {}", assessment.class, assessment.reason),
-                &what,
-                &shown,
-            )?;
-        }
-        let enforced = prepared.enforced.clone();
+        Ok((cwd, prepared))
+    }
+
+    /// What a dry run answers instead of running the command.
+    fn dry_run_verdict(
+        &self,
+        request: &CommandRequest,
+        background: bool,
+        shown: &str,
+        assessment: &Assessment,
+        needs: bool,
+        prepared: &Prepared,
+    ) -> CommandError {
+        let confirm = if needs {
+            "would ask for confirmation"
+        } else {
+            "would run without asking"
+        };
+        let how = if background {
+            "start in the background"
+        } else {
+            "run"
+        };
+        let dir = request
+            .cwd
+            .as_deref()
+            .filter(|c| !c.is_empty())
+            .unwrap_or(".");
+        CommandError::DryRun(format!(
+            "[dry run] would {how} `{shown}` in `{dir}`: {} ({}); in mode {} it {confirm}; confined by {}; nothing was run",
+            assessment.class,
+            assessment.reason,
+            self.mode.as_str(),
+            prepared.enforced.join(", ")
+        ))
+    }
+
+    /// The process to start: the shell line or argv, in `cwd`, with the
+    /// scrubbed environment, and the confinement applied between fork and
+    /// exec.
+    fn command(
+        &self,
+        request: &CommandRequest,
+        background: bool,
+        cwd: &Path,
+        mut prepared: Prepared,
+    ) -> Result<Command, CommandError> {
+        let broker = self.broker();
+        let processes = broker.processes()?;
         let mut command = match &request.program {
             Program::Shell(line) => {
                 let mut c = Command::new(&broker.shell);
@@ -216,7 +274,7 @@ impl BrokerCall {
             }
         };
         command
-            .current_dir(&cwd)
+            .current_dir(cwd)
             .env_clear()
             .envs(processes.env.iter().map(|(k, v)| (k, v)))
             .envs(request.env.iter().map(|(k, v)| (k, v)))
@@ -227,7 +285,6 @@ impl BrokerCall {
             } else {
                 Stdio::null()
             });
-        let mut prepared = prepared;
         // SAFETY: `apply` runs in the forked child before exec and only
         // makes system calls (setsid, prctl, landlock_restrict_self,
         // seccomp) with data prepared in the parent; it takes no locks and
@@ -239,12 +296,7 @@ impl BrokerCall {
         unsafe {
             command.pre_exec(move || prepared.apply());
         }
-        Ok(Checked {
-            shown,
-            command,
-            enforced,
-            timeout,
-        })
+        Ok(command)
     }
 
     /// Ask the caller's confirmer; `what` is shown as the arguments.

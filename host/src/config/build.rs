@@ -50,6 +50,52 @@ impl Config {
         if let Some(tz) = &self.timezone {
             executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }
+        executor = self.with_state_dirs(executor, &bad)?;
+        // Built-ins, plugin directories, approved dynamic tools: what every
+        // reload loads again.
+        let (_, mut problems) = executor.reload_plugins().map_err(|e| bad(e.to_string()))?;
+        if executor.dynamic_store().is_some() {
+            let d = &self.dynamic;
+            let reserved: Vec<String> = executor
+                .registry()
+                .list()
+                .map(|p| p.name().to_owned())
+                .collect();
+            let mut settings = serde_json::Map::new();
+            settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
+            settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
+            settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
+            executor = executor.with_tool_settings(tool::CREATE_TOOL, settings);
+        }
+        if let Some(dir) = &self.workspace {
+            executor = executor
+                .with_workspace(dir)
+                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
+        }
+        executor = self.with_tool_sections(executor, &mut problems, &bad)?;
+        if let Some(profile) = profile {
+            executor = executor
+                .with_profile(profile)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+        executor = executor
+            .with_hooks(self.hooks.post_edit.clone())
+            .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
+        if let Some(path) = &self.audit_log {
+            let log = AuditLog::open(path)
+                .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
+            executor = executor.with_audit(log);
+        }
+        Ok(Built { executor, problems })
+    }
+
+    /// The state directories the built-ins get (todo plans, page cache,
+    /// memory, output schemas) and the dynamic-tool store.
+    fn with_state_dirs(
+        &self,
+        mut executor: Executor,
+        bad: &impl Fn(String) -> ConfigError,
+    ) -> Result<Executor, ConfigError> {
         let state = self.state_dir.clone().or_else(|| {
             dirs::state_dir()
                 .or_else(dirs::data_dir)
@@ -71,22 +117,6 @@ impl Config {
             in_range("dynamic.max_source_bytes", d.max_source_bytes, 1, 16 << 20)?;
             executor = executor.with_dynamic_store(Store::new(dir));
         }
-        // Built-ins, plugin directories, approved dynamic tools: what every
-        // reload loads again.
-        let (_, mut problems) = executor.reload_plugins().map_err(|e| bad(e.to_string()))?;
-        if executor.dynamic_store().is_some() {
-            let d = &self.dynamic;
-            let reserved: Vec<String> = executor
-                .registry()
-                .list()
-                .map(|p| p.name().to_owned())
-                .collect();
-            let mut settings = serde_json::Map::new();
-            settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
-            settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
-            settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
-            executor = executor.with_tool_settings(tool::CREATE_TOOL, settings);
-        }
         if let Some(memory) = self
             .memory_dir
             .clone()
@@ -103,11 +133,17 @@ impl Config {
             }
             executor = executor.with_state_dir(dir::SCHEMAS, schemas.clone());
         }
-        if let Some(dir) = &self.workspace {
-            executor = executor
-                .with_workspace(dir)
-                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
-        }
+        Ok(executor)
+    }
+
+    /// `[grants]`, `prompts_dir`, `[tools]` and the tools `[profiles]`
+    /// name, each checked against the registered tools.
+    fn with_tool_sections(
+        &self,
+        mut executor: Executor,
+        problems: &mut Vec<LoadProblem>,
+        bad: &impl Fn(String) -> ConfigError,
+    ) -> Result<Executor, ConfigError> {
         let known = |executor: &Executor, tool: &str, key: &str| {
             executor
                 .registry()
@@ -157,20 +193,7 @@ impl Config {
                 known(&executor, tool, &format!("profiles.{name}.grants"))?;
             }
         }
-        if let Some(profile) = profile {
-            executor = executor
-                .with_profile(profile)
-                .map_err(|e| bad(e.to_string()))?;
-        }
-        executor = executor
-            .with_hooks(self.hooks.post_edit.clone())
-            .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
-        if let Some(path) = &self.audit_log {
-            let log = AuditLog::open(path)
-                .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
-            executor = executor.with_audit(log);
-        }
-        Ok(Built { executor, problems })
+        Ok(executor)
     }
 
     /// The per-call limits, checked: each out-of-range value is named
