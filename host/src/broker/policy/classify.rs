@@ -1,6 +1,8 @@
 //! Classes of single commands (already past wrappers and the blocklist):
 //! the seed's safe and development lists, by program and subcommand.
 
+mod git;
+
 use super::wrappers::has_c_flag;
 use super::{Arg, Class, is_shell, lits, shown_argv};
 
@@ -47,238 +49,280 @@ pub(super) fn classify(program: &str, name: &str, argv: &[Arg]) -> (Class, Strin
     (class, reason)
 }
 
+/// Programs that only read, or change nothing outside the shell: safe
+/// whatever their arguments, unless [`by_arguments`] says otherwise first.
+#[rustfmt::skip]
+const READ_ONLY: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag", "tree", "file",
+    "which", "whereis", "type", "echo", "printf", "pwd", "printenv", "date", "cal", "whoami", "id",
+    "groups", "uname", "hostname", "uptime", "df", "du", "free", "ps", "pgrep", "stat", "realpath",
+    "readlink", "dirname", "basename", "uniq", "cut", "tr", "nl", "column", "diff", "cmp", "comm",
+    "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "less", "more", "true",
+    "false", "test", "[", "sleep", "seq", "jq", "yq", "fd", "fdfind", "bat", "od", "hexdump",
+    "xxd", "strings", "nproc", "locale", "tac", "rev", "fold", "fmt", "expand", "unexpand",
+    "paste", "join", "look", "lsof", "top", "htop", "env", "tokei", "cloc", "wait", "cd", "pushd",
+    "popd", "export", "unset", "set", "shift", "read", "local", "declare", "typeset", "readonly",
+    "exit", "return", ":", "let", "shopt", "getconf", "lscpu", "tput", "yes", "base64", "base32",
+    "iconv", "whatis", "man", "info", "zcat", "zgrep", "bzcat", "xzcat", "tldr", "command", "trap",
+    "alias",
+];
+
+/// Compilers, build tools, linters, formatters and test runners: dev (safe
+/// when only asked for their version or help).
+#[rustfmt::skip]
+const TOOLCHAIN: &[&str] = &[
+    "rustc", "rustfmt", "clippy-driver", "rustdoc", "gcc", "g++", "cc", "c++", "clang", "clang++",
+    "ld", "javac", "tsc", "make", "gmake", "cmake", "ctest", "ninja", "meson", "bazel", "bazelisk",
+    "buck2", "mvn", "mvnw", "gradle", "gradlew", "ant", "sbt", "pytest", "py.test", "mypy",
+    "pyright", "ruff", "black", "isort", "flake8", "pylint", "tox", "nox", "eslint", "prettier",
+    "jest", "vitest", "mocha", "tsx", "biome", "stylelint", "rubocop", "rspec", "phpunit", "gofmt",
+    "golangci-lint", "staticcheck", "shellcheck", "shfmt", "clang-format", "clang-tidy", "swiftc",
+    "kotlinc", "scalac", "zig", "ghc", "stack", "cabal", "dune", "mix", "elixir", "erlc", "rebar3",
+    "just", "task", "bundle", "rake", "hadolint", "actionlint", "markdownlint", "yamllint",
+    "taplo", "wasm-tools", "wasm-pack", "trunk", "protoc", "buf", "terraform-fmt", "pre-commit",
+    "coverage", "nextest",
+];
+
+/// Dev: archivers and compressors (they write files), file creators, and
+/// wrappers whose command line was checked on its own.
+#[rustfmt::skip]
+const DEV: &[&str] = &[
+    "zip", "unzip", "gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "mkdir", "touch",
+    "tee", "eval", "watch", "flock",
+];
+
+/// Interpreters and runtimes: they run whatever code they are given.
+#[rustfmt::skip]
+const INTERPRETERS: &[&str] = &[
+    "node", "deno", "ruby", "perl", "php", "lua", "java", "dotnet", "swift", "elixir-run",
+];
+
+/// The words of one command after its program, as the class rules see them.
+struct Words<'a> {
+    all: &'a [&'a str],
+    /// The first word that is not an option.
+    sub: &'a str,
+    /// Only `--version`, `-V`, `help` and the like.
+    version_only: bool,
+}
+
+impl Words<'_> {
+    fn has(&self, w: &str) -> bool {
+        self.all.contains(&w)
+    }
+
+    fn any(&self, f: impl Fn(&str) -> bool) -> bool {
+        self.all.iter().any(|w| f(w))
+    }
+}
+
 pub(super) fn program_class(name: &str, words: &[&str], sub: &str) -> Class {
-    use Class::{Dangerous, Dev, Safe};
-    let has = |w: &str| words.contains(&w);
-    let version_only = !words.is_empty()
-        && words.iter().all(|w| {
-            matches!(
-                *w,
-                "--version" | "-V" | "-v" | "version" | "--help" | "-h" | "help"
-            )
-        });
-    match name {
-        // `rg --pre CMD` runs CMD on every file searched.
-        "rg" if words.iter().any(|w| w.starts_with("--pre")) => Dangerous,
-        "uniq" if words.iter().filter(|w| !w.starts_with('-')).count() >= 2 => Dev,
-        "yq" if has("-i") || has("--inplace") => Dev,
-        // Read-only tools.
-        "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "rg" | "ag"
-        | "tree" | "file" | "which" | "whereis" | "type" | "echo" | "printf" | "pwd"
-        | "printenv" | "date" | "cal" | "whoami" | "id" | "groups" | "uname" | "hostname"
-        | "uptime" | "df" | "du" | "free" | "ps" | "pgrep" | "stat" | "realpath" | "readlink"
-        | "dirname" | "basename" | "uniq" | "cut" | "tr" | "nl" | "column" | "diff" | "cmp"
-        | "comm" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum"
-        | "less" | "more" | "true" | "false" | "test" | "[" | "sleep" | "seq" | "jq" | "yq"
-        | "fd" | "fdfind" | "bat" | "od" | "hexdump" | "xxd" | "strings" | "nproc" | "locale"
-        | "tac" | "rev" | "fold" | "fmt" | "expand" | "unexpand" | "paste" | "join" | "look"
-        | "lsof" | "top" | "htop" | "env" | "tokei" | "cloc" | "wait" | "cd" | "pushd" | "popd"
-        | "export" | "unset" | "set" | "shift" | "read" | "local" | "declare" | "typeset"
-        | "readonly" | "exit" | "return" | ":" | "let" | "shopt" | "getconf" | "lscpu" | "tput"
-        | "yes" | "base64" | "base32" | "iconv" | "whatis" | "man" | "info" | "zcat" | "zgrep"
-        | "bzcat" | "xzcat" | "tldr" | "command" | "trap" | "alias" => Safe,
-        // `hash -p FILE NAME` makes NAME run FILE.
-        "hash" => {
-            if has("-p") {
-                Dangerous
-            } else {
-                Safe
-            }
-        }
-        "sort" => {
-            if words
-                .iter()
-                .any(|w| *w == "-o" || w.starts_with("--output"))
-            {
-                Dev
-            } else {
-                Safe
-            }
-        }
-        "sed" => sed_class(words),
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            // Program files, extensions and includes cannot be read here.
-            let loads = words.iter().any(|w| {
+    let w = Words {
+        all: words,
+        sub,
+        version_only: !words.is_empty()
+            && words.iter().all(|w| {
                 matches!(
                     *w,
-                    "-f" | "--file" | "-i" | "--include" | "-l" | "--load" | "-E" | "--exec"
+                    "--version" | "-V" | "-v" | "version" | "--help" | "-h" | "help"
                 )
-            });
-            let acts = words.iter().any(|w| {
-                w.contains("system") || w.contains('|') || w.contains('>') || w.contains("getline")
-            });
-            if loads || acts { Dangerous } else { Safe }
+            }),
+    };
+    if let Some(class) = by_arguments(name, &w) {
+        class
+    } else if READ_ONLY.contains(&name) {
+        Class::Safe
+    } else if TOOLCHAIN.contains(&name) {
+        if w.version_only {
+            Class::Safe
+        } else {
+            Class::Dev
         }
-        "find" => {
-            if words.iter().any(|w| {
+    } else if DEV.contains(&name) {
+        Class::Dev
+    } else if INTERPRETERS.contains(&name) {
+        interpreter_class(name, &w)
+    } else if name.starts_with("python") {
+        python_class(&w)
+    } else {
+        Class::Dangerous
+    }
+}
+
+/// Programs whose class depends on their arguments; `None` leaves the
+/// program to the tables.
+fn by_arguments(name: &str, w: &Words<'_>) -> Option<Class> {
+    use Class::{Dangerous, Dev, Safe};
+    let class = match name {
+        // `rg --pre CMD` runs CMD on every file searched.
+        "rg" if w.any(|w| w.starts_with("--pre")) => Dangerous,
+        "uniq" if w.all.iter().filter(|w| !w.starts_with('-')).count() >= 2 => Dev,
+        "yq" if w.has("-i") || w.has("--inplace") => Dev,
+        // `hash -p FILE NAME` makes NAME run FILE.
+        "hash" if w.has("-p") => Dangerous,
+        "hash" => Safe,
+        "sort" if w.any(|w| w == "-o" || w.starts_with("--output")) => Dev,
+        "sort" => Safe,
+        "sed" => sed_class(w.all),
+        "awk" | "gawk" | "mawk" | "nawk" => awk_class(w),
+        "find"
+            if w.any(|w| {
                 w.starts_with("-delete") || w.starts_with("-fprint") || w.starts_with("-fls")
-            }) {
-                Dangerous
-            } else {
-                Safe
-            }
+            }) =>
+        {
+            Dangerous
         }
-        "tar" => tar_class(words),
+        "find" => Safe,
+        "tar" => tar_class(w.all),
         // zip -T runs an unzip command (-TT names it).
-        "zip"
-            if words
-                .iter()
-                .any(|w| w.starts_with("-T") || w.starts_with("--unzip-command")) =>
-        {
-            Dangerous
-        }
-        "unzip" if has("-l") || has("-t") || has("-Z") => Safe,
-        "zip" | "unzip" | "gzip" | "gunzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd" => Dev,
-        "mkdir" if words.iter().any(|w| *w == "-m" || w.starts_with("--mode")) => Dangerous,
-        "mkdir" | "touch" | "tee" => Dev,
-        // Version control.
-        "git" => git_class(words),
-        // Language toolchains and build tools.
+        "zip" if w.any(|w| w.starts_with("-T") || w.starts_with("--unzip-command")) => Dangerous,
+        "unzip" if w.has("-l") || w.has("-t") || w.has("-Z") => Safe,
+        "mkdir" if w.any(|w| w == "-m" || w.starts_with("--mode")) => Dangerous,
+        "git" => git::git_class(w.all),
         // `--config` can name a runner or wrapper program.
-        "cargo"
-            if words
-                .iter()
-                .any(|w| w.starts_with("--config") || *w == "-Z") =>
-        {
-            Dangerous
-        }
-        "cargo" => match sub {
-            "check" | "metadata" | "tree" | "search" | "locate-project" | "pkgid"
-            | "verify-project" | "version" | "--version" => Safe,
-            "fmt" if has("--check") => Safe,
-            "build" | "b" | "test" | "t" | "run" | "r" | "fmt" | "doc" | "d" | "bench"
-            | "nextest" | "clippy" | "fix" | "clean" | "update" | "fetch" | "generate-lockfile"
-            | "expand" | "llvm-cov" | "insta" | "deny" | "audit" | "machete" | "udeps" | "miri"
-            | "hack" => Dev,
-            "" if version_only => Safe,
-            _ => Dangerous,
-        },
-        // Their command lines were checked on their own; running them is dev.
-        "eval" | "watch" | "flock" => Dev,
+        "cargo" if w.any(|w| w.starts_with("--config") || w == "-Z") => Dangerous,
+        "cargo" => cargo_class(w),
         // `make --eval` runs whatever rule it is given.
-        "make" | "gmake" if words.iter().any(|w| *w == "-E" || w.starts_with("--eval")) => {
-            Dangerous
-        }
-        "rustc" | "rustfmt" | "clippy-driver" | "rustdoc" | "gcc" | "g++" | "cc" | "c++"
-        | "clang" | "clang++" | "ld" | "javac" | "tsc" | "make" | "gmake" | "cmake" | "ctest"
-        | "ninja" | "meson" | "bazel" | "bazelisk" | "buck2" | "mvn" | "mvnw" | "gradle"
-        | "gradlew" | "ant" | "sbt" | "pytest" | "py.test" | "mypy" | "pyright" | "ruff"
-        | "black" | "isort" | "flake8" | "pylint" | "tox" | "nox" | "eslint" | "prettier"
-        | "jest" | "vitest" | "mocha" | "tsx" | "biome" | "stylelint" | "rubocop" | "rspec"
-        | "phpunit" | "gofmt" | "golangci-lint" | "staticcheck" | "shellcheck" | "shfmt"
-        | "clang-format" | "clang-tidy" | "swiftc" | "kotlinc" | "scalac" | "zig" | "ghc"
-        | "stack" | "cabal" | "dune" | "mix" | "elixir" | "erlc" | "rebar3" | "just" | "task"
-        | "bundle" | "rake" | "hadolint" | "actionlint" | "markdownlint" | "yamllint" | "taplo"
-        | "wasm-tools" | "wasm-pack" | "trunk" | "protoc" | "buf" | "terraform-fmt"
-        | "pre-commit" | "coverage" | "nextest" => {
-            if version_only {
-                Safe
-            } else {
-                Dev
-            }
-        }
-        "go" => match sub {
+        "make" | "gmake" if w.any(|w| w == "-E" || w.starts_with("--eval")) => Dangerous,
+        "go" => match w.sub {
             "version" | "env" | "list" | "vet" | "doc" => Safe,
             "build" | "test" | "run" | "fmt" | "generate" | "mod" | "work" | "tool" | "clean" => {
                 Dev
             }
             _ => Dangerous,
         },
-        "npm" | "pnpm" | "yarn" | "bun" => match sub {
-            "list" | "ls" | "view" | "info" | "outdated" | "why" | "explain" | "audit"
-            | "config"
-                if sub != "config" || has("get") || has("list") =>
-            {
-                Safe
-            }
-            "run" | "run-script" | "test" | "t" | "start" | "build" | "lint" | "exec" | "ci"
-            | "dlx" | "x" | "tsc" | "pack" | "format" => Dev,
-            "install" | "i" | "add" => {
-                // Installing what the lock file lists is routine; adding a
-                // package (or a global one) is not.
-                let args = words.iter().filter(|w| !w.starts_with('-')).count();
-                if args == 1 && !has("-g") && !has("--global") {
-                    Dev
-                } else {
-                    Dangerous
-                }
-            }
-            "" if version_only => Safe,
-            "" if name == "yarn" && words.is_empty() => Dev,
-            _ => Dangerous,
-        },
+        "npm" | "pnpm" | "yarn" | "bun" => package_manager_class(name, w),
         "npx" | "pnpx" | "bunx" => Dangerous,
-        "node" | "deno" | "ruby" | "perl" | "php" | "lua" | "java" | "dotnet" | "swift"
-        | "elixir-run" => {
-            if version_only {
-                Safe
-            } else {
-                match (name, sub) {
-                    ("deno", "test" | "check" | "lint" | "fmt" | "task") => Dev,
-                    ("dotnet", "build" | "test" | "format" | "restore") => Dev,
-                    ("swift", "build" | "test") => Dev,
-                    _ => Dangerous,
-                }
-            }
-        }
-        n if n.starts_with("python") => {
-            if version_only {
-                Safe
-            } else if let Some(i) = words.iter().position(|w| *w == "-m") {
-                match words.get(i + 1).copied().unwrap_or("") {
-                    "pytest" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint"
-                    | "unittest" | "compileall" | "py_compile" | "tox" | "nox" | "coverage"
-                    | "doctest" | "build" => Dev,
-                    "pip" => pip_class(&words[i + 2..]),
-                    "json.tool" | "tabnanny" => Safe,
-                    _ => Dangerous,
-                }
-            } else {
-                Dangerous
-            }
-        }
-        "pip" | "pip3" | "uv" | "poetry" | "pipenv" => match (name, sub) {
-            ("pip" | "pip3", _) => pip_class(words),
+        "pip" | "pip3" => pip_class(w.all),
+        "uv" | "poetry" | "pipenv" => match (name, w.sub) {
             ("uv", "run" | "sync" | "lock" | "build") => Dev,
             ("poetry", "run" | "install" | "lock" | "build" | "check" | "show") => Dev,
             ("pipenv", "run" | "install" | "lock" | "graph") => Dev,
-            _ if version_only => Safe,
+            _ if w.version_only => Safe,
             _ => Dangerous,
         },
-        // The daemon runs outside the sandbox: only looking is dev.
-        "docker" | "podman" => match sub {
-            "ps" | "images" | "inspect" | "logs" | "version" | "info" | "stats" | "top"
-            | "port" | "diff" | "history" => Dev,
-            "compose" => {
-                let action = words
-                    .iter()
-                    .skip_while(|w| **w != "compose")
-                    .skip(1)
-                    .find(|w| !w.starts_with('-'));
-                match action.copied() {
-                    Some("ps" | "config" | "logs" | "ls" | "images" | "top" | "version") => Dev,
-                    _ => Dangerous,
-                }
-            }
+        "docker" | "podman" => container_class(w),
+        "kubectl" | "oc" => match w.sub {
+            "get" | "describe" | "logs" | "top" | "explain" | "version" | "api-resources" => Dev,
+            "config" if w.has("view") || w.has("get-contexts") || w.has("current-context") => Dev,
             _ => Dangerous,
         },
-        "kubectl" | "oc" => match sub {
-            "get" | "describe" | "logs" | "top" | "explain" | "version" | "api-resources"
-            | "config"
-                if sub != "config"
-                    || has("view")
-                    || has("get-contexts")
-                    || has("current-context") =>
-            {
-                Dev
-            }
-            _ => Dangerous,
-        },
-        "helm" => match sub {
+        "helm" => match w.sub {
             "list" | "ls" | "status" | "template" | "lint" | "version" | "show" | "get" => Dev,
             _ => Dangerous,
         },
-        _ => Dangerous,
+        _ => return None,
+    };
+    Some(class)
+}
+
+/// awk reads safely; program files, extensions and includes cannot be
+/// read here, and `system`, pipes, redirects and `getline` act.
+fn awk_class(w: &Words<'_>) -> Class {
+    let loads = w.any(|w| {
+        matches!(
+            w,
+            "-f" | "--file" | "-i" | "--include" | "-l" | "--load" | "-E" | "--exec"
+        )
+    });
+    let acts = w.any(|w| {
+        w.contains("system") || w.contains('|') || w.contains('>') || w.contains("getline")
+    });
+    if loads || acts {
+        Class::Dangerous
+    } else {
+        Class::Safe
+    }
+}
+
+fn cargo_class(w: &Words<'_>) -> Class {
+    match w.sub {
+        "check" | "metadata" | "tree" | "search" | "locate-project" | "pkgid"
+        | "verify-project" | "version" | "--version" => Class::Safe,
+        "fmt" if w.has("--check") => Class::Safe,
+        "build" | "b" | "test" | "t" | "run" | "r" | "fmt" | "doc" | "d" | "bench" | "nextest"
+        | "clippy" | "fix" | "clean" | "update" | "fetch" | "generate-lockfile" | "expand"
+        | "llvm-cov" | "insta" | "deny" | "audit" | "machete" | "udeps" | "miri" | "hack" => {
+            Class::Dev
+        }
+        "" if w.version_only => Class::Safe,
+        _ => Class::Dangerous,
+    }
+}
+
+/// npm, pnpm, yarn and bun.
+fn package_manager_class(name: &str, w: &Words<'_>) -> Class {
+    match w.sub {
+        "list" | "ls" | "view" | "info" | "outdated" | "why" | "explain" | "audit" => Class::Safe,
+        "config" if w.has("get") || w.has("list") => Class::Safe,
+        "run" | "run-script" | "test" | "t" | "start" | "build" | "lint" | "exec" | "ci"
+        | "dlx" | "x" | "tsc" | "pack" | "format" => Class::Dev,
+        "install" | "i" | "add" => {
+            // Installing what the lock file lists is routine; adding a
+            // package (or a global one) is not.
+            let args = w.all.iter().filter(|w| !w.starts_with('-')).count();
+            if args == 1 && !w.has("-g") && !w.has("--global") {
+                Class::Dev
+            } else {
+                Class::Dangerous
+            }
+        }
+        "" if w.version_only => Class::Safe,
+        "" if name == "yarn" && w.all.is_empty() => Class::Dev,
+        _ => Class::Dangerous,
+    }
+}
+
+fn interpreter_class(name: &str, w: &Words<'_>) -> Class {
+    if w.version_only {
+        return Class::Safe;
+    }
+    match (name, w.sub) {
+        ("deno", "test" | "check" | "lint" | "fmt" | "task") => Class::Dev,
+        ("dotnet", "build" | "test" | "format" | "restore") => Class::Dev,
+        ("swift", "build" | "test") => Class::Dev,
+        _ => Class::Dangerous,
+    }
+}
+
+/// `python -m MODULE`: test, lint and packaging modules are dev, a few
+/// readers are safe; any other code is dangerous.
+fn python_class(w: &Words<'_>) -> Class {
+    if w.version_only {
+        return Class::Safe;
+    }
+    let Some(i) = w.all.iter().position(|w| *w == "-m") else {
+        return Class::Dangerous;
+    };
+    match w.all.get(i + 1).copied().unwrap_or("") {
+        "pytest" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint" | "unittest"
+        | "compileall" | "py_compile" | "tox" | "nox" | "coverage" | "doctest" | "build" => {
+            Class::Dev
+        }
+        "pip" => pip_class(&w.all[i + 2..]),
+        "json.tool" | "tabnanny" => Class::Safe,
+        _ => Class::Dangerous,
+    }
+}
+
+/// The daemon runs outside the sandbox: only looking is dev.
+fn container_class(w: &Words<'_>) -> Class {
+    match w.sub {
+        "ps" | "images" | "inspect" | "logs" | "version" | "info" | "stats" | "top" | "port"
+        | "diff" | "history" => Class::Dev,
+        "compose" => {
+            let action = w
+                .all
+                .iter()
+                .skip_while(|w| **w != "compose")
+                .skip(1)
+                .find(|w| !w.starts_with('-'));
+            match action.copied() {
+                Some("ps" | "config" | "logs" | "ls" | "images" | "top" | "version") => Class::Dev,
+                _ => Class::Dangerous,
+            }
+        }
+        _ => Class::Dangerous,
     }
 }
 
@@ -447,181 +491,5 @@ pub(super) fn pip_class(words: &[&str]) -> Class {
         "list" | "show" | "freeze" | "check" | "search" | "index" | "inspect" => Class::Safe,
         "" if words.iter().any(|w| *w == "--version" || *w == "-V") => Class::Safe,
         _ => Class::Dangerous,
-    }
-}
-
-pub(super) fn git_class(words: &[&str]) -> Class {
-    use Class::{Dangerous, Dev, Safe};
-    // Skip global options (`-C dir`, `--no-pager`); `-c key=value` can
-    // change what git runs, so it is dangerous.
-    let mut i = 0;
-    while i < words.len() && words[i].starts_with('-') {
-        match words[i] {
-            "-c" | "--config-env" | "--exec-path" => return Dangerous,
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
-            _ => i += 1,
-        }
-    }
-    let Some(&sub) = words.get(i) else {
-        return Safe;
-    };
-    let args = &words[i + 1..];
-    let has = |w: &str| args.contains(&w);
-    // Options naming a program for git to run on the other side.
-    let runs_program = args.iter().any(|w| {
-        ["--upload-pack", "--receive-pack", "--exec", "-u"]
-            .iter()
-            .any(|o| w == o || w.starts_with(&format!("{o}=")))
-    });
-    if runs_program
-        && matches!(
-            sub,
-            "fetch" | "pull" | "clone" | "ls-remote" | "push" | "archive"
-        )
-    {
-        return Dangerous;
-    }
-    // `git diff --output=FILE` writes a file.
-    if args.iter().any(|w| w.starts_with("--output")) {
-        return if matches!(sub, "diff" | "log" | "show") {
-            Dev
-        } else {
-            Dangerous
-        };
-    }
-    match sub {
-        "status" | "log" | "diff" | "show" | "blame" | "describe" | "rev-parse" | "rev-list"
-        | "ls-files" | "ls-tree" | "ls-remote" | "shortlog" | "cat-file" | "grep" | "version"
-        | "help" | "whatchanged" | "show-ref" | "merge-base" | "name-rev" | "for-each-ref"
-        | "count-objects" | "check-ignore" | "var" | "cherry" | "range-diff" => Safe,
-        "branch" => {
-            let writes = args.iter().any(|w| {
-                matches!(
-                    *w,
-                    "-d" | "-D"
-                        | "--delete"
-                        | "-m"
-                        | "-M"
-                        | "--move"
-                        | "-c"
-                        | "-C"
-                        | "--copy"
-                        | "-f"
-                        | "--force"
-                        | "-u"
-                        | "--set-upstream-to"
-                        | "--unset-upstream"
-                )
-            });
-            let names = args.iter().any(|w| !w.starts_with('-'));
-            if writes {
-                if args
-                    .iter()
-                    .any(|w| matches!(*w, "-D" | "-f" | "--force" | "-M"))
-                {
-                    Dangerous
-                } else {
-                    Dev
-                }
-            } else if names
-                && !has("--list")
-                && !has("-l")
-                && !has("--contains")
-                && !has("--merged")
-                && !has("--no-merged")
-                && !has("--points-at")
-            {
-                Dev
-            } else {
-                Safe
-            }
-        }
-        "tag" => {
-            if args.is_empty() || has("-l") || has("--list") {
-                Safe
-            } else if has("-d") || has("--delete") || has("-f") {
-                Dangerous
-            } else {
-                Dev
-            }
-        }
-        "remote" => {
-            if args.is_empty() || args == ["-v"] || has("show") || has("get-url") {
-                Safe
-            } else {
-                Dangerous
-            }
-        }
-        "config" => {
-            if has("--get")
-                || has("--list")
-                || has("-l")
-                || has("--get-all")
-                || has("--get-regexp")
-                || (args.len() == 1 && !args[0].starts_with('-'))
-            {
-                Safe
-            } else {
-                Dangerous
-            }
-        }
-        "stash" => match args.first().copied() {
-            Some("list" | "show") => Safe,
-            Some("drop" | "clear") => Dangerous,
-            _ => Dev,
-        },
-        "reflog" => {
-            if args.is_empty() || has("show") {
-                Safe
-            } else {
-                Dangerous
-            }
-        }
-        "worktree" => {
-            if has("list") {
-                Safe
-            } else {
-                Dev
-            }
-        }
-        "add" | "commit" | "switch" | "fetch" | "pull" | "merge" | "rebase" | "cherry-pick"
-        | "revert" | "init" | "mv" | "am" | "apply" | "bisect" | "notes" | "format-patch"
-        | "archive" | "bundle" | "submodule" | "sparse-checkout" | "fsck" | "gc"
-        | "maintenance" | "prune" | "repack" => {
-            if has("--force") || has("-f") && sub != "commit" {
-                Dangerous
-            } else {
-                Dev
-            }
-        }
-        "checkout" => {
-            if has("--") || has(".") || has("-f") || has("--force") {
-                Dangerous
-            } else {
-                Dev
-            }
-        }
-        "restore" => {
-            if has("--staged") && !has("--worktree") && !has("-W") {
-                Dev
-            } else {
-                Dangerous
-            }
-        }
-        "rm" => {
-            if has("--cached") {
-                Dev
-            } else {
-                Dangerous
-            }
-        }
-        "reset" => {
-            if has("--hard") || has("--merge") || has("--keep") {
-                Dangerous
-            } else {
-                Dev
-            }
-        }
-        _ => Dangerous,
     }
 }
