@@ -18,6 +18,7 @@
 
 mod call;
 mod confine;
+mod env;
 pub(crate) mod output;
 pub mod policy;
 mod process;
@@ -123,7 +124,7 @@ struct Processes {
     spawner: process::Spawner,
     watchdog: Option<Arc<process::Watchdog>>,
     temp: tempfile::TempDir,
-    /// The environment every command starts from (see `call::base_env`).
+    /// The environment every command starts from (see `env::base_env`).
     env: Vec<(String, String)>,
 }
 
@@ -201,7 +202,7 @@ impl Broker {
                 Ok(Processes {
                     spawner,
                     watchdog: process::Watchdog::start().map(Arc::new),
-                    env: call::base_env(&self.config, temp.path()),
+                    env: env::base_env(&self.config, temp.path()),
                     temp,
                 })
             })
