@@ -22,18 +22,20 @@
 //!   becomes the workspace (else the current directory). Over HTTP, where
 //!   clients come and go, the workspace is fixed at start.
 
+mod confirm;
 pub mod http;
 mod pool;
 
 use crate::executor::{CallOptions, Executor};
 use crate::schema::SchemaFormat;
-use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
+use crate::types::confirm::Confirmer;
 use crate::types::context::{CallContext, CancelToken};
 use crate::types::result::{ErrorKind, ToolResult};
+use confirm::{Elicit, NoElicitation, supports_elicitation};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -43,9 +45,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
-
-/// How long a person has to answer a confirmation asked through the client.
-const CONFIRM_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long the client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -432,96 +431,6 @@ fn to_mcp(result: ToolResult) -> CallToolResult {
             }
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
-    }
-}
-
-fn supports_elicitation(peer: &Peer<RoleServer>) -> bool {
-    peer.peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some())
-}
-
-/// Asks the person behind the MCP client, through elicitation. The client
-/// is trusted to relay the person's answer.
-struct Elicit {
-    peer: Peer<RoleServer>,
-    handle: tokio::runtime::Handle,
-    /// The call's token: a cancelled call stops waiting for the answer.
-    cancel: CancelToken,
-}
-
-/// The way out when an MCP client cannot ask its user.
-const NO_ELICITATION_HINT: &str = "the MCP client cannot ask its user (no elicitation support); \
-    start `toolhost serve` with --mode yolo, or use a profile whose mode allows it (--profile), \
-    or a client that supports elicitation";
-
-/// The confirmer of a client that cannot elicit: nobody to ask.
-struct NoElicitation;
-
-impl Confirmer for NoElicitation {
-    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
-        Decision::Unavailable
-    }
-
-    fn unavailable_hint(&self) -> &'static str {
-        NO_ELICITATION_HINT
-    }
-}
-
-impl Confirmer for Elicit {
-    fn unavailable_hint(&self) -> &'static str {
-        NO_ELICITATION_HINT
-    }
-
-    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
-        let Ok(schema) = ElicitationSchema::builder()
-            .required_bool("confirm")
-            .build()
-        else {
-            return Decision::Unavailable;
-        };
-        let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: format!(
-                "toolhost asks: run `{}`? ({})\n{args}\nSet confirm to true to run it.",
-                request.tool, request.reason
-            ),
-            requested_schema: schema,
-        };
-        // Called on the call's blocking thread, never on the protocol thread.
-        let answer = self.handle.block_on(async {
-            tokio::select! {
-                answer = tokio::time::timeout(CONFIRM_TIMEOUT, self.peer.create_elicitation(params)) => Some(answer),
-                () = until_cancelled(&self.cancel) => None,
-            }
-        });
-        let Some(answer) = answer else {
-            return Decision::Deny;
-        };
-        match answer {
-            Ok(Ok(reply)) => {
-                let yes = reply.action == ElicitationAction::Accept
-                    && reply
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("confirm"))
-                        .and_then(serde_json::Value::as_bool)
-                        == Some(true);
-                if yes { Decision::Allow } else { Decision::Deny }
-            }
-            Ok(Err(err)) => {
-                tracing::warn!(%err, "elicitation failed");
-                Decision::Unavailable
-            }
-            Err(_) => Decision::Deny,
-        }
-    }
-}
-
-/// Returns once `token` is cancelled (checked every 20 ms).
-async fn until_cancelled(token: &CancelToken) {
-    while !token.is_cancelled() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
