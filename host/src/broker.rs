@@ -13,16 +13,16 @@
 //!    confinement ([`confine`]): Landlock, seccomp, `no_new_privs`;
 //! 5. caps the output to a head and a tail and keeps the full text by id.
 //!
-//! Background sessions ([`sessions`]) are capped, expire after they finish,
+//! Background commands ([`background`]) are capped, expire after they finish,
 //! and never outlive the host ([`process`]).
 
+pub(crate) mod background;
 mod call;
 mod confine;
 mod env;
 pub(crate) mod output;
 pub mod policy;
 mod process;
-pub(crate) mod sessions;
 mod shell;
 
 pub use call::{BrokerCall, CommandRecord};
@@ -61,12 +61,12 @@ pub struct CommandConfig {
     /// Directories commands may write besides the workspace and their
     /// private temp dir (e.g. `~/.cargo` for builds that fetch crates).
     pub writable: Vec<PathBuf>,
-    /// Background sessions that may run at once.
-    pub max_sessions: usize,
-    /// How long a finished background session is kept.
-    pub session_ttl: Duration,
-    /// Characters of a background session's output kept between polls.
-    pub session_buffer_chars: usize,
+    /// Background commands that may run at once.
+    pub max_background: usize,
+    /// How long a finished background command is kept.
+    pub background_ttl: Duration,
+    /// Characters of a background command's output kept between polls.
+    pub background_buffer_chars: usize,
 }
 
 impl Default for CommandConfig {
@@ -83,9 +83,9 @@ impl Default for CommandConfig {
             env: Vec::new(),
             pass_env: Vec::new(),
             writable: Vec::new(),
-            max_sessions: 10,
-            session_ttl: Duration::from_secs(600),
-            session_buffer_chars: 200_000,
+            max_background: 10,
+            background_ttl: Duration::from_secs(600),
+            background_buffer_chars: 200_000,
         }
     }
 }
@@ -114,7 +114,7 @@ pub struct Broker {
     support: Support,
     shell: PathBuf,
     pub(crate) kept: output::Kept,
-    pub(crate) sessions: sessions::Sessions,
+    pub(crate) background: background::Background,
     /// Started on the first command.
     processes: OnceLock<Result<Processes, String>>,
 }
@@ -139,7 +139,7 @@ impl std::fmt::Debug for Broker {
 
 impl Drop for Broker {
     fn drop(&mut self) {
-        self.sessions.kill_all();
+        self.background.kill_all();
     }
 }
 
@@ -162,7 +162,10 @@ impl Broker {
             .unwrap_or_else(|| PathBuf::from("/bin/sh"));
         Ok(Self {
             kept: output::Kept::new(64, 64 << 20),
-            sessions: sessions::Sessions::new(config.max_sessions.max(1), config.session_ttl),
+            background: background::Background::new(
+                config.max_background.max(1),
+                config.background_ttl,
+            ),
             config,
             policy,
             support: Support::get(),

@@ -205,12 +205,16 @@ pub struct CommandsSection {
     pub pass_env: Vec<String>,
     /// Directories commands may write besides the workspace.
     pub writable: Vec<PathBuf>,
-    /// Background sessions that may run at once.
-    pub max_sessions: usize,
-    /// Seconds a finished background session is kept.
-    pub session_ttl_secs: u64,
-    /// Characters of a session's output kept between polls.
-    pub session_buffer_chars: usize,
+    /// Background commands that may run at once (`max_sessions`, its
+    /// name before 0.1, still reads).
+    #[serde(alias = "max_sessions")]
+    pub max_background: usize,
+    /// Seconds a finished background command is kept.
+    #[serde(alias = "session_ttl_secs")]
+    pub background_ttl_secs: u64,
+    /// Characters of a background command's output kept between polls.
+    #[serde(alias = "session_buffer_chars")]
+    pub background_buffer_chars: usize,
 }
 
 impl Default for CommandsSection {
@@ -228,9 +232,9 @@ impl Default for CommandsSection {
             env: c.env.into_iter().collect(),
             pass_env: c.pass_env,
             writable: c.writable,
-            max_sessions: c.max_sessions,
-            session_ttl_secs: c.session_ttl.as_secs(),
-            session_buffer_chars: c.session_buffer_chars,
+            max_background: c.max_background,
+            background_ttl_secs: c.background_ttl.as_secs(),
+            background_buffer_chars: c.background_buffer_chars,
         }
     }
 }
@@ -250,9 +254,9 @@ impl CommandsSection {
             env: self.env.clone().into_iter().collect(),
             pass_env: self.pass_env.clone(),
             writable: self.writable.clone(),
-            max_sessions: self.max_sessions,
-            session_ttl: Duration::from_secs(self.session_ttl_secs),
-            session_buffer_chars: self.session_buffer_chars,
+            max_background: self.max_background,
+            background_ttl: Duration::from_secs(self.background_ttl_secs),
+            background_buffer_chars: self.background_buffer_chars,
         }
     }
 }
@@ -308,6 +312,7 @@ impl GrantSection {
                 })
                 .collect(),
             env: self.env.clone(),
+            state_dirs: Vec::new(),
             all_declared: false,
         }
     }

@@ -295,9 +295,18 @@ fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
-/// Parse a grant in `--grant` spelling.
+/// Parse a grant in `--grant` spelling. A tool an agent created gets no
+/// directory of the host's (`dir:` items are refused).
 pub fn parse_grant(items: &[String]) -> Result<Grant, ParseError> {
-    Grant::parse_caps(&items.join(","))
+    let grant = Grant::parse_caps(&items.join(","))?;
+    match grant.state_dirs.first() {
+        Some((name, _)) => Err(ParseError::new(
+            "capability for a dynamic tool",
+            &format!("dir:{name}"),
+            "workspace:read, workspace:write, commands, network:HOST, env:NAME or none",
+        )),
+        None => Ok(grant),
+    }
 }
 
 /// What a person approved, as the bytes whose digest the trust store keeps.

@@ -307,6 +307,16 @@ impl Executor {
             (None, None) if *plugin.origin() == Origin::Builtin => Grant::all(),
             (None, None) => Grant::none(),
         };
+        for (name, access) in std::mem::take(&mut grant.state_dirs) {
+            if let Some((path, _)) = self.state_dirs.get(&name) {
+                grant.directories.retain(|d| d.name != name);
+                grant.directories.push(DirGrant {
+                    name,
+                    host_path: path.clone(),
+                    access,
+                });
+            }
+        }
         if grant.all_declared {
             for (name, (path, _)) in &self.state_dirs {
                 if !grant.directories.iter().any(|d| &d.name == name) {
@@ -328,6 +338,19 @@ impl Executor {
         self.state_dirs
             .insert(name.into(), (path.into(), OnceLock::new()));
         self
+    }
+
+    /// The host directory behind the state directory `name`, if this
+    /// executor has one.
+    pub fn state_dir(&self, name: &str) -> Option<&Path> {
+        self.state_dirs.get(name).map(|(path, _)| path.as_path())
+    }
+
+    /// The names of this executor's state directories, sorted.
+    pub fn state_dir_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.state_dirs.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
     }
 
     /// What calls of `plugin` can change, with the grant it gets here: the

@@ -2,7 +2,6 @@
 //! pre-linked component (`InstancePre`), from which every call instantiates.
 
 use crate::bindings::ToolPluginPre;
-use crate::imports::parallel::keep_share_kinds;
 use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::types::grant::Grant;
@@ -244,7 +243,7 @@ impl Plugin {
                 format!("cannot load tool `{}`: {e}", self.name()),
             )
         })?;
-        keep_share_kinds(|| sandbox::run(runtime, self.name(), pre, request))
+        sandbox::run(runtime, self.name(), pre, request)
     }
 }
 

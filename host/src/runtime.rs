@@ -99,7 +99,7 @@ pub struct RuntimeConfig {
     /// Most calls running at once; the instance pool is sized to match and
     /// further calls wait for a slot (default 32).
     pub max_concurrent_calls: u32,
-    /// Extra threads a call may fan out to with `parallel.run-shards`, shared
+    /// Extra threads a call may fan out to with `parallel.run-shares`, shared
     /// by all calls (default: the number of cores minus one).
     pub fanout_workers: u32,
     /// Epoch tick: how often deadlines and cancellation are checked (default 5 ms).

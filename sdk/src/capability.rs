@@ -48,7 +48,9 @@ impl From<Capability> for wit::Capability {
 
 /// One item of a grant as people write it (`--grant`, `toolhost dynamic
 /// approve`, create_tool's `capabilities`): `workspace:read`,
-/// `workspace:write`, `commands`, `network:HOST`, `env:NAME` or `none`.
+/// `workspace:write`, `commands`, `network:HOST`, `env:NAME`,
+/// `dir:NAME:read`, `dir:NAME:write` or `none`: the spellings `toolhost
+/// tools` prints, one item per host or directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantItem {
     /// `workspace:read`.
@@ -61,14 +63,21 @@ pub enum GrantItem {
     Network(String),
     /// `env:NAME`: pass this environment variable.
     Env(String),
+    /// `dir:NAME:read` or `dir:NAME:write`: the host's directory of that
+    /// name (a state directory such as `memory`), mounted at `/NAME`.
+    Dir {
+        /// The directory's name.
+        name: String,
+        /// Whether the tool may write there.
+        writable: bool,
+    },
     /// `none`.
     Nothing,
 }
 
 impl GrantItem {
     /// The spellings, for messages.
-    pub const CHOICES: &'static str =
-        "workspace:read, workspace:write, commands, network:HOST, env:NAME or none";
+    pub const CHOICES: &'static str = "workspace:read, workspace:write, commands, network:HOST, env:NAME, dir:NAME:read, dir:NAME:write or none";
 
     /// Parse one item (surrounding spaces ignored); `None` if it is not one.
     ///
@@ -76,6 +85,10 @@ impl GrantItem {
     /// use toolhost_sdk::capability::GrantItem;
     /// assert_eq!(GrantItem::parse("env:HOME"), Some(GrantItem::Env("HOME".into())));
     /// assert_eq!(GrantItem::parse("workspace:rw"), None);
+    /// assert_eq!(
+    ///     GrantItem::parse("dir:memory:write"),
+    ///     Some(GrantItem::Dir { name: "memory".into(), writable: true })
+    /// );
     /// ```
     pub fn parse(item: &str) -> Option<Self> {
         match item.trim() {
@@ -83,13 +96,27 @@ impl GrantItem {
             "workspace:write" => Some(Self::WorkspaceWrite),
             "commands" => Some(Self::Commands),
             "none" => Some(Self::Nothing),
-            other => match (other.strip_prefix("network:"), other.strip_prefix("env:")) {
-                (Some(host), _) if !host.is_empty() && !host.contains(',') => {
-                    Some(Self::Network(host.to_owned()))
+            other => {
+                if let Some(host) = other.strip_prefix("network:") {
+                    return (!host.is_empty() && !host.contains(','))
+                        .then(|| Self::Network(host.to_owned()));
                 }
-                (_, Some(name)) if is_env_name(name) => Some(Self::Env(name.to_owned())),
-                _ => None,
-            },
+                if let Some(name) = other.strip_prefix("env:") {
+                    return is_env_name(name).then(|| Self::Env(name.to_owned()));
+                }
+                let (name, access) = other.strip_prefix("dir:")?.rsplit_once(':')?;
+                let plain = !name.is_empty()
+                    && !name.contains(['/', '\\', ':'])
+                    && name != "."
+                    && name != "..";
+                match access {
+                    "read" | "write" if plain => Some(Self::Dir {
+                        name: name.to_owned(),
+                        writable: access == "write",
+                    }),
+                    _ => None,
+                }
+            }
         }
     }
 }

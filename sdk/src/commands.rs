@@ -163,9 +163,9 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// A background session's state.
+/// A background command's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionStatus {
+pub struct BackgroundStatus {
     /// The id [`spawn`] returned.
     pub id: String,
     /// The command line.
@@ -174,7 +174,7 @@ pub struct SessionStatus {
     pub running: bool,
     /// The exit code once finished (`None` while running or if killed).
     pub exit_code: Option<i32>,
-    /// Output since the previous [`poll`] (empty from [`sessions`]).
+    /// Output since the previous [`poll`] (empty from [`list_background`]).
     pub new_output: String,
     /// Time since it started (until it finished).
     pub elapsed: Duration,
@@ -187,7 +187,7 @@ pub enum CommandError {
     Denied(String),
     /// It needed a person's confirmation, which was refused or unavailable.
     NotConfirmed(String),
-    /// The request is malformed (bad cwd, unknown session).
+    /// The request is malformed (bad cwd, unknown background command).
     Invalid(String),
     /// The host could not run it.
     Failed(String),
@@ -226,7 +226,7 @@ impl From<CommandError> for ToolError {
 
 #[cfg(target_arch = "wasm32")]
 mod host {
-    use super::{CommandError, Finished, Program, Request, SessionStatus};
+    use super::{BackgroundStatus, CommandError, Finished, Program, Request};
     use crate::__private::bindings::toolhost::plugin::commands as wit;
     use std::time::Duration;
 
@@ -267,8 +267,8 @@ mod host {
         }
     }
 
-    pub(super) fn status(s: wit::SessionStatus) -> SessionStatus {
-        SessionStatus {
+    pub(super) fn status(s: wit::BackgroundStatus) -> BackgroundStatus {
+        BackgroundStatus {
             id: s.id,
             command: s.command,
             running: s.running,
@@ -278,7 +278,7 @@ mod host {
         }
     }
 
-    pub(super) use wit::{clear, kill, output, poll, run, sessions, spawn, write_stdin};
+    pub(super) use wit::{clear, kill, list_background, output, poll, run, spawn, write_stdin};
 }
 
 /// Natively there is no host: every request is denied.
@@ -304,7 +304,7 @@ pub fn run(request: &Request) -> Result<Finished, CommandError> {
     }
 }
 
-/// Start a background session; returns its id.
+/// Start a background command; returns its id.
 pub fn spawn(request: &Request) -> Result<String, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -317,8 +317,8 @@ pub fn spawn(request: &Request) -> Result<String, CommandError> {
     }
 }
 
-/// A session's status and its output since the previous poll.
-pub fn poll(id: &str) -> Result<SessionStatus, CommandError> {
+/// A background command's status and its output since the previous poll.
+pub fn poll(id: &str) -> Result<BackgroundStatus, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
         host::poll(id).map(host::status).map_err(host::error)
@@ -330,7 +330,7 @@ pub fn poll(id: &str) -> Result<SessionStatus, CommandError> {
     }
 }
 
-/// Write to a session's stdin (send `\n` to end a line).
+/// Write to a background command's stdin (send `\n` to end a line).
 pub fn write_stdin(id: &str, data: &[u8]) -> Result<(), CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -343,7 +343,7 @@ pub fn write_stdin(id: &str, data: &[u8]) -> Result<(), CommandError> {
     }
 }
 
-/// Kill a session and everything it started.
+/// Kill a background command and everything it started.
 pub fn kill(id: &str) -> Result<(), CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -356,11 +356,14 @@ pub fn kill(id: &str) -> Result<(), CommandError> {
     }
 }
 
-/// Every session (no output is consumed); empty without the grant.
-pub fn sessions() -> Vec<SessionStatus> {
+/// Every background command (no output is consumed); empty without the grant.
+pub fn list_background() -> Vec<BackgroundStatus> {
     #[cfg(target_arch = "wasm32")]
     {
-        host::sessions().into_iter().map(host::status).collect()
+        host::list_background()
+            .into_iter()
+            .map(host::status)
+            .collect()
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -368,7 +371,7 @@ pub fn sessions() -> Vec<SessionStatus> {
     }
 }
 
-/// Forget finished sessions; returns how many.
+/// Forget finished background commands; returns how many.
 pub fn clear() -> u32 {
     #[cfg(target_arch = "wasm32")]
     {

@@ -22,7 +22,7 @@ pub struct Context {
     workspace_root: Option<String>,
     dry_run: bool,
     settings: serde_json::Map<String, serde_json::Value>,
-    shard: Option<String>,
+    share: Option<String>,
 }
 
 impl Context {
@@ -87,9 +87,9 @@ impl Context {
     }
 
     /// The share of the work this run should do, when the run was started
-    /// by [`parallel::run_shards`](crate::parallel::run_shards).
-    pub fn shard(&self) -> Option<&str> {
-        self.shard.as_deref()
+    /// by [`parallel::run_shares`](crate::parallel::run_shares).
+    pub fn share(&self) -> Option<&str> {
+        self.share.as_deref()
     }
 
     /// This tool's setting `key` from the host configuration, if present and
@@ -125,7 +125,7 @@ impl From<wit::CallContext> for Context {
             dry_run: ctx.dry_run,
             // The host always sends an object; anything else means no settings.
             settings: serde_json::from_str(&ctx.settings).unwrap_or_default(),
-            shard: ctx.shard,
+            share: ctx.share,
         }
     }
 }

@@ -26,7 +26,7 @@
 //! - [`edit`]: exact replacement with failures a model can act on (the
 //!   closest region and what differs), and unified diffs.
 //! - [`parallel`]: fan a call's work out over the host's cores
-//!   ([`parallel::run_shards`], [`parallel::fan_out`]).
+//!   ([`parallel::run_shares`], [`parallel::fan_out`]).
 //! - `search` (feature `search`): scopes, globs, literal and regex search on
 //!   ripgrep's crates, fanned out, with "0 matches" explanations.
 //! - [`log`]: log lines forwarded to the host.
@@ -81,7 +81,7 @@ pub mod __private;
 
 pub use capability::Capability;
 pub use context::Context;
-pub use output::{Output, ToolError};
+pub use output::{Output, Stop, ToolError};
 pub use schema::json_schema;
 pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};

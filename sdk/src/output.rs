@@ -78,6 +78,16 @@ impl From<wit::ToolError> for ToolError {
                 message: f.message,
                 hint: f.hint,
             },
+            wit::ToolError::Stopped(s) => Self::Stopped {
+                why: match s.why {
+                    wit::Stop::Timeout => Stop::Timeout,
+                    wit::Stop::Cancelled => Stop::Cancelled,
+                    wit::Stop::OutOfMemory => Stop::OutOfMemory,
+                    wit::Stop::Trap => Stop::Trap,
+                },
+                message: s.message,
+                hint: s.hint,
+            },
         }
     }
 }
@@ -116,6 +126,42 @@ pub enum ToolError {
         /// What to do next, if known.
         hint: Option<String>,
     },
+    /// A share of this call ([`parallel::fan_out`](crate::parallel::fan_out))
+    /// was stopped by the host. Return it as it is (or with
+    /// [`context`](ToolError::context)) and the call reports the same kind;
+    /// the host ignores a `Stopped` that no share of the call had.
+    Stopped {
+        /// Why the host stopped the share.
+        why: Stop,
+        /// What happened.
+        message: String,
+        /// What to do next, if known.
+        hint: Option<String>,
+    },
+}
+
+/// Why the host stopped a share of a call (see [`ToolError::Stopped`]).
+///
+/// ```
+/// use toolhost_sdk::{Stop, ToolError};
+/// # fn first_share() -> Result<(), ToolError> {
+/// #     Err(ToolError::Stopped { why: Stop::Timeout, message: "share 1 ran past its 30 s limit".into(), hint: None })
+/// # }
+/// match first_share() {
+///     Err(ToolError::Stopped { why: Stop::Timeout, .. }) => { /* ask for less */ }
+///     _ => {}
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// It ran past the call's time limit.
+    Timeout,
+    /// The caller cancelled the call.
+    Cancelled,
+    /// It ran out of memory.
+    OutOfMemory,
+    /// It crashed (a panic, an unreachable, a bad memory access).
+    Trap,
 }
 
 impl ToolError {
@@ -192,15 +238,31 @@ impl ToolError {
                 message: format!("{prefix}: {message}"),
                 hint,
             },
+            Self::Stopped { why, message, hint } => Self::Stopped {
+                why,
+                message: format!("{prefix}: {message}"),
+                hint,
+            },
         }
     }
 
-    /// Add a hint to a [`ToolError::Failed`]; for the other kinds the hint is
-    /// appended to the message, which is what the model reads.
+    /// Add a hint to a [`ToolError::Failed`] or [`ToolError::Stopped`]; for
+    /// the other kinds the hint is appended to the message, which is what
+    /// the model reads.
+    ///
+    /// ```
+    /// let e = toolhost_sdk::ToolError::retry("`a.rs` does not exist").with_hint("list the directory");
+    /// assert_eq!(e.to_string(), "`a.rs` does not exist; list the directory");
+    /// ```
     pub fn with_hint(self, hint: impl Into<String>) -> Self {
         let hint = hint.into();
         match self {
             Self::Failed { message, .. } => Self::Failed {
+                message,
+                hint: Some(hint),
+            },
+            Self::Stopped { why, message, .. } => Self::Stopped {
+                why,
                 message,
                 hint: Some(hint),
             },
@@ -218,10 +280,20 @@ impl std::fmt::Display for ToolError {
             Self::Failed {
                 message,
                 hint: None,
+            }
+            | Self::Stopped {
+                message,
+                hint: None,
+                ..
             } => f.write_str(message),
             Self::Failed {
                 message,
                 hint: Some(hint),
+            }
+            | Self::Stopped {
+                message,
+                hint: Some(hint),
+                ..
             } => write!(f, "{message} ({hint})"),
         }
     }
@@ -238,6 +310,16 @@ impl From<ToolError> for wit::ToolError {
             ToolError::Failed { message, hint } => {
                 wit::ToolError::Failed(wit::Failure { message, hint })
             }
+            ToolError::Stopped { why, message, hint } => wit::ToolError::Stopped(wit::Stopped {
+                why: match why {
+                    Stop::Timeout => wit::Stop::Timeout,
+                    Stop::Cancelled => wit::Stop::Cancelled,
+                    Stop::OutOfMemory => wit::Stop::OutOfMemory,
+                    Stop::Trap => wit::Stop::Trap,
+                },
+                message,
+                hint,
+            }),
         }
     }
 }

@@ -1,19 +1,19 @@
 //! Fan a call's work out over the host's cores (a component has no threads).
 //!
-//! Split the work into shares, then [`run_shards`]: the host runs this same
+//! Split the work into shares, then [`run_shares`]: the host runs this same
 //! tool once per share, with the same arguments, and each run finds its share
-//! in [`Context::shard`](crate::Context::shard). Ask [`width`] first: it says
+//! in [`Context::share`](crate::Context::share). Ask [`width`] first: it says
 //! how many runs would go at once, and when it is 1 (no spare cores, a run
 //! that is itself a share, or natively) do the work directly instead.
 //!
 //! ```no_run
 //! use toolhost_sdk::{Context, Output, ToolError, parallel};
 //! fn search(ctx: &Context, files: Vec<String>) -> Result<Output, ToolError> {
-//!     if let Some(share) = ctx.shard() {
+//!     if let Some(share) = ctx.share() {
 //!         return Ok(Output::text(format!("searched {share}")));
 //!     }
 //!     if parallel::width() > 1 {
-//!         let outputs = parallel::run_shards(files);
+//!         let outputs = parallel::run_shares(files);
 //!         // merge outputs, in input order ...
 //!     }
 //!     Ok(Output::text("searched everything"))
@@ -37,10 +37,10 @@ pub fn width() -> usize {
 /// Run this tool once per input, concurrently where the host can; the
 /// results come back in input order. Natively there is no host, and every
 /// input fails: check [`width`] first.
-pub fn run_shards(inputs: Vec<String>) -> Vec<Result<Output, ToolError>> {
+pub fn run_shares(inputs: Vec<String>) -> Vec<Result<Output, ToolError>> {
     #[cfg(target_arch = "wasm32")]
     {
-        crate::__private::bindings::toolhost::plugin::parallel::run_shards(&inputs)
+        crate::__private::bindings::toolhost::plugin::parallel::run_shares(&inputs)
             .into_iter()
             .map(|r| r.map(Output::from).map_err(ToolError::from))
             .collect()
@@ -89,7 +89,7 @@ where
                 .map_err(|e| ToolError::failed(format!("cannot encode a share: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    run_shards(inputs)
+    run_shares(inputs)
         .into_iter()
         .map(|out| {
             let out = out?;
@@ -103,9 +103,9 @@ where
         .collect()
 }
 
-/// In a run started by [`run_shards`]: its share, parsed as `T`.
+/// In a run started by [`run_shares`]: its share, parsed as `T`.
 pub fn share<T: serde::de::DeserializeOwned>(ctx: &crate::Context) -> Option<Result<T, ToolError>> {
-    ctx.shard().map(|s| {
+    ctx.share().map(|s| {
         serde_json::from_str(s)
             .map_err(|e| ToolError::failed(format!("this run's share is malformed: {e}")))
     })

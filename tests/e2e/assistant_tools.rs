@@ -123,10 +123,17 @@ fn memory_save_then_search_then_get() {
     let r = call(
         &ex,
         "memory_get",
-        &json!({"path": path, "from": line, "lines": 1}).to_string(),
+        &json!({"path": path, "offset": line, "limit": 1}).to_string(),
     );
     assert!(r.success, "{}", r.content);
     assert!(r.content.contains("postgres 16"), "{}", r.content);
+    // `from`/`lines`, the names before 0.1, still read the same lines.
+    let old = call(
+        &ex,
+        "memory_get",
+        &json!({"path": path, "from": line, "lines": 1}).to_string(),
+    );
+    assert_eq!(old.content, r.content);
     assert!(state.path().join("memory").join(&path).is_file());
     let r = call(&ex, "memory_search", r#"{"query":"kubernetes cluster"}"#);
     assert_eq!(r.structured.expect("structured")["results"], json!([]));

@@ -284,6 +284,55 @@ fn third_party_plugins_show_up_with_their_grant() {
     assert_eq!(json(&out)["granted"], serde_json::json!(["workspace:read"]));
 }
 
+// Regression: `tools` printed `dir:NAME:write` and `network:a,b`, which
+// `--grant` could not read back.
+#[test]
+fn grant_reads_back_what_tools_prints_for_every_builtin() {
+    let ws = workspace();
+    let out = toolhost(ws.path(), &["tools", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tools = json(&out);
+    let tools = tools.as_array().expect("array");
+    assert!(tools.len() > 20, "{tools:?}");
+    for tool in tools {
+        let name = tool["name"].as_str().expect("name");
+        let describe = |grant: Option<&str>| {
+            let flag = grant.map(|caps| format!("{name}={caps}"));
+            let mut args = vec!["describe", name, "--json"];
+            if let Some(flag) = &flag {
+                args.splice(0..0, ["--grant", flag.as_str()]);
+            }
+            let out = toolhost(ws.path(), &args);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+            json(&out)["granted"].clone()
+        };
+        let granted = describe(None);
+        let printed: Vec<&str> = granted
+            .as_array()
+            .expect("granted")
+            .iter()
+            .map(|c| c.as_str().expect("text"))
+            .collect();
+        let caps = if printed.is_empty() {
+            "none".to_owned()
+        } else {
+            printed.join(",")
+        };
+        assert_eq!(describe(Some(&caps)), granted, "--grant {name}={caps}");
+    }
+    // A directory the host does not keep is named, with what it has.
+    let out = toolhost(
+        ws.path(),
+        &["--grant", "save_memory=dir:secrets:write", "tools"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`dir:secrets` names no directory this host keeps") && err.contains("memory"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_third_party_plugin_without_a_grant_sees_nothing_through_the_cli() {
     let ws = workspace();

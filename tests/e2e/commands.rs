@@ -87,7 +87,7 @@ fn landlock_confines_writes_to_the_workspace() {
 }
 
 #[test]
-fn background_sessions_through_the_process_tool() {
+fn background_commands_through_the_process_tool() {
     let ws = workspace();
     let ex = executor(ws.path());
     let r = call(
@@ -96,14 +96,14 @@ fn background_sessions_through_the_process_tool() {
         r#"{"command":"while read l; do echo got:$l; done","background":true}"#,
     );
     assert!(r.success, "{r:?}");
-    let id = r.structured.unwrap()["session_id"]
+    let id = r.structured.unwrap()["command_id"]
         .as_str()
         .unwrap()
         .to_owned();
     let w = call(
         &ex,
         "process",
-        &format!(r#"{{"action":"write","session_id":"{id}","input":"ping\n"}}"#),
+        &format!(r#"{{"action":"write","command_id":"{id}","input":"ping\n"}}"#),
     );
     assert!(w.success, "{w:?}");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -112,7 +112,7 @@ fn background_sessions_through_the_process_tool() {
         let p = call(
             &ex,
             "process",
-            &format!(r#"{{"action":"poll","session_id":"{id}"}}"#),
+            &format!(r#"{{"action":"poll","command_id":"{id}"}}"#),
         );
         seen.push_str(&p.content);
         std::thread::sleep(Duration::from_millis(50));
@@ -124,6 +124,7 @@ fn background_sessions_through_the_process_tool() {
         "{}",
         list.content
     );
+    // `session_id`, the argument's name before 0.1, still works.
     let k = call(
         &ex,
         "process",
@@ -291,7 +292,7 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 #[test]
-fn no_session_survives_the_executor() {
+fn no_background_command_survives_the_executor() {
     let ws = workspace();
     let marker = format!("{}.{}", 700 + std::process::id() % 100, std::process::id());
     let ex = executor(ws.path());
@@ -307,7 +308,7 @@ fn no_session_survives_the_executor() {
 }
 
 #[test]
-fn no_session_survives_the_cli_exiting() {
+fn no_background_command_survives_the_cli_exiting() {
     // The CLI exits right after starting the session; the session touches
     // `started` after starting its sleeps, so when that file exists the
     // sleeps began before the exit. Retry until a run shows it.

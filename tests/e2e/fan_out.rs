@@ -1,4 +1,4 @@
-//! Fan-out (`parallel.run-shards`): shares run in order and cannot fan out
+//! Fan-out (`parallel.run-shares`): shares run in order and cannot fan out
 //! again, their failures keep their kind, and big results come back
 //! whatever the model-facing output limit.
 
@@ -17,7 +17,7 @@ fn fan_out_runs_shares_in_order_and_refuses_nesting() {
     let v = call_cli(
         ws.path(),
         "misbehave",
-        &json!({"action": "shards", "n": 5}),
+        &json!({"action": "shares", "n": 5}),
         &["--plugin-dir", &fixtures],
     );
     let l = content_lines(&v);
@@ -41,14 +41,14 @@ fn a_failing_share_gives_the_call_its_error_kind() {
     let r = call(
         &ex,
         "misbehave",
-        r#"{"action":"shards","n":2,"share":"alloc"}"#,
+        r#"{"action":"shares","n":2,"share":"alloc"}"#,
     );
     assert_eq!(r.error_kind(), Some(ErrorKind::OutOfMemory), "{r:?}");
     assert!(r.content.contains("256 MiB limit"), "{}", r.content);
     let r = call(
         &ex,
         "misbehave",
-        r#"{"action":"shards","n":2,"share":"panic"}"#,
+        r#"{"action":"shares","n":2,"share":"panic"}"#,
     );
     assert_eq!(r.error_kind(), Some(ErrorKind::Trap), "{r:?}");
     assert!(r.content.contains("was asked to panic"), "{}", r.content);
@@ -58,13 +58,21 @@ fn a_failing_share_gives_the_call_its_error_kind() {
     };
     let r = ex.call(
         "misbehave",
-        r#"{"action":"shards","n":2,"share":"loop"}"#,
+        r#"{"action":"shares","n":2,"share":"loop"}"#,
         &options,
     );
     assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
     // The next call is unaffected.
-    let r = call(&ex, "misbehave", r#"{"action":"shards","n":2}"#);
+    let r = call(&ex, "misbehave", r#"{"action":"shares","n":2}"#);
     assert!(r.success, "{r:?}");
+    // A tool cannot claim a stop none of its shares had.
+    let r = call(&ex, "misbehave", r#"{"action":"fake_stop"}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Failed), "{r:?}");
+    assert!(
+        r.content.contains("a share ran past its limit"),
+        "{}",
+        r.content
+    );
 }
 
 /// An executor whose calls may return at most `max_output_bytes`, with one

@@ -5,7 +5,7 @@
 use super::confine::{Plan, Prepared};
 use super::env::{check_env, resolve_cwd};
 use super::policy::{Assessment, Class};
-use super::{Broker, KEEP_BYTES, output, process, sessions};
+use super::{Broker, KEEP_BYTES, background, output, process};
 use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
 use crate::types::context::CancelToken;
@@ -43,7 +43,7 @@ pub struct CommandRecord {
     /// `safe`, `dev` or `dangerous`; absent when refused before classing
     /// (blocklist, commands disabled).
     pub class: Option<&'static str>,
-    /// Started as a background session.
+    /// Started as a background command.
     pub background: bool,
     /// `ran`, `timed_out`, `started`, `denied`, `not_confirmed`, `dry_run`,
     /// `invalid` or `failed`.
@@ -461,22 +461,25 @@ impl BrokerCall {
         })
     }
 
-    /// Start a background session.
+    /// Start a background command.
     pub(crate) fn spawn(&self, request: &CommandRequest) -> Result<String, CommandError> {
-        self.logged(true, |record| self.spawn_session(request, record))
+        self.logged(true, |record| self.spawn_background(request, record))
     }
 
-    fn spawn_session(
+    fn spawn_background(
         &self,
         request: &CommandRequest,
         record: &mut CommandRecord,
     ) -> Result<String, CommandError> {
         let broker = self.broker();
-        broker.sessions.check_room().map_err(CommandError::Failed)?;
+        broker
+            .background
+            .check_room()
+            .map_err(CommandError::Failed)?;
         let checked = self.check(request, true, record)?;
         let shown = checked.shown.clone();
         let (mut child, watchdog) = self.spawn_checked(checked)?;
-        let cap = broker.config.session_buffer_chars.max(1024);
+        let cap = broker.config.background_buffer_chars.max(1024);
         let output = Arc::new(Mutex::new(process::Buffer::new(0, cap)));
         // Both streams into one buffer, as they interleave.
         process::pump_output(&mut child, Arc::clone(&output), Arc::clone(&output));
@@ -486,7 +489,7 @@ impl BrokerCall {
             // reported.
             let _ = rustix::fs::fcntl_setfl(pipe, rustix::fs::OFlags::NONBLOCK);
         }
-        let session = sessions::Session {
+        let command = background::BackgroundCommand {
             command: shown,
             pgid: child.id(),
             started: Instant::now(),
@@ -494,12 +497,12 @@ impl BrokerCall {
             stdin,
             exited: process::reap(child, watchdog),
         };
-        broker.sessions.add(session).map_err(CommandError::Failed)
+        broker.background.add(command).map_err(CommandError::Failed)
     }
 
-    /// Refuse to change a session in a dry run; confirm writes in
-    /// confirm-all mode (a person approved the session, not each input).
-    pub(crate) fn may_touch_session(
+    /// Refuse to change a background command in a dry run; confirm writes in
+    /// confirm-all mode (a person approved the command, not each input).
+    pub(crate) fn may_touch_background(
         &self,
         action: &str,
         id: &str,
@@ -507,14 +510,14 @@ impl BrokerCall {
     ) -> Result<(), CommandError> {
         if self.dry_run {
             return Err(CommandError::DryRun(format!(
-                "[dry run] would {action} session {id}; nothing was done"
+                "[dry run] would {action} background command {id}; nothing was done"
             )));
         }
         if let (Some(data), Mode::ConfirmAll) = (input, self.mode) {
             let text = String::from_utf8_lossy(data);
             let what = serde_json::json!({ "session_id": id, "input": text });
             self.confirm(
-                &format!("writing to session {id}"),
+                &format!("writing to background command {id}"),
                 &what,
                 &format!("write to {id}"),
             )?;

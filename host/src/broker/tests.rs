@@ -563,7 +563,7 @@ fn a_session_that_does_not_read_cannot_block_the_broker() {
     let setup = Setup::new();
     let call = setup.yolo();
     let id = call.spawn(&shell("sleep 100")).unwrap();
-    let sessions = &setup.broker.sessions;
+    let sessions = &setup.broker.background;
     let started = Instant::now();
     let err = sessions.write(&id, &vec![b'x'; 1 << 20]).unwrap_err();
     assert!(err.contains("not reading its input"), "{err}");
@@ -705,7 +705,7 @@ fn sessions_run_in_the_background() {
     let id = call
         .spawn(&shell("read line; echo got $line; sleep 100"))
         .unwrap();
-    let sessions = &setup.broker.sessions;
+    let sessions = &setup.broker.background;
     sessions.write(&id, b"ping\n").unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut seen = String::new();
@@ -731,7 +731,7 @@ fn sessions_run_in_the_background() {
 #[test]
 fn sessions_are_capped() {
     let setup = Setup::with(CommandConfig {
-        max_sessions: 2,
+        max_background: 2,
         ..CommandConfig::default()
     });
     let call = setup.yolo();
@@ -753,7 +753,7 @@ fn dropping_the_broker_kills_its_sessions() {
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut out = String::new();
     while out.trim().is_empty() && Instant::now() < deadline {
-        out.push_str(&setup.broker.sessions.poll(&id).unwrap().new_output);
+        out.push_str(&setup.broker.background.poll(&id).unwrap().new_output);
         std::thread::sleep(Duration::from_millis(20));
     }
     let child: u32 = out.trim().parse().unwrap();

@@ -252,16 +252,16 @@ impl Config {
             1,
             1 << 30,
         )?;
-        in_range("commands.max_sessions", c.max_sessions as u64, 1, 1000)?;
+        in_range("commands.max_background", c.max_background as u64, 1, 1000)?;
         in_range(
-            "commands.session_ttl_secs",
-            c.session_ttl_secs,
+            "commands.background_ttl_secs",
+            c.background_ttl_secs,
             1,
             86_400 * 7,
         )?;
         in_range(
-            "commands.session_buffer_chars",
-            c.session_buffer_chars as u64,
+            "commands.background_buffer_chars",
+            c.background_buffer_chars as u64,
             1024,
             1 << 30,
         )

@@ -77,9 +77,9 @@ max_output_chars = 1000
 env = { RUST_LOG = "info" }
 pass_env = ["CARGO_HOME"]
 writable = ["cache"]
-max_sessions = 2
-session_ttl_secs = 30
-session_buffer_chars = 5000
+max_background = 2
+background_ttl_secs = 30
+background_buffer_chars = 5000
 
 [grants.my_tool]
 workspace = "read"
@@ -196,7 +196,7 @@ fn bad_limits_and_grants_are_refused_with_the_fix() {
         "{m}"
     );
     let m = commands("[commands]\nmax_sessions = 0\n");
-    assert!(m.contains("commands.max_sessions"), "{m}");
+    assert!(m.contains("commands.max_background"), "{m}");
     let m = commands("[commands]\nsession_buffer_chars = 10\n");
     assert!(m.contains("use 1024 to"), "{m}");
     assert!(parse("").unwrap().check_commands().is_ok());

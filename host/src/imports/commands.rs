@@ -3,9 +3,11 @@
 //! the call's [`BrokerCall`] (policy, confirmation, confinement); time spent
 //! waiting is credited to the call's deadline.
 
-use crate::bindings::commands::{self, CommandError, CommandOutput, CommandRequest, SessionStatus};
+use crate::bindings::commands::{
+    self, BackgroundStatus, CommandError, CommandOutput, CommandRequest,
+};
 use crate::broker::BrokerCall;
-use crate::broker::sessions;
+use crate::broker::background;
 use crate::runtime::sandbox::CallState;
 use std::time::{Duration, Instant};
 
@@ -28,20 +30,20 @@ impl CallState {
         }
     }
 
-    fn session_table(&self) -> Result<&sessions::Sessions, CommandError> {
-        Ok(&self.broker_call()?.broker.sessions)
+    fn background_table(&self) -> Result<&background::Background, CommandError> {
+        Ok(&self.broker_call()?.broker.background)
     }
 
-    /// A session action, refused in a dry run (and confirmed as needed).
-    fn touch_session(
+    /// A background command action, refused in a dry run (and confirmed as needed).
+    fn touch_background(
         &self,
         action: &str,
         id: &str,
         input: Option<&[u8]>,
-    ) -> Result<&sessions::Sessions, CommandError> {
+    ) -> Result<&background::Background, CommandError> {
         let call = self.broker_call()?;
-        call.may_touch_session(action, id, input)?;
-        Ok(&call.broker.sessions)
+        call.may_touch_background(action, id, input)?;
+        Ok(&call.broker.background)
     }
 
     /// Run `wait` (which waits on a command or a person), crediting the
@@ -71,39 +73,39 @@ impl commands::Host for CallState {
         self.waiting(|call| call.spawn(&request))
     }
 
-    fn poll(&mut self, id: String) -> Result<SessionStatus, CommandError> {
-        self.session_table()?
+    fn poll(&mut self, id: String) -> Result<BackgroundStatus, CommandError> {
+        self.background_table()?
             .poll(&id)
             .map_err(CommandError::Invalid)
     }
 
     fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), CommandError> {
         self.waiting(|call| {
-            call.may_touch_session("write to", &id, Some(&data))?;
+            call.may_touch_background("write to", &id, Some(&data))?;
             call.broker
-                .sessions
+                .background
                 .write(&id, &data)
                 .map_err(CommandError::Invalid)
         })
     }
 
     fn kill(&mut self, id: String) -> Result<(), CommandError> {
-        self.touch_session("kill", &id, None)?
+        self.touch_background("kill", &id, None)?
             .kill(&id)
             .map(|_| ())
             .map_err(CommandError::Invalid)
     }
 
-    fn sessions(&mut self) -> Vec<SessionStatus> {
-        self.session_table()
-            .map(sessions::Sessions::list)
+    fn list_background(&mut self) -> Vec<BackgroundStatus> {
+        self.background_table()
+            .map(background::Background::list)
             .unwrap_or_default()
     }
 
     fn clear(&mut self) -> u32 {
         // A dry run forgets nothing.
-        self.touch_session("clear", "(finished)", None)
-            .map_or(0, sessions::Sessions::clear)
+        self.touch_background("clear", "(finished)", None)
+            .map_or(0, background::Background::clear)
     }
 
     fn output(&mut self, output_id: String) -> Result<String, CommandError> {

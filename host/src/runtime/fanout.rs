@@ -8,7 +8,7 @@
 //! create is no error: the threads that did start (at least the calling one)
 //! do its share. Each run is an ordinary sandboxed call with the caller's
 //! arguments, grant, settings, remaining time and cancel token, and its input
-//! as `call-context.shard`; runs cannot fan out again. A share's result is
+//! as `call-context.share`; runs cannot fan out again. A share's result is
 //! not cut to the model-facing output limit (it goes back to the caller, not
 //! to the model) but to [`SHARE_OUTPUT_BYTES`].
 
@@ -50,8 +50,8 @@ pub(crate) struct Fanout {
 }
 
 impl Fanout {
-    /// One run, with `shard` as its input.
-    fn run(&self, shard: &str) -> Outcome {
+    /// One run, with `share` as its input.
+    fn run(&self, share: &str) -> Outcome {
         let limits = Limits {
             timeout: self.deadline.saturating_duration_since(Instant::now()),
             max_output_bytes: SHARE_OUTPUT_BYTES.max(self.limits.max_output_bytes),
@@ -73,7 +73,7 @@ impl Fanout {
             settings: &self.settings,
             broker: self.broker.as_ref(),
         };
-        sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, shard)
+        sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, share)
     }
 
     /// Run every input, in parallel where permits allow.

@@ -94,6 +94,9 @@ pub(crate) struct CallState {
     pub(crate) granted: GrantedDirs,
     /// How this call starts more runs of itself; `None` inside such a run.
     pub(crate) fanout: Option<Fanout>,
+    /// How the host stopped this call's shares, if it stopped any: a
+    /// `stopped` error the tool returns is honoured only for these.
+    pub(crate) stopped_shares: Vec<ErrorKind>,
 }
 
 impl CallState {
@@ -206,6 +209,7 @@ fn new_store(
         waited: Duration::ZERO,
         granted: GrantedDirs::new(req.grant, req.workspace),
         fanout,
+        stopped_shares: Vec::new(),
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -299,9 +303,9 @@ pub(crate) fn run_share(
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
-    shard: &str,
+    share: &str,
 ) -> Outcome {
-    execute(runtime, tool, pre, req, Some(shard), None)
+    execute(runtime, tool, pre, req, Some(share), None)
 }
 
 fn execute(
@@ -309,7 +313,7 @@ fn execute(
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
-    shard: Option<&str>,
+    share: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
     // wasmtime-wasi's synchronous host functions run their (here always
@@ -326,11 +330,11 @@ fn execute(
     // runtime with its own workers and I/O (wasmtime-wasi's shared one) can
     // drive.
     if !req.grant.network.is_empty() {
-        return execute_in_runtime(runtime, tool, pre, req, shard, fanout);
+        return execute_in_runtime(runtime, tool, pre, req, share, fanout);
     }
     TOKIO.with(|rt| {
         let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
-        execute_in_runtime(runtime, tool, pre, req, shard, fanout)
+        execute_in_runtime(runtime, tool, pre, req, share, fanout)
     })
 }
 
@@ -339,7 +343,7 @@ fn execute_in_runtime(
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
-    shard: Option<&str>,
+    share: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
     let (mut store, captured) = new_store(runtime, tool, req, fanout)?;
@@ -356,7 +360,7 @@ fn execute_in_runtime(
             .map(|p| p.display().to_string()),
         dry_run: req.context.dry_run,
         settings: req.settings.to_owned(),
-        shard: shard.map(str::to_owned),
+        share: share.map(str::to_owned),
     };
     let instance = pre.instantiate(&mut store).map_err(|e| {
         let stderr = captured.finish(tool, &ctx.call_id);
@@ -375,7 +379,7 @@ fn execute_in_runtime(
     let stderr = captured.finish(tool, &ctx.call_id);
     match result {
         Ok(Ok(output)) => Ok(convert_output(output, req.limits.max_output_bytes, tool)),
-        Ok(Err(err)) => Err(convert_error(err)),
+        Ok(Err(err)) => Err(convert_error(err, &store.data().stopped_shares)),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
     }
 }
@@ -479,18 +483,43 @@ fn is_workspace_relative(path: &str) -> bool {
         })
 }
 
-fn convert_error(err: wit::ToolError) -> CallError {
+/// The tool's error as the call's. A `stopped` error keeps its kind only
+/// when one of the call's shares really stopped that way (`stopped_shares`);
+/// a tool cannot claim a timeout or a crash it did not have.
+fn convert_error(err: wit::ToolError, stopped_shares: &[ErrorKind]) -> CallError {
     match err {
         wit::ToolError::InvalidInput(m) => CallError::new(ErrorKind::InvalidInput, m),
         wit::ToolError::Retry(m) => CallError::new(ErrorKind::Retry, m),
         wit::ToolError::Denied(m) => CallError::new(ErrorKind::Denied, m),
         wit::ToolError::Failed(f) => {
-            let e = CallError::new(ErrorKind::Failed, f.message);
-            match f.hint {
-                Some(h) => e.with_hint(h),
-                None => e,
-            }
+            with_hint(CallError::new(ErrorKind::Failed, f.message), f.hint)
         }
+        wit::ToolError::Stopped(s) => {
+            let kind = stop_kind(s.why);
+            let kind = if stopped_shares.contains(&kind) {
+                kind
+            } else {
+                ErrorKind::Failed
+            };
+            with_hint(CallError::new(kind, s.message), s.hint)
+        }
+    }
+}
+
+fn with_hint(err: CallError, hint: Option<String>) -> CallError {
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
+/// The call-result kind of a WIT `stop`.
+pub(crate) fn stop_kind(why: wit::Stop) -> ErrorKind {
+    match why {
+        wit::Stop::Timeout => ErrorKind::Timeout,
+        wit::Stop::Cancelled => ErrorKind::Cancelled,
+        wit::Stop::OutOfMemory => ErrorKind::OutOfMemory,
+        wit::Stop::Trap => ErrorKind::Trap,
     }
 }
 
@@ -555,5 +584,32 @@ fn human_duration(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A tool may pass a share's stop on, but not invent one.
+    #[test]
+    fn a_stopped_error_keeps_its_kind_only_if_a_share_stopped_that_way() {
+        let stopped = |why| {
+            wit::ToolError::Stopped(wit::Stopped {
+                why,
+                message: "share 2 ran out of memory".to_owned(),
+                hint: Some("split the work finer".to_owned()),
+            })
+        };
+        let passed_on = convert_error(stopped(wit::Stop::OutOfMemory), &[ErrorKind::OutOfMemory]);
+        assert_eq!(passed_on.kind, ErrorKind::OutOfMemory);
+        assert_eq!(passed_on.message, "share 2 ran out of memory");
+        assert_eq!(passed_on.hint.as_deref(), Some("split the work finer"));
+        let invented = convert_error(stopped(wit::Stop::Timeout), &[ErrorKind::OutOfMemory]);
+        assert_eq!(invented.kind, ErrorKind::Failed);
+        assert_eq!(
+            convert_error(stopped(wit::Stop::Trap), &[]).kind,
+            ErrorKind::Failed
+        );
     }
 }

@@ -45,6 +45,11 @@ pub struct Grant {
     pub network: Vec<String>,
     /// Named host directories.
     pub directories: Vec<DirGrant>,
+    /// The executor's state directories (`memory`, `todo`, ...) by name,
+    /// as `dir:NAME:ACCESS` grants them; the executor supplies the host
+    /// path when the call's grant is computed, and one it does not have
+    /// is not granted.
+    pub state_dirs: Vec<(String, Access)>,
     /// Host environment variables the tool sees (by name; the value is
     /// read from the host when the call starts). Only an explicit grant
     /// passes any: a tool starts with an empty environment.
@@ -69,12 +74,15 @@ impl Grant {
     }
 
     /// Parse one `--grant` value's capability list, e.g.
-    /// `workspace:read`, `workspace:write,commands`, `network:example.com`.
+    /// `workspace:read`, `workspace:write,commands`, `network:example.com`,
+    /// `network:*,dir:web_cache:write`: what `toolhost tools` prints.
     ///
     /// ```
     /// use toolhost::grant::{Access, Grant};
     /// let g = Grant::parse_caps("workspace:read").unwrap();
     /// assert_eq!(g.workspace, Some(Access::Read));
+    /// let g = Grant::parse_caps("network:*,dir:web_cache:write").unwrap();
+    /// assert_eq!(g.state_dirs, [("web_cache".to_owned(), Access::Write)]);
     /// assert!(Grant::parse_caps("workspace:rw").is_err());
     /// ```
     pub fn parse_caps(spec: &str) -> Result<Self, ParseError> {
@@ -88,6 +96,15 @@ impl Grant {
                 Some(GrantItem::Commands) => grant.commands = true,
                 Some(GrantItem::Network(host)) => grant.network.push(host),
                 Some(GrantItem::Env(name)) => grant.env.push(name),
+                Some(GrantItem::Dir { name, writable }) => {
+                    let access = if writable {
+                        Access::Write
+                    } else {
+                        Access::Read
+                    };
+                    grant.state_dirs.retain(|(n, _)| *n != name);
+                    grant.state_dirs.push((name, access));
+                }
                 Some(GrantItem::Nothing) => {}
                 None => return Err(ParseError::new("capability", item, GrantItem::CHOICES)),
             }
@@ -262,6 +279,33 @@ mod tests {
         let e = g.effective(&[Capability::Commands]);
         assert!(e.commands && e.command_network);
         assert!(e.network.is_empty(), "the tool itself declared no hosts");
+    }
+
+    #[test]
+    fn what_a_capability_prints_parses_back() {
+        let caps = [
+            Capability::Network(vec!["a.com".into(), "b.com".into()]),
+            Capability::Directory {
+                name: "memory".into(),
+                writable: true,
+            },
+            Capability::WorkspaceRead,
+        ];
+        let text: Vec<String> = caps.iter().map(ToString::to_string).collect();
+        assert_eq!(text[0], "network:a.com,network:b.com");
+        let g = Grant::parse_caps(&text.join(",")).unwrap();
+        assert_eq!(g.network, ["a.com", "b.com"]);
+        assert_eq!(g.state_dirs, [("memory".to_owned(), Access::Write)]);
+        assert_eq!(g.workspace, Some(Access::Read));
+        for bad in [
+            "dir:memory",
+            "dir:memory:rw",
+            "dir::write",
+            "dir:../x:read",
+            "dir:a/b:read",
+        ] {
+            assert!(Grant::parse_caps(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

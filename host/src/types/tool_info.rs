@@ -31,7 +31,11 @@ impl std::fmt::Display for Capability {
             Self::WorkspaceRead => f.write_str("workspace:read"),
             Self::WorkspaceWrite => f.write_str("workspace:write"),
             Self::Commands => f.write_str("commands"),
-            Self::Network(hosts) => write!(f, "network:{}", hosts.join(",")),
+            // One `network:` item per host, so `--grant` reads it back.
+            Self::Network(hosts) => {
+                let items: Vec<String> = hosts.iter().map(|h| format!("network:{h}")).collect();
+                f.write_str(&items.join(","))
+            }
             Self::Directory { name, writable } => {
                 write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
             }

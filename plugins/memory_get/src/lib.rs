@@ -11,13 +11,21 @@ use toolhost_sdk::{export_tool, memory};
 pub struct Args {
     /// The file, relative to the memory directory (e.g. `2026-11-22.md`).
     pub path: String,
-    /// The first line to return, 1-based (default 1).
+    /// The first line to return, 1-based (default 1), as read_file's `offset`.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub from: Option<usize>,
-    /// How many lines (default 50, at most 1000).
+    pub offset: Option<usize>,
+    /// How many lines (default 50, at most 1000), as read_file's `limit`.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<usize>,
+    /// Deprecated: `offset`'s name before 0.1.
+    #[serde(default)]
+    #[schemars(range(min = 1), extend("deprecated" = true))]
+    pub from: Option<usize>,
+    /// Deprecated: `limit`'s name before 0.1.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000), extend("deprecated" = true))]
     pub lines: Option<usize>,
 }
 
@@ -28,8 +36,8 @@ impl Tool for MemoryGet {
     type Args = Args;
     const NAME: &'static str = "memory_get";
     const DESCRIPTION: &'static str = "Read lines of a memory file (a path memory_search \
-        returned, relative to the memory directory), numbered: `from` (1-based, default 1) and \
-        `lines` (default 50).";
+        returned, relative to the memory directory), numbered: `offset` (first line, 1-based, default 1) \
+        and `limit` (how many lines, default 50), as in read_file.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {
@@ -48,10 +56,10 @@ export_tool!(MemoryGet);
 /// Read from the memory directory `root`.
 pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
     let rel = memory::relative(&args.path)?;
-    let from = args.from.unwrap_or(1);
-    let count = args.lines.unwrap_or(50);
-    ToolError::check_range("from", from, 1..=usize::MAX, "lines are numbered from 1")?;
-    ToolError::check_range("lines", count, 1..=1000, "read less at a time")?;
+    let from = renamed(args.offset, args.from, "offset", "from")?.unwrap_or(1);
+    let count = renamed(args.limit, args.lines, "limit", "lines")?.unwrap_or(50);
+    ToolError::check_range("offset", from, 1..=usize::MAX, "lines are numbered from 1")?;
+    ToolError::check_range("limit", count, 1..=1000, "read less at a time")?;
     let path = memory::dir(root)?.join(&rel);
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::retry(format!(
@@ -70,15 +78,30 @@ pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
         .collect();
     if out.is_empty() {
         out = format!(
-            "`{}` has {total} lines; `from` {from} is past the end.\n",
+            "`{}` has {total} lines; `offset` {from} is past the end.\n",
             args.path
         );
     } else if from - 1 + count < total {
         out.push_str(&format!(
-            "[{} more lines; continue with from={}]\n",
+            "[{} more lines; continue with offset={}]\n",
             total - (from - 1 + count),
             from + count
         ));
     }
     Ok(Output::text(out))
+}
+
+/// An argument given under its name or its deprecated one, not both.
+fn renamed(
+    value: Option<usize>,
+    old: Option<usize>,
+    name: &str,
+    old_name: &str,
+) -> Result<Option<usize>, ToolError> {
+    match (value, old) {
+        (Some(_), Some(_)) => Err(ToolError::invalid_input(format!(
+            "give `{name}` only; `{old_name}` is its old name"
+        ))),
+        (value, old) => Ok(value.or(old)),
+    }
 }

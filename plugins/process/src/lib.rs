@@ -2,7 +2,7 @@
 //! with `background: true`, and read the full output the host kept when a
 //! command's output was cut.
 
-use toolhost_sdk::commands::{self, SessionStatus};
+use toolhost_sdk::commands::{self, BackgroundStatus};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError, export_tool,
 };
@@ -16,15 +16,15 @@ pub const MAX_CHARS: usize = 30_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
-    /// Every background session and its state.
+    /// Every background command and its state.
     List,
-    /// A session's new output since the last poll, and whether it finished.
+    /// A background command's new output since the last poll, and whether it finished.
     Poll,
-    /// Send `input` to a session's stdin.
+    /// Send `input` to a background command's stdin.
     Write,
-    /// Kill a session and every process it started.
+    /// Kill a background command and every process it started.
     Kill,
-    /// Forget finished sessions.
+    /// Forget finished background commands.
     Clear,
     /// Read a kept full output by `output_id`, with `offset`/`limit` or `grep`.
     Output,
@@ -36,9 +36,13 @@ pub enum Action {
 pub struct Args {
     /// What to do: list, poll, write, kill, clear or output.
     pub action: Action,
-    /// The session (from `run_command` with `background: true`), for poll,
-    /// write and kill.
+    /// The background command's id (from `run_command` with `background:
+    /// true`), for poll, write and kill.
     #[serde(default)]
+    pub command_id: Option<String>,
+    /// Deprecated: `command_id`'s name before 0.1.
+    #[serde(default)]
+    #[schemars(extend("deprecated" = true))]
     pub session_id: Option<String>,
     /// Text for `write`; end it with `\n` to send a line.
     #[serde(default)]
@@ -59,9 +63,9 @@ pub struct Args {
     pub grep: Option<String>,
 }
 
-/// One session in the structured report.
+/// One background command in the structured report.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Session {
+pub struct Background {
     /// Its id.
     pub id: String,
     /// The command line.
@@ -74,8 +78,8 @@ pub struct Session {
     pub elapsed_secs: f64,
 }
 
-impl From<&SessionStatus> for Session {
-    fn from(s: &SessionStatus) -> Self {
+impl From<&BackgroundStatus> for Background {
+    fn from(s: &BackgroundStatus) -> Self {
         Self {
             id: s.id.clone(),
             command: s.command.clone(),
@@ -105,30 +109,44 @@ impl Tool for Process {
 
     fn call(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
         match args.action {
-            Action::List => Ok(list(&commands::sessions())),
+            Action::List => Ok(list(&commands::list_background())),
             Action::Poll => {
-                let id = needed(args.session_id.as_deref(), "session_id", "poll")?;
+                let id = needed(
+                    args.command_id.as_deref().or(args.session_id.as_deref()),
+                    "command_id",
+                    "poll",
+                )?;
                 Ok(status(&commands::poll(id)?))
             }
             Action::Write => {
-                let id = needed(args.session_id.as_deref(), "session_id", "write")?;
+                let id = needed(
+                    args.command_id.as_deref().or(args.session_id.as_deref()),
+                    "command_id",
+                    "write",
+                )?;
                 let input = needed(args.input.as_deref(), "input", "write")?;
                 commands::write_stdin(id, input.as_bytes())?;
                 Ok(Output::text(format!(
-                    "wrote {} bytes to session {id}; poll it to see the response",
+                    "wrote {} bytes to background command {id}; poll it to see the response",
                     input.len()
                 )))
             }
             Action::Kill => {
-                let id = needed(args.session_id.as_deref(), "session_id", "kill")?;
+                let id = needed(
+                    args.command_id.as_deref().or(args.session_id.as_deref()),
+                    "command_id",
+                    "kill",
+                )?;
                 commands::kill(id)?;
                 Ok(Output::text(format!(
-                    "killed session {id} and every process it started"
+                    "killed background command {id} and every process it started"
                 )))
             }
             Action::Clear => {
                 let n = commands::clear();
-                Ok(Output::text(format!("removed {n} finished session(s)")))
+                Ok(Output::text(format!(
+                    "removed {n} finished background command(s)"
+                )))
             }
             Action::Output => {
                 let id = needed(args.output_id.as_deref(), "output_id", "output")?;
@@ -147,7 +165,7 @@ fn needed<'a>(value: Option<&'a str>, field: &str, action: &str) -> Result<&'a s
         .ok_or_else(|| ToolError::invalid_input(format!("action `{action}` needs `{field}`")))
 }
 
-fn state(s: &SessionStatus) -> String {
+fn state(s: &BackgroundStatus) -> String {
     match (s.running, s.exit_code) {
         (true, _) => format!("running for {:.1} s", s.elapsed.as_secs_f64()),
         (false, Some(code)) => format!(
@@ -158,30 +176,35 @@ fn state(s: &SessionStatus) -> String {
     }
 }
 
-/// The table of sessions.
-pub fn list(sessions: &[SessionStatus]) -> Output {
-    let text = if sessions.is_empty() {
-        "no background sessions; start one with run_command and `background: true`".to_owned()
+/// The table of background commands.
+pub fn list(commands: &[BackgroundStatus]) -> Output {
+    let text = if commands.is_empty() {
+        "no background commands; start one with run_command and `background: true`".to_owned()
     } else {
-        sessions
+        commands
             .iter()
             .map(|s| format!("{}  {}  `{}`", s.id, state(s), s.command))
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let report: Vec<Session> = sessions.iter().map(Session::from).collect();
+    let report: Vec<Background> = commands.iter().map(Background::from).collect();
     Output::text(text).with_structured(report)
 }
 
-/// One session's state and new output.
-pub fn status(s: &SessionStatus) -> Output {
-    let mut text = format!("session {} (`{}`): {}\n", s.id, s.command, state(s));
+/// One background command's state and new output.
+pub fn status(s: &BackgroundStatus) -> Output {
+    let mut text = format!(
+        "background command {} (`{}`): {}\n",
+        s.id,
+        s.command,
+        state(s)
+    );
     if s.new_output.is_empty() {
         text.push_str("[no new output]");
     } else {
         text.push_str(&s.new_output);
     }
-    let mut report = toolhost_sdk::json!(Session::from(s));
+    let mut report = toolhost_sdk::json!(Background::from(s));
     report["new_output"] = toolhost_sdk::Value::String(s.new_output.clone());
     Output::text(text).with_structured(report)
 }

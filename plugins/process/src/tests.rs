@@ -66,14 +66,14 @@ fn bad_output_requests_are_explained() {
     assert!(err.to_string().contains("has 1000 lines"), "{err}");
     let err =
         Process::call(args(r#"{"action":"poll"}"#), &Context::for_workspace(".")).unwrap_err();
-    assert!(err.to_string().contains("needs `session_id`"), "{err}");
+    assert!(err.to_string().contains("needs `command_id`"), "{err}");
     let err = toolhost_sdk::serde_json::from_str::<Args>(r#"{"action":"restart"}"#).unwrap_err();
     assert!(err.to_string().contains("unknown variant"), "{err}");
 }
 
 #[test]
-fn sessions_render_their_state() {
-    let s = |id: &str, running, code| SessionStatus {
+fn background_commands_render_their_state() {
+    let s = |id: &str, running, code| BackgroundStatus {
         id: id.into(),
         command: "npm run dev".into(),
         running,
@@ -100,7 +100,7 @@ fn sessions_render_their_state() {
         "{}",
         out.content()
     );
-    assert!(list(&[]).content().contains("no background sessions"));
+    assert!(list(&[]).content().contains("no background commands"));
 }
 
 #[test]

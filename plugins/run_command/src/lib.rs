@@ -33,7 +33,7 @@ pub struct Args {
     /// Extra environment variables for the command.
     #[serde(default)]
     pub env: Option<BTreeMap<String, String>>,
-    /// Start it in the background and return a session id at once; read its
+    /// Start it in the background and return its id at once; read its
     /// output, write to it or kill it with the `process` tool.
     #[serde(default)]
     pub background: bool,
@@ -46,8 +46,8 @@ pub struct Report {
     pub command: String,
     /// The exit code; null if a signal ended it or it runs in the background.
     pub exit_code: Option<i32>,
-    /// The background session id, with `background: true`.
-    pub session_id: Option<String>,
+    /// The background command's id, with `background: true`.
+    pub command_id: Option<String>,
     /// Standard output (head and tail if long).
     pub stdout: String,
     /// Standard error (head and tail if long).
@@ -138,14 +138,14 @@ pub fn run(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
 
 fn started(command: &str, id: String) -> Output {
     let text = format!(
-        "started `{command}` in the background as session {id}; read its output with \
-         process {{\"action\": \"poll\", \"session_id\": \"{id}\"}} and stop it with \
-         {{\"action\": \"kill\", \"session_id\": \"{id}\"}}"
+        "started `{command}` in the background as {id}; read its output with \
+         process {{\"action\": \"poll\", \"command_id\": \"{id}\"}} and stop it with \
+         {{\"action\": \"kill\", \"command_id\": \"{id}\"}}"
     );
     let report = Report {
         command: command.to_owned(),
         exit_code: None,
-        session_id: Some(id),
+        command_id: Some(id),
         stdout: String::new(),
         stderr: String::new(),
         truncated: false,
@@ -169,7 +169,7 @@ pub fn finished(command: &str, done: Finished, timeout: Option<u32>) -> Result<O
     let report = Report {
         command: command.to_owned(),
         exit_code: done.exit_code,
-        session_id: None,
+        command_id: None,
         stdout: done.stdout,
         stderr: done.stderr,
         truncated: done.truncated,

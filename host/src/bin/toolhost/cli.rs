@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toolhost::config::{CommandsSection, Config, GrantSection};
+use toolhost::grant::DirGrant;
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
 
@@ -47,7 +48,9 @@ pub struct GlobalArgs {
 
     /// Grant TOOL capabilities, replacing its default grant (repeatable).
     /// CAPS is a comma list of workspace:read, workspace:write, commands,
-    /// network:HOST, env:NAME, or none. Example: --grant my_tool=workspace:read
+    /// network:HOST, env:NAME, dir:NAME:read, dir:NAME:write (a directory the
+    /// host keeps: memory, todo, web_cache, dynamic, schemas) or none: what
+    /// `toolhost tools` prints. Example: --grant my_tool=workspace:read
     #[arg(long = "grant", global = true, value_name = "TOOL=CAPS")]
     pub grants: Vec<String>,
 
@@ -389,9 +392,23 @@ impl Settings {
         // --grant replaces the file's grant for that tool; checked here so a
         // typo is blamed on the flag.
         let mut executor = built.executor;
-        for (spec, tool, grant) in grants {
+        for (spec, tool, mut grant) in grants {
             if let Err(err) = executor.registry().get(&tool) {
                 return Err(UsageError(format!("--grant {spec}: {err}")).into());
+            }
+            for (name, access) in std::mem::take(&mut grant.state_dirs) {
+                let Some(path) = executor.state_dir(&name) else {
+                    return Err(UsageError(format!(
+                        "--grant {spec}: `dir:{name}` names no directory this host keeps (it has {}); a tool's own directory is granted in [grants.TOOL] directories of the configuration",
+                        executor.state_dir_names().join(", ")
+                    ))
+                    .into());
+                };
+                grant.directories.push(DirGrant {
+                    name,
+                    host_path: path.to_owned(),
+                    access,
+                });
             }
             config
                 .grants

@@ -1,10 +1,10 @@
-//! Background sessions: commands started with `spawn` that keep running
+//! Background commands: commands started with `spawn` that keep running
 //! between calls. Capped in number; finished ones are kept for a while so
 //! their last output and exit status can still be read. No operation
 //! blocks while holding the table's lock.
 
 use super::process::{self, Exit, Shared};
-use crate::bindings::commands::SessionStatus as Status;
+use crate::bindings::commands::BackgroundStatus as Status;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Write};
 use std::process::ChildStdin;
@@ -12,11 +12,11 @@ use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How long a write to a session's full stdin, or a kill, waits.
+/// How long a write to a background command's full stdin, or a kill, waits.
 const PATIENCE: Duration = Duration::from_secs(5);
 
 /// A started background command.
-pub(crate) struct Session {
+pub(crate) struct BackgroundCommand {
     pub command: String,
     pub pgid: u32,
     pub started: Instant,
@@ -27,7 +27,7 @@ pub(crate) struct Session {
 }
 
 struct Entry {
-    session: Session,
+    command: BackgroundCommand,
     cursor: u64,
     /// Set once finished: the exit code (`None` inside: killed by a
     /// signal) and when.
@@ -37,7 +37,7 @@ struct Entry {
 impl Entry {
     fn refresh(&mut self) {
         if self.finished.is_none() {
-            match self.session.exited.try_recv() {
+            match self.command.exited.try_recv() {
                 Ok(exit) => self.finish(exit),
                 Err(mpsc::TryRecvError::Disconnected) => self.finish(None),
                 Err(mpsc::TryRecvError::Empty) => {}
@@ -47,14 +47,14 @@ impl Entry {
 
     fn finish(&mut self, exit: Exit) {
         self.finished = Some((exit, Instant::now()));
-        self.session.stdin = None;
+        self.command.stdin = None;
     }
 
     fn status(&mut self, id: &str, consume: bool) -> Status {
         self.refresh();
         let new_output = if consume {
             let (text, missed, cursor) = self
-                .session
+                .command
                 .output
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -69,10 +69,10 @@ impl Entry {
             String::new()
         };
         let end = self.finished.map_or_else(Instant::now, |(_, at)| at);
-        let elapsed = end.saturating_duration_since(self.session.started);
+        let elapsed = end.saturating_duration_since(self.command.started);
         Status {
             id: id.to_owned(),
-            command: self.session.command.clone(),
+            command: self.command.command.clone(),
             running: self.finished.is_none(),
             exit_code: self.finished.and_then(|(code, _)| code),
             new_output,
@@ -81,8 +81,8 @@ impl Entry {
     }
 }
 
-/// Every background session of one broker.
-pub(crate) struct Sessions {
+/// Every background command of one broker.
+pub(crate) struct Background {
     inner: Mutex<Inner>,
     max_running: usize,
     ttl: Duration,
@@ -122,11 +122,11 @@ fn parse_id(id: &str) -> Option<u64> {
 
 fn unknown(id: &str) -> String {
     format!(
-        "there is no session `{id}` (it may have finished and expired); list the sessions to see their ids"
+        "there is no background command `{id}` (it may have finished and expired); list the background commands to see their ids"
     )
 }
 
-impl Sessions {
+impl Background {
     pub(crate) fn new(max_running: usize, ttl: Duration) -> Self {
         Self {
             inner: Mutex::default(),
@@ -143,11 +143,11 @@ impl Sessions {
 
     fn full(&self, running: usize) -> String {
         format!(
-            "{running} background sessions are running, the most allowed; kill one you no longer need first"
+            "{running} background commands are running, the most allowed; kill one you no longer need first"
         )
     }
 
-    /// Whether another session may start (checked again when it is added).
+    /// Whether another background command may start (checked again when it is added).
     pub(crate) fn check_room(&self) -> Result<(), String> {
         let running = self.lock().running();
         if running >= self.max_running {
@@ -157,13 +157,13 @@ impl Sessions {
         }
     }
 
-    /// Register a started session; returns its id. Over the cap (another
-    /// session started meanwhile), the new one is killed.
-    pub(crate) fn add(&self, session: Session) -> Result<String, String> {
+    /// Register a started background command; returns its id. Over the cap (another
+    /// command started meanwhile), the new one is killed.
+    pub(crate) fn add(&self, command: BackgroundCommand) -> Result<String, String> {
         let mut inner = self.lock();
         let running = inner.running();
         if running >= self.max_running {
-            process::kill_group(session.pgid);
+            process::kill_group(command.pgid);
             return Err(self.full(running));
         }
         inner.next += 1;
@@ -171,7 +171,7 @@ impl Sessions {
         inner.entries.insert(
             n,
             Entry {
-                session,
+                command,
                 cursor: 0,
                 finished: None,
             },
@@ -184,7 +184,7 @@ impl Sessions {
         self.lock().entry(id).map(|e| e.status(id, true))
     }
 
-    /// Every session, without consuming output.
+    /// Every background command, without consuming output.
     pub(crate) fn list(&self) -> Vec<Status> {
         let mut inner = self.lock();
         inner
@@ -194,7 +194,7 @@ impl Sessions {
             .collect()
     }
 
-    /// Write to a running session's stdin. A full pipe is retried, with
+    /// Write to a running background command's stdin. A full pipe is retried, with
     /// the lock released in between, for a few seconds.
     pub(crate) fn write(&self, id: &str, mut data: &[u8]) -> Result<(), String> {
         let total = data.len();
@@ -203,20 +203,24 @@ impl Sessions {
             {
                 let mut inner = self.lock();
                 let entry = inner.entry(id)?;
-                let Some(stdin) = entry.session.stdin.as_mut() else {
-                    return Err(format!("session `{id}` has finished; its input is closed"));
+                let Some(stdin) = entry.command.stdin.as_mut() else {
+                    return Err(format!(
+                        "background command `{id}` has finished; its input is closed"
+                    ));
                 };
                 match stdin.write(data) {
                     Ok(n) => data = &data[n..],
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("cannot write to session `{id}`: {e}")),
+                    Err(e) => {
+                        return Err(format!("cannot write to background command `{id}`: {e}"));
+                    }
                 }
             }
             if !data.is_empty() {
                 if Instant::now() >= deadline {
                     return Err(format!(
-                        "session `{id}` is not reading its input: {} of {total} bytes were written",
+                        "background command `{id}` is not reading its input: {} of {total} bytes were written",
                         total - data.len()
                     ));
                 }
@@ -226,13 +230,13 @@ impl Sessions {
         Ok(())
     }
 
-    /// Kill a session's whole process group and wait briefly for it.
+    /// Kill a background command's whole process group and wait briefly for it.
     pub(crate) fn kill(&self, id: &str) -> Result<Status, String> {
         {
             let mut inner = self.lock();
             let entry = inner.entry(id)?;
             if entry.finished.is_none() {
-                process::kill_group(entry.session.pgid);
+                process::kill_group(entry.command.pgid);
             }
         }
         let deadline = Instant::now() + PATIENCE;
@@ -248,7 +252,7 @@ impl Sessions {
         }
     }
 
-    /// Forget finished sessions; returns how many.
+    /// Forget finished background commands; returns how many.
     pub(crate) fn clear(&self) -> u32 {
         let mut inner = self.lock();
         let before = inner.entries.len();
@@ -256,12 +260,12 @@ impl Sessions {
         u32::try_from(before - inner.entries.len()).unwrap_or(u32::MAX)
     }
 
-    /// Kill every running session (the broker is going away).
+    /// Kill every running background command (the broker is going away).
     pub(crate) fn kill_all(&self) {
         let inner = self.lock();
         for e in inner.entries.values() {
             if e.finished.is_none() {
-                process::kill_group(e.session.pgid);
+                process::kill_group(e.command.pgid);
             }
         }
     }
