@@ -26,7 +26,7 @@ mod process;
 mod shell;
 
 pub use call::{BrokerCall, CommandRecord};
-pub(crate) use toolhost_sdk::commands::shell_words;
+pub(crate) use toolhost_shared::shell_words;
 
 use crate::bindings::commands::CommandError;
 use confine::{Plan, Prepared, Support};

@@ -27,14 +27,14 @@ use crate::types::names::ParseError;
 use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use toolhost_sdk::contract::{setting, tool};
-pub use toolhost_sdk::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
+use toolhost_shared::contract::{setting, tool};
+pub use toolhost_shared::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
-pub const DEFAULT_MAX_PER_AGENT: u32 = toolhost_sdk::contract::DEFAULT_MAX_PER_AGENT;
+pub const DEFAULT_MAX_PER_AGENT: u32 = toolhost_shared::contract::DEFAULT_MAX_PER_AGENT;
 
 /// The largest source `create_tool` accepts (a script or a template).
-pub const DEFAULT_MAX_SOURCE_BYTES: u64 = toolhost_sdk::contract::DEFAULT_MAX_SOURCE_BYTES;
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = toolhost_shared::contract::DEFAULT_MAX_SOURCE_BYTES;
 
 /// Why a dynamic-tool operation failed, by kind; the message says what to
 /// do next.
@@ -368,7 +368,7 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
                         "its template is not a JSON array of strings: {e}"
                     ))
                 })?;
-                toolhost_sdk::dynamic::check_template(&template, &meta.parameters)
+                toolhost_shared::dynamic::check_template(&template, &meta.parameters)
                     .map_err(DynamicError::Invalid)?;
                 settings.insert(setting::TEMPLATE.into(), template.into());
                 tool::COMMAND_RUNNER

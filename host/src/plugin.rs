@@ -9,7 +9,7 @@ use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use toolhost_sdk::dynamic::Meta;
+use toolhost_shared::dynamic::Meta;
 
 /// What a dynamic tool is bound to at run time: its record, the settings its
 /// runner component receives, and what a person granted.

@@ -140,28 +140,7 @@ impl Finished {
     }
 }
 
-/// `argv` shown as one shell-like line, each item quoted when a shell would
-/// need it (for display; nothing runs it).
-///
-/// ```
-/// let argv = ["echo", "--", "\"; rm -rf ~", "it's"].map(String::from);
-/// assert_eq!(toolhost_sdk::commands::shell_words(&argv), r#"echo -- '"; rm -rf ~' 'it'\''s'"#);
-/// ```
-pub fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+pub use toolhost_shared::shell_words;
 
 /// A background command's state.
 #[derive(Debug, Clone, PartialEq, Eq)]

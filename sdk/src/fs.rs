@@ -8,10 +8,9 @@
 //! that and every other `std::io::Error` into a [`ToolError`] that says what
 //! to do next. [`walk`] lists a directory tree.
 
-mod scan;
 mod walk;
 
-pub use scan::{Scan, scan_reader};
+pub use toolhost_shared::scan::Scan;
 
 pub use walk::{Entry, walk};
 
@@ -349,7 +348,7 @@ fn not_regular(path: &WorkspacePath) -> io::Error {
 
 /// One pass over the regular file at `path`: hash, size, line count and
 /// up to `max_lines` lines from line `first_line` (at most `max_window`
-/// bytes); see [`scan_reader`]. In a plugin the host does the pass natively (the
+/// bytes); see `toolhost_shared::scan::scan_reader`. In a plugin the host does the pass natively (the
 /// `files.scan` import), which for a large file is much faster than reading
 /// it through WASI.
 pub fn scan(
@@ -380,13 +379,13 @@ pub fn scan(
             return Err(not_regular(path));
         }
         let most = usize::try_from(max_window).unwrap_or(usize::MAX);
-        scan_reader(file, first_line, max_lines, most)
+        toolhost_shared::scan::scan_reader(file, first_line, max_lines, most)
     }
 }
 
 /// The setting that lets tools delete files. The toolhost CLI sets it with
 /// `--allow-delete`; it is off unless a person turns it on.
-pub const ALLOW_DELETE: &str = crate::contract::setting::ALLOW_DELETE;
+pub const ALLOW_DELETE: &str = toolhost_shared::contract::setting::ALLOW_DELETE;
 
 /// Refuse a deletion unless a person enabled deleting files (the
 /// [`ALLOW_DELETE`] setting). `outcome` says what the refusal means for

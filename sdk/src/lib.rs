@@ -13,24 +13,22 @@
 //! [`Context`], runs [`Tool::call`], and converts the result back to the WIT
 //! types.
 //!
-//! The modules hold what several plugins share:
+//! Beside the trait, the macro and the context, output and error types,
+//! four modules hold the helpers a tool needs from the host:
 //!
 //! - [`fs`]: model-given paths ([`fs::resolve`], [`fs::WorkspacePath`]),
 //!   `std::io::Error`s in the model's terms, a directory walk, regular-file
 //!   reads ([`fs::read_up_to`]: one host call), atomic writes through the
 //!   host ([`fs::write_atomic`]), and the `allow_delete` check
 //!   ([`fs::deletion_allowed`]).
-//! - [`text`]: the content hash read tools report and edit tools check,
-//!   binary detection, and [`text::TextFile`], which keeps a file's BOM and
-//!   line endings through an edit.
-//! - [`edit`]: exact replacement with failures a model can act on (the
-//!   closest region and what differs), and unified diffs.
+//! - [`commands`]: run commands through the host's broker ([`commands::run`],
+//!   background commands with [`commands::spawn`]).
 //! - [`parallel`]: fan a call's work out over the host's cores
-//!   ([`parallel::run_shares`], [`parallel::fan_out`]).
-//! - `search` (feature `search`): scopes, globs, literal and regex search on
-//!   ripgrep's crates, fanned out, with "0 matches" explanations.
+//!   ([`parallel::fan_out`]).
 //! - [`log`]: log lines forwarded to the host.
-//! - [`dynamic`]: the dynamic-tool store's record format and argv templates.
+//!
+//! The engines the built-in tools share (search, edit, memory, dynamic
+//! tools) live in `toolhost-builtin`, not here.
 //!
 //! ```no_run
 //! use toolhost_sdk::{Context, Output, Tool, ToolError, export_tool};
@@ -59,33 +57,25 @@
 //! export_tool!(Shout);
 //! ```
 
-pub mod capability;
+mod capability;
 pub mod commands;
 mod context;
-pub mod contract;
-pub mod dynamic;
-pub mod edit;
 pub mod fs;
 pub mod log;
-#[cfg(feature = "memory")]
-pub mod memory;
 mod output;
 pub mod parallel;
 mod schema;
-#[cfg(feature = "search")]
-pub mod search;
-pub mod text;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use capability::Capability;
 pub use context::Context;
 pub use output::{Output, Stop, ToolError};
 pub use schema::json_schema;
 pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};
 pub use serde_json::{self, Value, json};
+pub use toolhost_shared::Capability;
 
 /// A tool: a name, a description for the model, typed arguments and a `call`.
 ///

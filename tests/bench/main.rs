@@ -404,7 +404,7 @@ fn read_file_10mb(runtime: &Arc<Runtime>, n: usize) {
     // A bare read + hash, the least any implementation must do.
     let (mut samples, _) = time_n(n, || {
         let bytes = std::fs::read(ws.path().join("big.txt")).expect("read");
-        std::hint::black_box(toolhost_sdk::text::content_hash(&bytes));
+        std::hint::black_box(toolhost_shared::text::content_hash(&bytes));
     });
     let (bare_p50, _) = percentiles(&mut samples);
 

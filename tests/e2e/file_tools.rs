@@ -21,7 +21,7 @@ fn write_file_creates_parents_and_reports_the_hash() {
         (s["created"].as_bool(), s["size"].as_u64()),
         (Some(true), Some(3))
     );
-    assert_eq!(s["hash"], toolhost_sdk::text::content_hash(b"hi\n"));
+    assert_eq!(s["hash"], toolhost_shared::text::content_hash(b"hi\n"));
     assert!(
         v["content"]
             .as_str()
@@ -63,7 +63,7 @@ fn write_file_overwrites_appends_and_keeps_permissions() {
 fn write_file_refuses_a_stale_expected_hash() {
     let ws = workspace();
     write(ws.path(), "a.txt", "v1\n");
-    let stale = toolhost_sdk::text::content_hash(b"v0\n");
+    let stale = toolhost_shared::text::content_hash(b"v0\n");
     let v = call_cli(
         ws.path(),
         "write_file",
@@ -78,7 +78,7 @@ fn write_file_refuses_a_stale_expected_hash() {
             .contains("changed since it was read")
     );
     assert_eq!(bytes(ws.path(), "a.txt"), b"v1\n");
-    let fresh = toolhost_sdk::text::content_hash(b"v1\n");
+    let fresh = toolhost_shared::text::content_hash(b"v1\n");
     let v = call_cli(
         ws.path(),
         "write_file",
@@ -199,7 +199,7 @@ fn edit_file_replaces_a_unique_match_and_returns_diff_and_hash() {
     );
     assert_eq!(
         s["hash"],
-        toolhost_sdk::text::content_hash(b"fn a() {}\nfn b() { 1 }\n")
+        toolhost_shared::text::content_hash(b"fn a() {}\nfn b() { 1 }\n")
     );
     assert_eq!(s["lines"], json!([2]));
 }

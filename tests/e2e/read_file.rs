@@ -20,7 +20,7 @@ fn reads_a_whole_small_file_with_line_numbers() {
     assert_eq!(s["end_line"], 3);
     assert_eq!(s["truncated"], false);
     assert_eq!(s["size"], 21);
-    let expected_hash = toolhost_sdk::text::content_hash(lines_file(3).as_bytes());
+    let expected_hash = toolhost_shared::text::content_hash(lines_file(3).as_bytes());
     assert_eq!(s["hash"], expected_hash);
 }
 
@@ -299,5 +299,8 @@ fn a_large_file_is_scanned_by_the_host_with_exact_results() {
     );
     let s = r.structured.expect("structured");
     assert_eq!(s["total_lines"], 60_000);
-    assert_eq!(s["hash"], toolhost_sdk::text::content_hash(text.as_bytes()));
+    assert_eq!(
+        s["hash"],
+        toolhost_shared::text::content_hash(text.as_bytes())
+    );
 }

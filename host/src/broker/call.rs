@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use toolhost_sdk::commands::shell_words;
+use toolhost_shared::shell_words;
 
 /// What one call may do with the broker; built by the [`crate::Executor`]
 /// for a tool granted `commands`.

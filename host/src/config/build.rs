@@ -13,7 +13,7 @@ use crate::types::grant::is_env_name;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use toolhost_sdk::contract::{dir, setting, tool};
+use toolhost_shared::contract::{dir, setting, tool};
 
 impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and

@@ -10,7 +10,7 @@ use crate::runtime::RuntimeError;
 use crate::schema::{SchemaFormat, tool_schema};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
-use toolhost_sdk::dynamic::STORE_DIR_NAME;
+use toolhost_shared::dynamic::STORE_DIR_NAME;
 
 impl Executor {
     /// Replace the description `tool` shows (a prompt override).

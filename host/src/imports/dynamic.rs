@@ -12,7 +12,7 @@ use std::path::Path;
 /// The host side of the WIT `dynamic` interface, for `create_tool`.
 impl dynamic::Host for CallState {
     fn check_component(&mut self, path: String, dest: String) -> Result<String, String> {
-        use toolhost_sdk::dynamic::{STORE, STORE_DIR_NAME};
+        use toolhost_shared::dynamic::{STORE, STORE_DIR_NAME};
         if !self.granted.may_write(STORE_DIR_NAME) || !dest.starts_with(&format!("{STORE}/")) {
             return Err(format!(
                 "only a tool granted the dynamic-tool store may check components, and only into {STORE}/"

@@ -8,7 +8,7 @@ use crate::dirs::{self, Op};
 use crate::runtime::sandbox::CallState;
 use crate::types::grant::Access;
 use std::path::Path;
-use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
+use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native};
 
 impl files::Host for CallState {
     fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
@@ -48,7 +48,7 @@ impl files::Host for CallState {
         let dir = self.granted.open(&base)?;
         let (file, _) = dirs::open_regular(&dir, &rel, &path)?;
         let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
-        let scan = toolhost_sdk::fs::scan_reader(file, first_line, max_lines, most)
+        let scan = toolhost_shared::scan::scan_reader(file, first_line, max_lines, most)
             .map_err(|e| dirs::to_file_error(e, &path, Op::Read))?;
         Ok(files::ScanResult {
             hash: scan.hash,

@@ -4,7 +4,7 @@
 use crate::types::names::ParseError;
 use crate::types::tool_info::Capability;
 use std::path::PathBuf;
-use toolhost_sdk::capability::GrantItem;
+use toolhost_shared::grant::GrantItem;
 
 /// Access to a directory.
 #[derive(
@@ -164,7 +164,7 @@ impl Grant {
     }
 }
 
-pub use toolhost_sdk::capability::is_env_name;
+pub use toolhost_shared::grant::is_env_name;
 
 /// Hosts in both lists; `*` on either side stands for the other side's list.
 fn intersect_hosts(declared: &[String], granted: &[String], all_declared: bool) -> Vec<String> {

@@ -2,46 +2,9 @@
 
 use crate::bindings::types as wit;
 use serde::{Deserialize, Serialize};
-use toolhost_sdk::contract::MIN_DESCRIPTION_CHARS;
+use toolhost_shared::contract::MIN_DESCRIPTION_CHARS;
 
-/// Something a tool needs from the host (the WIT `capability`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Capability {
-    /// Read the workspace.
-    WorkspaceRead,
-    /// Read and write the workspace.
-    WorkspaceWrite,
-    /// Run commands through the broker.
-    Commands,
-    /// HTTP to these hosts (`*`: any public host).
-    Network(Vec<String>),
-    /// A host-configured directory mounted at `/<name>`.
-    Directory {
-        /// The configured name.
-        name: String,
-        /// Whether the tool writes there.
-        writable: bool,
-    },
-}
-
-impl std::fmt::Display for Capability {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::WorkspaceRead => f.write_str("workspace:read"),
-            Self::WorkspaceWrite => f.write_str("workspace:write"),
-            Self::Commands => f.write_str("commands"),
-            // One `network:` item per host, so `--grant` reads it back.
-            Self::Network(hosts) => {
-                let items: Vec<String> = hosts.iter().map(|h| format!("network:{h}")).collect();
-                f.write_str(&items.join(","))
-            }
-            Self::Directory { name, writable } => {
-                write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
-            }
-        }
-    }
-}
+pub use toolhost_shared::Capability;
 
 impl From<wit::Capability> for Capability {
     fn from(c: wit::Capability) -> Self {
@@ -169,7 +132,7 @@ impl ToolInfo {
     }
 }
 
-pub use toolhost_sdk::dynamic::is_snake_case;
+pub use toolhost_shared::dynamic::is_snake_case;
 
 #[cfg(test)]
 mod tests {

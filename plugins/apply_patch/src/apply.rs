@@ -4,7 +4,7 @@
 //! trailing whitespace. Hunks keep their order and never overlap.
 
 use crate::parse::Hunk;
-use toolhost_sdk::edit::closest_region;
+use toolhost_builtin::edit::closest_region;
 use toolhost_sdk::{JsonSchema, Serialize};
 
 /// How loosely a hunk had to match.

@@ -9,8 +9,8 @@ mod write;
 
 use apply::Placed;
 use std::collections::BTreeMap;
+use toolhost_builtin::text::{TextFile, content_hash};
 use toolhost_sdk::fs::WorkspacePath;
-use toolhost_sdk::text::{TextFile, content_hash};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

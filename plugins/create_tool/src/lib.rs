@@ -8,11 +8,11 @@
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
-use toolhost_sdk::capability::GrantItem;
-use toolhost_sdk::contract;
-use toolhost_sdk::dynamic::{
+use toolhost_builtin::contract;
+use toolhost_builtin::dynamic::{
     self, Kind, META_FILE, Meta, RESERVED_NAMES, STORE, STORE_DIR_NAME, Status,
 };
+use toolhost_builtin::grant::GrantItem;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError, export_tool,
 };

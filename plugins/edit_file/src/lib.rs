@@ -1,7 +1,7 @@
 //! The `edit_file` tool: replace an exact, unique piece of text in a file,
 //! keeping its encoding and line endings byte for byte.
 
-use toolhost_sdk::edit::{self, FileEdit};
+use toolhost_builtin::edit::{self, FileEdit};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

@@ -32,7 +32,7 @@ fn edits_keep_bom_crlf_and_the_missing_final_newline() {
     assert_eq!(report["replacements"], 1);
     assert_eq!(
         report["hash"],
-        toolhost_sdk::text::content_hash(b"\xef\xbb\xbfa\r\nB\r\nc")
+        toolhost_builtin::text::content_hash(b"\xef\xbb\xbfa\r\nB\r\nc")
     );
 }
 

@@ -1,7 +1,7 @@
 //! The `find_files` tool: files whose name or path matches a glob, newest
 //! first.
 
-use toolhost_sdk::search::{self, Glob, Scope};
+use toolhost_builtin::search::{self, Glob, Scope};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

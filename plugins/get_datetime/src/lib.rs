@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError};
 

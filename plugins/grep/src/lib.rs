@@ -1,7 +1,7 @@
 //! The `grep` tool: find literal text in the workspace's files, at ripgrep
 //! speed (ripgrep's own crates, fanned out over the host's cores).
 
-use toolhost_sdk::search::{self, Found, Glob, Keep, Query, Scope};
+use toolhost_builtin::search::{self, Found, Glob, Keep, Query, Scope};
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 

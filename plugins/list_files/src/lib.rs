@@ -1,7 +1,7 @@
 //! The `list_files` tool: the files of a directory (optionally recursive and
 //! filtered by a glob), sorted, with sizes.
 
-use toolhost_sdk::search::Glob;
+use toolhost_builtin::search::Glob;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

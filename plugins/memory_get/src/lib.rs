@@ -1,9 +1,10 @@
 //! The `memory_get` tool (seed 001): lines of one memory file.
 
 use std::path::Path;
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
+use toolhost_builtin::memory;
+use toolhost_sdk::export_tool;
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
-use toolhost_sdk::{export_tool, memory};
 
 /// Arguments of `memory_get`.
 #[derive(Debug, Deserialize, JsonSchema)]

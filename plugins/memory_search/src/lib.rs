@@ -2,9 +2,9 @@
 //! memory file; path, line and snippet of the best.
 
 use std::path::Path;
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
+use toolhost_builtin::memory::{self, Hit};
 use toolhost_sdk::export_tool;
-use toolhost_sdk::memory::{self, Hit};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

@@ -1,7 +1,7 @@
 //! The `multi_edit` tool: several exact replacements in one file, applied in
 //! order, all or nothing.
 
-use toolhost_sdk::edit::{self, FileEdit};
+use toolhost_builtin::edit::{self, FileEdit};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

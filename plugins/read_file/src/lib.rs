@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use toolhost_sdk::text::{ContentHasher, looks_binary};
+use toolhost_builtin::text::{ContentHasher, looks_binary};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

@@ -2,7 +2,7 @@
 //! path's, line for line and hash for hash.
 
 use super::*;
-use toolhost_sdk::text::content_hash;
+use toolhost_builtin::text::content_hash;
 
 fn run(dir: &std::path::Path, json: &str) -> Result<Output, ToolError> {
     let args: Args = toolhost_sdk::serde_json::from_str(json).unwrap();

@@ -3,11 +3,12 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
+use toolhost_builtin::memory;
+use toolhost_sdk::export_tool;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };
-use toolhost_sdk::{export_tool, memory};
 
 /// Arguments of `save_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,7 +1,7 @@
 //! The `search_code` tool: regular-expression search with context lines,
 //! at ripgrep speed (ripgrep's own crates, fanned out over the host's cores).
 
-use toolhost_sdk::search::{self, Glob, Keep, Query, Scope};
+use toolhost_builtin::search::{self, Glob, Keep, Query, Scope};
 use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
 use toolhost_sdk::{export_tool, fs};
 

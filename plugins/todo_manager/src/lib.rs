@@ -3,7 +3,7 @@
 //! only this tool is granted (`/todo`).
 
 use std::path::{Path, PathBuf};
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::path::Path;
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
-use toolhost_sdk::contract;
+use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{Capability, Context, JsonSchema, Output, Tool, ToolError};
 

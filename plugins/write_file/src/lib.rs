@@ -1,7 +1,7 @@
 //! The `write_file` tool: create a file, replace it, or append to it —
 //! atomically, keeping an existing file's permissions.
 
-use toolhost_sdk::text::{check_expected_hash, content_hash};
+use toolhost_builtin::text::{check_expected_hash, content_hash};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
 };

@@ -4,9 +4,9 @@
 //! through the host broker, which applies the full command policy. There is
 //! no shell anywhere, so no value can become a second argument or a command.
 
+use toolhost_builtin::contract;
+use toolhost_builtin::dynamic::fill_template;
 use toolhost_sdk::commands::{self, CommandError, Request};
-use toolhost_sdk::contract;
-use toolhost_sdk::dynamic::fill_template;
 use toolhost_sdk::serde_json::Map;
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool};
 

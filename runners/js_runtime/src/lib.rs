@@ -27,8 +27,8 @@ use boa_engine::{
     Context as Js, JsError, JsNativeError, JsResult, JsString, JsValue, NativeFunction, Source,
 };
 use std::cell::RefCell;
+use toolhost_builtin::contract;
 use toolhost_sdk::commands::{self, CommandError, Request};
-use toolhost_sdk::contract;
 use toolhost_sdk::serde_json::{Map, json};
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool, fs};
 

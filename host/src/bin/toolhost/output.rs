@@ -302,7 +302,7 @@ fn printable_lines(text: &str) -> String {
 fn escaped(text: &str, keep: fn(char) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if !keep(c) && (c.is_control() || toolhost_sdk::dynamic::is_invisible(c)) {
+        if !keep(c) && (c.is_control() || toolhost_shared::dynamic::is_invisible(c)) {
             out.extend(c.escape_default());
         } else {
             out.push(c);

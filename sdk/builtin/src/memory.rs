@@ -5,9 +5,9 @@
 //! The directory is the host's to grant (`/memory` inside the sandbox):
 //! read-write for save_memory, read-only for memory_search and memory_get.
 
-use crate::ToolError;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use toolhost_sdk::ToolError;
 
 /// Where the memory directory is mounted in the sandbox.
 pub const DIR: &str = crate::contract::path::MEMORY;
@@ -17,7 +17,7 @@ pub const MAX_FACT_CHARS: usize = 2_000;
 
 /// The memory directory, or a clear failure when the host granted none.
 pub fn dir(root: &Path) -> Result<&Path, ToolError> {
-    crate::fs::granted_dir(root, "the memory tools")
+    toolhost_sdk::fs::granted_dir(root, "the memory tools")
 }
 
 /// Why `text` looks like a credential, if it does: an API key, a token, a

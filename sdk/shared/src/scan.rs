@@ -31,10 +31,10 @@ pub struct Scan {
 /// most `max_window` bytes of them.
 ///
 /// ```
-/// let s = toolhost_sdk::fs::scan_reader(&b"a\nb\nc\nd"[..], 2, 2, 100).unwrap();
+/// let s = toolhost_shared::scan::scan_reader(&b"a\nb\nc\nd"[..], 2, 2, 100).unwrap();
 /// assert_eq!((s.newlines, s.size, s.last_byte), (3, 7, Some(b'd')));
 /// assert_eq!((s.window.as_slice(), s.window_complete), (&b"b\nc\n"[..], true));
-/// assert_eq!(s.hash, toolhost_sdk::text::content_hash(b"a\nb\nc\nd"));
+/// assert_eq!(s.hash, toolhost_shared::text::content_hash(b"a\nb\nc\nd"));
 /// ```
 pub fn scan_reader(
     mut reader: impl Read,

@@ -4,7 +4,7 @@
 //! unified diff edit tools return.
 //!
 //! ```
-//! use toolhost_sdk::edit::{replace, EditError};
+//! use toolhost_builtin::edit::{replace, EditError};
 //! let text = "fn a() {}\nfn b() {}\n";
 //! let done = replace(text, "fn b() {}", "fn b() { todo() }", false).unwrap();
 //! assert_eq!(done.text, "fn a() {}\nfn b() { todo() }\n");
@@ -16,9 +16,9 @@ mod closest;
 
 pub use closest::{Closest, closest_region};
 
-use crate::ToolError;
-use crate::fs::{self, WorkspacePath};
 use crate::text::{TextFile, check_expected_hash, content_hash};
+use toolhost_sdk::ToolError;
+use toolhost_sdk::fs::{self, WorkspacePath};
 
 /// What [`edit_file`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +187,7 @@ fn line_numbers(text: &str, offsets: &[usize]) -> Vec<usize> {
 /// `a/PATH`/`b/PATH` headers; empty when nothing changed.
 ///
 /// ```
-/// let d = toolhost_sdk::edit::unified_diff("a\nb\n", "a\nc\n", "x.txt");
+/// let d = toolhost_builtin::edit::unified_diff("a\nb\n", "a\nc\n", "x.txt");
 /// assert!(d.starts_with("--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n"));
 /// assert!(d.contains("-b\n+c\n"));
 /// ```

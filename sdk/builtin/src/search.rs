@@ -28,8 +28,8 @@ pub use glob::Glob;
 pub use scope::{FileEntry, LeftOut, Scope};
 pub use walk::{EntryKind, WalkEntry, WalkOptions, walk_native};
 
-use crate::fs::{WorkspacePath, resolve};
-use crate::{Context, Output, ToolError, parallel};
+use toolhost_sdk::fs::{WorkspacePath, resolve};
+use toolhost_sdk::{Context, Output, ToolError, parallel};
 
 /// Below this many files a search runs in one instance: fanning out costs
 /// more than it saves.
@@ -382,7 +382,7 @@ impl Report {
 #[cfg(unix)]
 mod tests {
     use super::*;
-    use crate::Context;
+    use toolhost_sdk::Context;
 
     fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Context) {
         let ws = tempfile::tempdir().unwrap();

@@ -1,12 +1,12 @@
 //! Literal and regex search of one file, with context lines, skipping
 //! binary files.
 
-use crate::ToolError;
-use crate::fs::WorkspacePath;
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde::{Deserialize, Serialize};
+use toolhost_sdk::ToolError;
+use toolhost_sdk::fs::WorkspacePath;
 
 /// Longest line text kept; longer lines are cut around the match.
 const MAX_LINE_CHARS: usize = 300;
@@ -130,7 +130,7 @@ impl Query {
         };
         // Small files in one read (one host call in the sandbox), searched
         // in memory; larger ones streamed.
-        match crate::fs::read_up_to(path, WHOLE_FILE_MAX).ok()? {
+        match toolhost_sdk::fs::read_up_to(path, WHOLE_FILE_MAX).ok()? {
             Some(bytes) if memchr::memchr(0, &bytes).is_some() => return None,
             Some(bytes) => searcher
                 .search_slice(&self.matcher, &bytes, &mut sink)
@@ -234,7 +234,7 @@ fn clip(text: &str, at: usize) -> String {
 #[cfg(unix)]
 mod tests {
     use super::*;
-    use crate::{Context, fs::resolve};
+    use toolhost_sdk::{Context, fs::resolve};
 
     fn file(text: &[u8]) -> (tempfile::TempDir, WorkspacePath) {
         let ws = tempfile::tempdir().unwrap();

@@ -1,14 +1,14 @@
 //! File filters in globset syntax.
 
-use crate::ToolError;
-use crate::fs::WorkspacePath;
 use std::path::Path;
+use toolhost_sdk::ToolError;
+use toolhost_sdk::fs::WorkspacePath;
 
 /// A glob matched against a file's name, or — when it contains `/` or `**`
 /// — against its path below the directory being searched.
 ///
 /// ```
-/// use toolhost_sdk::search::Glob;
+/// use toolhost_builtin::search::Glob;
 /// assert!(!Glob::new("*.rs").unwrap().on_paths());
 /// assert!(Glob::new("src/**/*.md").unwrap().on_paths());
 /// assert!(Glob::new("a{b").is_err());

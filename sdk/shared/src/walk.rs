@@ -1,7 +1,8 @@
-//! The directory walk under every search: ripgrep's `ignore` walker,
-//! configured once here. Natively it runs directly; in the sandbox the host
-//! runs this same code (its `files.walk` import), because reading
-//! directories through WASI costs several host calls per entry.
+//! The directory walk under every search (feature `walk`): ripgrep's
+//! `ignore` walker, configured once here. The host runs it to serve the
+//! `files.walk` import, because reading directories through WASI costs
+//! several host calls per entry; native runs of the search tools call it
+//! directly.
 
 use std::path::Path;
 
@@ -68,10 +69,10 @@ pub struct WalkEntry {
 /// entered, symlinks are neither followed nor stat'ed through, ignore files
 /// are read in `root` and below it but not above it, entries come sorted by
 /// path, and unreadable entries are skipped. The host uses this to serve
-/// `files.walk`; plugins call [`Scope`](super::Scope) instead.
+/// `files.walk`; the search tools reach it through that import.
 ///
 /// ```
-/// use toolhost_sdk::search::{EntryKind, WalkOptions, walk_native};
+/// use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native};
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::write(dir.path().join("a.txt"), "x").unwrap();
 /// let options = WalkOptions { respect_ignore: true, hidden: false, max_depth: None, metadata: true };
@@ -155,57 +156,6 @@ fn describe(root: &Path, entry: &ignore::DirEntry, options: &WalkOptions) -> Opt
         size,
         modified_ns,
     })
-}
-
-/// Walk `base` in the sandbox (through the host) or natively.
-pub(super) fn walk(
-    base: &crate::fs::WorkspacePath,
-    options: &WalkOptions,
-) -> std::io::Result<Vec<WalkEntry>> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        use crate::__private::bindings::toolhost::plugin::files::{
-            self, EntryKind as WitKind, FileError, WalkOptions as Wit,
-        };
-        let wit = Wit {
-            respect_ignore: options.respect_ignore,
-            hidden: options.hidden,
-            max_depth: options
-                .max_depth
-                .map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
-            metadata: options.metadata,
-        };
-        files::walk(base.shown(), wit)
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|e| WalkEntry {
-                        path: e.path,
-                        kind: match e.kind {
-                            WitKind::File => EntryKind::File,
-                            WitKind::Directory => EntryKind::Directory,
-                            WitKind::Symlink => EntryKind::Symlink,
-                            WitKind::Other => EntryKind::Other,
-                        },
-                        size: e.size,
-                        modified_ns: e.modified_ns,
-                    })
-                    .collect()
-            })
-            .map_err(|e| {
-                use std::io::{Error, ErrorKind};
-                match e {
-                    FileError::NotFound(m) => Error::new(ErrorKind::NotFound, m),
-                    FileError::Denied(m) => Error::new(ErrorKind::PermissionDenied, m),
-                    FileError::Invalid(m) => Error::new(ErrorKind::NotADirectory, m),
-                    FileError::TooLarge(m) | FileError::Failed(m) => Error::other(m),
-                }
-            })
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        walk_native(base.io(), options)
-    }
 }
 
 #[cfg(test)]

@@ -2,75 +2,9 @@
 //! report and edit tools accept as `expected_hash`, binary detection, and
 //! [`TextFile`], which keeps a file's BOM and line endings through an edit.
 
-/// How many leading bytes [`looks_binary`] inspects, as git and ripgrep do.
-pub const BINARY_SNIFF_LEN: usize = 8192;
+use toolhost_sdk::ToolError;
 
-/// Incremental content hash; feed the whole file, then [`ContentHasher::finish`].
-///
-/// The text form is `xxh3:<32 hex digits>` (XXH3, 128 bits). It detects
-/// that a file changed since it was read; it is not a cryptographic hash,
-/// and nothing relies on it being one. XXH3 was chosen because it runs at
-/// nearly the same speed in wasm (SIMD128) as natively, so hashing a whole
-/// file stays cheap inside the sandbox. Any tool that reports a hash and any
-/// tool that checks `expected_hash` use this type, so they agree.
-///
-/// ```
-/// use toolhost_sdk::text::{ContentHasher, content_hash};
-/// let mut h = ContentHasher::new();
-/// h.update(b"hello ");
-/// h.update(b"world");
-/// assert_eq!(h.finish(), content_hash(b"hello world"));
-/// ```
-#[derive(Clone)]
-pub struct ContentHasher(xxhash_rust::xxh3::Xxh3);
-
-impl Default for ContentHasher {
-    fn default() -> Self {
-        Self(xxhash_rust::xxh3::Xxh3::new())
-    }
-}
-
-impl ContentHasher {
-    /// A hasher with nothing fed yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Feed the next bytes of the content.
-    pub fn update(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-
-    /// The hash of everything fed, as `xxh3:<32 hex digits>`.
-    pub fn finish(&self) -> String {
-        format!("xxh3:{:032x}", self.0.digest128())
-    }
-}
-
-/// The hash of a whole content, as `xxh3:<32 hex digits>`.
-///
-/// ```
-/// let h = toolhost_sdk::text::content_hash(b"");
-/// assert!(h.starts_with("xxh3:") && h.len() == 5 + 32);
-/// ```
-pub fn content_hash(bytes: &[u8]) -> String {
-    let mut h = ContentHasher::new();
-    h.update(bytes);
-    h.finish()
-}
-
-/// True if the content looks binary: a NUL byte in its first
-/// [`BINARY_SNIFF_LEN`] bytes.
-///
-/// ```
-/// use toolhost_sdk::text::looks_binary;
-/// assert!(looks_binary(b"\x7fELF\x02\x01\x01\x00"));
-/// assert!(!looks_binary("héllo\r\n".as_bytes()));
-/// ```
-pub fn looks_binary(prefix: &[u8]) -> bool {
-    let end = prefix.len().min(BINARY_SNIFF_LEN);
-    prefix[..end].contains(&0)
-}
+pub use toolhost_shared::text::{BINARY_SNIFF_LEN, ContentHasher, content_hash, looks_binary};
 
 /// A text file decoded for editing, remembering what must survive the edit
 /// byte for byte: a UTF-8 byte-order mark, and CRLF line endings.
@@ -81,7 +15,7 @@ pub fn looks_binary(prefix: &[u8]) -> bool {
 /// A missing final newline stays missing: nothing is added or removed.
 ///
 /// ```
-/// use toolhost_sdk::text::TextFile;
+/// use toolhost_builtin::text::TextFile;
 /// let file = TextFile::decode(b"\xef\xbb\xbfa\r\nb\r\nc", "f.txt").unwrap();
 /// assert_eq!(file.text, "a\nb\nc");
 /// let edited = file.text.replace('b', "B");
@@ -102,9 +36,9 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 impl TextFile {
     /// Decode `bytes` (the content of `path`, for messages). Binary and
     /// non-UTF-8 content is refused, so it is never corrupted by an edit.
-    pub fn decode(bytes: &[u8], path: &str) -> Result<Self, crate::ToolError> {
+    pub fn decode(bytes: &[u8], path: &str) -> Result<Self, ToolError> {
         if looks_binary(bytes) {
-            return Err(crate::ToolError::retry(format!(
+            return Err(ToolError::retry(format!(
                 "`{path}` is a binary file; only text files can be edited"
             )));
         }
@@ -113,7 +47,7 @@ impl TextFile {
             None => (false, bytes),
         };
         let text = std::str::from_utf8(body).map_err(|e| {
-            crate::ToolError::failed(format!(
+            ToolError::failed(format!(
                 "`{path}` is not valid UTF-8 (first bad byte at offset {}); editing it could \
                  corrupt it, so nothing was changed",
                 e.valid_up_to() + if bom { BOM.len() } else { 0 }
@@ -152,7 +86,7 @@ impl TextFile {
 /// Check an optional `expected_hash` against the current content.
 ///
 /// ```
-/// use toolhost_sdk::text::{check_expected_hash, content_hash};
+/// use toolhost_builtin::text::{check_expected_hash, content_hash};
 /// let h = content_hash(b"v1");
 /// assert!(check_expected_hash(b"v1", Some(&h), "a.txt").is_ok());
 /// assert!(check_expected_hash(b"v2", Some(&h), "a.txt").is_err());
@@ -162,7 +96,7 @@ pub fn check_expected_hash(
     current: &[u8],
     expected: Option<&str>,
     path: &str,
-) -> Result<(), crate::ToolError> {
+) -> Result<(), ToolError> {
     let Some(expected) = expected else {
         return Ok(());
     };
@@ -170,7 +104,7 @@ pub fn check_expected_hash(
     if actual == expected.trim() {
         Ok(())
     } else {
-        Err(crate::ToolError::retry(format!(
+        Err(ToolError::retry(format!(
             "`{path}` changed since it was read (expected hash {expected}, it is now {actual}); \
              read it again and redo the change against the current content"
         )))

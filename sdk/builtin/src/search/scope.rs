@@ -2,9 +2,9 @@
 
 use super::Glob;
 use super::walk::{EntryKind, WalkOptions, walk};
-use crate::ToolError;
-use crate::fs::{WorkspacePath, io_error};
 use std::collections::HashSet;
+use toolhost_sdk::ToolError;
+use toolhost_sdk::fs::{WorkspacePath, io_error};
 
 /// The files a search covers, below one directory.
 #[derive(Debug, Clone)]
@@ -133,7 +133,7 @@ impl Scope {
 #[cfg(unix)]
 mod tests {
     use super::*;
-    use crate::{Context, fs::resolve};
+    use toolhost_sdk::{Context, fs::resolve};
 
     fn names(files: &[FileEntry]) -> Vec<&str> {
         files.iter().map(|f| f.path.shown()).collect()

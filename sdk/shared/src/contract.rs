@@ -5,7 +5,7 @@
 //! the two sides cannot drift apart.
 //!
 //! ```
-//! use toolhost_sdk::contract::{dir, guest_path};
+//! use toolhost_shared::contract::{dir, guest_path};
 //! assert_eq!(guest_path(dir::TODO), "/todo");
 //! ```
 

@@ -1,0 +1,136 @@
+//! Capabilities and grants as the host and the plugins both spell them.
+
+/// Something a tool needs from the host (the WIT `capability`).
+///
+/// The host grants at most what the tool declares, and only what its
+/// configuration allows: a read-only tool cannot write, because its workspace
+/// preopen is read-only. It prints as `toolhost tools` shows it, which is
+/// also how `--grant` spells it.
+///
+/// ```
+/// use toolhost_shared::Capability;
+/// let needs = [Capability::WorkspaceRead, Capability::Network(vec!["a.com".into(), "b.com".into()])];
+/// let shown: Vec<String> = needs.iter().map(ToString::to_string).collect();
+/// assert_eq!(shown, ["workspace:read", "network:a.com,network:b.com"]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Read the workspace.
+    WorkspaceRead,
+    /// Read and write the workspace.
+    WorkspaceWrite,
+    /// Run commands through the broker.
+    Commands,
+    /// HTTP to these hosts (`*`: any public host).
+    Network(Vec<String>),
+    /// A host-configured directory mounted at `/<name>`.
+    Directory {
+        /// The configured name.
+        name: String,
+        /// Whether the tool writes there.
+        writable: bool,
+    },
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::WorkspaceRead => f.write_str("workspace:read"),
+            Self::WorkspaceWrite => f.write_str("workspace:write"),
+            Self::Commands => f.write_str("commands"),
+            // One `network:` item per host, so `--grant` reads it back.
+            Self::Network(hosts) => {
+                let items: Vec<String> = hosts.iter().map(|h| format!("network:{h}")).collect();
+                f.write_str(&items.join(","))
+            }
+            Self::Directory { name, writable } => {
+                write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
+            }
+        }
+    }
+}
+
+/// One item of a grant as people write it (`--grant`, `toolhost dynamic
+/// approve`, create_tool's `capabilities`): `workspace:read`,
+/// `workspace:write`, `commands`, `network:HOST`, `env:NAME`,
+/// `dir:NAME:read`, `dir:NAME:write` or `none`: the spellings `toolhost
+/// tools` prints, one item per host or directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantItem {
+    /// `workspace:read`.
+    WorkspaceRead,
+    /// `workspace:write`.
+    WorkspaceWrite,
+    /// `commands`.
+    Commands,
+    /// `network:HOST` (`*`: any public host).
+    Network(String),
+    /// `env:NAME`: pass this environment variable.
+    Env(String),
+    /// `dir:NAME:read` or `dir:NAME:write`: the host's directory of that
+    /// name (a state directory such as `memory`), mounted at `/NAME`.
+    Dir {
+        /// The directory's name.
+        name: String,
+        /// Whether the tool may write there.
+        writable: bool,
+    },
+    /// `none`.
+    Nothing,
+}
+
+impl GrantItem {
+    /// The spellings, for messages.
+    pub const CHOICES: &'static str = "workspace:read, workspace:write, commands, network:HOST, env:NAME, dir:NAME:read, dir:NAME:write or none";
+
+    /// Parse one item (surrounding spaces ignored); `None` if it is not one.
+    ///
+    /// ```
+    /// use toolhost_shared::grant::GrantItem;
+    /// assert_eq!(GrantItem::parse("env:HOME"), Some(GrantItem::Env("HOME".into())));
+    /// assert_eq!(GrantItem::parse("workspace:rw"), None);
+    /// assert_eq!(
+    ///     GrantItem::parse("dir:memory:write"),
+    ///     Some(GrantItem::Dir { name: "memory".into(), writable: true })
+    /// );
+    /// ```
+    pub fn parse(item: &str) -> Option<Self> {
+        match item.trim() {
+            "workspace:read" => Some(Self::WorkspaceRead),
+            "workspace:write" => Some(Self::WorkspaceWrite),
+            "commands" => Some(Self::Commands),
+            "none" => Some(Self::Nothing),
+            other => {
+                if let Some(host) = other.strip_prefix("network:") {
+                    return (!host.is_empty() && !host.contains(','))
+                        .then(|| Self::Network(host.to_owned()));
+                }
+                if let Some(name) = other.strip_prefix("env:") {
+                    return is_env_name(name).then(|| Self::Env(name.to_owned()));
+                }
+                let (name, access) = other.strip_prefix("dir:")?.rsplit_once(':')?;
+                let plain = !name.is_empty()
+                    && !name.contains(['/', '\\', ':'])
+                    && name != "."
+                    && name != "..";
+                match access {
+                    "read" | "write" if plain => Some(Self::Dir {
+                        name: name.to_owned(),
+                        writable: access == "write",
+                    }),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
