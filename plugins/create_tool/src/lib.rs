@@ -5,14 +5,17 @@
 //! approve anything. A person approves with `toolhost dynamic approve`,
 //! and only then does the host load the tool.
 
+mod checks;
+
+use checks::{
+    check_capabilities, check_description, check_name, check_quota, check_scope, check_source,
+    existing,
+};
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use toolhost_builtin::contract;
-use toolhost_builtin::dynamic::{
-    self, Kind, META_FILE, Meta, RESERVED_NAMES, STORE, STORE_DIR_NAME, Status,
-};
-use toolhost_builtin::grant::GrantItem;
+use toolhost_builtin::dynamic::{self, Kind, META_FILE, Meta, STORE, STORE_DIR_NAME, Status};
 use toolhost_sdk::{
     Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError, export_tool,
 };
@@ -145,74 +148,11 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
     let limits = Limits::from(ctx);
     let stored = existing(store)?;
     check_name(&args.name, &limits, &stored)?;
-    let description = args.description.trim().to_owned();
-    if description
-        .chars()
-        .any(|c| (c.is_control() && c != '\n' && c != '\t') || dynamic::is_invisible(c))
-    {
-        return Err(ToolError::invalid_input(
-            "the description holds control or invisible characters (escape codes, carriage returns, bidirectional or zero-width marks); use plain text",
-        ));
-    }
-    if description.len() < contract::MIN_DESCRIPTION_CHARS || description.len() > MAX_DESCRIPTION {
-        return Err(ToolError::invalid_input(format!(
-            "the description must tell a model what the tool does and when to use it, in {} to {MAX_DESCRIPTION} characters (it has {})",
-            contract::MIN_DESCRIPTION_CHARS,
-            description.len()
-        )));
-    }
+    let description = check_description(&args.description)?;
     let capabilities = check_capabilities(args.kind, args.capabilities)?;
     let scope = check_scope(args.scope)?;
-    let mine = stored
-        .iter()
-        .filter(|m| m.status != Status::Rejected && m.created_by.as_deref() == ctx.agent())
-        .count();
-    if mine >= limits.max_per_agent {
-        return Err(ToolError::denied(format!(
-            "you already have {mine} tools pending or approved, and the limit is {} per agent; ask a person to reject the ones you no longer need (`toolhost dynamic reject ID`)",
-            limits.max_per_agent
-        )));
-    }
-    let (parameters, source) = match args.kind {
-        Kind::Javascript => {
-            let parameters = check_parameters(args.parameters)?;
-            let Source::Text(script) = args.source else {
-                return Err(ToolError::invalid_input(
-                    "a javascript tool's source is the script as one string defining `function run(args, ctx)`",
-                ));
-            };
-            check_size(&script, &limits)?;
-            (parameters, script.into_bytes())
-        }
-        Kind::Command => {
-            let parameters = check_parameters(args.parameters)?;
-            let template = match args.source {
-                Source::Argv(items) => items,
-                Source::Text(text) => serde_json::from_str(&text).map_err(|_| {
-                    ToolError::invalid_input(
-                        "a command tool's source is an argv template: a list of strings such as [\"git\", \"log\", \"-n\", \"{{count}}\"]",
-                    )
-                })?,
-            };
-            dynamic::check_template(&template, &parameters).map_err(ToolError::invalid_input)?;
-            let text = serde_json::to_string_pretty(&template).unwrap_or_default();
-            check_size(&text, &limits)?;
-            (parameters, text.into_bytes())
-        }
-        Kind::Component => {
-            let Source::Text(path) = args.source else {
-                return Err(ToolError::invalid_input(
-                    "a component tool's source is the workspace path of its .wasm file",
-                ));
-            };
-            if path.trim().is_empty() {
-                return Err(ToolError::invalid_input(
-                    "the source is empty; give the workspace path of the .wasm file",
-                ));
-            }
-            (Value::Null, path.into_bytes())
-        }
-    };
+    check_quota(&stored, ctx.agent(), &limits)?;
+    let (parameters, source) = check_source(args.kind, args.parameters, args.source, &limits)?;
     let (id, dir) = new_dir(store, &args.name)?;
     let written = write_tool(&dir, &id, args.kind, &source).and_then(|component_schema| {
         let meta = Meta {
@@ -273,142 +213,6 @@ fn write_tool(dir: &Path, id: &str, kind: Kind, source: &[u8]) -> Result<Option<
     std::fs::write(dir.join(kind.source_file()), source)
         .map_err(|e| ToolError::failed(format!("cannot write the tool's source: {e}")))?;
     Ok(None)
-}
-
-/// The records already in the store (unreadable ones are skipped).
-fn existing(store: &Path) -> Result<Vec<Meta>, ToolError> {
-    let entries = match std::fs::read_dir(store) {
-        Ok(entries) => entries,
-        Err(e) => {
-            return Err(
-                ToolError::failed(format!("cannot read the dynamic-tool store: {e}"))
-                    .with_hint("a person must grant this tool the `dynamic` directory"),
-            );
-        }
-    };
-    Ok(entries
-        .filter_map(Result::ok)
-        .filter_map(|e| dynamic::read_meta(&e.path()).ok())
-        .collect())
-}
-
-fn check_name(name: &str, limits: &Limits, stored: &[Meta]) -> Result<(), ToolError> {
-    if !dynamic::is_snake_case(name) {
-        return Err(ToolError::invalid_input(format!(
-            "`{name}` is not a snake_case name: use lowercase letters, digits and `_`, starting with a letter (e.g. `count_words`), at most 64 characters"
-        )));
-    }
-    if RESERVED_NAMES.contains(&name) || limits.reserved.iter().any(|r| r == name) {
-        return Err(ToolError::invalid_input(format!(
-            "`{name}` is reserved or already a tool; choose another name"
-        )));
-    }
-    if let Some(taken) = stored
-        .iter()
-        .find(|m| m.name == name && m.status != Status::Rejected)
-    {
-        return Err(ToolError::invalid_input(format!(
-            "a dynamic tool named `{name}` already exists ({}, {}); choose another name",
-            taken.id,
-            taken.status.as_str()
-        )));
-    }
-    Ok(())
-}
-
-fn check_parameters(parameters: Option<Value>) -> Result<Value, ToolError> {
-    let example =
-        r#"{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}"#;
-    let Some(parameters) = parameters else {
-        return Err(ToolError::invalid_input(format!(
-            "`parameters` is required: the JSON Schema of the tool's arguments, e.g. {example}"
-        )));
-    };
-    if parameters.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(ToolError::invalid_input(format!(
-            "`parameters` must be a JSON Schema object with \"type\": \"object\", e.g. {example}"
-        )));
-    }
-    let size = parameters.to_string().len();
-    if size > MAX_PARAMETERS_BYTES {
-        return Err(ToolError::invalid_input(format!(
-            "`parameters` is {size} bytes of JSON; the limit is {MAX_PARAMETERS_BYTES}"
-        )));
-    }
-    // Compiling checks it against the meta-schema and also what the host
-    // will need: no remote `$ref`, valid `pattern` regexes.
-    if let Err(err) = jsonschema::validator_for(&parameters) {
-        let at = err.instance_path().to_string();
-        let at = if at.is_empty() {
-            "the root".to_owned()
-        } else {
-            at
-        };
-        return Err(ToolError::invalid_input(format!(
-            "`parameters` is not a valid JSON Schema: {err} (at {at})"
-        )));
-    }
-    Ok(parameters)
-}
-
-fn check_size(source: &str, limits: &Limits) -> Result<(), ToolError> {
-    if source.trim().is_empty() {
-        return Err(ToolError::invalid_input("the source is empty"));
-    }
-    if source.len() > limits.max_source_bytes {
-        return Err(ToolError::invalid_input(format!(
-            "the source is {} bytes; the limit is {} — split the work or simplify it",
-            source.len(),
-            limits.max_source_bytes
-        )));
-    }
-    Ok(())
-}
-
-fn check_capabilities(kind: Kind, asked: Vec<String>) -> Result<Vec<String>, ToolError> {
-    let mut out: Vec<String> = Vec::new();
-    for cap in asked {
-        let cap = cap.trim().to_owned();
-        let allowed = match (kind, GrantItem::parse(&cap)) {
-            (_, None | Some(GrantItem::Nothing)) => false,
-            (Kind::Command, Some(item)) => item == GrantItem::Commands,
-            (Kind::Javascript, Some(item)) => matches!(
-                item,
-                GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
-            ),
-            (Kind::Component, Some(_)) => true,
-        };
-        if !allowed {
-            let choices = match kind {
-                Kind::Javascript => "workspace:read, workspace:write, commands",
-                Kind::Command => "commands (a command tool needs nothing else)",
-                Kind::Component => {
-                    "workspace:read, workspace:write, commands, network:HOST, env:NAME"
-                }
-            };
-            return Err(ToolError::invalid_input(format!(
-                "`{cap}` is not a capability a {} tool can ask for; choose from {choices}",
-                kind.as_str()
-            )));
-        }
-        if !out.contains(&cap) {
-            out.push(cap);
-        }
-    }
-    if kind == Kind::Command && out.is_empty() {
-        out.push("commands".to_owned());
-    }
-    Ok(out)
-}
-
-fn check_scope(scope: Option<String>) -> Result<String, ToolError> {
-    let scope = scope.map_or_else(|| "all".to_owned(), |s| s.trim().to_owned());
-    if scope.is_empty() || scope.len() > 128 || scope.chars().any(char::is_control) {
-        return Err(ToolError::invalid_input(
-            "`scope` is `all` or one agent's id (at most 128 characters)",
-        ));
-    }
-    Ok(scope)
 }
 
 /// Create the new tool's directory, `<store>/<id>`: never an existing one

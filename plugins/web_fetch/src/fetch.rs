@@ -51,36 +51,10 @@ enum Hop {
 #[cfg(target_os = "wasi")]
 fn once(url: &url::Url) -> Result<Hop, ToolError> {
     use wasip2::http::outgoing_handler;
-    use wasip2::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+    use wasip2::http::types::OutgoingBody;
     use wasip2::io::streams::StreamError;
 
-    let headers = Fields::from_list(&[
-        ("user-agent".to_owned(), b"toolhost-web_fetch/0.1".to_vec()),
-        (
-            "accept".to_owned(),
-            b"text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8".to_vec(),
-        ),
-    ])
-    .map_err(|e| ToolError::failed(format!("cannot build the request headers: {e:?}")))?;
-    let request = OutgoingRequest::new(headers);
-    let _ = request.set_method(&Method::Get);
-    let scheme = if url.scheme() == "https" {
-        Scheme::Https
-    } else {
-        Scheme::Http
-    };
-    let _ = request.set_scheme(Some(&scheme));
-    let host = url.host_str().unwrap_or_default();
-    let authority = match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
-    };
-    let _ = request.set_authority(Some(&authority));
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_owned(),
-    };
-    let _ = request.set_path_with_query(Some(&path));
+    let request = get_request(url)?;
     let body = request
         .body()
         .map_err(|()| ToolError::failed("cannot open the request body"))?;
@@ -135,14 +109,7 @@ fn once(url: &url::Url) -> Result<Hop, ToolError> {
     }
     drop(stream);
     if status >= 400 {
-        let message = format!("{url} answered HTTP {status}");
-        return Err(if status == 404 || status == 410 {
-            ToolError::retry(format!("{message}: the page does not exist; check the URL"))
-        } else if status >= 500 || status == 429 {
-            ToolError::retry(format!("{message}; try again later"))
-        } else {
-            ToolError::failed(message)
-        });
+        return Err(status_error(url, status));
     }
     Ok(Hop::Done(Page {
         url: url.to_string(),
@@ -150,6 +117,54 @@ fn once(url: &url::Url) -> Result<Hop, ToolError> {
         body: String::from_utf8_lossy(&bytes).into_owned(),
         cut,
     }))
+}
+
+/// An HTTP error status in the model's terms: retry what may change.
+#[cfg(target_os = "wasi")]
+fn status_error(url: &url::Url, status: u16) -> ToolError {
+    let message = format!("{url} answered HTTP {status}");
+    if status == 404 || status == 410 {
+        ToolError::retry(format!("{message}: the page does not exist; check the URL"))
+    } else if status >= 500 || status == 429 {
+        ToolError::retry(format!("{message}; try again later"))
+    } else {
+        ToolError::failed(message)
+    }
+}
+
+/// A GET of `url` with the tool's headers.
+#[cfg(target_os = "wasi")]
+fn get_request(url: &url::Url) -> Result<wasip2::http::types::OutgoingRequest, ToolError> {
+    use wasip2::http::types::{Fields, Method, OutgoingRequest, Scheme};
+
+    let headers = Fields::from_list(&[
+        ("user-agent".to_owned(), b"toolhost-web_fetch/0.1".to_vec()),
+        (
+            "accept".to_owned(),
+            b"text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8".to_vec(),
+        ),
+    ])
+    .map_err(|e| ToolError::failed(format!("cannot build the request headers: {e:?}")))?;
+    let request = OutgoingRequest::new(headers);
+    let _ = request.set_method(&Method::Get);
+    let scheme = if url.scheme() == "https" {
+        Scheme::Https
+    } else {
+        Scheme::Http
+    };
+    let _ = request.set_scheme(Some(&scheme));
+    let host = url.host_str().unwrap_or_default();
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    let _ = request.set_authority(Some(&authority));
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let _ = request.set_path_with_query(Some(&path));
+    Ok(request)
 }
 
 /// A request the host refused or could not complete, in words.

@@ -88,140 +88,95 @@ fn world_writable(mode: &str) -> bool {
     })
 }
 
+/// Programs refused whatever their arguments, and why.
+#[rustfmt::skip]
+const ALWAYS: &[(&[&str], &str)] = &[
+    (&["sudo", "su", "doas", "pkexec", "runuser", "sudoedit", "run0"],
+        "it runs commands as another user; toolhost never does, and the sandbox could not grant it"),
+    (&["mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted",
+       "blkdiscard", "mkdosfs", "mkntfs"], FORMATS_DISKS),
+    (&["shutdown", "reboot", "halt", "poweroff", "kexec"], "it shuts the machine down"),
+];
+
+const FORMATS_DISKS: &str = "it formats or repartitions disks";
+
+/// systemd targets and verbs that stop, suspend or reboot the machine.
+#[rustfmt::skip]
+const POWER_UNITS: &[&str] = &[
+    "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep",
+    "suspend-then-hibernate", "emergency", "rescue", "soft-reboot", "isolate", "shutdown",
+];
+
 /// The blocklist: refused in every mode.
 pub(super) fn blocked(name: &str, argv: &[Arg]) -> Result<(), Refusal> {
-    let refuse = |why: &str| Err(Refusal(format!("`{}`: {why}", shown_argv(argv))));
-    let shown = || argv.iter().skip(1).map(Arg::shown);
-    match name {
-        "sudo" | "su" | "doas" | "pkexec" | "runuser" | "sudoedit" | "run0" => refuse(
-            "it runs commands as another user; toolhost never does, and the sandbox could not grant it",
-        ),
-        "rm" => {
-            let recursive = lits(argv).any(|w| {
-                w == "--recursive"
-                    || (w.starts_with('-')
-                        && !w.starts_with("--")
-                        && (w.contains('r') || w.contains('R')))
-            });
-            let no_preserve = lits(argv).any(|w| w == "--no-preserve-root");
-            let target = argv.iter().skip(1).find(|a| precious_path(a));
-            if no_preserve || (recursive && target.is_some()) {
-                refuse("it deletes the root, a top-level or a home directory")
-            } else {
-                Ok(())
-            }
-        }
-        "chmod" => {
-            if lits(argv).any(world_writable) {
-                refuse("it makes files writable by everyone (chmod 777, o+w)")
-            } else {
-                Ok(())
-            }
-        }
-        "dd" => {
-            if shown().any(|w| w.strip_prefix("of=").is_some_and(device)) {
-                refuse("it writes straight to a device")
-            } else {
-                Ok(())
-            }
-        }
-        "tee" | "cp" | "mv" | "shred" | "install" | "ln" => {
-            if shown().any(|w| device(w) && is_disk(&normal(w))) {
-                refuse("it writes straight to a disk device")
-            } else {
-                Ok(())
-            }
-        }
-        n if n.starts_with("mkfs")
-            || matches!(
-                n,
-                "mke2fs"
-                    | "mkswap"
-                    | "wipefs"
-                    | "fdisk"
-                    | "sfdisk"
-                    | "cfdisk"
-                    | "gdisk"
-                    | "sgdisk"
-                    | "parted"
-                    | "blkdiscard"
-                    | "mkdosfs"
-                    | "mkntfs"
-            ) =>
-        {
-            refuse("it formats or repartitions disks")
-        }
-        "shutdown" | "reboot" | "halt" | "poweroff" | "kexec" => {
-            refuse("it shuts the machine down")
-        }
-        "systemctl" | "loginctl" => {
-            let power = lits(argv).any(|w| {
-                matches!(
-                    w.trim_end_matches(".target"),
-                    "poweroff"
-                        | "reboot"
-                        | "halt"
-                        | "kexec"
-                        | "suspend"
-                        | "hibernate"
-                        | "hybrid-sleep"
-                        | "suspend-then-hibernate"
-                        | "emergency"
-                        | "rescue"
-                        | "soft-reboot"
-                        | "isolate"
-                        | "shutdown"
-                )
-            });
-            if power {
-                refuse("it shuts down, suspends or reboots the machine")
-            } else {
-                Ok(())
-            }
-        }
-        "init" | "telinit" => {
-            if lits(argv).any(|w| matches!(w, "0" | "6" | "1" | "s" | "S")) {
-                refuse("it changes the machine's runlevel (shutdown or reboot)")
-            } else {
-                Ok(())
-            }
-        }
-        "pkill" => {
-            // For pkill, `-s` selects a session, not a signal.
-            let kill9 =
-                lits(argv).any(is_kill_signal) || signal_option_is_kill(argv, &["--signal"]);
-            let full = lits(argv).any(|w| {
-                w == "--full"
-                    || (w.starts_with('-')
-                        && !w.starts_with("--")
-                        && w.contains('f')
-                        && !is_kill_signal(w))
-            });
-            if kill9 && full {
-                refuse("`pkill -9 -f` kills every process whose command line matches")
-            } else {
-                Ok(())
-            }
-        }
-        "killall" | "killall5" => {
-            if name == "killall5"
-                || lits(argv).any(is_kill_signal)
-                || signal_option_is_kill(argv, &["-s", "--signal"])
-            {
-                refuse("`killall -9` kills processes by name without a chance to clean up")
-            } else {
-                Ok(())
-            }
-        }
-        "kill" => {
-            if kill_targets(argv).contains(&"-1") {
-                refuse("`kill … -1` signals every process you own")
-            } else {
-                Ok(())
-            }
-        }
-        _ => Ok(()),
+    let why = ALWAYS
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map(|(_, why)| *why)
+        .or_else(|| name.starts_with("mkfs").then_some(FORMATS_DISKS))
+        .or_else(|| by_arguments(name, argv));
+    match why {
+        Some(why) => Err(Refusal(format!("`{}`: {why}", shown_argv(argv)))),
+        None => Ok(()),
     }
+}
+
+/// Why `name` with these arguments is refused, for programs refused only
+/// with some arguments.
+fn by_arguments(name: &str, argv: &[Arg]) -> Option<&'static str> {
+    let mut shown = argv.iter().skip(1).map(Arg::shown);
+    match name {
+        "rm" => {
+            deletes_precious(argv).then_some("it deletes the root, a top-level or a home directory")
+        }
+        "chmod" => lits(argv)
+            .any(world_writable)
+            .then_some("it makes files writable by everyone (chmod 777, o+w)"),
+        "dd" => shown
+            .any(|w| w.strip_prefix("of=").is_some_and(device))
+            .then_some("it writes straight to a device"),
+        "tee" | "cp" | "mv" | "shred" | "install" | "ln" => shown
+            .any(|w| device(w) && is_disk(&normal(w)))
+            .then_some("it writes straight to a disk device"),
+        "systemctl" | "loginctl" => lits(argv)
+            .any(|w| POWER_UNITS.contains(&w.trim_end_matches(".target")))
+            .then_some("it shuts down, suspends or reboots the machine"),
+        "init" | "telinit" => lits(argv)
+            .any(|w| matches!(w, "0" | "6" | "1" | "s" | "S"))
+            .then_some("it changes the machine's runlevel (shutdown or reboot)"),
+        "pkill" => kills_by_full_command_line(argv)
+            .then_some("`pkill -9 -f` kills every process whose command line matches"),
+        "killall" | "killall5" => (name == "killall5"
+            || lits(argv).any(is_kill_signal)
+            || signal_option_is_kill(argv, &["-s", "--signal"]))
+        .then_some("`killall -9` kills processes by name without a chance to clean up"),
+        "kill" => kill_targets(argv)
+            .contains(&"-1")
+            .then_some("`kill … -1` signals every process you own"),
+        _ => None,
+    }
+}
+
+/// `rm -r` of the root, a top-level or a home directory, or any
+/// `--no-preserve-root`.
+fn deletes_precious(argv: &[Arg]) -> bool {
+    let recursive = lits(argv).any(|w| {
+        w == "--recursive"
+            || (w.starts_with('-') && !w.starts_with("--") && (w.contains('r') || w.contains('R')))
+    });
+    let no_preserve = lits(argv).any(|w| w == "--no-preserve-root");
+    no_preserve || (recursive && argv.iter().skip(1).any(precious_path))
+}
+
+/// `pkill -9 -f`: SIGKILL to every process whose full command line
+/// matches. (For pkill, `-s` selects a session, not a signal.)
+fn kills_by_full_command_line(argv: &[Arg]) -> bool {
+    let kill9 = lits(argv).any(is_kill_signal) || signal_option_is_kill(argv, &["--signal"]);
+    let full = lits(argv).any(|w| {
+        w == "--full"
+            || (w.starts_with('-') && !w.starts_with("--") && w.contains('f') && !is_kill_signal(w))
+    });
+    kill9 && full
 }
 
 /// The process ids `kill` is given: after an optional signal (`-9`,

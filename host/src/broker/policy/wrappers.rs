@@ -98,13 +98,7 @@ const RUNNER_VALUES: &[&str] = &[
 ];
 
 pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
-    let rest = |from: usize| -> Next {
-        if from < argv.len() {
-            Next::Run(argv[from..].to_vec())
-        } else {
-            Next::Done
-        }
-    };
+    let rest = |from: usize| rest_from(argv, from);
     let first = lits(argv).next().unwrap_or("");
     Ok(match name {
         "nohup" | "setsid" | "builtin" | "unbuffer" | "catchsegv" => rest(skip_options(argv, &[])),
@@ -134,28 +128,8 @@ pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
         "busybox" => rest(skip_options(argv, &[])),
         "env" => unwrap_env(argv)?,
         "xargs" => rest(skip_options(argv, XARGS_VALUES)),
-        "flock" => match argv
-            .iter()
-            .position(|a| matches!(a.lit(), Some("-c" | "--command")))
-        {
-            Some(i) => match argv.get(i + 1) {
-                Some(line) => Next::Line(known(line, "the command of `flock -c`")?),
-                None => Next::Done,
-            },
-            None => {
-                rest(skip_options(argv, &["-w", "--timeout", "-E", "--conflict-exit-code"]) + 1)
-            }
-        },
-        "watch" => {
-            let i = skip_options(argv, &["-n", "--interval", "-d", "--differences"]);
-            if lits(argv).any(|w| w == "-x" || w == "--exec") {
-                rest(i)
-            } else if i < argv.len() {
-                Next::Line(words_from(argv, i, "the command of `watch`")?)
-            } else {
-                Next::Done
-            }
-        }
+        "flock" => unwrap_flock(argv)?,
+        "watch" => unwrap_watch(argv)?,
         "find" => unwrap_find(argv)?,
         "fd" | "fdfind" => match argv
             .iter()
@@ -165,26 +139,8 @@ pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
             None => Next::Done,
         },
         "eval" => Next::Line(words_from(argv, 1, "the text given to `eval`")?),
-        "trap" => {
-            let i = usize::from(first == "--") + 1;
-            match argv.get(i).map(|a| (a, a.lit())) {
-                Some((_, Some("-p" | "-l" | "-" | ""))) | None => Next::Done,
-                Some((action, _)) if argv.len() > i + 1 => {
-                    Next::Lines(vec![known(action, "the action of `trap`")?])
-                }
-                _ => Next::Done,
-            }
-        }
-        "alias" => {
-            let mut lines = Vec::new();
-            for a in &argv[1..] {
-                let text = known(a, "the alias")?;
-                if let Some((_, value)) = text.split_once('=') {
-                    lines.push(value.to_owned());
-                }
-            }
-            Next::Lines(lines)
-        }
+        "trap" => unwrap_trap(argv)?,
+        "alias" => unwrap_alias(argv)?,
         // Runners that run the command after their subcommand.
         "uv" | "poetry" | "pipenv" | "pdm" | "hatch" if first == "run" => {
             rest(skip_options_from(argv, 2, RUNNER_VALUES))
@@ -199,6 +155,69 @@ pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
         },
         _ => Next::Done,
     })
+}
+
+/// The rest of `argv` from index `from`, if anything is left.
+fn rest_from(argv: &[Arg], from: usize) -> Next {
+    if from < argv.len() {
+        Next::Run(argv[from..].to_vec())
+    } else {
+        Next::Done
+    }
+}
+
+/// `flock -c LINE`, or `flock [options] FILE COMMAND…`.
+fn unwrap_flock(argv: &[Arg]) -> Result<Next, Refusal> {
+    let command = argv
+        .iter()
+        .position(|a| matches!(a.lit(), Some("-c" | "--command")));
+    Ok(match command {
+        Some(i) => match argv.get(i + 1) {
+            Some(line) => Next::Line(known(line, "the command of `flock -c`")?),
+            None => Next::Done,
+        },
+        None => rest_from(
+            argv,
+            skip_options(argv, &["-w", "--timeout", "-E", "--conflict-exit-code"]) + 1,
+        ),
+    })
+}
+
+/// `watch -x COMMAND…` runs argv; plain `watch` joins its words into a line.
+fn unwrap_watch(argv: &[Arg]) -> Result<Next, Refusal> {
+    let i = skip_options(argv, &["-n", "--interval", "-d", "--differences"]);
+    Ok(if lits(argv).any(|w| w == "-x" || w == "--exec") {
+        rest_from(argv, i)
+    } else if i < argv.len() {
+        Next::Line(words_from(argv, i, "the command of `watch`")?)
+    } else {
+        Next::Done
+    })
+}
+
+/// `trap ACTION SIGNAL…`: the action is a line run later.
+fn unwrap_trap(argv: &[Arg]) -> Result<Next, Refusal> {
+    let first = lits(argv).next().unwrap_or("");
+    let i = usize::from(first == "--") + 1;
+    Ok(match argv.get(i).map(|a| (a, a.lit())) {
+        Some((_, Some("-p" | "-l" | "-" | ""))) | None => Next::Done,
+        Some((action, _)) if argv.len() > i + 1 => {
+            Next::Lines(vec![known(action, "the action of `trap`")?])
+        }
+        _ => Next::Done,
+    })
+}
+
+/// `alias NAME=VALUE…`: each value is a line run when the alias is used.
+fn unwrap_alias(argv: &[Arg]) -> Result<Next, Refusal> {
+    let mut lines = Vec::new();
+    for a in &argv[1..] {
+        let text = known(a, "the alias")?;
+        if let Some((_, value)) = text.split_once('=') {
+            lines.push(value.to_owned());
+        }
+    }
+    Ok(Next::Lines(lines))
 }
 
 /// git subcommands that run a command they are given.

@@ -1,0 +1,93 @@
+//! Unit tests of js_runtime.
+
+use super::*;
+
+fn call(source: &str, args: Value) -> Result<Output, ToolError> {
+    let ctx = Context::default().with_setting("source", source);
+    let Value::Object(args) = args else {
+        panic!("args must be an object")
+    };
+    JsRuntime::call(args, &ctx)
+}
+
+#[test]
+fn returns_text_or_structured_values() {
+    let out = call(
+        "function run(a) { return 'hi ' + a.name }",
+        json!({"name": "bo"}),
+    )
+    .unwrap();
+    assert_eq!(out.content(), "hi bo");
+    let out = call(
+        "function run(a) { return {n: a.n * 2, ok: true} }",
+        json!({"n": 21}),
+    )
+    .unwrap();
+    assert_eq!(out.structured(), Some(&json!({"n": 42, "ok": true})));
+}
+
+#[test]
+fn async_run_is_awaited() {
+    let out = call(
+        "async function run(a) { return 'late ' + a.n }",
+        json!({"n": 1}),
+    )
+    .unwrap();
+    assert_eq!(out.content(), "late 1");
+    let err = call(
+        "async function run() { throw new Error('nope') }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+    let err = call("function run() { return new Promise(() => {}) }", json!({})).unwrap_err();
+    assert!(err.to_string().contains("never settles"), "{err}");
+}
+
+#[test]
+fn scripts_that_cannot_run_say_why() {
+    let err = call("let x = 1;", json!({})).unwrap_err();
+    assert!(err.to_string().contains("function run"), "{err}");
+    let err = call("function run( {", json!({})).unwrap_err();
+    assert!(err.to_string().contains("does not load"), "{err}");
+    let err = call("function run() { throw new Error('boom') }", json!({})).unwrap_err();
+    assert!(err.to_string().contains("boom"), "{err}");
+    let err = call("function run() { return run() }", json!({})).unwrap_err();
+    assert!(err.to_string().contains("threw"), "{err}");
+}
+
+#[test]
+fn no_workspace_grant_is_a_refusal() {
+    let err = call(
+        "function run() { return toolhost.readFile('a.txt') }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
+    // Caught, the script decides.
+    let out = call(
+        "function run() { try { toolhost.readFile('a.txt') } catch (e) { return 'caught' } }",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(out.content(), "caught");
+    // Rethrown, it is still the refusal; caught and replaced, it is not.
+    let err = call(
+        "function run() { try { toolhost.readFile('a') } catch (e) { throw e } }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
+    let err = call(
+        "function run() { try { toolhost.readFile('a') } catch (e) { throw new Error('mine') } }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Failed { .. }), "{err:?}");
+    let err = call(
+        "async function run() { await null; return toolhost.readFile('a') }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
+}
