@@ -132,6 +132,18 @@ impl std::fmt::Debug for Executor {
     }
 }
 
+/// A `dir:NAME` grant item for a directory the executor does not keep.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`dir:{name}` names no directory this host keeps (it has {known}); a tool's own directory is granted in [grants.TOOL] directories of the configuration"
+)]
+pub struct UnknownStateDir {
+    /// The name given.
+    pub name: String,
+    /// The state directories there are, comma-separated.
+    pub known: String,
+}
+
 impl Executor {
     /// An executor over `registry` with no workspace, `confirm-sensitive`
     /// mode, default grants (built-ins: what they declare; others: nothing),
@@ -307,16 +319,8 @@ impl Executor {
             (None, None) if *plugin.origin() == Origin::Builtin => Grant::all(),
             (None, None) => Grant::none(),
         };
-        for (name, access) in std::mem::take(&mut grant.state_dirs) {
-            if let Some((path, _)) = self.state_dirs.get(&name) {
-                grant.directories.retain(|d| d.name != name);
-                grant.directories.push(DirGrant {
-                    name,
-                    host_path: path.clone(),
-                    access,
-                });
-            }
-        }
+        // A `dir:` item this executor has no directory for grants nothing.
+        let _ = self.resolve_state_dirs(&mut grant);
         if grant.all_declared {
             for (name, (path, _)) in &self.state_dirs {
                 if !grant.directories.iter().any(|d| &d.name == name) {
@@ -340,17 +344,34 @@ impl Executor {
         self
     }
 
-    /// The host directory behind the state directory `name`, if this
-    /// executor has one.
-    pub fn state_dir(&self, name: &str) -> Option<&Path> {
-        self.state_dirs.get(name).map(|(path, _)| path.as_path())
-    }
-
-    /// The names of this executor's state directories, sorted.
-    pub fn state_dir_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.state_dirs.keys().map(String::as_str).collect();
-        names.sort_unstable();
-        names
+    /// Turn `grant`'s `dir:NAME:ACCESS` items ([`Grant::state_dirs`]) into
+    /// directories: this executor's state directory of that name. Every
+    /// name it has is resolved; the first it lacks is the error.
+    pub fn resolve_state_dirs(&self, grant: &mut Grant) -> Result<(), UnknownStateDir> {
+        let mut unknown = None;
+        for (name, access) in std::mem::take(&mut grant.state_dirs) {
+            let Some((path, _)) = self.state_dirs.get(&name) else {
+                unknown.get_or_insert(name);
+                continue;
+            };
+            grant.directories.retain(|d| d.name != name);
+            grant.directories.push(DirGrant {
+                name,
+                host_path: path.clone(),
+                access,
+            });
+        }
+        match unknown {
+            None => Ok(()),
+            Some(name) => {
+                let mut known: Vec<&str> = self.state_dirs.keys().map(String::as_str).collect();
+                known.sort_unstable();
+                Err(UnknownStateDir {
+                    name,
+                    known: known.join(", "),
+                })
+            }
+        }
     }
 
     /// What calls of `plugin` can change, with the grant it gets here: the

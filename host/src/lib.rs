@@ -60,7 +60,7 @@ pub use types::grant;
 
 pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;
-pub use executor::{CallOptions, Executor, Profile};
+pub use executor::{CallOptions, Executor, Profile, UnknownStateDir};
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
 pub use runtime::{CacheDir, Limits, Runtime, RuntimeConfig, RuntimeError};

@@ -8,15 +8,23 @@
 //!
 //! ```no_run
 //! use toolhost_sdk::commands::{self, Request};
+//! # fn f() -> Result<toolhost_sdk::Output, toolhost_sdk::ToolError> {
 //! let done = commands::run(&Request::shell("cargo test -q").with_timeout_secs(120))?;
-//! println!("exit {:?}: {}", done.exit_code, done.stdout);
-//! # Ok::<(), toolhost_sdk::commands::CommandError>(())
+//! Ok(toolhost_sdk::Output::text(done.render("cargo test -q")))
+//! # }
 //! ```
 
 use crate::ToolError;
 use std::time::Duration;
 
 /// What to run.
+///
+/// ```
+/// use toolhost_sdk::commands::{Program, Request};
+/// assert_eq!(Request::shell("ls | wc -l").program, Program::Shell("ls | wc -l".into()));
+/// let argv = Request::argv(["ls", "-l"]).program;
+/// assert_eq!(argv, Program::Argv(vec!["ls".into(), "-l".into()]));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Program {
     /// An argument vector, run without a shell.
@@ -26,6 +34,14 @@ pub enum Program {
 }
 
 /// A request to run a command.
+///
+/// ```
+/// use toolhost_sdk::commands::Request;
+/// let request = Request::argv(["cargo", "test"])
+///     .with_cwd("crates/core")
+///     .with_timeout_secs(300);
+/// assert_eq!(request.cwd.as_deref(), Some("crates/core"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     /// The command.
@@ -40,11 +56,21 @@ pub struct Request {
 
 impl Request {
     /// Run `line` through the shell.
+    ///
+    /// ```
+    /// let request = toolhost_sdk::commands::Request::shell("ls | wc -l");
+    /// assert!(matches!(request.program, toolhost_sdk::commands::Program::Shell(_)));
+    /// ```
     pub fn shell(line: impl Into<String>) -> Self {
         Self::new(Program::Shell(line.into()))
     }
 
     /// Run `argv` directly.
+    ///
+    /// ```
+    /// let request = toolhost_sdk::commands::Request::argv(["git", "status", "--short"]);
+    /// assert!(matches!(request.program, toolhost_sdk::commands::Program::Argv(_)));
+    /// ```
     pub fn argv<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
         Self::new(Program::Argv(argv.into_iter().map(Into::into).collect()))
     }
@@ -59,18 +85,34 @@ impl Request {
     }
 
     /// In `cwd` (relative to the workspace root).
+    ///
+    /// ```
+    /// let request = toolhost_sdk::commands::Request::argv(["make"]).with_cwd("build");
+    /// assert_eq!(request.cwd.as_deref(), Some("build"));
+    /// ```
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
         self.cwd = Some(cwd.into());
         self
     }
 
     /// With a timeout in seconds.
+    ///
+    /// ```
+    /// let request = toolhost_sdk::commands::Request::argv(["make"]).with_timeout_secs(120);
+    /// assert_eq!(request.timeout, Some(std::time::Duration::from_secs(120)));
+    /// ```
     pub fn with_timeout_secs(mut self, secs: u64) -> Self {
         self.timeout = Some(Duration::from_secs(secs));
         self
     }
 
     /// With an extra environment variable.
+    ///
+    /// ```
+    /// use toolhost_sdk::commands::Request;
+    /// let request = Request::argv(["cargo", "build"]).with_env("RUST_LOG", "info");
+    /// assert_eq!(request.env, [("RUST_LOG".to_owned(), "info".to_owned())]);
+    /// ```
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((name.into(), value.into()));
         self
@@ -78,6 +120,20 @@ impl Request {
 }
 
 /// A finished command.
+///
+/// ```
+/// use toolhost_sdk::commands::{self, Request};
+/// use toolhost_sdk::{Output, ToolError};
+/// fn test_suite() -> Result<Output, ToolError> {
+///     let done = commands::run(&Request::argv(["cargo", "test", "-q"]))?;
+///     match done.exit_code {
+///         Some(0) => Ok(Output::text("all tests pass")),
+///         _ => Err(ToolError::retry(format!("the tests fail:\n{}", done.stderr))),
+///     }
+/// }
+/// // Natively (no host) the command is denied.
+/// assert!(matches!(test_suite(), Err(ToolError::Denied(_))));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
     /// The exit code; `None` if a signal killed it.
@@ -101,6 +157,17 @@ pub struct Finished {
 impl Finished {
     /// `$ command`, the output, then one status line (and where the full
     /// output is, when cut).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolhost_sdk::commands::Finished;
+    /// let done = Finished {
+    ///     exit_code: Some(0), stdout: "ok".into(), stderr: String::new(), timed_out: false,
+    ///     truncated: false, output_id: None, duration: Duration::from_millis(1500),
+    ///     confinement: vec![],
+    /// };
+    /// assert_eq!(done.render("make"), "$ make\nok\n[exit code 0 · 1.50 s · not confined]");
+    /// ```
     pub fn render(&self, command: &str) -> String {
         let done = self;
         let mut text = format!("$ {command}\n");
@@ -143,6 +210,16 @@ impl Finished {
 pub use toolhost_shared::shell_words;
 
 /// A background command's state.
+///
+/// ```
+/// use toolhost_sdk::commands;
+/// let running: Vec<String> = commands::list_background()
+///     .into_iter()
+///     .filter(|status| status.running)
+///     .map(|status| format!("{}: {}", status.id, status.command))
+///     .collect();
+/// assert!(running.is_empty()); // natively there is no host, so there are none
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackgroundStatus {
     /// The id [`spawn`] returned.
@@ -160,6 +237,15 @@ pub struct BackgroundStatus {
 }
 
 /// Why the host did not run, or could not finish, a request.
+///
+/// ```
+/// use toolhost_sdk::commands::{CommandError, Request, run};
+/// // Natively (unit tests) there is no host, so every request is denied.
+/// let err = run(&Request::argv(["ls"])).unwrap_err();
+/// assert!(matches!(err, CommandError::Denied(_)));
+/// let as_tool_error: toolhost_sdk::ToolError = err.into();
+/// assert!(matches!(as_tool_error, toolhost_sdk::ToolError::Denied(_)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandError {
     /// Policy refused it (blocklist, `allowed_only`, no grant).
@@ -269,6 +355,16 @@ fn no_host<T>() -> Result<T, CommandError> {
 }
 
 /// Run a command to completion.
+///
+/// ```
+/// use toolhost_sdk::commands::{CommandError, Request, run};
+/// let request = Request::argv(["git", "log", "-n", "3"]).with_timeout_secs(30);
+/// match run(&request) {
+///     Ok(done) => { /* done.exit_code, done.stdout, done.stderr ... */ }
+///     // Natively (unit tests) there is no host: every request is denied.
+///     Err(e) => assert!(matches!(e, CommandError::Denied(_))),
+/// }
+/// ```
 pub fn run(request: &Request) -> Result<Finished, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -284,6 +380,16 @@ pub fn run(request: &Request) -> Result<Finished, CommandError> {
 }
 
 /// Start a background command; returns its id.
+///
+/// ```
+/// use toolhost_sdk::commands::{self, Request};
+/// use toolhost_sdk::{Output, ToolError};
+/// fn start_server() -> Result<Output, ToolError> {
+///     let id = commands::spawn(&Request::shell("npm run dev"))?;
+///     Ok(Output::text(format!("started {id}; poll it for its output")))
+/// }
+/// assert!(matches!(start_server(), Err(ToolError::Denied(_)))); // natively: no host
+/// ```
 pub fn spawn(request: &Request) -> Result<String, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -297,6 +403,16 @@ pub fn spawn(request: &Request) -> Result<String, CommandError> {
 }
 
 /// A background command's status and its output since the previous poll.
+///
+/// ```
+/// use toolhost_sdk::{Output, ToolError, commands};
+/// fn check(id: &str) -> Result<Output, ToolError> {
+///     let status = commands::poll(id)?;
+///     let state = if status.running { "still running" } else { "finished" };
+///     Ok(Output::text(format!("{state}\n{}", status.new_output)))
+/// }
+/// assert!(matches!(check("bg-1"), Err(ToolError::Denied(_)))); // natively: no host
+/// ```
 pub fn poll(id: &str) -> Result<BackgroundStatus, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -310,6 +426,13 @@ pub fn poll(id: &str) -> Result<BackgroundStatus, CommandError> {
 }
 
 /// Write to a background command's stdin (send `\n` to end a line).
+///
+/// ```
+/// use toolhost_sdk::commands::{CommandError, write_stdin};
+/// // Answer a prompt of the background command `bg-1`.
+/// let sent = write_stdin("bg-1", b"yes\n");
+/// assert!(matches!(sent, Err(CommandError::Denied(_)))); // natively: no host
+/// ```
 pub fn write_stdin(id: &str, data: &[u8]) -> Result<(), CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -323,6 +446,12 @@ pub fn write_stdin(id: &str, data: &[u8]) -> Result<(), CommandError> {
 }
 
 /// Kill a background command and everything it started.
+///
+/// ```
+/// use toolhost_sdk::commands::{CommandError, kill};
+/// let stopped = kill("bg-1");
+/// assert!(matches!(stopped, Err(CommandError::Denied(_)))); // natively: no host
+/// ```
 pub fn kill(id: &str) -> Result<(), CommandError> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -336,6 +465,11 @@ pub fn kill(id: &str) -> Result<(), CommandError> {
 }
 
 /// Every background command (no output is consumed); empty without the grant.
+///
+/// ```
+/// // Natively (no host) there are none.
+/// assert!(toolhost_sdk::commands::list_background().is_empty());
+/// ```
 pub fn list_background() -> Vec<BackgroundStatus> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -351,6 +485,11 @@ pub fn list_background() -> Vec<BackgroundStatus> {
 }
 
 /// Forget finished background commands; returns how many.
+///
+/// ```
+/// let removed = toolhost_sdk::commands::clear();
+/// assert_eq!(removed, 0); // natively there is nothing to clear
+/// ```
 pub fn clear() -> u32 {
     #[cfg(target_arch = "wasm32")]
     {
@@ -363,6 +502,14 @@ pub fn clear() -> u32 {
 }
 
 /// The full output the host kept under `output_id`.
+///
+/// ```
+/// use toolhost_sdk::{Output, ToolError, commands};
+/// fn full_output(output_id: &str) -> Result<Output, ToolError> {
+///     Ok(Output::text(commands::output(output_id)?))
+/// }
+/// assert!(matches!(full_output("out-1"), Err(ToolError::Denied(_)))); // natively: no host
+/// ```
 pub fn output(output_id: &str) -> Result<String, CommandError> {
     #[cfg(target_arch = "wasm32")]
     {

@@ -40,54 +40,110 @@ impl Context {
     }
 
     /// This context with the session id `session` (for tests and native runs).
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default().with_session("chat-7");
+    /// assert_eq!(ctx.session(), Some("chat-7"));
+    /// ```
     pub fn with_session(mut self, session: impl Into<String>) -> Self {
         self.session = Some(session.into());
         self
     }
 
     /// This context with the calling agent `agent` (for tests and native runs).
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default().with_agent("reviewer");
+    /// assert_eq!(ctx.agent(), Some("reviewer"));
+    /// ```
     pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
         self.agent = Some(agent.into());
         self
     }
 
     /// The unique id of this call.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default();
+    /// toolhost_sdk::log::info(format!("call {} started", ctx.call_id()));
+    /// assert_eq!(ctx.call_id(), ""); // natively there is no host to give one
+    /// ```
     pub fn call_id(&self) -> &str {
         &self.call_id
     }
 
     /// The calling agent, if known.
+    ///
+    /// ```
+    /// assert_eq!(toolhost_sdk::Context::default().agent(), None);
+    /// ```
     pub fn agent(&self) -> Option<&str> {
         self.agent.as_deref()
     }
 
     /// The session the call belongs to, if known.
+    ///
+    /// ```
+    /// assert_eq!(toolhost_sdk::Context::default().session(), None);
+    /// ```
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }
 
     /// The channel the call came through (`cli`, `mcp`, ...), if known.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default();
+    /// // `Some("mcp")` for a call from an MCP client; natively it is unknown.
+    /// assert_eq!(ctx.channel(), None);
+    /// ```
     pub fn channel(&self) -> Option<&str> {
         self.channel.as_deref()
     }
 
     /// The chat the call belongs to, if known.
+    ///
+    /// ```
+    /// assert_eq!(toolhost_sdk::Context::default().chat(), None);
+    /// ```
     pub fn chat(&self) -> Option<&str> {
         self.chat.as_deref()
     }
 
     /// The host path of the workspace root, if the tool was granted one.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/home/me/project");
+    /// assert_eq!(ctx.workspace_root(), Some("/home/me/project"));
+    /// ```
     pub fn workspace_root(&self) -> Option<&str> {
         self.workspace_root.as_deref()
     }
 
     /// True when the caller asked for a dry run: describe, change nothing.
+    ///
+    /// ```
+    /// use toolhost_sdk::{Context, Output, ToolError};
+    /// fn save(ctx: &Context) -> Result<Output, ToolError> {
+    ///     if ctx.dry_run() {
+    ///         return Ok(Output::text("would write notes.txt"));
+    ///     }
+    ///     // ... write the file ...
+    ///     Ok(Output::text("wrote notes.txt").changed("notes.txt"))
+    /// }
+    /// assert_eq!(save(&Context::default()).unwrap().content(), "wrote notes.txt");
+    /// ```
     pub fn dry_run(&self) -> bool {
         self.dry_run
     }
 
     /// The share of the work this run should do, when the run was started
     /// by [`parallel::run_shares`](crate::parallel::run_shares).
+    ///
+    /// ```
+    /// // Outside a fan-out run there is no share.
+    /// assert_eq!(toolhost_sdk::Context::default().share(), None);
+    /// ```
     pub fn share(&self) -> Option<&str> {
         self.share.as_deref()
     }
@@ -107,6 +163,11 @@ impl Context {
     }
 
     /// The same context with one more setting (for tests and native runs).
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::default().with_setting("max_items", 5);
+    /// assert_eq!(ctx.setting::<u32>("max_items"), Some(5));
+    /// ```
     pub fn with_setting(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
         self.settings.insert(key.to_owned(), value.into());
         self

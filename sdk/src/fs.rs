@@ -25,6 +25,14 @@ use std::path::{Component, Path, PathBuf};
 /// at `.`). Natively — unit tests, benchmarks — I/O goes through the
 /// context's workspace root, so a tool's logic runs unchanged on a
 /// temporary directory.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// let path = toolhost_sdk::fs::resolve("./src/../notes.txt", &ctx).unwrap();
+/// assert_eq!(path.shown(), "notes.txt");
+/// assert!(toolhost_sdk::fs::resolve("../outside", &ctx).is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspacePath {
     shown: String,
@@ -44,21 +52,46 @@ impl WorkspacePath {
     }
 
     /// Workspace-relative, `.` for the root: for messages and changed paths.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/ws");
+    /// let path = toolhost_sdk::fs::resolve("/ws/src/main.rs", &ctx).unwrap();
+    /// assert_eq!(path.shown(), "src/main.rs");
+    /// ```
     pub fn shown(&self) -> &str {
         &self.shown
     }
 
     /// The path to give `std::fs`.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/ws");
+    /// let path = toolhost_sdk::fs::resolve("a.txt", &ctx).unwrap();
+    /// // Natively, I/O goes through the workspace root; in the sandbox it is `a.txt`.
+    /// assert_eq!(path.io(), std::path::Path::new("/ws/a.txt"));
+    /// ```
     pub fn io(&self) -> &Path {
         &self.io
     }
 
     /// True for the workspace root itself.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/ws");
+    /// assert!(toolhost_sdk::fs::resolve(".", &ctx).unwrap().is_root());
+    /// assert!(!toolhost_sdk::fs::resolve("src", &ctx).unwrap().is_root());
+    /// ```
     pub fn is_root(&self) -> bool {
         self.shown == "."
     }
 
     /// The entry `name` (or relative path) inside this directory.
+    ///
+    /// ```
+    /// let ctx = toolhost_sdk::Context::for_workspace("/ws");
+    /// let src = toolhost_sdk::fs::resolve("src", &ctx).unwrap();
+    /// assert_eq!(src.join("lib.rs").shown(), "src/lib.rs");
+    /// ```
     pub fn join(&self, name: impl AsRef<Path>) -> Self {
         let name = name.as_ref();
         let shown = if self.is_root() {
@@ -250,6 +283,15 @@ fn is_sandbox_refusal(_err: &io::Error) -> bool {
 /// The metadata of `path` if it is a regular file. A directory is a retry
 /// pointing to the list tools; a FIFO, socket or device is refused before it
 /// is opened (opening a FIFO would block in a host read no deadline can stop).
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// std::fs::create_dir(dir.path().join("src")).unwrap();
+/// let src = toolhost_sdk::fs::resolve("src", &ctx).unwrap();
+/// let err = toolhost_sdk::fs::regular_file(&src).unwrap_err();
+/// assert!(err.to_string().contains("is a directory"));
+/// ```
 pub fn regular_file(path: &WorkspacePath) -> Result<std::fs::Metadata, ToolError> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(e, path.shown()))?;
     if meta.is_dir() {
@@ -267,6 +309,14 @@ pub fn regular_file(path: &WorkspacePath) -> Result<std::fs::Metadata, ToolError
 }
 
 /// Read a whole regular file.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// std::fs::write(dir.path().join("a.txt"), "hi").unwrap();
+/// let path = toolhost_sdk::fs::resolve("a.txt", &ctx).unwrap();
+/// assert_eq!(toolhost_sdk::fs::read_regular(&path).unwrap(), b"hi");
+/// ```
 pub fn read_regular(path: &WorkspacePath) -> Result<Vec<u8>, ToolError> {
     regular_file(path)?;
     std::fs::read(path).map_err(|e| io_error(e, path.shown()))
@@ -274,6 +324,13 @@ pub fn read_regular(path: &WorkspacePath) -> Result<Vec<u8>, ToolError> {
 
 /// The file's bytes, or `None` if nothing is there; a directory or special
 /// file is an error.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// let path = toolhost_sdk::fs::resolve("new.txt", &ctx).unwrap();
+/// assert_eq!(toolhost_sdk::fs::read_if_exists(&path).unwrap(), None);
+/// ```
 pub fn read_if_exists(path: &WorkspacePath) -> Result<Option<Vec<u8>>, ToolError> {
     match std::fs::symlink_metadata(path) {
         Ok(_) => read_regular(path).map(Some),
@@ -348,9 +405,18 @@ fn not_regular(path: &WorkspacePath) -> io::Error {
 
 /// One pass over the regular file at `path`: hash, size, line count and
 /// up to `max_lines` lines from line `first_line` (at most `max_window`
-/// bytes); see `toolhost_shared::scan::scan_reader`. In a plugin the host does the pass natively (the
-/// `files.scan` import), which for a large file is much faster than reading
-/// it through WASI.
+/// bytes); see `toolhost_shared::scan::scan_reader`. In a plugin the host
+/// does the pass natively (the `files.scan` import), which for a large file
+/// is much faster than reading it through WASI.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+/// let path = toolhost_sdk::fs::resolve("a.txt", &ctx).unwrap();
+/// let scan = toolhost_sdk::fs::scan(&path, 2, 1, 1 << 20).unwrap();
+/// assert_eq!((scan.newlines, scan.window.as_slice()), (3, &b"two\n"[..]));
+/// ```
 pub fn scan(
     path: &WorkspacePath,
     first_line: u64,
@@ -385,6 +451,11 @@ pub fn scan(
 
 /// The setting that lets tools delete files. The toolhost CLI sets it with
 /// `--allow-delete`; it is off unless a person turns it on.
+///
+/// ```
+/// let ctx = toolhost_sdk::Context::default().with_setting(toolhost_sdk::fs::ALLOW_DELETE, true);
+/// assert!(toolhost_sdk::fs::deletion_allowed(&ctx, "").is_ok());
+/// ```
 pub const ALLOW_DELETE: &str = toolhost_shared::contract::setting::ALLOW_DELETE;
 
 /// Refuse a deletion unless a person enabled deleting files (the
@@ -437,6 +508,14 @@ pub fn granted_dir<'a>(dir: &'a Path, tool: &str) -> Result<&'a Path, ToolError>
 /// mix. Needs write access to the workspace.
 ///
 /// Natively (unit tests, benchmarks) there is no host: it writes directly.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// let path = toolhost_sdk::fs::resolve("out/report.md", &ctx).unwrap();
+/// toolhost_sdk::fs::write_atomic(&path, b"# Report\n").unwrap();
+/// assert_eq!(std::fs::read(dir.path().join("out/report.md")).unwrap(), b"# Report\n");
+/// ```
 pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> {
     write_atomic_at(path.shown(), path.io(), data)
 }
@@ -444,6 +523,13 @@ pub fn write_atomic(path: &WorkspacePath, data: &[u8]) -> Result<(), ToolError> 
 /// [`write_atomic`] for a file in a named directory the tool was granted
 /// (`/todo/plan.json`), with the same guarantees: concurrent calls never
 /// share a temporary file, and a reader never sees half a file.
+///
+/// ```
+/// let state = tempfile::tempdir().unwrap(); // `/todo` in the sandbox
+/// let plan = state.path().join("plan.json");
+/// toolhost_sdk::fs::write_atomic_in_dir(&plan, b"[]").unwrap();
+/// assert_eq!(std::fs::read(&plan).unwrap(), b"[]");
+/// ```
 pub fn write_atomic_in_dir(path: &Path, data: &[u8]) -> Result<(), ToolError> {
     write_atomic_at(&path.to_string_lossy(), path, data)
 }

@@ -22,6 +22,11 @@ pub struct Output {
 
 impl Output {
     /// An output with this text for the model.
+    ///
+    /// ```
+    /// let out = toolhost_sdk::Output::text("3 files");
+    /// assert_eq!(out.content(), "3 files");
+    /// ```
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
@@ -31,28 +36,52 @@ impl Output {
 
     /// Attach structured data (anything `Serialize`). Data that cannot be
     /// serialised is dropped rather than failing the call.
+    ///
+    /// ```
+    /// use toolhost_sdk::{Output, json};
+    /// let out = Output::text("3 files").with_structured(json!({"count": 3}));
+    /// assert_eq!(out.structured(), Some(&json!({"count": 3})));
+    /// ```
     pub fn with_structured(mut self, data: impl Serialize) -> Self {
         self.structured = serde_json::to_value(data).ok();
         self
     }
 
     /// Record a workspace-relative path this call changed.
+    ///
+    /// ```
+    /// let out = toolhost_sdk::Output::text("saved").changed("src/lib.rs");
+    /// assert_eq!(out.changed_paths(), ["src/lib.rs"]);
+    /// ```
     pub fn changed(mut self, path: impl Into<String>) -> Self {
         self.changed_paths.push(path.into());
         self
     }
 
     /// The text for the model.
+    ///
+    /// ```
+    /// assert_eq!(toolhost_sdk::Output::text("done").content(), "done");
+    /// ```
     pub fn content(&self) -> &str {
         &self.content
     }
 
     /// The structured data, if any.
+    ///
+    /// ```
+    /// assert_eq!(toolhost_sdk::Output::text("no data").structured(), None);
+    /// ```
     pub fn structured(&self) -> Option<&serde_json::Value> {
         self.structured.as_ref()
     }
 
     /// The paths the call changed.
+    ///
+    /// ```
+    /// let out = toolhost_sdk::Output::text("").changed("a.txt").changed("b.txt");
+    /// assert_eq!(out.changed_paths(), ["a.txt", "b.txt"]);
+    /// ```
     pub fn changed_paths(&self) -> &[String] {
         &self.changed_paths
     }
@@ -145,7 +174,8 @@ pub enum ToolError {
 /// ```
 /// use toolhost_sdk::{Stop, ToolError};
 /// # fn first_share() -> Result<(), ToolError> {
-/// #     Err(ToolError::Stopped { why: Stop::Timeout, message: "share 1 ran past its 30 s limit".into(), hint: None })
+/// #     let message = "share 1 ran past its 30 s limit".into();
+/// #     Err(ToolError::Stopped { why: Stop::Timeout, message, hint: None })
 /// # }
 /// match first_share() {
 ///     Err(ToolError::Stopped { why: Stop::Timeout, .. }) => { /* ask for less */ }
@@ -166,6 +196,11 @@ pub enum Stop {
 
 impl ToolError {
     /// Bad arguments: say which field and what is expected.
+    ///
+    /// ```
+    /// let e = toolhost_sdk::ToolError::invalid_input("`path` is empty; give a file path");
+    /// assert!(matches!(e, toolhost_sdk::ToolError::InvalidInput(_)));
+    /// ```
     pub fn invalid_input(message: impl Into<String>) -> Self {
         Self::InvalidInput(message.into())
     }
@@ -205,16 +240,33 @@ impl ToolError {
     }
 
     /// A model-correctable condition: say what to try instead.
+    ///
+    /// ```
+    /// use toolhost_sdk::ToolError;
+    /// let e = ToolError::retry("`src/mian.rs` does not exist; did you mean `src/main.rs`?");
+    /// assert!(matches!(e, ToolError::Retry(_)));
+    /// ```
     pub fn retry(message: impl Into<String>) -> Self {
         Self::Retry(message.into())
     }
 
     /// A refusal by policy or missing capability: say how it could be allowed.
+    ///
+    /// ```
+    /// use toolhost_sdk::ToolError;
+    /// let e = ToolError::denied("writing is off; a person can grant workspace:write");
+    /// assert!(matches!(e, ToolError::Denied(_)));
+    /// ```
     pub fn denied(message: impl Into<String>) -> Self {
         Self::Denied(message.into())
     }
 
     /// Any other failure.
+    ///
+    /// ```
+    /// let e = toolhost_sdk::ToolError::failed("the disk is full");
+    /// assert_eq!(e.to_string(), "the disk is full");
+    /// ```
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed {
             message: message.into(),
@@ -251,7 +303,8 @@ impl ToolError {
     /// the model reads.
     ///
     /// ```
-    /// let e = toolhost_sdk::ToolError::retry("`a.rs` does not exist").with_hint("list the directory");
+    /// let e = toolhost_sdk::ToolError::retry("`a.rs` does not exist");
+    /// let e = e.with_hint("list the directory");
     /// assert_eq!(e.to_string(), "`a.rs` does not exist; list the directory");
     /// ```
     pub fn with_hint(self, hint: impl Into<String>) -> Self {

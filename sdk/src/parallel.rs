@@ -23,6 +23,11 @@
 use crate::{Output, ToolError};
 
 /// How many shares the host would run at once right now (at least 1).
+///
+/// ```
+/// // Natively (no host) everything runs in this instance.
+/// assert_eq!(toolhost_sdk::parallel::width(), 1);
+/// ```
 pub fn width() -> usize {
     #[cfg(target_arch = "wasm32")]
     {
@@ -37,6 +42,12 @@ pub fn width() -> usize {
 /// Run this tool once per input, concurrently where the host can; the
 /// results come back in input order. Natively there is no host, and every
 /// input fails: check [`width`] first.
+///
+/// ```
+/// let results = toolhost_sdk::parallel::run_shares(vec!["a".into(), "b".into()]);
+/// assert_eq!(results.len(), 2);
+/// assert!(results.iter().all(Result::is_err)); // natively: no host
+/// ```
 pub fn run_shares(inputs: Vec<String>) -> Vec<Result<Output, ToolError>> {
     #[cfg(target_arch = "wasm32")]
     {
@@ -77,6 +88,15 @@ pub fn deal<T>(items: Vec<T>, shares: usize) -> Vec<Vec<T>> {
 /// Run one share per element of `shares` (each serialised as JSON) and
 /// parse every run's structured output as `R`, in order. The first failed
 /// run is the error.
+///
+/// ```
+/// use toolhost_sdk::{ToolError, parallel};
+/// let files: Vec<String> = vec!["a.rs".into(), "b.rs".into()];
+/// let shares = parallel::deal(files, parallel::width());
+/// // Each run takes its files with `parallel::share` and returns its count as structured data.
+/// let counts: Result<Vec<usize>, ToolError> = parallel::fan_out(&shares);
+/// assert!(counts.is_err()); // natively there is no host to run the shares
+/// ```
 pub fn fan_out<S, R>(shares: &[S]) -> Result<Vec<R>, ToolError>
 where
     S: serde::Serialize,
@@ -104,6 +124,14 @@ where
 }
 
 /// In a run started by [`run_shares`]: its share, parsed as `T`.
+///
+/// ```
+/// use toolhost_sdk::{Context, ToolError, parallel};
+/// let ctx = Context::default();
+/// // `Some(Ok(files))` in a run started by `fan_out`; `None` in the call that fans out.
+/// let mine: Option<Result<Vec<String>, ToolError>> = parallel::share(&ctx);
+/// assert!(mine.is_none());
+/// ```
 pub fn share<T: serde::de::DeserializeOwned>(ctx: &crate::Context) -> Option<Result<T, ToolError>> {
     ctx.share().map(|s| {
         serde_json::from_str(s)

@@ -5,6 +5,18 @@ use crate::ToolError;
 use std::io;
 
 /// One entry found by [`walk`].
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// std::fs::create_dir(dir.path().join("src")).unwrap();
+/// std::fs::write(dir.path().join("src/lib.rs"), "x").unwrap();
+/// let root = toolhost_sdk::fs::resolve(".", &ctx).unwrap();
+/// let entries = toolhost_sdk::fs::walk(&root, 2).unwrap();
+/// let found: Vec<_> = entries.iter().map(|e| (e.path.shown(), e.depth, e.is_dir)).collect();
+/// assert_eq!(found, [("src", 1, true), ("src/lib.rs", 2, false)]);
+/// assert_eq!(entries[1].size, 1);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// Where it is.

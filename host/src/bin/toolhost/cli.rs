@@ -6,7 +6,6 @@ use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toolhost::config::{CommandsSection, Config, GrantSection};
-use toolhost::grant::DirGrant;
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
 
@@ -396,19 +395,8 @@ impl Settings {
             if let Err(err) = executor.registry().get(&tool) {
                 return Err(UsageError(format!("--grant {spec}: {err}")).into());
             }
-            for (name, access) in std::mem::take(&mut grant.state_dirs) {
-                let Some(path) = executor.state_dir(&name) else {
-                    return Err(UsageError(format!(
-                        "--grant {spec}: `dir:{name}` names no directory this host keeps (it has {}); a tool's own directory is granted in [grants.TOOL] directories of the configuration",
-                        executor.state_dir_names().join(", ")
-                    ))
-                    .into());
-                };
-                grant.directories.push(DirGrant {
-                    name,
-                    host_path: path.to_owned(),
-                    access,
-                });
+            if let Err(err) = executor.resolve_state_dirs(&mut grant) {
+                return Err(UsageError(format!("--grant {spec}: {err}")).into());
             }
             config
                 .grants
