@@ -413,3 +413,25 @@ pub fn check_component(
 ) -> Result<Plugin, DynamicError> {
     Plugin::checked(runtime, wasm, origin).map_err(DynamicError::Invalid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // An agent's tool is never granted one of the host's directories (the
+    // memory or the dynamic store itself), whatever a grant says.
+    #[test]
+    fn a_dynamic_grant_refuses_host_directories() {
+        let items = |s: &[&str]| s.iter().map(|i| (*i).to_owned()).collect::<Vec<_>>();
+        for bad in ["dir:memory:read", "dir:dynamic:write", "dir:todo:write"] {
+            let err = parse_grant(&items(&["workspace:read", bad])).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(bad.rsplitn(2, ':').last().unwrap()),
+                "{err}"
+            );
+        }
+        let ok = parse_grant(&items(&["workspace:read", "network:example.com"])).unwrap();
+        assert!(ok.state_dirs.is_empty() && ok.directories.is_empty());
+    }
+}

@@ -199,7 +199,8 @@ pub(crate) fn check_capabilities(kind: Kind, asked: Vec<String>) -> Result<Vec<S
                 item,
                 GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
             ),
-            (Kind::Component, Some(_)) => true,
+            // A host directory is a person's to give, never an agent's to ask for.
+            (Kind::Component, Some(item)) => !matches!(item, GrantItem::Dir { .. }),
         };
         if !allowed {
             let choices = match kind {

@@ -78,6 +78,13 @@ fn refusals_say_what_to_fix() {
     let mut bad = js("net_js");
     bad["capabilities"] = json!(["network:example.com"]);
     refused(bad, "not a capability a javascript tool");
+    // No kind may ask for one of the host's directories (the memory, the
+    // store itself): only a person grants those.
+    let component = json!({
+        "name": "dir_grab", "description": "A component that wants the memory directory.",
+        "kind": "component", "source": "tool.wasm", "capabilities": ["dir:memory:write"],
+    });
+    refused(component, "not a capability a component tool");
     let bad = json!({
         "name": "spliced", "description": "Show the log of one path in the repo.",
         "kind": "command", "source": ["git", "log", "--author={{who}}"],
