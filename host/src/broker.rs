@@ -10,8 +10,13 @@
 //! 3. asks the caller's [`Confirmer`] when the mode and class require it;
 //! 4. runs the command in the workspace with stdin closed, a scrubbed
 //!    environment, a timeout that kills the whole process group, and OS
-//!    confinement ([`confine`]): Landlock, seccomp, `no_new_privs`;
-//! 5. caps the output to a head and a tail and keeps the full text by id.
+//!    confinement ([`confine`]), which is the boundary whatever the class:
+//!    namespaces with a private view of the file system (secrets masked,
+//!    protected paths read-only), no capabilities, a process limit, and
+//!    Landlock and seccomp inside (or alone, where namespaces are
+//!    unavailable);
+//! 5. caps the output to a head and a tail and keeps the full text by id;
+//! 6. moves aside any protected path the command created ([`sweep`]).
 //!
 //! Background commands ([`background`]) are capped, expire after they finish,
 //! and never outlive the host ([`process`]).
@@ -24,15 +29,19 @@ pub(crate) mod output;
 pub mod policy;
 mod process;
 mod shell;
+mod sweep;
 
 pub use call::{BrokerCall, CommandRecord};
 pub(crate) use toolhost_shared::shell_words;
 
 use crate::bindings::commands::CommandError;
-use confine::{Plan, Prepared, Support};
+use crate::types::paths::PathRules;
+use confine::scan::Scanner;
+use confine::{Limits, Plan, Prepared, Support, cgroup::Pids};
 use policy::{Assessment, Pattern, Policy};
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// How the broker runs commands; the `[commands]` part of the configuration.
@@ -46,8 +55,12 @@ pub struct CommandConfig {
     pub deny: Vec<String>,
     /// Refuse `dangerous` commands without asking.
     pub allowed_only: bool,
-    /// Refuse to run when Landlock or the network filter cannot be enforced.
+    /// Refuse to run when the full sandbox (namespaces, Landlock and
+    /// seccomp) cannot be built here.
     pub require_sandbox: bool,
+    /// Use the namespace sandbox where this host allows it; `false` keeps
+    /// to the fallback (Landlock and seccomp alone).
+    pub namespaces: bool,
     /// Timeout when the request gives none.
     pub default_timeout: Duration,
     /// The longest timeout a request may ask for.
@@ -61,6 +74,16 @@ pub struct CommandConfig {
     /// Directories commands may write besides the workspace and their
     /// private temp dir (e.g. `~/.cargo` for builds that fetch crates).
     pub writable: Vec<PathBuf>,
+    /// Paths commands may read besides the system directories and the
+    /// workspace (toolchains); those missing on this host are skipped.
+    pub read: Vec<PathBuf>,
+    /// Tasks (processes and threads) one command may have at once.
+    pub max_processes: u32,
+    /// The largest file a command may write, in MiB.
+    pub max_file_size_mb: u64,
+    /// Size of a command's private `/tmp`, in MiB (`/dev/shm` gets a
+    /// quarter).
+    pub tmp_size_mb: u64,
     /// Background commands that may run at once.
     pub max_background: usize,
     /// How long a finished background command is kept.
@@ -77,12 +100,17 @@ impl Default for CommandConfig {
             deny: Vec::new(),
             allowed_only: false,
             require_sandbox: false,
+            namespaces: true,
             default_timeout: Duration::from_secs(30),
             max_timeout: Duration::from_secs(600),
             max_output_chars: 30_000,
             env: Vec::new(),
             pass_env: Vec::new(),
             writable: Vec::new(),
+            read: default_read(),
+            max_processes: 512,
+            max_file_size_mb: 8192,
+            tmp_size_mb: 1024,
             max_background: 10,
             background_ttl: Duration::from_secs(600),
             background_buffer_chars: 200_000,
@@ -104,6 +132,35 @@ pub enum BrokerError {
     },
 }
 
+/// Toolchains in the home directory that commands may read by default
+/// (each only if present): enough for cargo, rustup, pyenv, nvm, pip's
+/// user site, bun, deno, go and git's user configuration.
+pub const DEFAULT_READ: &[&str] = &[
+    "~/.cargo",
+    "~/.rustup",
+    "~/.pyenv",
+    "~/.nvm",
+    "~/.local/bin",
+    "~/.local/lib",
+    "~/.bun",
+    "~/.deno",
+    "~/go",
+    "~/.gitconfig",
+    "~/.config/git",
+];
+
+/// [`DEFAULT_READ`] with `~` expanded.
+pub fn default_read() -> Vec<PathBuf> {
+    let home = dirs::home_dir();
+    DEFAULT_READ
+        .iter()
+        .filter_map(|p| {
+            let rest = p.strip_prefix("~/")?;
+            Some(home.as_ref()?.join(rest))
+        })
+        .collect()
+}
+
 /// Bytes of one command's output kept for retrieval (head + tail).
 const KEEP_BYTES: usize = 16 << 20;
 
@@ -113,6 +170,12 @@ pub struct Broker {
     policy: Policy,
     support: Support,
     shell: PathBuf,
+    /// Secret and protected paths.
+    rules: Arc<PathRules>,
+    /// The guarded paths of each workspace commands ran in.
+    scanners: Mutex<HashMap<PathBuf, Arc<Scanner>>>,
+    /// Where protected paths commands created are moved ([`sweep`]).
+    swept_dir: PathBuf,
     pub(crate) kept: output::Kept,
     pub(crate) background: background::Background,
     /// Started on the first command.
@@ -124,8 +187,15 @@ struct Processes {
     spawner: process::Spawner,
     watchdog: Option<Arc<process::Watchdog>>,
     temp: tempfile::TempDir,
-    /// The environment every command starts from (see `env::base_env`).
+    /// The environment every command starts from (see `env::base_env`),
+    /// in the namespaces and in the fallback.
     env: Vec<(String, String)>,
+    fallback_env: Vec<(String, String)>,
+    /// The read list: present paths, canonical.
+    read: Vec<PathBuf>,
+    /// Why the namespace sandbox cannot be used, if it cannot.
+    namespaces: Result<(), String>,
+    pids: Option<Pids>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -170,8 +240,24 @@ impl Broker {
             policy,
             support: Support::get(),
             shell,
+            rules: Arc::new(PathRules::default()),
+            scanners: Mutex::default(),
+            swept_dir: sweep::default_dir(),
             processes: OnceLock::new(),
         })
+    }
+
+    /// The same broker with these secret and protected paths.
+    #[must_use]
+    pub fn with_path_rules(mut self, rules: Arc<PathRules>) -> Self {
+        self.rules = rules;
+        self.scanners = Mutex::default();
+        self
+    }
+
+    /// The secret and protected paths.
+    pub fn path_rules(&self) -> &Arc<PathRules> {
+        &self.rules
     }
 
     /// The configuration.
@@ -184,13 +270,70 @@ impl Broker {
         self.policy.assess_line(line)
     }
 
-    /// What this system can enforce, e.g. `["no-new-privs", "landlock-fs (abi 7)", …]`.
+    /// What a command would be confined by here, e.g. `["user-ns", …,
+    /// "landlock-fs (abi 6)", "seccomp-session"]`, with or without the
+    /// network.
     pub fn confinement(&self, network: bool) -> Vec<String> {
-        let plan = Plan {
-            writable: Vec::new(),
-            network,
+        let Ok(processes) = self.processes() else {
+            return Vec::new();
         };
+        let temp = processes.temp.path();
+        let none = confine::scan::Found::default();
+        let plan = self.plan(processes, temp, network, &none);
         Prepared::new(&plan, &self.support).map_or_else(|_| Vec::new(), |p| p.enforced)
+    }
+
+    /// Why the namespace sandbox is not used here, if it is not.
+    pub fn without_namespaces(&self) -> Option<String> {
+        if !self.config.namespaces {
+            return Some("turned off by configuration (commands.namespaces = false)".to_owned());
+        }
+        match self.processes() {
+            Ok(p) => p.namespaces.clone().err(),
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        processes: &'a Processes,
+        workspace: &'a Path,
+        network: bool,
+        found: &'a confine::scan::Found,
+    ) -> Plan<'a> {
+        Plan {
+            workspace,
+            writable: &self.config.writable,
+            read: &processes.read,
+            temp: processes.temp.path(),
+            network,
+            namespaces: self.config.namespaces && processes.namespaces.is_ok(),
+            found,
+            limits: Limits {
+                processes: self.config.max_processes.max(1),
+                file_size: self
+                    .config
+                    .max_file_size_mb
+                    .saturating_mul(1 << 20)
+                    .max(1 << 20),
+                tmp_mib: self.config.tmp_size_mb,
+            },
+            pids: processes.pids.as_ref(),
+        }
+    }
+
+    /// The secret and protected paths now present in `workspace`.
+    fn guarded(&self, workspace: &Path) -> confine::scan::Found {
+        let scanner = Arc::clone(
+            self.scanners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(workspace.to_owned())
+                .or_insert_with(|| {
+                    Arc::new(Scanner::new(workspace.to_owned(), Arc::clone(&self.rules)))
+                }),
+        );
+        scanner.current()
     }
 
     fn processes(&self) -> Result<&Processes, CommandError> {
@@ -202,15 +345,60 @@ impl Broker {
                     .prefix("toolhost-cmd-")
                     .tempdir()
                     .map_err(|e| format!("cannot create the commands' private temp dir: {e}"))?;
-                Ok(Processes {
+                let read = self
+                    .config
+                    .read
+                    .iter()
+                    .filter_map(|p| p.canonicalize().ok())
+                    .collect();
+                let home = dirs::home_dir();
+                let mut processes = Processes {
                     spawner,
                     watchdog: process::Watchdog::start().map(Arc::new),
-                    env: env::base_env(&self.config, temp.path()),
+                    env: env::base_env(&self.config, Path::new("/tmp"), home.as_deref()),
+                    fallback_env: env::base_env(&self.config, temp.path(), home.as_deref()),
                     temp,
-                })
+                    read,
+                    namespaces: Ok(()),
+                    pids: Pids::new(),
+                };
+                if self.config.namespaces {
+                    processes.namespaces = self.probe_namespaces(&processes);
+                    if let Err(why) = &processes.namespaces {
+                        tracing::warn!(
+                            "commands run without namespaces, confined by Landlock and seccomp only: {why}"
+                        );
+                    }
+                }
+                Ok(processes)
             })
             .as_ref()
             .map_err(|e| CommandError::Failed(e.clone()))
+    }
+
+    /// Whether a namespaced command starts here: run `true` in one.
+    fn probe_namespaces(&self, processes: &Processes) -> Result<(), String> {
+        let temp = processes.temp.path();
+        let found = confine::scan::Found::default();
+        let mut plan = self.plan(processes, temp, false, &found);
+        plan.namespaces = true;
+        plan.pids = None;
+        let prepared = Prepared::new(&plan, &self.support)?;
+        let program = confine::candidates("true", "/usr/bin:/bin", temp);
+        let (launch, _) = prepared.launch(temp, program, vec![c"true".into()], Vec::new());
+        let started = processes
+            .spawner
+            .spawn(launch, false)
+            .map_err(|e| e.to_string())?;
+        let pid = rustix::process::Pid::from_raw(i32::try_from(started.pid).unwrap_or(0));
+        let status = rustix::process::waitpid(pid, rustix::process::WaitOptions::empty())
+            .map_err(|e| e.to_string())?;
+        match status.and_then(|(_, s)| s.exit_status()) {
+            Some(0) => Ok(()),
+            other => Err(format!(
+                "a test command in the sandbox ended with {other:?}"
+            )),
+        }
     }
 }
 

@@ -191,8 +191,12 @@ pub struct CommandsSection {
     pub deny: Vec<String>,
     /// Refuse dangerous commands without asking.
     pub allowed_only: bool,
-    /// Refuse to run when Landlock or seccomp cannot be enforced.
+    /// Refuse to run commands when the full sandbox (namespaces, Landlock
+    /// and seccomp) cannot be built on this host.
     pub require_sandbox: bool,
+    /// Confine commands in namespaces where the host allows it (`false`:
+    /// Landlock and seccomp only).
+    pub namespaces: bool,
     /// Seconds a command may run when the request names no timeout.
     pub timeout_secs: u64,
     /// The longest timeout a request may ask for, in seconds.
@@ -205,6 +209,15 @@ pub struct CommandsSection {
     pub pass_env: Vec<String>,
     /// Directories commands may write besides the workspace.
     pub writable: Vec<PathBuf>,
+    /// Paths commands may read besides the system directories and the
+    /// workspace (toolchains); missing ones are skipped.
+    pub read: Vec<PathBuf>,
+    /// Tasks (processes and threads) one command may have at once.
+    pub max_processes: u32,
+    /// The largest file a command may write, in MiB.
+    pub max_file_size_mb: u64,
+    /// Size of a command's private /tmp, in MiB.
+    pub tmp_size_mb: u64,
     /// Background commands that may run at once (`max_sessions`, its
     /// name before 0.1, still reads).
     #[serde(alias = "max_sessions")]
@@ -226,12 +239,17 @@ impl Default for CommandsSection {
             deny: c.deny,
             allowed_only: c.allowed_only,
             require_sandbox: c.require_sandbox,
+            namespaces: c.namespaces,
             timeout_secs: c.default_timeout.as_secs(),
             max_timeout_secs: c.max_timeout.as_secs(),
             max_output_chars: c.max_output_chars,
             env: c.env.into_iter().collect(),
             pass_env: c.pass_env,
             writable: c.writable,
+            read: c.read,
+            max_processes: c.max_processes,
+            max_file_size_mb: c.max_file_size_mb,
+            tmp_size_mb: c.tmp_size_mb,
             max_background: c.max_background,
             background_ttl_secs: c.background_ttl.as_secs(),
             background_buffer_chars: c.background_buffer_chars,
@@ -248,12 +266,17 @@ impl CommandsSection {
             deny: self.deny.clone(),
             allowed_only: self.allowed_only,
             require_sandbox: self.require_sandbox,
+            namespaces: self.namespaces,
             default_timeout: Duration::from_secs(self.timeout_secs),
             max_timeout: Duration::from_secs(self.max_timeout_secs),
             max_output_chars: self.max_output_chars,
             env: self.env.clone().into_iter().collect(),
             pass_env: self.pass_env.clone(),
             writable: self.writable.clone(),
+            read: self.read.clone(),
+            max_processes: self.max_processes,
+            max_file_size_mb: self.max_file_size_mb,
+            tmp_size_mb: self.tmp_size_mb,
             max_background: self.max_background,
             background_ttl: Duration::from_secs(self.background_ttl_secs),
             background_buffer_chars: self.background_buffer_chars,
@@ -490,6 +513,7 @@ impl Config {
         self.dynamic.dir.iter_mut().for_each(fix);
         self.audit_log.iter_mut().for_each(fix);
         self.commands.writable.iter_mut().for_each(fix);
+        self.commands.read.iter_mut().for_each(fix);
         let grants = self.grants.values_mut().chain(
             self.profiles
                 .values_mut()

@@ -57,6 +57,7 @@ pub mod mcp;
 pub use executor::{audit, hooks};
 pub use runtime::sandbox;
 pub use types::grant;
+pub use types::paths;
 
 pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;

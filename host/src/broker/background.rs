@@ -7,7 +7,6 @@ use super::process::{self, Exit, Shared};
 use crate::bindings::commands::BackgroundStatus as Status;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Write};
-use std::process::ChildStdin;
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ pub(crate) struct BackgroundCommand {
     pub started: Instant,
     pub output: Shared,
     /// Non-blocking.
-    pub stdin: Option<ChildStdin>,
+    pub stdin: Option<std::fs::File>,
     pub exited: mpsc::Receiver<Exit>,
 }
 

@@ -2,16 +2,18 @@
 //! ([`BrokerCall::check`]), confirmation, and running it to the end or in
 //! the background.
 
-use super::confine::{Plan, Prepared};
+use super::confine::cgroup::CommandCgroup;
+use super::confine::spawn::{Launch, Spawned};
+use super::confine::{self, Prepared};
 use super::env::{check_env, resolve_cwd};
 use super::policy::{Assessment, Class};
-use super::{Broker, KEEP_BYTES, background, output, process};
+use super::{Broker, KEEP_BYTES, background, output, process, sweep};
 use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
 use crate::types::context::CancelToken;
-use std::os::unix::process::CommandExt as _;
+use std::collections::BTreeMap;
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -50,6 +52,9 @@ pub struct CommandRecord {
     pub outcome: &'static str,
     /// The exit code of a command that ran to its end.
     pub exit_code: Option<i32>,
+    /// What confined it (the same list as the command's result).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confinement: Vec<String>,
 }
 
 impl CommandRecord {
@@ -77,9 +82,12 @@ impl std::fmt::Debug for BrokerCall {
 /// A request after checks, ready to start.
 pub(super) struct Checked {
     shown: String,
-    command: Command,
+    launch: Launch,
+    cgroup: Option<CommandCgroup>,
     enforced: Vec<String>,
     timeout: Duration,
+    /// Protected paths absent before the command, to sweep after it.
+    absent: sweep::Absent,
 }
 
 /// How to add an allow pattern, for messages.
@@ -141,7 +149,7 @@ impl BrokerCall {
             let what = serde_json::json!({
                 "command": shown,
                 "cwd": request.cwd.as_deref().unwrap_or("."),
-                "env": request.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "env": request.env.iter().cloned().collect::<BTreeMap<_, _>>(),
                 "background": background,
             });
             self.confirm(
@@ -151,12 +159,20 @@ impl BrokerCall {
             )?;
         }
         let enforced = prepared.enforced.clone();
-        let command = self.command(request, background, &cwd, prepared)?;
+        let absent = sweep::Absent::before(
+            self.workspace.as_deref(),
+            &self.broker().rules,
+            &self.broker().swept_dir,
+        );
+        let (launch, cgroup) = self.command(request, background, &cwd, prepared)?;
+        record.confinement.clone_from(&enforced);
         Ok(Checked {
             shown,
-            command,
+            launch,
+            cgroup,
             enforced,
             timeout,
+            absent,
         })
     }
 
@@ -194,23 +210,28 @@ impl BrokerCall {
         };
         let cwd = resolve_cwd(workspace, request.cwd.as_deref())?;
         let processes = broker.processes()?;
-        let mut writable = vec![workspace.clone(), processes.temp.path().to_owned()];
-        writable.extend(broker.config.writable.iter().cloned());
-        let plan = Plan {
-            writable,
-            network: self.network,
+        let none = confine::scan::Found::default();
+        let mut plan = broker.plan(processes, workspace, self.network, &none);
+        let found = if plan.namespaces {
+            broker.guarded(workspace)
+        } else {
+            none.clone()
         };
+        plan.found = &found;
         let prepared = Prepared::new(&plan, &broker.support).map_err(CommandError::Failed)?;
-        if broker.config.require_sandbox
-            && !(prepared.confines_files() && prepared.confines_calls())
-        {
-            let missing = if prepared.confines_files() {
-                "its seccomp filter"
+        if broker.config.require_sandbox && !prepared.is_full() {
+            let missing = if prepared.namespaces.is_none() {
+                format!(
+                    "its namespaces ({})",
+                    broker.without_namespaces().unwrap_or_default()
+                )
+            } else if prepared.landlock.is_none() {
+                "Landlock".to_owned()
             } else {
-                "Landlock"
+                "its seccomp filter".to_owned()
             };
             return Err(CommandError::Denied(format!(
-                "the sandbox is required (--require-sandbox) and this system cannot enforce {missing}; nothing was run"
+                "the sandbox is required (--require-sandbox) and this system cannot build {missing}; nothing was run"
             )));
         }
         Ok((cwd, prepared))
@@ -251,53 +272,58 @@ impl BrokerCall {
     }
 
     /// The process to start: the shell line or argv, in `cwd`, with the
-    /// scrubbed environment, and the confinement applied between fork and
+    /// scrubbed environment, and the confinement applied between clone and
     /// exec.
     fn command(
         &self,
         request: &CommandRequest,
-        background: bool,
+        _background: bool,
         cwd: &Path,
-        mut prepared: Prepared,
-    ) -> Result<Command, CommandError> {
+        prepared: Prepared,
+    ) -> Result<(Launch, Option<CommandCgroup>), CommandError> {
         let broker = self.broker();
         let processes = broker.processes()?;
-        let mut command = match &request.program {
+        let base = if prepared.namespaces.is_some() {
+            &processes.env
+        } else {
+            &processes.fallback_env
+        };
+        // Later values win: the request's over the base.
+        let env: BTreeMap<&str, &str> = base
+            .iter()
+            .chain(request.env.iter())
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let text = |s: &str| {
+            CString::new(s).map_err(|_| {
+                CommandError::Invalid("the command holds a NUL byte; remove it".to_owned())
+            })
+        };
+        let envp = env
+            .iter()
+            .map(|(k, v)| text(&format!("{k}={v}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (program, argv) = match &request.program {
             Program::Shell(line) => {
-                let mut c = Command::new(&broker.shell);
-                c.arg("-c").arg(line);
-                c
+                let shell = broker.shell.display().to_string();
+                (
+                    vec![text(&shell)?],
+                    vec![text(&shell)?, text("-c")?, text(line)?],
+                )
             }
             Program::Argv(argv) => {
-                let mut c = Command::new(&argv[0]);
-                c.args(&argv[1..]);
-                c
+                let first = argv.first().ok_or_else(|| {
+                    CommandError::Invalid("the argv is empty; give the program first".to_owned())
+                })?;
+                let path = env.get("PATH").copied().unwrap_or("/usr/bin:/bin");
+                let argv = argv
+                    .iter()
+                    .map(|a| text(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (confine::candidates(first, path, cwd), argv)
             }
         };
-        command
-            .current_dir(cwd)
-            .env_clear()
-            .envs(processes.env.iter().map(|(k, v)| (k, v)))
-            .envs(request.env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if background {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            });
-        // SAFETY: `apply` runs in the forked child before exec and only
-        // makes system calls (setsid, prctl, landlock_restrict_self,
-        // seccomp) with data prepared in the parent; it takes no locks and
-        // allocates nothing.
-        #[expect(
-            unsafe_code,
-            reason = "confinement must be applied between fork and exec"
-        )]
-        unsafe {
-            command.pre_exec(move || prepared.apply());
-        }
-        Ok(command)
+        Ok(prepared.launch(cwd, program, argv, envp))
     }
 
     /// Ask the caller's confirmer; `what` is shown as the arguments.
@@ -347,15 +373,17 @@ impl BrokerCall {
 
     fn spawn_checked(
         &self,
-        checked: Checked,
-    ) -> Result<(std::process::Child, Option<Arc<process::Watchdog>>), CommandError> {
+        launch: Launch,
+        stdin: bool,
+        shown: &str,
+    ) -> Result<(Spawned, Option<Arc<process::Watchdog>>), CommandError> {
         let processes = self.broker().processes()?;
         let child = processes
             .spawner
-            .spawn(checked.command)
-            .map_err(|e| CommandError::Failed(format!("cannot start `{}`: {e}", checked.shown)))?;
+            .spawn(launch, stdin)
+            .map_err(|e| CommandError::Failed(format!("cannot start `{shown}`: {e}")))?;
         if let Some(w) = &processes.watchdog {
-            w.watch(child.id());
+            w.watch(child.pid);
         }
         Ok((child, processes.watchdog.clone()))
     }
@@ -404,20 +432,25 @@ impl BrokerCall {
         cancel: Option<&CancelToken>,
         record: &mut CommandRecord,
     ) -> Result<CommandOutput, CommandError> {
-        let checked = self.check(request, false, record)?;
-        let (shown, enforced, timeout) = (
-            checked.shown.clone(),
-            checked.enforced.clone(),
-            checked.timeout,
-        );
-        let (mut child, watchdog) = self.spawn_checked(checked)?;
-        let pgid = child.id();
+        let Checked {
+            shown,
+            launch,
+            cgroup,
+            enforced,
+            timeout,
+            absent,
+        } = self.check(request, false, record)?;
+        let (child, watchdog) = self.spawn_checked(launch, false, &shown)?;
+        let pgid = child.pid;
         let half = KEEP_BYTES / 4;
         let out = Arc::new(Mutex::new(process::Buffer::new(half, half)));
         let err = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let (done_rx, streams) =
-            process::pump_output(&mut child, Arc::clone(&out), Arc::clone(&err));
-        let exited = process::reap(child, watchdog);
+        let (done_rx, streams) = process::pump_output(
+            (child.stdout, child.stderr),
+            Arc::clone(&out),
+            Arc::clone(&err),
+        );
+        let exited = process::reap(pgid, watchdog, cgroup, None);
         let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
         let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
         let text = |b: &process::Shared| b.lock().unwrap_or_else(PoisonError::into_inner).text();
@@ -426,6 +459,9 @@ impl BrokerCall {
             stderr_full.push_str(
                 "\n[toolhost: a process survived the kill and kept the output open; reading stopped]\n",
             );
+        }
+        for note in absent.sweep() {
+            stderr_full.push_str(&format!("\n[toolhost: {note}]\n"));
         }
         if ended.cancelled {
             return Err(CommandError::Failed(format!(
@@ -477,25 +513,39 @@ impl BrokerCall {
             .check_room()
             .map_err(CommandError::Failed)?;
         let checked = self.check(request, true, record)?;
-        let shown = checked.shown.clone();
-        let (mut child, watchdog) = self.spawn_checked(checked)?;
+        let shown = checked.shown;
+        let (child, watchdog) = self.spawn_checked(checked.launch, true, &shown)?;
         let cap = broker.config.background_buffer_chars.max(1024);
         let output = Arc::new(Mutex::new(process::Buffer::new(0, cap)));
         // Both streams into one buffer, as they interleave.
-        process::pump_output(&mut child, Arc::clone(&output), Arc::clone(&output));
-        let stdin = child.stdin.take();
+        process::pump_output(
+            (child.stdout, child.stderr),
+            Arc::clone(&output),
+            Arc::clone(&output),
+        );
+        let stdin = child.stdin;
         if let Some(pipe) = &stdin {
             // Writes never block the broker: a full pipe is retried, then
             // reported.
             let _ = rustix::fs::fcntl_setfl(pipe, rustix::fs::OFlags::NONBLOCK);
         }
+        let absent = checked.absent;
+        let sweep_output = Arc::clone(&output);
+        let after = move || {
+            for note in absent.sweep() {
+                sweep_output
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(format!("\n[toolhost: {note}]\n").as_bytes());
+            }
+        };
         let command = background::BackgroundCommand {
             command: shown,
-            pgid: child.id(),
+            pgid: child.pid,
             started: Instant::now(),
             output,
             stdin,
-            exited: process::reap(child, watchdog),
+            exited: process::reap(child.pid, watchdog, checked.cgroup, Some(Box::new(after))),
         };
         broker.background.add(command).map_err(CommandError::Failed)
     }

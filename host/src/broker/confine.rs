@@ -1,49 +1,56 @@
-//! OS confinement of a command, applied in the child between `fork` and
-//! `exec`, so it holds for the command and everything it starts:
+//! OS confinement of a command: the boundary, whatever the command's text
+//! says. Two layers, prepared in the parent and applied by the child
+//! between `clone` and `execve` ([`spawn`]):
 //!
-//! - a session of its own (`setsid`): no controlling terminal, and one
-//!   process group to kill;
-//! - `no_new_privs`: setuid programs (sudo, su) gain nothing;
-//! - Landlock: read and execute anywhere, write only in the workspace, the
-//!   broker's private temp dir, `/dev/shm`, a few harmless devices and
-//!   configured directories; no TCP bind or connect (ABI 4+); no signals
-//!   to, or abstract sockets of, processes outside the sandbox (ABI 6+);
-//! - seccomp: `setsid`, `setpgid` and the `TIOCSTI` ioctl fail, so no
-//!   process leaves the group or types into a terminal; without a network
-//!   grant, `socket()` for anything but `AF_UNIX`, and io_uring, fail
-//!   with `EACCES`;
-//! - the parent-death signal, so the command dies with the host.
+//! 1. **Namespaces** (where user namespaces can be created): the command
+//!    gets its own user, mount, PID, IPC and UTS namespaces, and a network
+//!    namespace with only a loopback interface unless its grant allows the
+//!    network. In the mount namespace it sees the [`view`]: system
+//!    directories, the workspace and the configured read list, nothing else
+//!    of the host; a private `/proc`, `/tmp` and `/dev/shm` that vanish
+//!    with it; secret paths ([`scan`]) masked and protected paths read-only
+//!    even inside the workspace. It holds no capability, and a pids cgroup
+//!    ([`cgroup`]) or `RLIMIT_NPROC` bounds its processes.
+//! 2. **Landlock and seccomp**, inside the namespaces as a second layer, or
+//!    alone where namespaces are unavailable (the fallback): Landlock
+//!    allows reads only from the same places and writes only to the
+//!    workspace, the private temp dirs and the configured writable ones;
+//!    seccomp keeps processes in their session and, without a network
+//!    grant or namespace, sockets to `AF_UNIX` ([`seccomp`]).
 //!
-//! Everything that can fail or allocate is prepared in the parent; the
-//! child only makes system calls. What is enforced is known before the
-//! spawn, and a child that cannot apply a planned part fails to start, so
-//! the report never claims more than holds.
+//! Every command also gets a session of its own, `no_new_privs`, the
+//! parent-death signal, a file-size limit and no core dumps. What applied
+//! is known before the spawn and reported as the `confinement` list; a
+//! child that cannot apply a planned part fails to start, so the list never
+//! claims more than holds.
+
+pub(crate) mod cgroup;
+pub(crate) mod scan;
+mod seccomp;
+pub(crate) mod spawn;
+pub(crate) mod view;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+    RulesetCreated, Scope,
 };
-use rustix::process::{Pid, Signal};
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
-use std::collections::BTreeMap;
-use std::io;
-use std::path::PathBuf;
-use std::sync::Arc;
+use seccompiler::BpfProgram;
+use spawn::{Landlock, Launch, Namespaces};
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// The newest Landlock ABI whose rights toolhost asks for.
 const ABI_USED: ABI = ABI::V6;
 
-/// What the host kernel offers, probed once, with the seccomp programs
-/// compiled once (they depend only on whether the network is granted).
+/// What the host kernel offers, probed once per process.
 #[derive(Debug, Clone)]
 pub(crate) struct Support {
     /// The kernel's Landlock ABI version (0 if none).
     pub landlock_abi: i32,
-    /// The seccomp programs without and with network, if seccomp filters
-    /// can be installed here.
+    /// The seccomp programs with sockets restricted to `AF_UNIX`, and not.
     filters: Option<[Arc<BpfProgram>; 2]>,
 }
 
@@ -51,7 +58,7 @@ impl Support {
     /// What this kernel offers: probed on first use, then shared by every
     /// broker of the process (the kernel does not change under it).
     pub(crate) fn get() -> Self {
-        static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+        static SUPPORT: OnceLock<Support> = OnceLock::new();
         SUPPORT.get_or_init(Self::probe).clone()
     }
 
@@ -67,7 +74,12 @@ impl Support {
         let seccomp = std::fs::read_to_string("/proc/self/status")
             .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
         let filters = seccomp
-            .then(|| Ok::<_, String>([Arc::new(filter(false)?), Arc::new(filter(true)?)]))
+            .then(|| {
+                Ok::<_, String>([
+                    Arc::new(seccomp::filter(true)?),
+                    Arc::new(seccomp::filter(false)?),
+                ])
+            })
             .transpose()
             .unwrap_or_else(|e| {
                 tracing::warn!("commands will run without a seccomp filter: {e}");
@@ -79,11 +91,16 @@ impl Support {
         }
     }
 
-    /// The seccomp program for a command with or without the network.
-    fn filter(&self, network: bool) -> Option<Arc<BpfProgram>> {
-        self.filters
-            .as_ref()
-            .map(|f| Arc::clone(&f[usize::from(network)]))
+    fn abi(&self) -> ABI {
+        match self.landlock_abi {
+            1 => ABI::V1,
+            2 => ABI::V2,
+            3 => ABI::V3,
+            4 => ABI::V4,
+            5 => ABI::V5,
+            n if n >= 6 => ABI_USED,
+            _ => ABI::Unsupported,
+        }
     }
 }
 
@@ -104,24 +121,48 @@ fn kernel_accepts(abi: ABI) -> bool {
     build().is_ok()
 }
 
-fn target_arch() -> Option<TargetArch> {
-    TargetArch::try_from(std::env::consts::ARCH).ok()
+/// Limits every command gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Tasks (processes and threads) at once.
+    pub processes: u32,
+    /// Largest file a command may write, in bytes.
+    pub file_size: u64,
+    /// Size of the private `/tmp`, in MiB.
+    pub tmp_mib: u64,
 }
 
-/// What to confine a command to.
+/// What to confine one command to.
 #[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    /// Directories the command may write in (workspace, temp dir, extras).
-    pub writable: Vec<PathBuf>,
-    /// Whether the command may use the network.
+pub(crate) struct Plan<'a> {
+    /// The workspace (canonical).
+    pub workspace: &'a Path,
+    /// Directories writable besides the workspace (canonical).
+    pub writable: &'a [PathBuf],
+    /// Paths readable besides the system directories and the workspace.
+    pub read: &'a [PathBuf],
+    /// The broker's temp dir: the commands' `/tmp` in the fallback.
+    pub temp: &'a Path,
+    /// The grant lets the command use the network.
     pub network: bool,
+    /// Build the namespace sandbox (else the fallback, by configuration or
+    /// because this host cannot).
+    pub namespaces: bool,
+    /// Secret and protected paths to cover (namespaces only).
+    pub found: &'a scan::Found,
+    pub limits: Limits,
+    /// The pids cgroup parent, where the host has one.
+    pub pids: Option<&'a cgroup::Pids>,
 }
 
-/// Confinement ready to apply in a child, and what it will enforce.
+/// Confinement ready to go into a [`Launch`], and what it enforces.
 pub(crate) struct Prepared {
-    ruleset: Option<RulesetCreated>,
-    filter: Option<Arc<BpfProgram>>,
-    parent: Option<Pid>,
+    pub namespaces: Option<Namespaces>,
+    pub landlock: Option<Landlock>,
+    pub seccomp: Option<Arc<BpfProgram>>,
+    pub cgroup: Option<(cgroup::CommandCgroup, OwnedFd)>,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub drop_capabilities: bool,
     /// Names of what is enforced, for the report.
     pub enforced: Vec<String>,
 }
@@ -134,147 +175,216 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-/// Device files every command may write (`> /dev/null`), and shared
-/// memory (Python's multiprocessing needs `/dev/shm`). Not `/dev/tty`: a
-/// command could type into the host's terminal.
-const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/shm"];
+/// Device files every command may write (`> /dev/null`).
+const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
+
+/// System directories the fallback lets commands read.
+const READABLE: [&str; 12] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix",
+    "/proc", "/dev",
+];
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+}
 
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
-    pub(crate) fn new(plan: &Plan, support: &Support) -> Result<Self, String> {
-        let mut enforced = vec!["no-new-privs".to_owned(), "own-session".to_owned()];
-        let ruleset = if support.landlock_abi >= 1 {
-            let r = landlock_ruleset(plan, support)
-                .map_err(|e| format!("cannot prepare Landlock: {e}"))?;
-            enforced.push(format!("landlock-fs (abi {})", support.landlock_abi));
-            if !plan.network && support.landlock_abi >= 4 {
-                enforced.push("landlock-net".to_owned());
-            }
-            if support.landlock_abi >= 6 {
-                enforced.push("landlock-scope".to_owned());
-            }
-            Some(r)
+    pub(crate) fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, String> {
+        let root = rustix::process::geteuid().is_root();
+        let mut enforced = Vec::new();
+        let namespaces = plan.namespaces.then(|| namespaces(plan, &mut enforced));
+        let in_namespaces = namespaces.is_some();
+        let drop_capabilities = in_namespaces || root;
+        if drop_capabilities {
+            enforced.push("no-capabilities".to_owned());
+        }
+        enforced.extend(["no-new-privs".to_owned(), "own-session".to_owned()]);
+        let cgroup = plan.pids.and_then(|p| p.create(plan.limits.processes).ok());
+        let mut rlimits = vec![
+            (libc::RLIMIT_FSIZE, plan.limits.file_size),
+            (libc::RLIMIT_CORE, 0),
+        ];
+        if cgroup.is_some() {
+            enforced.push(format!("process-limit {} (cgroup)", plan.limits.processes));
+        } else if in_namespaces && !root {
+            // Inside a user namespace it counts the namespace's own tasks.
+            rlimits.push((libc::RLIMIT_NPROC, u64::from(plan.limits.processes)));
+            enforced.push(format!("process-limit {} (rlimit)", plan.limits.processes));
+        }
+        enforced.push("file-size-limit".to_owned());
+        let landlock = if support.landlock_abi >= 1 {
+            Some(landlock(plan, support, in_namespaces, &mut enforced)?)
         } else {
             None
         };
-        let filter = support.filter(plan.network);
-        if filter.is_some() {
+        // In a network namespace the loopback is all there is: sockets need
+        // no filter.
+        let restrict_sockets = !plan.network && !in_namespaces;
+        let seccomp = support
+            .filters
+            .as_ref()
+            .map(|f| Arc::clone(&f[usize::from(!restrict_sockets)]));
+        if seccomp.is_some() {
             enforced.push("seccomp-session".to_owned());
-            if !plan.network {
+            if restrict_sockets {
                 enforced.push("seccomp-net".to_owned());
             }
         }
         Ok(Self {
-            ruleset,
-            filter,
-            parent: Some(rustix::process::getpid()),
+            namespaces,
+            landlock,
+            seccomp,
+            cgroup,
+            rlimits,
+            drop_capabilities,
             enforced,
         })
     }
 
-    /// Whether file-system confinement (Landlock) is part of the plan.
-    pub(crate) fn confines_files(&self) -> bool {
-        self.ruleset.is_some()
+    /// Whether the full sandbox (namespaces, Landlock and seccomp) applies.
+    pub(crate) fn is_full(&self) -> bool {
+        self.namespaces.is_some() && self.landlock.is_some() && self.seccomp.is_some()
     }
 
-    /// Whether the seccomp filter (network, process group) is part of the plan.
-    pub(crate) fn confines_calls(&self) -> bool {
-        self.filter.is_some()
-    }
-
-    /// Apply in the child after `fork`, before `exec`. Only system calls.
-    pub(crate) fn apply(&mut self) -> io::Result<()> {
-        // A session of its own: no controlling terminal to type into, and a
-        // process group (the session id) that the timeout, `kill` and the
-        // watchdog kill whole.
-        rustix::process::setsid()?;
-        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-        // The host may have died before the line above.
-        if rustix::process::getppid() != self.parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-        rustix::thread::set_no_new_privs(true)?;
-        if let Some(ruleset) = self.ruleset.take() {
-            match ruleset.restrict_self() {
-                Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
-                Ok(_) => return Err(io::Error::from_raw_os_error(libc::ENOSYS)),
-                Err(_) => return Err(io::Error::from_raw_os_error(libc::EPERM)),
-            }
-        }
-        if let Some(filter) = &self.filter {
-            seccompiler::apply_filter(filter)
-                .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
-        }
-        Ok(())
+    /// The launch of `program` (candidate paths) with `argv` and `envp`.
+    pub(crate) fn launch(
+        self,
+        cwd: &Path,
+        program: Vec<CString>,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+    ) -> (Launch, Option<cgroup::CommandCgroup>) {
+        let (cgroup, procs) = self
+            .cgroup
+            .map_or((None, None), |(c, fd)| (Some(c), Some(fd)));
+        let launch = Launch {
+            namespaces: self.namespaces,
+            cwd: c_path(cwd),
+            rlimits: self.rlimits,
+            cgroup: procs,
+            drop_capabilities: self.drop_capabilities,
+            landlock: self.landlock,
+            seccomp: self.seccomp,
+            program,
+            argv,
+            envp,
+        };
+        (launch, cgroup)
     }
 }
 
-fn landlock_ruleset(
-    plan: &Plan,
+/// The namespaces and the view of `plan`.
+fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Namespaces {
+    let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
+    let mut flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS;
+    enforced.extend(["user-ns", "mount-ns", "pid-ns", "ipc-ns", "uts-ns"].map(str::to_owned));
+    if !plan.network {
+        flags |= libc::CLONE_NEWNET;
+        enforced.push("net-ns".to_owned());
+    }
+    let home = dirs::home_dir().filter(|h| h.is_absolute() && h.parent().is_some());
+    let layout = view::Layout {
+        workspace: plan.workspace.to_owned(),
+        home,
+        read: plan.read.to_vec(),
+        writable: plan.writable.to_vec(),
+        masked: plan.found.secret.clone(),
+        read_only: plan.found.protected.clone(),
+        tmp_mib: plan.limits.tmp_mib,
+        network: plan.network,
+    };
+    enforced.extend([
+        "private-proc".to_owned(),
+        "private-tmp".to_owned(),
+        "read-allowlist".to_owned(),
+        format!("secrets-masked {}", plan.found.secret.len()),
+        format!("protected-read-only {}", plan.found.protected.len()),
+    ]);
+    let id_map = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
+    Namespaces {
+        flags,
+        uid_map: id_map(uid.as_raw()),
+        gid_map: id_map(gid.as_raw()),
+        ops: layout.ops(),
+        loopback: !plan.network,
+    }
+}
+
+/// The Landlock ruleset: reads and writes as the module docs say; TCP
+/// bind and connect denied when the fallback restricts the network.
+fn landlock(
+    plan: &Plan<'_>,
     support: &Support,
-) -> Result<RulesetCreated, landlock::RulesetError> {
+    in_namespaces: bool,
+    enforced: &mut Vec<String>,
+) -> Result<Landlock, String> {
+    let abi = support.abi();
+    let restrict_net = !plan.network && !in_namespaces && support.landlock_abi >= 4;
+    let fail = |e: landlock::RulesetError| format!("cannot prepare Landlock: {e}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(ABI_USED))?;
-    if !plan.network && support.landlock_abi >= 4 {
-        ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(fail)?;
+    if restrict_net {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(fail)?;
     }
     if support.landlock_abi >= 6 {
-        ruleset = ruleset.scope(Scope::from_all(ABI_USED))?;
+        ruleset = ruleset.scope(Scope::from_all(abi)).map_err(fail)?;
     }
-    ruleset
-        .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_USED)))?
-        .add_rules(path_beneath_rules(
-            &plan.writable,
-            AccessFs::from_all(ABI_USED),
-        ))?
-        .add_rules(path_beneath_rules(
-            WRITABLE_DEVICES,
-            AccessFs::from_all(ABI_USED),
-        ))
+    let created = ruleset.create().map_err(fail)?;
+    let fd: Option<OwnedFd> = created.into();
+    let ruleset = fd.ok_or("Landlock is not enforced by this kernel")?;
+    let (read, all) = (
+        AccessFs::from_read(abi).bits(),
+        AccessFs::from_all(abi).bits(),
+    );
+    let mut rules: Vec<(CString, u64)> = Vec::new();
+    let mut writable: Vec<&Path> = vec![plan.workspace];
+    writable.extend(plan.writable.iter().map(PathBuf::as_path));
+    writable.extend(WRITABLE_DEVICES.iter().map(Path::new));
+    if in_namespaces {
+        rules.push((c_path(Path::new("/")), read));
+        writable.extend([Path::new("/tmp"), Path::new("/dev/shm")]);
+        if let Some(home) = dirs::home_dir() {
+            rules.push((c_path(&home), all));
+        }
+    } else {
+        rules.extend(READABLE.iter().map(|p| (c_path(Path::new(p)), read)));
+        rules.extend(plan.read.iter().map(|p| (c_path(p), read)));
+        writable.push(plan.temp);
+        enforced.push("read-allowlist (landlock)".to_owned());
+    }
+    rules.extend(writable.into_iter().map(|p| (c_path(p), all)));
+    enforced.push(format!("landlock-fs (abi {})", support.landlock_abi));
+    if restrict_net {
+        enforced.push("landlock-net".to_owned());
+    }
+    if support.landlock_abi >= 6 {
+        enforced.push("landlock-scope".to_owned());
+    }
+    Ok(Landlock {
+        ruleset,
+        rules,
+        file_rights: AccessFs::from_file(abi).bits(),
+    })
 }
 
-/// `TIOCSTI` on the architectures seccompiler supports (x86_64, aarch64,
-/// riscv64); libc's type for it differs between them.
-const TIOCSTI: u64 = 0x5412;
-
-/// The seccomp filter: processes cannot leave their session or process
-/// group (so nothing escapes the kill) nor push input into a terminal; and,
-/// without a network grant, sockets other than `AF_UNIX` and io_uring fail.
-fn filter(network: bool) -> Result<BpfProgram, String> {
-    let fail = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
-    let arch = target_arch().ok_or("seccomp: unknown architecture")?;
-    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
-        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
-            .and_then(|c| SeccompRule::new(vec![c]))
-            .map_err(fail)
-    };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_setsid, Vec::new());
-    rules.insert(libc::SYS_setpgid, Vec::new());
-    rules.insert(libc::SYS_ioctl, vec![arg(1, SeccompCmpOp::Eq, TIOCSTI)?]);
-    if !network {
-        rules.insert(
-            libc::SYS_socket,
-            vec![arg(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?],
-        );
-        for call in [
-            libc::SYS_io_uring_setup,
-            libc::SYS_io_uring_enter,
-            libc::SYS_io_uring_register,
-        ] {
-            rules.insert(call, Vec::new());
-        }
+/// `program` resolved against `path` (the command's `PATH`), as the
+/// candidates `execve` tries in order; a name with a `/` is itself.
+pub(crate) fn candidates(program: &str, path: &str, cwd: &Path) -> Vec<CString> {
+    if program.contains('/') {
+        let full = cwd.join(program);
+        return vec![c_path(&full)];
     }
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )
-    .map_err(fail)?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| format!("cannot compile the seccomp filter: {e}"))
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| c_path(&Path::new(d).join(program)))
+        .collect()
 }

@@ -24,9 +24,14 @@ pub(super) fn check_env(env: &[(String, String)]) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The documented minimum environment plus configured variables. Caches go
-/// to the private temp dir, since the home directory is read-only.
-pub(super) fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, String)> {
+/// The documented minimum environment plus configured variables, for
+/// commands whose temp dir is `temp` (`/tmp` in the namespaces, the
+/// broker's own in the fallback). Caches go there too.
+pub(super) fn base_env(
+    config: &CommandConfig,
+    temp: &Path,
+    home: Option<&Path>,
+) -> Vec<(String, String)> {
     let host = |name: &str| std::env::var(name).ok();
     let temp_text = temp.display().to_string();
     let mut env = vec![
@@ -36,7 +41,7 @@ pub(super) fn base_env(config: &CommandConfig, temp: &Path) -> Vec<(String, Stri
         ),
         (
             "HOME".to_owned(),
-            host("HOME").unwrap_or_else(|| "/".to_owned()),
+            home.map_or_else(|| "/".to_owned(), |h| h.display().to_string()),
         ),
         (
             "LANG".to_owned(),

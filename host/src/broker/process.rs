@@ -12,11 +12,15 @@
 //!   even by `SIGKILL`. That reaches children the leader left behind, which
 //!   the parent-death signal does not.
 
+use super::confine::cgroup::CommandCgroup;
+use super::confine::spawn::{self, Launch, Spawned};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt as _;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
+
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -30,9 +34,9 @@ pub(crate) fn kill_group(pgid: u32) {
     }
 }
 
-type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
+type SpawnJob = (Launch, bool, mpsc::Sender<io::Result<Spawned>>);
 
-/// The one thread that forks commands (see the module docs).
+/// The one thread that starts commands (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Spawner {
     jobs: Mutex<Option<mpsc::Sender<SpawnJob>>>,
@@ -44,8 +48,8 @@ impl Spawner {
         thread::Builder::new()
             .name("toolhost-spawner".to_owned())
             .spawn(move || {
-                for (mut command, reply) in rx {
-                    let _ = reply.send(command.spawn());
+                for (launch, stdin, reply) in rx {
+                    let _ = reply.send(spawn::spawn(&launch, stdin));
                 }
             })?;
         Ok(Self {
@@ -53,15 +57,15 @@ impl Spawner {
         })
     }
 
-    /// Spawn `command` on the spawner thread.
-    pub(crate) fn spawn(&self, command: Command) -> io::Result<Child> {
+    /// Start `launch` on the spawner thread, with a piped stdin if `stdin`.
+    pub(crate) fn spawn(&self, launch: Launch, stdin: bool) -> io::Result<Spawned> {
         let (tx, rx) = mpsc::channel();
         let sent = self
             .jobs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .map(|jobs| jobs.send((command, tx)).is_ok());
+            .map(|jobs| jobs.send((launch, stdin, tx)).is_ok());
         if sent != Some(true) {
             return Err(io::Error::other("the command runner has shut down"));
         }
@@ -213,21 +217,14 @@ pub(crate) type Shared = Arc<Mutex<Buffer>>;
 /// same buffer interleaves them) on threads of their own. Returns a channel
 /// that receives one message per stream at its end, and how many streams.
 pub(crate) fn pump_output(
-    child: &mut Child,
+    pipes: (File, File),
     stdout: Shared,
     stderr: Shared,
 ) -> (mpsc::Receiver<()>, usize) {
     let (done, ended) = mpsc::channel();
-    let mut streams = 0;
-    if let Some(pipe) = child.stdout.take() {
-        pump(pipe, stdout, done.clone());
-        streams += 1;
-    }
-    if let Some(pipe) = child.stderr.take() {
-        pump(pipe, stderr, done);
-        streams += 1;
-    }
-    (ended, streams)
+    pump(pipes.0, stdout, done.clone());
+    pump(pipes.1, stderr, done);
+    (ended, 2)
 }
 
 /// Copy `reader` into `sink` until end of file; signals `done` at the end.
@@ -257,15 +254,19 @@ fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: mpsc::Sender
 /// How a process ended: its exit code, or `None` if a signal killed it.
 pub(crate) type Exit = Option<i32>;
 
-/// Wait for the group leader `child` to exit without reaping it, kill what
-/// is left of its group while the zombie leader still holds the group id,
-/// then reap it. Runs on its own thread (inline, after killing the group,
-/// if no thread can start); the exit arrives on the returned channel.
-pub(crate) fn reap(child: Child, watchdog: Option<Arc<Watchdog>>) -> mpsc::Receiver<Exit> {
+/// Wait for the group leader `pgid` to exit without reaping it, kill what
+/// is left of its group while the zombie leader still holds the group id
+/// (and what is left in its cgroup), then reap it and run `after`. Runs on
+/// its own thread
+/// (inline, after killing the group, if no thread can start); the exit
+/// arrives on the returned channel.
+pub(crate) fn reap(
+    pgid: u32,
+    watchdog: Option<Arc<Watchdog>>,
+    cgroup: Option<CommandCgroup>,
+    after: Option<Box<dyn FnOnce() + Send>>,
+) -> mpsc::Receiver<Exit> {
     let (tx, rx) = mpsc::channel();
-    let pgid = child.id();
-    // The std handle is not needed: the leader is reaped by pid below.
-    drop(child);
     let late_watchdog = watchdog.clone();
     let finish = move |tx: mpsc::Sender<Exit>| {
         let exit = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)).and_then(|pid| {
@@ -277,6 +278,9 @@ pub(crate) fn reap(child: Child, watchdog: Option<Arc<Watchdog>>) -> mpsc::Recei
             };
             while let Err(rustix::io::Errno::INTR) = exited() {}
             kill_group(pgid);
+            if let Some(cgroup) = &cgroup {
+                cgroup.kill_all();
+            }
             loop {
                 match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
                     Err(rustix::io::Errno::INTR) => {}
@@ -287,6 +291,11 @@ pub(crate) fn reap(child: Child, watchdog: Option<Arc<Watchdog>>) -> mpsc::Recei
         });
         if let Some(w) = &watchdog {
             w.forget(pgid);
+        }
+        // Removes the emptied cgroup.
+        drop(cgroup);
+        if let Some(after) = after {
+            after();
         }
         let _ = tx.send(exit);
     };

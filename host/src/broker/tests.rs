@@ -475,32 +475,33 @@ fn environment_is_scrubbed() {
     );
 }
 
-fn alive(pid: u32) -> bool {
-    // A zombie has exited; only running processes count.
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
+/// A `sleep` argument no other process has: commands run in their own PID
+/// namespace, so their pids mean nothing here; their command lines do.
+fn marker() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    format!(
+        "1000.{}{:04}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
-/// Live processes in process group `pgid`.
-fn group_members(pgid: u32) -> Vec<u32> {
+/// Live processes (not zombies) of this host whose command line holds `marker`.
+fn running_with(marker: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // After the `(comm)`: state, ppid, pgrp.
-            let fields: Vec<&str> = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .collect();
-            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+            });
+            !zombie
+                && cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == marker.as_bytes())
         })
         .collect()
 }
@@ -516,17 +517,16 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 #[test]
 fn timeout_kills_the_whole_process_group() {
     let setup = Setup::new();
-    // The shell prints its group id, starts a child in the background and
-    // one in the foreground, and neither ends on its own.
-    let mut request = shell("echo $$; sh -c 'sleep 100 & sleep 100'");
+    // A child in the background and one in the foreground, and neither
+    // ends on its own.
+    let m = marker();
+    let mut request = shell(&format!("sh -c 'sleep {m} & sleep {m}'"));
     request.timeout_ms = Some(500);
     let started = Instant::now();
     let out = setup.yolo().run(&request, None).unwrap();
     assert!(out.timed_out, "{out:?}");
     assert!(started.elapsed() < Duration::from_secs(20));
-    let pgid: u32 = out.stdout.trim().parse().unwrap();
-    assert!(pgid > 1);
-    wait_for("the group to be gone", || group_members(pgid).is_empty());
+    wait_for("the group to be gone", || running_with(&m).is_empty());
 }
 
 #[test]
@@ -535,14 +535,16 @@ fn commands_cannot_leave_their_process_group() {
     if !confined(&setup) {
         return;
     }
-    let line = "setsid true; echo setsid=$?; set -m; sleep 100 & echo $!";
-    let out = setup.yolo().run(&shell(line), None).unwrap();
+    let m = marker();
+    let line = format!("setsid true; echo setsid=$?; set -m; sleep {m} & echo started");
+    let out = setup.yolo().run(&shell(&line), None).unwrap();
     assert!(
         out.stdout.contains("setsid=") && !out.stdout.contains("setsid=0"),
         "{out:?}"
     );
-    let child: u32 = out.stdout.lines().last().unwrap().trim().parse().unwrap();
-    wait_for("the job-controlled child to be killed", || !alive(child));
+    wait_for("the job-controlled child to be killed", || {
+        running_with(&m).is_empty()
+    });
     assert!(
         out.confinement.contains(&"seccomp-session".to_owned()),
         "{:?}",
@@ -575,17 +577,13 @@ fn a_session_that_does_not_read_cannot_block_the_broker() {
 #[test]
 fn leftover_background_children_are_killed_when_the_command_ends() {
     let setup = Setup::new();
+    let m = marker();
     let out = setup
         .yolo()
-        .run(&shell("sleep 100 & echo $!"), None)
+        .run(&shell(&format!("sleep {m} & echo started")), None)
         .unwrap();
     assert_eq!(out.exit_code, Some(0));
-    let child: u32 = out.stdout.trim().parse().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while alive(child) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!alive(child), "{child} outlived its command");
+    wait_for("the child to be killed", || running_with(&m).is_empty());
 }
 
 #[test]
@@ -637,7 +635,7 @@ fn long_output_keeps_head_and_tail_and_the_full_text() {
 fn confined(setup: &Setup) -> bool {
     let enforced = setup.broker.confinement(false);
     let ok = enforced.iter().any(|e| e.starts_with("landlock-fs"))
-        && enforced.iter().any(|e| e == "seccomp-net");
+        && enforced.iter().any(|e| e == "seccomp-net" || e == "net-ns");
     assert!(
         ok || std::env::var_os("TOOLHOST_SKIP_CONFINEMENT_TESTS").is_some(),
         "this kernel enforces only {enforced:?}; set TOOLHOST_SKIP_CONFINEMENT_TESTS=1 to skip the confinement tests"
@@ -645,57 +643,78 @@ fn confined(setup: &Setup) -> bool {
     ok
 }
 
+/// A setup with the namespace sandbox, and one with the fallback.
+fn both_layers() -> [Setup; 2] {
+    [true, false].map(|namespaces| {
+        Setup::with(CommandConfig {
+            namespaces,
+            ..CommandConfig::default()
+        })
+    })
+}
+
 #[test]
-fn landlock_allows_writes_only_in_the_workspace() {
-    let setup = Setup::new();
-    if !confined(&setup) {
-        return;
+fn writes_land_only_in_the_workspace() {
+    for setup in both_layers() {
+        if !confined(&setup) {
+            return;
+        }
+        let outside = std::env::temp_dir().join(format!("toolhost-outside-{}", std::process::id()));
+        let line = format!(
+            "touch ./inside && touch {} ; echo tmp > $TMPDIR/ok && cat $TMPDIR/ok",
+            outside.display()
+        );
+        let out = setup.yolo().run(&shell(&line), None).unwrap();
+        assert!(setup.dir.path().join("inside").exists(), "{out:?}");
+        assert!(!outside.exists(), "wrote outside the workspace: {out:?}");
+        assert!(
+            out.stdout.contains("tmp"),
+            "the private temp dir is writable: {out:?}"
+        );
+        assert!(
+            out.confinement.iter().any(|c| c.starts_with("landlock-fs")),
+            "{:?}",
+            out.confinement
+        );
+        if !out.confinement.iter().any(|c| c == "mount-ns") {
+            // Only Landlock stands between the command and /tmp.
+            assert!(out.stderr.contains("Permission denied"), "{out:?}");
+        }
     }
-    let outside = std::env::temp_dir().join(format!("toolhost-outside-{}", std::process::id()));
-    let line = format!(
-        "touch ./inside && touch {} ; echo tmp > $TMPDIR/ok && cat $TMPDIR/ok",
-        outside.display()
-    );
-    let out = setup.yolo().run(&shell(&line), None).unwrap();
-    assert!(setup.dir.path().join("inside").exists(), "{out:?}");
-    assert!(!outside.exists(), "wrote outside the workspace: {out:?}");
-    assert!(out.stderr.contains("Permission denied"), "{out:?}");
-    assert!(
-        out.stdout.contains("tmp"),
-        "the private temp dir is writable: {out:?}"
-    );
-    assert!(
-        out.confinement.iter().any(|c| c.starts_with("landlock-fs")),
-        "{:?}",
-        out.confinement
-    );
 }
 
 #[test]
 fn no_network_unless_granted() {
-    let setup = Setup::new();
-    if !confined(&setup) {
-        return;
+    for setup in both_layers() {
+        if !confined(&setup) {
+            return;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // bash's /dev/tcp opens a TCP socket with no helper program.
+        let line = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
+        let out = setup.yolo().run(&shell(&line), None).unwrap();
+        assert!(!out.stdout.contains("connected"), "{out:?}");
+        assert_ne!(out.exit_code, Some(0));
+        assert!(
+            out.confinement
+                .iter()
+                .any(|c| c == "seccomp-net" || c == "net-ns"),
+            "{:?}",
+            out.confinement
+        );
+        let mut granted = setup.yolo();
+        granted.network = true;
+        let out = granted.run(&shell(&line), None).unwrap();
+        assert!(
+            out.stdout.contains("connected"),
+            "with the grant it connects: {out:?}"
+        );
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut got = String::new();
+        conn.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "hi\n");
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    // bash's /dev/tcp opens a TCP socket with no helper program.
-    let line = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
-    let out = setup.yolo().run(&shell(&line), None).unwrap();
-    assert!(!out.stdout.contains("connected"), "{out:?}");
-    assert_ne!(out.exit_code, Some(0));
-    assert!(out.confinement.contains(&"seccomp-net".to_owned()));
-    let mut granted = setup.yolo();
-    granted.network = true;
-    let out = granted.run(&shell(&line), None).unwrap();
-    assert!(
-        out.stdout.contains("connected"),
-        "with the grant it connects: {out:?}"
-    );
-    let (mut conn, _) = listener.accept().unwrap();
-    let mut got = String::new();
-    conn.read_to_string(&mut got).unwrap();
-    assert_eq!(got, "hi\n");
 }
 
 #[test]
@@ -746,24 +765,14 @@ fn sessions_are_capped() {
 #[test]
 fn dropping_the_broker_kills_its_sessions() {
     let setup = Setup::new();
-    let id = setup
+    let m = marker();
+    setup
         .yolo()
-        .spawn(&shell("sleep 100 & echo $!; sleep 100"))
+        .spawn(&shell(&format!("sleep {m} & sleep {m}")))
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut out = String::new();
-    while out.trim().is_empty() && Instant::now() < deadline {
-        out.push_str(&setup.broker.background.poll(&id).unwrap().new_output);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let child: u32 = out.trim().parse().unwrap();
-    assert!(alive(child));
+    wait_for("the command to start", || running_with(&m).len() == 2);
     drop(setup);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while alive(child) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!alive(child), "{child} outlived the broker");
+    wait_for("the command to be killed", || running_with(&m).is_empty());
 }
 
 #[test]

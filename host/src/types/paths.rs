@@ -1,0 +1,360 @@
+//! The one list of secret paths (hidden from every tool and every command)
+//! and of protected paths (read-only for every tool and every command,
+//! because a person's tools run what they hold), with their defaults and
+//! how trusted configuration widens or narrows them.
+//!
+//! Patterns follow a small part of gitignore's syntax:
+//! - a pattern matches at any depth (`.env` matches `.env` and `app/.env`),
+//!   unless it starts with `/`, which anchors it at the root (the
+//!   workspace);
+//! - `*`, `?` and `[...]` do not cross `/`; `**` does;
+//! - a pattern also covers everything beneath what it matches (`.ssh/`
+//!   hides the directory and its files); a trailing `/` only documents that
+//!   the pattern names a directory.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use std::path::Path;
+
+/// Secret paths by default: credentials, keys and tokens. Their content is
+/// never shown to a tool or a command.
+pub const DEFAULT_SECRETS: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".docker/config.json",
+    "credentials*.json",
+    "*.p12",
+    "*.pfx",
+    "token.json",
+    ".kube/config",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// Protected paths by default: configuration that git, editors, agents,
+/// shells and build tools load and run code from, outside any sandbox.
+/// Tools and commands may read them, never write them.
+pub const DEFAULT_PROTECTED: &[&str] = &[
+    ".git/config",
+    ".git/hooks/",
+    ".git/info/",
+    ".git/modules/**/config",
+    ".git/modules/**/hooks/",
+    ".gitmodules",
+    "toolhost.toml",
+    ".mcp.json",
+    ".vscode/",
+    ".idea/",
+    ".claude/",
+    ".cursor/",
+    ".envrc",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".npmrc",
+    ".gitconfig",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".ripgreprc",
+];
+
+/// Files under `/etc` that commands never see, whatever the read list says
+/// (absolute paths; a trailing `*` matches any suffix of the name).
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_*key",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/docker/key.json",
+];
+
+/// How trusted configuration changes the defaults (`[paths]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PathRulesConfig {
+    /// More secret patterns.
+    pub secret: Vec<String>,
+    /// Paths that are not secret here, although a secret pattern matches
+    /// them (e.g. `.env.example`).
+    pub not_secret: Vec<String>,
+    /// More protected patterns.
+    pub protected: Vec<String>,
+    /// Paths tools and commands may write here, although a protected
+    /// pattern matches them (e.g. `.vscode/`).
+    pub writable: Vec<String>,
+}
+
+/// What a pattern list says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Hidden: not found by reads and listings, not created or overwritten.
+    Secret,
+    /// Readable, never written.
+    Protected,
+}
+
+/// A pattern that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("paths.{key}: `{pattern}` is not a valid pattern: {reason}")]
+pub struct PathPatternError {
+    /// The configuration key.
+    pub key: &'static str,
+    /// The pattern.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The secret and protected lists, compiled.
+///
+/// ```
+/// use toolhost::paths::{Guard, PathRules, PathRulesConfig};
+/// use std::path::Path;
+///
+/// let rules = PathRules::default();
+/// assert_eq!(rules.guard(Path::new("app/.env")), Some(Guard::Secret));
+/// assert_eq!(rules.guard(Path::new(".ssh/id_ed25519")), Some(Guard::Secret));
+/// assert_eq!(rules.guard(Path::new(".git/hooks/pre-commit")), Some(Guard::Protected));
+/// assert_eq!(rules.guard(Path::new("src/main.rs")), None);
+///
+/// let config = PathRulesConfig { not_secret: vec![".env.example".into()], ..Default::default() };
+/// let rules = PathRules::new(&config).unwrap();
+/// assert_eq!(rules.guard(Path::new(".env.example")), None);
+/// ```
+#[derive(Debug, Clone)]
+pub struct PathRules {
+    secret: GlobSet,
+    not_secret: GlobSet,
+    protected: GlobSet,
+    writable: GlobSet,
+    /// Protected patterns without wildcards, relative to the root, with
+    /// whether they name a directory: the paths a command could create.
+    literals: Vec<(String, bool)>,
+    config: PathRulesConfig,
+}
+
+impl Default for PathRules {
+    fn default() -> Self {
+        Self::new(&PathRulesConfig::default()).expect("the default patterns compile")
+    }
+}
+
+impl PathRules {
+    /// The defaults changed by `config`.
+    pub fn new(config: &PathRulesConfig) -> Result<Self, PathPatternError> {
+        let defaults = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let mut secret = defaults(DEFAULT_SECRETS);
+        secret.extend(config.secret.iter().cloned());
+        let mut protected = defaults(DEFAULT_PROTECTED);
+        protected.extend(config.protected.iter().cloned());
+        let literals = protected
+            .iter()
+            .filter(|p| !p.contains(['*', '?', '[']))
+            .map(|p| {
+                let dir = p.ends_with('/');
+                (p.trim_matches('/').to_owned(), dir)
+            })
+            .collect();
+        Ok(Self {
+            secret: compile("secret", &secret)?,
+            not_secret: compile("not_secret", &config.not_secret)?,
+            protected: compile("protected", &protected)?,
+            writable: compile("writable", &config.writable)?,
+            literals,
+            config: config.clone(),
+        })
+    }
+
+    /// The configuration these rules were built from.
+    pub fn config(&self) -> &PathRulesConfig {
+        &self.config
+    }
+
+    /// Whether `path` (relative to the root it lives in) is secret or
+    /// protected; secret wins.
+    pub fn guard(&self, path: &Path) -> Option<Guard> {
+        if self.secret.is_match(path) && !self.not_secret.is_match(path) {
+            Some(Guard::Secret)
+        } else if self.protected.is_match(path) && !self.writable.is_match(path) {
+            Some(Guard::Protected)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `path` is secret.
+    pub fn is_secret(&self, path: &Path) -> bool {
+        self.guard(path) == Some(Guard::Secret)
+    }
+
+    /// Protected paths without wildcards, relative to the root (`.git/hooks`,
+    /// `.vscode`, `.envrc`), with whether each names a directory, unless
+    /// configuration made them writable.
+    pub fn protected_literals(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.literals
+            .iter()
+            .filter(|(p, _)| self.guard(Path::new(p)) == Some(Guard::Protected))
+            .map(|(p, dir)| (p.as_str(), *dir))
+    }
+}
+
+/// Each pattern as two globs: what it matches, and everything beneath.
+fn compile(key: &'static str, patterns: &[String]) -> Result<GlobSet, PathPatternError> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let error = |reason: String| PathPatternError {
+            key,
+            pattern: pattern.clone(),
+            reason,
+        };
+        let body = pattern.trim_end_matches('/');
+        let base = match body.strip_prefix('/') {
+            Some(anchored) => anchored.to_owned(),
+            None => format!("**/{body}"),
+        };
+        if body.is_empty() || base.ends_with("**/") {
+            return Err(error("it is empty".to_owned()));
+        }
+        for glob in [base.clone(), format!("{base}/**")] {
+            let glob = GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| error(e.kind().to_string()))?;
+            set.add(glob);
+        }
+    }
+    set.build().map_err(|e| PathPatternError {
+        key,
+        pattern: String::new(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(rules: &PathRules, path: &str) -> Option<Guard> {
+        rules.guard(Path::new(path))
+    }
+
+    #[test]
+    fn defaults_hide_secrets_at_any_depth() {
+        let rules = PathRules::default();
+        for secret in [
+            ".env",
+            ".env.production",
+            "deploy/.env",
+            "certs/server.pem",
+            "id_rsa",
+            "keys/id_ed25519.pub",
+            ".ssh/config",
+            "home/.aws/credentials",
+            ".gnupg/private-keys-v1.d/x.key",
+            ".git-credentials",
+            ".docker/config.json",
+            "gcp/credentials-prod.json",
+            "token.json",
+            ".kube/config",
+            ".cargo/credentials.toml",
+        ] {
+            assert_eq!(guard(&rules, secret), Some(Guard::Secret), "{secret}");
+        }
+        for plain in [
+            "src/env.rs",
+            "environment",
+            "docs/keys.md",
+            "my.env.rs",
+            "kube/config",
+        ] {
+            assert_eq!(guard(&rules, plain), None, "{plain}");
+        }
+    }
+
+    #[test]
+    fn defaults_protect_what_runs_code() {
+        let rules = PathRules::default();
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".git/info/attributes",
+            ".git/modules/sub/config",
+            ".git/modules/a/b/hooks/post-checkout",
+            ".vscode/tasks.json",
+            ".claude/settings.json",
+            "toolhost.toml",
+            ".cargo/config.toml",
+            "pkg/.envrc",
+        ] {
+            assert_eq!(guard(&rules, path), Some(Guard::Protected), "{path}");
+        }
+        for path in [
+            ".git/objects/ab/cd",
+            ".git/HEAD",
+            ".git/index",
+            ".git/refs/heads/main",
+        ] {
+            assert_eq!(guard(&rules, path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn configuration_widens_and_narrows() {
+        let config = PathRulesConfig {
+            secret: vec!["/data/*.sqlite".into()],
+            not_secret: vec![".env.example".into()],
+            protected: vec!["deploy/".into()],
+            writable: vec![".vscode/".into()],
+        };
+        let rules = PathRules::new(&config).unwrap();
+        assert_eq!(guard(&rules, "data/app.sqlite"), Some(Guard::Secret));
+        assert_eq!(guard(&rules, "x/data/app.sqlite"), None, "anchored");
+        assert_eq!(guard(&rules, ".env.example"), None);
+        assert_eq!(guard(&rules, ".env.local"), Some(Guard::Secret));
+        assert_eq!(guard(&rules, "deploy/run.sh"), Some(Guard::Protected));
+        assert_eq!(guard(&rules, ".vscode/tasks.json"), None);
+        assert!(rules.protected_literals().all(|(p, _)| p != ".vscode"));
+        assert!(
+            rules
+                .protected_literals()
+                .any(|(p, dir)| p == "deploy" && dir)
+        );
+    }
+
+    #[test]
+    fn bad_patterns_name_their_key() {
+        let config = PathRulesConfig {
+            protected: vec!["a[".into()],
+            ..PathRulesConfig::default()
+        };
+        let err = PathRules::new(&config).unwrap_err();
+        assert_eq!(err.key, "protected");
+        assert!(err.to_string().contains("`a[`"), "{err}");
+    }
+}
