@@ -193,6 +193,8 @@ struct Processes {
     fallback_env: Vec<(String, String)>,
     /// The read list: present paths, canonical.
     read: Vec<PathBuf>,
+    /// Secret paths near the top of the read list (looked for once).
+    read_secrets: Vec<PathBuf>,
     /// Why the namespace sandbox cannot be used, if it cannot.
     namespaces: Result<(), String>,
     pids: Option<Pids>,
@@ -322,8 +324,9 @@ impl Broker {
         }
     }
 
-    /// The secret and protected paths now present in `workspace`.
-    fn guarded(&self, workspace: &Path) -> confine::scan::Found {
+    /// The secret and protected paths now present in `workspace`, and the
+    /// secrets of the read list.
+    fn guarded(&self, processes: &Processes, workspace: &Path) -> confine::scan::Found {
         let scanner = Arc::clone(
             self.scanners
                 .lock()
@@ -333,7 +336,9 @@ impl Broker {
                     Arc::new(Scanner::new(workspace.to_owned(), Arc::clone(&self.rules)))
                 }),
         );
-        scanner.current()
+        let mut found = scanner.current();
+        found.secret.extend(processes.read_secrets.iter().cloned());
+        found
     }
 
     fn processes(&self) -> Result<&Processes, CommandError> {
@@ -345,12 +350,13 @@ impl Broker {
                     .prefix("toolhost-cmd-")
                     .tempdir()
                     .map_err(|e| format!("cannot create the commands' private temp dir: {e}"))?;
-                let read = self
+                let read: Vec<PathBuf> = self
                     .config
                     .read
                     .iter()
                     .filter_map(|p| p.canonicalize().ok())
                     .collect();
+                let read_secrets = confine::scan::shallow_secrets(&read, &self.rules, 3);
                 let home = dirs::home_dir();
                 let mut processes = Processes {
                     spawner,
@@ -359,6 +365,7 @@ impl Broker {
                     fallback_env: env::base_env(&self.config, temp.path(), home.as_deref()),
                     temp,
                     read,
+                    read_secrets,
                     namespaces: Ok(()),
                     pids: Pids::new(),
                 };

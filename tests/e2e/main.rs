@@ -9,6 +9,7 @@
 mod apply_patch;
 mod assistant_tools;
 mod cli;
+mod command_sandbox;
 mod commands;
 mod config;
 mod conformance;

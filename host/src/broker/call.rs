@@ -213,7 +213,7 @@ impl BrokerCall {
         let none = confine::scan::Found::default();
         let mut plan = broker.plan(processes, workspace, self.network, &none);
         let found = if plan.namespaces {
-            broker.guarded(workspace)
+            broker.guarded(processes, workspace)
         } else {
             none.clone()
         };

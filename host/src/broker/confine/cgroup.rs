@@ -3,21 +3,20 @@
 //! at all for root; the broker falls back to it inside a user namespace,
 //! where it counts only the command's own processes.)
 //!
-//! Each broker makes `toolhost-<pid>` beneath the host's own pids cgroup
-//! (cgroup v1's pids hierarchy, or cgroup v2 where `pids` is already
-//! enabled for the host's cgroup's children), and one child per command,
-//! removed once the command's processes are gone.
+//! Each command gets `toolhost-<pid>-<n>` beneath the host's own pids
+//! cgroup (cgroup v1's pids hierarchy, or cgroup v2 where `pids` is already
+//! enabled for the host's cgroup's children), removed once the command's
+//! processes are gone.
 
 use std::io::{self, Write as _};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Where this broker creates its commands' cgroups.
+/// Where commands' cgroups are made: the host's own pids cgroup.
 #[derive(Debug)]
 pub(crate) struct Pids {
-    base: PathBuf,
-    next: AtomicU64,
+    parent: PathBuf,
 }
 
 /// One command's cgroup; removed on drop (once it is empty).
@@ -27,7 +26,7 @@ pub(crate) struct CommandCgroup {
 }
 
 impl Pids {
-    /// A place for commands' cgroups, if this host can make one.
+    /// Where commands' cgroups go, if this host can make them.
     pub(crate) fn new() -> Option<Self> {
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         let candidates = own.lines().filter_map(|line| {
@@ -49,19 +48,11 @@ impl Pids {
             }
         });
         for parent in candidates {
-            let base = parent.join(format!("toolhost-{}", std::process::id()));
-            match std::fs::create_dir(&base) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(_) => continue,
+            let pids = Self { parent };
+            // One made and removed: the host may write here.
+            if pids.create(1).is_ok() {
+                return Some(pids);
             }
-            if base.join("pids.max").exists() {
-                return Some(Self {
-                    base,
-                    next: AtomicU64::new(0),
-                });
-            }
-            let _ = std::fs::remove_dir(&base);
         }
         None
     }
@@ -69,21 +60,26 @@ impl Pids {
     /// A cgroup for one command, limited to `max` tasks (processes and
     /// threads), and its `cgroup.procs` opened for the child to join.
     pub(crate) fn create(&self, max: u32) -> io::Result<(CommandCgroup, OwnedFd)> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let dir = self.base.join(format!("cmd-{n}"));
-        std::fs::create_dir(&dir)?;
+        // Unique names, also across processes that share a pid in
+        // different PID namespaces.
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = self
+                .parent
+                .join(format!("toolhost-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        };
         let cgroup = CommandCgroup { dir };
         std::fs::write(cgroup.dir.join("pids.max"), max.to_string())?;
         let procs = std::fs::OpenOptions::new()
             .write(true)
             .open(cgroup.dir.join("cgroup.procs"))?;
         Ok((cgroup, procs.into()))
-    }
-}
-
-impl Drop for Pids {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.base);
     }
 }
 

@@ -250,6 +250,34 @@ impl Scanner {
     }
 }
 
+/// The secret paths at most `depth` levels beneath each of `roots` (the
+/// read list: toolchains whose credentials sit near the top, such as
+/// `~/.cargo/credentials.toml`), matched on their absolute paths.
+pub(crate) fn shallow_secrets(roots: &[PathBuf], rules: &PathRules, depth: usize) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending: Vec<(PathBuf, usize)> = roots.iter().map(|r| (r.clone(), 0)).collect();
+    while let Some((path, level)) = pending.pop() {
+        let rel = path.strip_prefix("/").unwrap_or(&path);
+        if rules.is_secret(rel) {
+            found.push(path);
+            continue;
+        }
+        if level >= depth {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| !t.is_symlink()) {
+                pending.push((entry.path(), level + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,5 +317,16 @@ mod tests {
             names(root, &found.secret),
             ["app2/.ssh", "deep/er/server.key", "moved/.aws"]
         );
+    }
+
+    #[test]
+    fn toolchain_credentials_are_found_near_the_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let cargo = dir.path().join(".cargo");
+        fs::create_dir_all(cargo.join("registry/a/b/c")).unwrap();
+        fs::write(cargo.join("credentials.toml"), "token").unwrap();
+        fs::write(cargo.join("registry/a/b/c/deep.pem"), "k").unwrap();
+        let found = shallow_secrets(std::slice::from_ref(&cargo), &PathRules::default(), 3);
+        assert_eq!(found, [cargo.join("credentials.toml")]);
     }
 }
