@@ -65,6 +65,9 @@ pub(crate) struct Script {
     /// Functions that call themselves, directly or through other functions
     /// (`:(){ :|:& };:`).
     pub recursive_functions: Vec<String>,
+    /// Variables set other than by an assignment word: `for NAME in`,
+    /// `${NAME:=…}`, `(( NAME = … ))`.
+    pub sets: Vec<String>,
 }
 
 /// How deep substitutions may nest before the line is refused.
@@ -244,6 +247,7 @@ impl Walker {
                 self.list(&w.1.list, inside, depth)
             }
             C::ForClause(f) => {
+                self.script.sets.push(f.variable_name.clone());
                 for word in f.values.iter().flatten() {
                     // The values are words of no command: only their
                     // substitutions matter.
@@ -263,12 +267,16 @@ impl Walker {
                 }
                 Ok(())
             }
-            C::Arithmetic(a) => forbid_hidden_commands(&a.expr.value, "an arithmetic command"),
+            C::Arithmetic(a) => {
+                self.script.sets.extend(arithmetic_sets(&a.expr.value));
+                forbid_hidden_commands(&a.expr.value, "an arithmetic command")
+            }
             C::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
                 {
+                    self.script.sets.extend(arithmetic_sets(&e.value));
                     forbid_hidden_commands(&e.value, "an arithmetic for loop")?;
                 }
                 self.list(&f.body.list, inside, depth)
@@ -484,9 +492,11 @@ impl Walker {
                     if raw.contains("@P") {
                         return Err("`${…@P}` expands a value as a prompt, which can run commands; it cannot be checked".to_owned());
                     }
+                    self.script.sets.extend(default_assignment(raw));
                     *known = false;
                 }
                 WordPiece::ArithmeticExpression(e) => {
+                    self.script.sets.extend(arithmetic_sets(&e.value));
                     forbid_hidden_commands(&e.value, "an arithmetic expansion")?;
                     *known = false;
                 }
@@ -506,6 +516,48 @@ fn expands(text: &str) -> bool {
     text.contains(['*', '?'])
         || (text.contains('[') && text.contains(']'))
         || (text.contains('{') && text.contains('}') && (text.contains(',') || text.contains("..")))
+}
+
+/// `${NAME:=value}` and `${NAME=value}` assign NAME.
+fn default_assignment(raw: &str) -> Option<String> {
+    let inner = raw.strip_prefix("${")?;
+    let end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(inner.len());
+    let rest = &inner[end..];
+    (end > 0 && (rest.starts_with(":=") || rest.starts_with('='))).then(|| inner[..end].to_owned())
+}
+
+/// Names an arithmetic expression assigns (`x = 1`, `x += 2`, `x++`).
+fn arithmetic_sets(expr: &str) -> Vec<String> {
+    let bytes = expr.as_bytes();
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let name = &expr[start..i];
+            let rest = expr[i..].trim_start();
+            let before = expr[..start].trim_end();
+            let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                || [
+                    "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--",
+                ]
+                .iter()
+                .any(|op| rest.starts_with(op))
+                || before.ends_with("++")
+                || before.ends_with("--");
+            if assigns {
+                names.push(name.to_owned());
+            }
+        } else {
+            i += 1;
+        }
+    }
+    names
 }
 
 /// Refuse text that could run a command where this module cannot follow it.

@@ -97,6 +97,23 @@ const INTERPRETERS: &[&str] = &[
     "node", "deno", "ruby", "perl", "php", "lua", "java", "dotnet", "swift", "elixir-run",
 ];
 
+/// Whether `word` names the long option `full` (getopt and git accept any
+/// unique prefix, so `--compress-prog` is `--compress-program`): a prefix
+/// of it at least three letters long, with or without `=value`.
+pub(super) fn long_is(word: &str, full: &str) -> bool {
+    let Some(name) = word.split('=').next().filter(|n| n.starts_with("--")) else {
+        return false;
+    };
+    name.len() >= 5 && full.starts_with(name)
+}
+
+/// Whether a short option cluster (`-xIf`, or tar's bare `xIf` mode)
+/// holds the letter `c`.
+fn cluster_has(word: &str, c: char) -> bool {
+    word.strip_prefix('-')
+        .is_some_and(|w| !w.starts_with('-') && w.contains(c))
+}
+
 /// The words of one command after its program, as the class rules see them.
 struct Words<'a> {
     all: &'a [&'a str],
@@ -161,6 +178,8 @@ fn by_arguments(name: &str, w: &Words<'_>) -> Option<Class> {
         // `hash -p FILE NAME` makes NAME run FILE.
         "hash" if w.has("-p") => Dangerous,
         "hash" => Safe,
+        // `sort --compress-program=PROG` runs PROG on its temp files.
+        "sort" if w.any(|w| long_is(w, "--compress-program")) => Dangerous,
         "sort" if w.any(|w| w == "-o" || w.starts_with("--output")) => Dev,
         "sort" => Safe,
         "sed" => sed_class(w.all),
@@ -174,6 +193,63 @@ fn by_arguments(name: &str, w: &Words<'_>) -> Option<Class> {
         }
         "find" => Safe,
         "tar" => tar_class(w.all),
+        // Setting the name or the clock: root's business.
+        "hostname"
+            if w.any(|w| {
+                !w.starts_with('-')
+                    || cluster_has(w, 'F')
+                    || cluster_has(w, 'b')
+                    || long_is(w, "--file")
+                    || long_is(w, "--boot")
+            }) =>
+        {
+            Dangerous
+        }
+        "hostname" => Safe,
+        "date"
+            if w.any(|w| {
+                cluster_has(w, 's')
+                    || long_is(w, "--set")
+                    || (!w.starts_with(['-', '+'])
+                        && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+                        && w.len() >= 8)
+            }) =>
+        {
+            Dangerous
+        }
+        // `xxd -r IN OUT` and `iconv -o OUT` write a file.
+        "xxd"
+            if (w.has("-r") || w.has("-revert"))
+                && w.all.iter().filter(|w| !w.starts_with('-')).count() >= 2 =>
+        {
+            Dev
+        }
+        "iconv" if w.any(|w| cluster_has(w, 'o') || long_is(w, "--output")) => Dev,
+        // A pager that runs commands (`+!cmd`, a lesskey file) or a browser.
+        "less" | "more"
+            if w.any(|w| {
+                w.starts_with('+')
+                    || cluster_has(w, 'k')
+                    || long_is(w, "--lesskey-file")
+                    || long_is(w, "--lesskey-src")
+            }) =>
+        {
+            Dangerous
+        }
+        "man"
+            if w.any(|w| {
+                cluster_has(w, 'P')
+                    || cluster_has(w, 'H')
+                    || cluster_has(w, 'p')
+                    || long_is(w, "--pager")
+                    || long_is(w, "--html")
+                    || long_is(w, "--preprocessor")
+            }) =>
+        {
+            Dangerous
+        }
+        // A makefile from stdin: recipes nobody checked.
+        "make" | "gmake" if makefile_from_stdin(w.all) => Dangerous,
         // zip -T runs an unzip command (-TT names it).
         "zip" if w.any(|w| w.starts_with("-T") || w.starts_with("--unzip-command")) => Dangerous,
         "unzip" if w.has("-l") || w.has("-t") || w.has("-Z") => Safe,
@@ -300,7 +376,17 @@ fn python_class(w: &Words<'_>) -> Class {
             Class::Dev
         }
         "pip" => pip_class(&w.all[i + 2..]),
-        "json.tool" | "tabnanny" => Class::Safe,
+        // Python puts the working directory first on its path, so a
+        // workspace `json/tool.py` would run: only `-I` or `-P` keep to
+        // the standard library.
+        "json.tool" | "tabnanny"
+            if w.all[..i]
+                .iter()
+                .any(|o| cluster_has(o, 'I') || cluster_has(o, 'P')) =>
+        {
+            Class::Safe
+        }
+        "json.tool" | "tabnanny" => Class::Dev,
         _ => Class::Dangerous,
     }
 }
@@ -450,24 +536,37 @@ fn sed_script_acts(script: &str) -> bool {
     false
 }
 
+/// `make -f -`, `--file=-`, `--makefile=/dev/stdin`.
+fn makefile_from_stdin(words: &[&str]) -> bool {
+    let stdin = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        (*w == "-f" && stdin(next))
+            || w.strip_prefix("-f").is_some_and(stdin)
+            || ((long_is(w, "--file") || long_is(w, "--makefile"))
+                && w.split_once('=').map_or(stdin(next), |(_, v)| stdin(v)))
+    })
+}
+
 /// tar lists safely; options that run programs are dangerous; the rest
 /// (creating, extracting) is dev.
 fn tar_class(words: &[&str]) -> Class {
+    let mode = words.first().copied().unwrap_or("");
     let runs = words.iter().any(|w| {
         [
             "--checkpoint-action",
             "--to-command",
-            "-I",
             "--use-compress-program",
             "--info-script",
-            "-F",
             "--new-volume-script",
             "--rsh-command",
             "--rmt-command",
         ]
         .iter()
-        .any(|o| w.starts_with(o))
-    });
+        .any(|o| long_is(w, o))
+            || cluster_has(w, 'I')
+            || cluster_has(w, 'F')
+    }) || (!mode.starts_with('-') && mode.contains(['I', 'F']));
     // The mode is the first word's letters (`tf`, `-tzf`) or `--list`.
     let mode = words.first().map_or("", |w| w.trim_start_matches('-'));
     let lists = words.contains(&"--list")

@@ -359,3 +359,155 @@ fn kill_minus_one_is_told_apart_from_signal_one() {
         );
     }
 }
+
+/// Regression: each way a "safe" command ran code, wrote where a person's
+/// tools run code from, or hid a blocked program (issue 15). None may be
+/// safe: in confirm-sensitive mode a person is asked (or it is refused).
+const HOLES: &[&str] = &[
+    // Options that run a program.
+    "sort --compress-program=sh big.txt",
+    "sort --compress-prog=sh big.txt",
+    "sort --com sh big.txt",
+    "git grep --open-files-in-pager=sh TODO",
+    "git grep -Osh TODO",
+    "git grep --open-files TODO",
+    "git diff --ext-diff",
+    "git log -p --textconv",
+    "tar --checkpoint=1 --checkpoint-action=exec=sh -tf a.tar",
+    "tar --checkpoint-a=exec=sh -tf a.tar",
+    "tar -tf a.tar --to-command=sh",
+    "tar -I sh -tf a.tar",
+    "tar tIf sh a.tar",
+    "tar --use=sh -tf a.tar",
+    "less '+!sh' README.md",
+    "man -P sh ls",
+    "man --pager=sh ls",
+    "awk 'BEGIN { system(\"sh\") }'",
+    "sed -n 1e\\ sh README.md",
+    "find . -name x -execdir sh \\;",
+    "rg --pre sh TODO",
+    // env's options in every spelling.
+    "env -vS'sh -c id'",
+    "env -iS'sh -c id'",
+    "env --split='sh -c id'",
+    "env --split-string 'sh -c id'",
+    // Variables outside the list, however they are set.
+    "TAR_OPTIONS=--to-command=sh tar -tf a.tar",
+    "RIPGREP_CONFIG_PATH=./rc rg TODO",
+    "HOME=. git status",
+    "XDG_CONFIG_HOME=. git status",
+    "GCONV_PATH=. iconv -f x -t y a",
+    "HOME=.; git status",
+    "export HOME=.; git status",
+    "printf -v PATH %s . ; ls",
+    "read PATH <<< . ; ls",
+    "read -r -a PATH <<< . ; ls",
+    "declare -n ref=PATH",
+    "export LD_PRELOAD",
+    "mapfile PATH < list",
+    "getopts ab PATH",
+    "for PATH in .; do ls; done",
+    ": ${PATH:=.}; ls",
+    "(( HOME = 1 )); ls",
+    "env PAGER=sh man ls",
+    // Workspace files that safe tools load.
+    "git --git-dir=evil status",
+    "git --work-tree=. --git-dir=evil status",
+    "git -c core.fsmonitor=sh status",
+    "python3 -m json.tool x.json",
+    "make -f - <<< 'all:; sh'",
+    "make --file=- <<< 'all:; sh'",
+    // Root's actions.
+    "hostname pwned",
+    "hostname -F name.txt",
+    "date -s 2030-01-01",
+    "date --set=2030-01-01",
+    "date 010100002030",
+    // Writes where persistence hides.
+    "xxd -r -p dump .git/config",
+    "iconv -f utf-8 -t utf-8 -o .git/config x",
+    "echo x | tee -a .git/config",
+    "sed -i s/a/b/ .git/config",
+    "cd .git && echo x >> config",
+    "echo x >> .gi[t]/config",
+    "tar xf hook.tar",
+];
+
+/// Wrapper options that hid a blocked program: refused in every mode.
+const HIDDEN: &[&str] = &[
+    "xargs --process-slot-var V sudo id",
+    "xargs --process-slot V sudo id",
+    "env --un FOO sudo id",
+    "env -u FOO sudo id",
+    "script -qc 'sudo id'",
+    "script --command='sudo id' /dev/null",
+    "timeout -k 5 10 sudo id",
+    "nice -n 5 sudo id",
+    "nice -5 sudo id",
+    "stdbuf -oL sudo id",
+    "setsid -f sudo id",
+    "flock -w 5 lock sudo id",
+    "flock lock -c 'sudo id'",
+];
+
+#[test]
+fn every_known_hole_is_confirmed() {
+    let policy = Policy::default();
+    for line in HOLES {
+        // A refusal never runs; an assessment must ask.
+        if let Ok(a) = policy.assess_line(line) {
+            assert!(
+                needs_confirmation_in_confirm_sensitive(a.class),
+                "`{line}` is {}: {}",
+                a.class,
+                a.reason
+            );
+        }
+    }
+}
+
+fn needs_confirmation_in_confirm_sensitive(class: Class) -> bool {
+    crate::broker::call::needs_confirmation(crate::types::confirm::Mode::ConfirmSensitive, class)
+}
+
+#[test]
+fn wrapper_options_do_not_hide_blocked_programs() {
+    let policy = Policy::default();
+    for line in HIDDEN {
+        let verdict = policy.assess_line(line);
+        assert!(verdict.is_err(), "`{line}` was not refused: {verdict:?}");
+    }
+}
+
+#[test]
+fn unknown_wrapper_options_are_refused_with_a_way_out() {
+    let err = Policy::default()
+        .assess_line("xargs --frobnicate V sudo id")
+        .unwrap_err();
+    assert!(err.0.contains("`xargs` option `--frobnicate`"), "{err}");
+}
+
+#[test]
+fn the_usual_spellings_still_read_as_before() {
+    for (line, expected) in [
+        ("env LC_ALL=C sort data.txt", Class::Safe),
+        ("RUST_BACKTRACE=1 cargo test", Class::Dev),
+        ("for f in *.rs; do wc -l $f; done", Class::Safe),
+        ("count=0; echo $count", Class::Safe),
+        ("xargs -0 -n 1 echo < list", Class::Safe),
+        ("xargs -I{} echo {} < list", Class::Safe),
+        ("timeout 5 cargo test", Class::Dev),
+        ("date +%s", Class::Safe),
+        ("date -d yesterday", Class::Safe),
+        ("hostname", Class::Safe),
+        ("hostname -f", Class::Safe),
+        ("python3 -I -m json.tool x.json", Class::Safe),
+        ("sort -u names.txt", Class::Safe),
+        ("tar tf a.tar", Class::Safe),
+        ("git grep -n TODO", Class::Safe),
+        ("make -f Makefile.ci test", Class::Dev),
+        ("read -r line < file; echo $line", Class::Safe),
+    ] {
+        assert_eq!(class(line), expected, "{line}: {}", assess(line).reason);
+    }
+}

@@ -32,25 +32,151 @@ pub(super) fn known(arg: &Arg, what: &str) -> Result<String, Refusal> {
     })
 }
 
-/// Skip options starting at `from`: `takes_value` lists options followed
-/// by a value. Returns the index of the first operand.
-fn skip_options_from(argv: &[Arg], from: usize, takes_value: &[&str]) -> usize {
-    let mut i = from;
-    while i < argv.len() {
-        let Some(word) = argv[i].lit() else { break };
-        if word == "--" {
-            return i + 1;
-        }
-        if !word.starts_with('-') || word == "-" {
-            break;
-        }
-        i += if takes_value.contains(&word) { 2 } else { 1 };
-    }
-    i
+/// A wrapper's options, to find where the command it runs starts. Short
+/// options may be clustered (`-qc`), long ones abbreviated to a unique
+/// prefix (`--split` for `--split-string`), as getopt allows.
+pub(super) struct Spec {
+    /// Options without a value (`-0`, `--null`).
+    pub flags: &'static [&'static str],
+    /// Options followed by a value, attached or as the next word.
+    pub values: &'static [&'static str],
+    /// Long options whose value, if any, must be attached (`--replace=R`).
+    pub optional: &'static [&'static str],
 }
 
-fn skip_options(argv: &[Arg], takes_value: &[&str]) -> usize {
-    skip_options_from(argv, 1, takes_value)
+/// What [`Spec::parse`] found: the first operand, and each option (as
+/// spelled in the spec) with its value.
+pub(super) struct Parsed {
+    pub operand: usize,
+    pub options: Vec<(&'static str, Option<String>)>,
+}
+
+impl Spec {
+    fn long(&self, given: &str) -> Option<(&'static str, Kind)> {
+        let all = self
+            .flags
+            .iter()
+            .map(|o| (*o, Kind::Flag))
+            .chain(self.values.iter().map(|o| (*o, Kind::Value)))
+            .chain(self.optional.iter().map(|o| (*o, Kind::Optional)))
+            .filter(|(o, _)| o.starts_with("--"));
+        let mut found = None;
+        for (option, kind) in all {
+            if option == given {
+                return Some((option, kind));
+            }
+            if option.starts_with(given) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((option, kind));
+            }
+        }
+        found
+    }
+
+    fn short(&self, c: char) -> Option<(&'static str, Kind)> {
+        let is = |o: &&&str| o.len() == 2 && o.ends_with(c) && o.starts_with('-');
+        self.flags
+            .iter()
+            .find(is)
+            .map(|o| (*o, Kind::Flag))
+            .or_else(|| self.values.iter().find(is).map(|o| (*o, Kind::Value)))
+            .or_else(|| self.optional.iter().find(is).map(|o| (*o, Kind::Optional)))
+    }
+
+    /// Read `program`'s options from `argv[from..]`; an option it does not
+    /// know is refused, since what follows could be its value or the
+    /// command.
+    pub(super) fn parse(
+        &self,
+        program: &str,
+        argv: &[Arg],
+        from: usize,
+    ) -> Result<Parsed, Refusal> {
+        let unknown = |word: &str| {
+            Refusal(format!(
+                "`{program}` option `{word}` is not one toolhost knows, so the command it runs cannot be told \
+                 from its value; write the option in full or run the command directly"
+            ))
+        };
+        let mut options = Vec::new();
+        let mut i = from;
+        while i < argv.len() {
+            let Some(word) = argv[i].lit() else { break };
+            if word == "--" {
+                i += 1;
+                break;
+            }
+            if !word.starts_with('-') || word == "-" {
+                break;
+            }
+            if let Some(long) = word.strip_prefix("--") {
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_owned())),
+                    None => (long, None),
+                };
+                let (option, kind) = self
+                    .long(&format!("--{name}"))
+                    .ok_or_else(|| unknown(word))?;
+                let value = match (kind, attached) {
+                    (Kind::Value, None) => {
+                        i += 1;
+                        Some(known(
+                            argv.get(i).unwrap_or(&Arg::Lit(String::new())),
+                            "an option's value",
+                        )?)
+                    }
+                    (_, attached) => attached,
+                };
+                options.push((option, value));
+            } else {
+                let chars: Vec<char> = word[1..].chars().collect();
+                for (at, c) in chars.iter().enumerate() {
+                    let (option, kind) = self.short(*c).ok_or_else(|| unknown(word))?;
+                    if kind == Kind::Optional {
+                        // `-i{}`: the value, if any, is the rest of the word.
+                        let rest: String = chars[at + 1..].iter().collect();
+                        options.push((option, (!rest.is_empty()).then_some(rest)));
+                        break;
+                    }
+                    if kind == Kind::Value {
+                        let rest: String = chars[at + 1..].iter().collect();
+                        let value = if rest.is_empty() {
+                            i += 1;
+                            known(
+                                argv.get(i).unwrap_or(&Arg::Lit(String::new())),
+                                "an option's value",
+                            )?
+                        } else {
+                            rest
+                        };
+                        options.push((option, Some(value)));
+                        break;
+                    }
+                    options.push((option, None));
+                }
+            }
+            i += 1;
+        }
+        Ok(Parsed {
+            operand: i,
+            options,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flag,
+    Value,
+    Optional,
+}
+
+/// The rest of `argv` after `spec`'s options and `skip` more operands.
+fn after_options(program: &str, argv: &[Arg], spec: &Spec, skip: usize) -> Result<Next, Refusal> {
+    let parsed = spec.parse(program, argv, 1)?;
+    Ok(rest_from(argv, parsed.operand + skip))
 }
 
 fn words_from(argv: &[Arg], from: usize, what: &str) -> Result<String, Refusal> {
@@ -61,23 +187,258 @@ fn words_from(argv: &[Arg], from: usize, what: &str) -> Result<String, Refusal> 
     Ok(words?.join(" "))
 }
 
-const XARGS_VALUES: &[&str] = &[
-    "-a",
-    "--arg-file",
-    "-d",
-    "--delimiter",
-    "-E",
-    "-e",
-    "-I",
-    "-L",
-    "-l",
-    "-n",
-    "--max-args",
-    "-P",
-    "--max-procs",
-    "-s",
-    "--max-chars",
-];
+const XARGS: Spec = Spec {
+    flags: &[
+        "-0",
+        "--null",
+        "-o",
+        "--open-tty",
+        "-p",
+        "--interactive",
+        "-r",
+        "--no-run-if-empty",
+        "-t",
+        "--verbose",
+        "-x",
+        "--exit",
+        "--show-limits",
+        "--help",
+        "--version",
+    ],
+    values: &[
+        "-a",
+        "--arg-file",
+        "-d",
+        "--delimiter",
+        "-E",
+        "-I",
+        "-L",
+        "--max-lines",
+        "-n",
+        "--max-args",
+        "-P",
+        "--max-procs",
+        "-s",
+        "--max-chars",
+        "--process-slot-var",
+    ],
+    optional: &["--eof", "--replace", "-e", "-i", "-l"],
+};
+
+const TIMEOUT: Spec = Spec {
+    flags: &[
+        "--preserve-status",
+        "--foreground",
+        "-v",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    values: &["-s", "--signal", "-k", "--kill-after"],
+    optional: &[],
+};
+
+const NICE: Spec = Spec {
+    flags: &["--help", "--version"],
+    values: &["-n", "--adjustment"],
+    optional: &[],
+};
+
+const NOHUP: Spec = Spec {
+    flags: &["--help", "--version"],
+    values: &[],
+    optional: &[],
+};
+
+const SETSID: Spec = Spec {
+    flags: &[
+        "-c",
+        "--ctty",
+        "-f",
+        "--fork",
+        "-w",
+        "--wait",
+        "--help",
+        "--version",
+    ],
+    values: &[],
+    optional: &[],
+};
+
+const TIME: Spec = Spec {
+    flags: &[
+        "-a",
+        "--append",
+        "-p",
+        "--portability",
+        "-v",
+        "--verbose",
+        "-q",
+        "--quiet",
+        "--help",
+    ],
+    values: &["-f", "--format", "-o", "--output"],
+    optional: &[],
+};
+
+const STDBUF: Spec = Spec {
+    flags: &["--help", "--version"],
+    values: &["-i", "--input", "-o", "--output", "-e", "--error"],
+    optional: &[],
+};
+
+const IONICE: Spec = Spec {
+    flags: &["-t", "--ignore", "--help", "--version"],
+    values: &[
+        "-c",
+        "--class",
+        "-n",
+        "--classdata",
+        "-p",
+        "--pid",
+        "-P",
+        "--pgid",
+        "-u",
+        "--uid",
+    ],
+    optional: &[],
+};
+
+const FLOCK: Spec = Spec {
+    flags: &[
+        "-s",
+        "--shared",
+        "-x",
+        "-e",
+        "--exclusive",
+        "-u",
+        "--unlock",
+        "-n",
+        "--nb",
+        "--nonblock",
+        "-o",
+        "--close",
+        "-F",
+        "--no-fork",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    values: &[
+        "-w",
+        "--wait",
+        "--timeout",
+        "-E",
+        "--conflict-exit-code",
+        "-c",
+        "--command",
+    ],
+    optional: &[],
+};
+
+const WATCH: Spec = Spec {
+    flags: &[
+        "-b",
+        "--beep",
+        "-e",
+        "--errexit",
+        "-g",
+        "--chgexit",
+        "-t",
+        "--no-title",
+        "-x",
+        "--exec",
+        "-p",
+        "--precise",
+        "-c",
+        "--color",
+        "-C",
+        "--no-color",
+        "-w",
+        "--no-wrap",
+        "-r",
+        "--no-rerun",
+        "-d",
+        "--help",
+        "--version",
+    ],
+    values: &["-n", "--interval", "-q", "--equexit"],
+    optional: &["--differences"],
+};
+
+const SCRIPT: Spec = Spec {
+    flags: &[
+        "-a",
+        "--append",
+        "-e",
+        "--return",
+        "-f",
+        "--flush",
+        "--force",
+        "-q",
+        "--quiet",
+        "-h",
+        "--help",
+        "-V",
+        "--version",
+    ],
+    values: &[
+        "-c",
+        "--command",
+        "-E",
+        "--echo",
+        "-I",
+        "--log-in",
+        "-O",
+        "--log-out",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+        "-o",
+        "--output-limit",
+    ],
+    optional: &["--timing"],
+};
+
+const ENV: Spec = Spec {
+    flags: &[
+        "-i",
+        "--ignore-environment",
+        "-0",
+        "--null",
+        "-v",
+        "--debug",
+        "--list-signal-handling",
+        "--help",
+        "--version",
+    ],
+    values: &[
+        "-u",
+        "--unset",
+        "-C",
+        "--chdir",
+        "-S",
+        "--split-string",
+        "-a",
+        "--argv0",
+    ],
+    optional: &["--block-signal", "--default-signal", "--ignore-signal"],
+};
+
+const COMMAND: Spec = Spec {
+    flags: &["-p", "-v", "-V"],
+    values: &[],
+    optional: &[],
+};
+
+const EXEC: Spec = Spec {
+    flags: &["-c", "-l"],
+    values: &["-a"],
+    optional: &[],
+};
 
 /// Options of `uv run`, `poetry run` and the like that take a value.
 const RUNNER_VALUES: &[&str] = &[
@@ -98,38 +459,63 @@ const RUNNER_VALUES: &[&str] = &[
 ];
 
 pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
-    let rest = |from: usize| rest_from(argv, from);
     let first = lits(argv).next().unwrap_or("");
     Ok(match name {
-        "nohup" | "setsid" | "builtin" | "unbuffer" | "catchsegv" => rest(skip_options(argv, &[])),
-        "time" => rest(skip_options(argv, &["-f", "--format", "-o", "--output"])),
-        "nice" => rest(skip_options(argv, &["-n", "--adjustment"])),
-        "ionice" => rest(skip_options(
-            argv,
-            &["-c", "--class", "-n", "--classdata", "-p", "--pid"],
-        )),
-        "stdbuf" => rest(skip_options(
-            argv,
-            &["-i", "-o", "-e", "--input", "--output", "--error"],
-        )),
-        "chrt" => rest(skip_options(argv, &[]) + 1),
+        "nohup" => after_options(name, argv, &NOHUP, 0)?,
+        "setsid" => after_options(name, argv, &SETSID, 0)?,
+        "builtin" | "unbuffer" | "catchsegv" => after_options(name, argv, &NOHUP, 0)?,
+        "time" => after_options(name, argv, &TIME, 0)?,
+        // `nice -5 cmd`: an old spelling of `-n 5`.
+        "nice"
+            if first
+                .strip_prefix('-')
+                .is_some_and(|n| n.parse::<i32>().is_ok()) =>
+        {
+            rest_from(argv, 2)
+        }
+        "nice" => after_options(name, argv, &NICE, 0)?,
+        "ionice" => {
+            let parsed = IONICE.parse(name, argv, 1)?;
+            if parsed
+                .options
+                .iter()
+                .any(|(o, _)| o.contains('p') || o.contains("pgid") || o.contains("uid"))
+            {
+                Next::Done
+            } else {
+                rest_from(argv, parsed.operand)
+            }
+        }
+        "stdbuf" => after_options(name, argv, &STDBUF, 0)?,
+        "chrt" => rest_from(argv, skip_any_options(argv) + 1),
         "taskset" => {
             if lits(argv).any(|w| w == "-p" || w == "--pid") {
                 Next::Done
             } else {
-                rest(skip_options(argv, &[]) + 1)
+                rest_from(argv, skip_any_options(argv) + 1)
             }
         }
-        "timeout" => rest(skip_options(argv, &["-s", "--signal", "-k", "--kill-after"]) + 1),
+        "timeout" => after_options(name, argv, &TIMEOUT, 1)?,
         // `command -v x` only looks x up; the option must come first.
         "command" if matches!(first, "-v" | "-V") => Next::Done,
-        "command" => rest(skip_options(argv, &[])),
-        "exec" => rest(skip_options(argv, &["-a"])),
-        "busybox" => rest(skip_options(argv, &[])),
+        "command" => after_options(name, argv, &COMMAND, 0)?,
+        "exec" => after_options(name, argv, &EXEC, 0)?,
+        "busybox" => rest_from(argv, skip_any_options(argv)),
         "env" => unwrap_env(argv)?,
-        "xargs" => rest(skip_options(argv, XARGS_VALUES)),
+        "xargs" => after_options(name, argv, &XARGS, 0)?,
         "flock" => unwrap_flock(argv)?,
         "watch" => unwrap_watch(argv)?,
+        "script" => {
+            let parsed = SCRIPT.parse(name, argv, 1)?;
+            match parsed
+                .options
+                .into_iter()
+                .find(|(o, _)| matches!(*o, "-c" | "--command"))
+            {
+                Some((_, Some(line))) => Next::Line(line),
+                _ => Next::Done,
+            }
+        }
         "find" => unwrap_find(argv)?,
         "fd" | "fdfind" => match argv
             .iter()
@@ -143,10 +529,10 @@ pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
         "alias" => unwrap_alias(argv)?,
         // Runners that run the command after their subcommand.
         "uv" | "poetry" | "pipenv" | "pdm" | "hatch" if first == "run" => {
-            rest(skip_options_from(argv, 2, RUNNER_VALUES))
+            rest_from(argv, skip_options_from(argv, 2, RUNNER_VALUES))
         }
         "npm" | "pnpm" | "yarn" | "bun" | "bundle" if first == "exec" => {
-            rest(skip_options_from(argv, 2, RUNNER_VALUES))
+            rest_from(argv, skip_options_from(argv, 2, RUNNER_VALUES))
         }
         "git" => unwrap_git(argv)?,
         n if is_shell(n) => match shell_c_argument(argv) {
@@ -155,6 +541,29 @@ pub(super) fn unwrap(name: &str, argv: &[Arg]) -> Result<Next, Refusal> {
         },
         _ => Next::Done,
     })
+}
+
+/// Skip options starting at `from`: `takes_value` lists options followed
+/// by a value. Returns the index of the first operand.
+fn skip_options_from(argv: &[Arg], from: usize, takes_value: &[&str]) -> usize {
+    let mut i = from;
+    while i < argv.len() {
+        let Some(word) = argv[i].lit() else { break };
+        if word == "--" {
+            return i + 1;
+        }
+        if !word.starts_with('-') || word == "-" {
+            break;
+        }
+        i += if takes_value.contains(&word) { 2 } else { 1 };
+    }
+    i
+}
+
+/// Skip every word that looks like an option (for programs whose options
+/// take no value before the command).
+fn skip_any_options(argv: &[Arg]) -> usize {
+    skip_options_from(argv, 1, &[])
 }
 
 /// The rest of `argv` from index `from`, if anything is left.
@@ -168,31 +577,42 @@ fn rest_from(argv: &[Arg], from: usize) -> Next {
 
 /// `flock -c LINE`, or `flock [options] FILE COMMAND…`.
 fn unwrap_flock(argv: &[Arg]) -> Result<Next, Refusal> {
-    let command = argv
+    let parsed = FLOCK.parse("flock", argv, 1)?;
+    if let Some((_, line)) = parsed
+        .options
         .iter()
-        .position(|a| matches!(a.lit(), Some("-c" | "--command")));
-    Ok(match command {
-        Some(i) => match argv.get(i + 1) {
+        .find(|(o, _)| matches!(*o, "-c" | "--command"))
+    {
+        return Ok(line.clone().map_or(Next::Done, Next::Line));
+    }
+    // `flock FILE -c LINE`: flock reads `-c` after the file too.
+    let after = argv.get(parsed.operand + 1).and_then(Arg::lit);
+    if matches!(after, Some("-c" | "--command")) {
+        return Ok(match argv.get(parsed.operand + 2) {
             Some(line) => Next::Line(known(line, "the command of `flock -c`")?),
             None => Next::Done,
-        },
-        None => rest_from(
-            argv,
-            skip_options(argv, &["-w", "--timeout", "-E", "--conflict-exit-code"]) + 1,
-        ),
-    })
+        });
+    }
+    Ok(rest_from(argv, parsed.operand + 1))
 }
 
 /// `watch -x COMMAND…` runs argv; plain `watch` joins its words into a line.
 fn unwrap_watch(argv: &[Arg]) -> Result<Next, Refusal> {
-    let i = skip_options(argv, &["-n", "--interval", "-d", "--differences"]);
-    Ok(if lits(argv).any(|w| w == "-x" || w == "--exec") {
-        rest_from(argv, i)
-    } else if i < argv.len() {
-        Next::Line(words_from(argv, i, "the command of `watch`")?)
-    } else {
-        Next::Done
-    })
+    let parsed = WATCH.parse("watch", argv, 1)?;
+    let i = parsed.operand;
+    Ok(
+        if parsed
+            .options
+            .iter()
+            .any(|(o, _)| matches!(*o, "-x" | "--exec"))
+        {
+            rest_from(argv, i)
+        } else if i < argv.len() {
+            Next::Line(words_from(argv, i, "the command of `watch`")?)
+        } else {
+            Next::Done
+        },
+    )
 }
 
 /// `trap ACTION SIGNAL…`: the action is a line run later.
@@ -266,42 +686,30 @@ fn unwrap_git(argv: &[Arg]) -> Result<Next, Refusal> {
     })
 }
 
-/// `env [-i] [-u NAME] [NAME=VALUE…] [-S 'line'] [cmd…]`.
+/// `env [OPTION…] [NAME=VALUE…] [cmd…]`; `-S LINE` (in any spelling:
+/// `-vS'…'`, `--split=…`) splits a line into the command.
 fn unwrap_env(argv: &[Arg]) -> Result<Next, Refusal> {
-    let mut i = 1;
-    while i < argv.len() {
-        let word = known(&argv[i], "an argument of `env`")?;
-        match word.as_str() {
-            "-S" | "--split-string" => {
-                let line = argv
-                    .get(i + 1)
-                    .map(|a| known(a, "the string of `env -S`"))
-                    .transpose()?
-                    .unwrap_or_default();
-                let rest = words_from(argv, i + 2, "an argument of `env`")?;
-                return Ok(Next::Line(format!("{line} {rest}")));
-            }
-            "-u" | "--unset" | "-C" | "--chdir" => i += 2,
-            "--" => {
-                i += 1;
-                break;
-            }
-            w if w.starts_with("--split-string=") || (w.starts_with("-S") && w.len() > 2) => {
-                let line = w
-                    .trim_start_matches("--split-string=")
-                    .trim_start_matches("-S");
-                let rest = words_from(argv, i + 1, "an argument of `env`")?;
-                return Ok(Next::Line(format!("{line} {rest}")));
-            }
-            w if w.starts_with('-') || w.contains('=') => i += 1,
-            _ => break,
-        }
+    let parsed = ENV.parse("env", argv, 1)?;
+    let mut i = parsed.operand;
+    while argv
+        .get(i)
+        .and_then(Arg::lit)
+        .is_some_and(|w| w.contains('='))
+    {
+        i += 1;
     }
-    Ok(if i < argv.len() {
-        Next::Run(argv[i..].to_vec())
-    } else {
-        Next::Done
-    })
+    if let Some((_, line)) = parsed
+        .options
+        .iter()
+        .find(|(o, _)| matches!(*o, "-S" | "--split-string"))
+    {
+        let rest = words_from(argv, i, "an argument of `env`")?;
+        return Ok(Next::Line(format!(
+            "{} {rest}",
+            line.clone().unwrap_or_default()
+        )));
+    }
+    Ok(rest_from(argv, i))
 }
 
 /// `find … -exec cmd … ;` runs every `cmd`; `-delete` of a precious root

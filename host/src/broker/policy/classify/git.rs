@@ -22,13 +22,28 @@ const CHANGES_REPO: &[&str] = &[
 
 pub(super) fn git_class(words: &[&str]) -> Class {
     use Class::{Dangerous, Dev, Safe};
-    // Skip global options (`-C dir`, `--no-pager`); `-c key=value` can
-    // change what git runs, so it is dangerous.
+    // Skip global options (`-C dir`, `--no-pager`). `-c key=value`, and
+    // a repository or work tree named elsewhere (whose config git reads
+    // and may run code from), are dangerous.
     let mut i = 0;
     while i < words.len() && words[i].starts_with('-') {
-        match words[i] {
-            "-c" | "--config-env" | "--exec-path" => return Dangerous,
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+        let w = words[i];
+        let names = |full: &str| w == full || w.starts_with(&format!("{full}="));
+        if w.starts_with("-c")
+            || [
+                "--config-env",
+                "--exec-path",
+                "--git-dir",
+                "--work-tree",
+                "--super-prefix",
+            ]
+            .iter()
+            .any(|o| names(o))
+        {
+            return Dangerous;
+        }
+        match w {
+            "-C" | "--namespace" => i += 2,
             _ => i += 1,
         }
     }
@@ -37,16 +52,38 @@ pub(super) fn git_class(words: &[&str]) -> Class {
     };
     let args = &words[i + 1..];
     let has = |w: &str| args.contains(&w);
-    // Options naming a program for git to run on the other side.
+    // Options naming a program for git to run (git accepts any unique
+    // prefix of a long option): on the other side, as a pager for matches,
+    // as an external diff.
     let runs_program = args.iter().any(|w| {
-        ["--upload-pack", "--receive-pack", "--exec", "-u"]
+        ["-u", "-O"]
             .iter()
-            .any(|o| w == o || w.starts_with(&format!("{o}=")))
+            .any(|o| w.starts_with(o) && !w.starts_with("--"))
+            || [
+                "--upload-pack",
+                "--receive-pack",
+                "--exec",
+                "--open-files-in-pager",
+                "--ext-diff",
+                "--textconv",
+            ]
+            .iter()
+            .any(|o| super::long_is(w, o))
     });
     if runs_program
         && matches!(
             sub,
-            "fetch" | "pull" | "clone" | "ls-remote" | "push" | "archive"
+            "fetch"
+                | "pull"
+                | "clone"
+                | "ls-remote"
+                | "push"
+                | "archive"
+                | "grep"
+                | "diff"
+                | "log"
+                | "show"
+                | "whatchanged"
         )
     {
         return Dangerous;
