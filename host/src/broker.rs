@@ -193,7 +193,8 @@ struct Processes {
     fallback_env: Vec<(String, String)>,
     /// The read list: present paths, canonical.
     read: Vec<PathBuf>,
-    /// Secret paths near the top of the read list (looked for once).
+    /// Secret paths near the top of the read list and the writable
+    /// directories (looked for once).
     read_secrets: Vec<PathBuf>,
     /// Why the namespace sandbox cannot be used, if it cannot.
     namespaces: Result<(), String>,
@@ -356,7 +357,9 @@ impl Broker {
                     .iter()
                     .filter_map(|p| p.canonicalize().ok())
                     .collect();
-                let read_secrets = confine::scan::shallow_secrets(&read, &self.rules, 3);
+                let mut near_top = read.clone();
+                near_top.extend(self.config.writable.iter().filter_map(|p| p.canonicalize().ok()));
+                let read_secrets = confine::scan::shallow_secrets(&near_top, &self.rules, 3);
                 let home = dirs::home_dir();
                 let mut processes = Processes {
                     spawner,

@@ -118,6 +118,8 @@ pub struct Config {
     pub limits: LimitsSection,
     /// How commands run.
     pub commands: CommandsSection,
+    /// Secret and protected paths, beyond or short of the defaults.
+    pub paths: crate::types::paths::PathRulesConfig,
     /// What each tool is granted, replacing its default grant.
     pub grants: BTreeMap<String, GrantSection>,
     /// Per-tool description and settings.

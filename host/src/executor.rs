@@ -208,7 +208,24 @@ impl Executor {
     /// Set how commands run (policy, timeouts, confinement); the error
     /// names a bad allow or deny pattern.
     pub fn with_commands(mut self, config: CommandConfig) -> Result<Self, BrokerError> {
-        self.broker = Arc::new(Broker::new(config)?);
+        let rules = Arc::clone(self.broker.path_rules());
+        self.broker = Arc::new(Broker::new(config)?.with_path_rules(rules));
+        Ok(self)
+    }
+
+    /// Use these secret and protected paths (the defaults changed by
+    /// `config`) for commands.
+    pub fn with_path_rules(
+        mut self,
+        config: &crate::types::paths::PathRulesConfig,
+    ) -> Result<Self, crate::types::paths::PathPatternError> {
+        let rules = Arc::new(crate::types::paths::PathRules::new(config)?);
+        let commands = self.broker.config().clone();
+        self.broker = Arc::new(
+            Broker::new(commands)
+                .expect("a broker's own configuration builds it again")
+                .with_path_rules(rules),
+        );
         Ok(self)
     }
 

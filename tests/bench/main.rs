@@ -114,6 +114,19 @@ fn commands(runtime: &Arc<Runtime>, n: usize) {
     for _ in 0..10 {
         assert!(executor.call("run_command", args, &options).success);
     }
+    let first = executor.call("run_command", args, &options);
+    let confinement = first.structured.as_ref().map_or_else(String::new, |s| {
+        s["confinement"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    });
+    println!("confined by: {confinement}");
     let (mut samples, _) = time_n(n, || {
         let r = executor.call("run_command", args, &options);
         assert!(r.success, "{r:?}");
@@ -157,10 +170,16 @@ fn commands(runtime: &Arc<Runtime>, n: usize) {
         "bash -c true:      p50 {:>7.2} ms (fork, as with a pre_exec hook)",
         ms(p50_fork)
     );
+    let ratio = p50.as_secs_f64() / p50_native.as_secs_f64();
     println!(
-        "ratio {:.2}x; broker + sandbox overhead {:.2} ms per command at p50",
-        p50.as_secs_f64() / p50_native.as_secs_f64(),
+        "ratio {ratio:.2}x; broker + sandbox overhead {:.2} ms per command at p50",
         ms(p50.saturating_sub(p50_native))
+    );
+    let met = |ok: bool| if ok { "met" } else { "MISSED" };
+    println!(
+        "targets: p50 <= 3 ms {}; <= 2x posix_spawn {}",
+        met(ms(p50) <= 3.0),
+        met(ratio <= 2.0)
     );
     let line = "cd sub && FOO=1 timeout 60 cargo test -p core -- --nocapture 2>&1 | tee log.txt | tail -n 50; git status --short || echo \"$(date)\"";
     let broker = executor.broker();

@@ -520,3 +520,33 @@ fn the_fallback_says_what_it_lacks_and_require_sandbox_refuses_it() {
     let full = scene.run(&ws, "echo ran", &["--require-sandbox"]);
     assert!(text(&full).contains("ran"), "{full}");
 }
+
+#[test]
+fn trusted_configuration_widens_and_narrows_the_secret_list() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    support::write(&ws, ".env", "DOTENV-visible");
+    support::write(&ws, "notes/private.txt", "NOTES-hidden");
+    let config = scene.path("paths.toml");
+    std::fs::write(
+        &config,
+        "[paths]\nnot_secret = [\".env\"]\nsecret = [\"/notes/\"]\n",
+    )
+    .unwrap();
+    let config_text = config.display().to_string();
+    let out = scene.run(
+        &ws,
+        "cat .env notes/private.txt; echo end",
+        &["--config", &config_text],
+    );
+    let all = text(&out);
+    assert!(all.contains("DOTENV-visible"), "{all}");
+    assert!(
+        !all.contains("NOTES-hidden") && all.contains("end"),
+        "{all}"
+    );
+    assert!(
+        confinement(&out).contains(&"secrets-masked 1".to_owned()),
+        "{out}"
+    );
+}

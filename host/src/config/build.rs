@@ -45,6 +45,8 @@ impl Config {
             .with_plugin_dirs(self.plugin_dirs.clone())
             .with_mode(self.mode)
             .with_setting(setting::ALLOW_DELETE, self.allow_delete)
+            .with_path_rules(&self.paths)
+            .map_err(|e| bad(e.to_string()))?
             .with_commands(self.commands.to_command_config())
             .map_err(|e| bad(e.to_string()))?;
         if let Some(tz) = &self.timezone {
