@@ -181,6 +181,45 @@ fn commands(runtime: &Arc<Runtime>, n: usize) {
         met(ms(p50) <= 3.0),
         met(ratio <= 2.0)
     );
+    // What each layer costs: without the network namespace (a network
+    // grant), and the fallback (Landlock and seccomp alone).
+    for (what, commands) in [
+        (
+            "with a network grant (no net-ns)",
+            toolhost::CommandConfig::default(),
+        ),
+        (
+            "fallback (Landlock + seccomp)",
+            toolhost::CommandConfig {
+                namespaces: false,
+                ..toolhost::CommandConfig::default()
+            },
+        ),
+    ] {
+        let mut registry = Registry::new();
+        registry.load_builtins(runtime).expect("built-ins");
+        let mut layer = Executor::new(Arc::clone(runtime), registry)
+            .with_workspace(ws.path())
+            .expect("ws")
+            .with_mode(Mode::Yolo)
+            .with_commands(commands)
+            .expect("commands");
+        if what.contains("network") {
+            layer = layer.with_grant(
+                "run_command",
+                toolhost::Grant::parse_caps("commands,network:*").expect("grant"),
+            );
+        }
+        for _ in 0..10 {
+            assert!(layer.call("run_command", args, &options).success);
+        }
+        let (mut samples, _) = time_n(n, || {
+            let r = layer.call("run_command", args, &options);
+            assert!(r.success, "{r:?}");
+        });
+        let (p50_layer, _) = percentiles(&mut samples);
+        println!("run_command true, {what}: p50 {:>7.2} ms", ms(p50_layer));
+    }
     let line = "cd sub && FOO=1 timeout 60 cargo test -p core -- --nocapture 2>&1 | tee log.txt | tail -n 50; git status --short || echo \"$(date)\"";
     let broker = executor.broker();
     let m = n * 20;

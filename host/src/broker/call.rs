@@ -164,7 +164,7 @@ impl BrokerCall {
             &self.broker().rules,
             &self.broker().swept_dir,
         );
-        let (launch, cgroup) = self.command(request, background, &cwd, prepared)?;
+        let (launch, cgroup) = self.command(request, &cwd, prepared)?;
         record.confinement.clone_from(&enforced);
         Ok(Checked {
             shown,
@@ -277,7 +277,6 @@ impl BrokerCall {
     fn command(
         &self,
         request: &CommandRequest,
-        _background: bool,
         cwd: &Path,
         prepared: Prepared,
     ) -> Result<(Launch, Option<CommandCgroup>), CommandError> {

@@ -48,8 +48,11 @@ impl Spawner {
         thread::Builder::new()
             .name("toolhost-spawner".to_owned())
             .spawn(move || {
-                for (launch, stdin, reply) in rx {
+                let mut spare = spawn::SpareNetwork::new();
+                for (mut launch, stdin, reply) in rx {
+                    spare.fit(&mut launch);
                     let _ = reply.send(spawn::spawn(&launch, stdin));
+                    spare.prepare();
                 }
             })?;
         Ok(Self {
@@ -292,12 +295,12 @@ pub(crate) fn reap(
         if let Some(w) = &watchdog {
             w.forget(pgid);
         }
-        // Removes the emptied cgroup.
-        drop(cgroup);
         if let Some(after) = after {
             after();
         }
         let _ = tx.send(exit);
+        // Removes the emptied cgroup, once the caller has its answer.
+        drop(cgroup);
     };
     let (job_tx, job_rx) = mpsc::channel::<mpsc::Sender<Exit>>();
     let spawned = thread::Builder::new()

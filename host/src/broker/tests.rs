@@ -798,3 +798,38 @@ fn every_command_asked_for_is_recorded_with_its_class_and_outcome() {
         ]
     );
 }
+
+#[test]
+fn each_command_has_a_loopback_of_its_own() {
+    let setup = Setup::new();
+    if !setup
+        .broker
+        .confinement(false)
+        .contains(&"net-ns".to_owned())
+    {
+        return;
+    }
+    let port = 20_000 + (std::process::id() % 20_000);
+    // Inside one command, loopback works (local test servers).
+    let own = format!(
+        "python3 -c \"import socket;s=socket.socket();s.bind(('127.0.0.1',{port}));s.listen();c=socket.create_connection(('127.0.0.1',{port}));print('own-loopback-ok')\""
+    );
+    let out = setup.yolo().run(&shell(&own), None).unwrap();
+    assert!(out.stdout.contains("own-loopback-ok"), "{out:?}");
+    // Another command cannot reach a server a running one listens on.
+    let server = format!(
+        "python3 -c \"import socket,time;s=socket.socket();s.bind(('127.0.0.1',{port}));s.listen();print('listening',flush=True);time.sleep(30)\""
+    );
+    let id = setup.yolo().spawn(&shell(&server)).unwrap();
+    wait_for("the server to listen", || {
+        setup
+            .broker
+            .background
+            .poll(&id)
+            .is_ok_and(|s| s.new_output.contains("listening"))
+    });
+    let probe = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
+    let out = setup.yolo().run(&shell(&probe), None).unwrap();
+    assert!(!out.stdout.contains("connected"), "{out:?}");
+    setup.broker.background.kill(&id).unwrap();
+}

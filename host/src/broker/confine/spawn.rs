@@ -35,7 +35,8 @@ pub(crate) struct Launch {
     pub cwd: CString,
     /// Resource limits set before `execve`.
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    /// `cgroup.procs` of the command's pids cgroup, opened for writing.
+    /// The file that puts the writer in the command's pids cgroup, opened
+    /// for writing.
     pub cgroup: Option<OwnedFd>,
     /// Drop every capability (always inside a user namespace; outside one,
     /// when the host runs as root).
@@ -209,6 +210,111 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
     })
 }
 
+/// A fresh network namespace made ahead of time on the spawner thread, so
+/// the next command without network joins it by inheritance instead of
+/// making one while a caller waits (its setup is most of the cost of a
+/// namespaced spawn). Only where the host may make network namespaces
+/// itself (root): elsewhere each command makes its own in its user
+/// namespace. A thread may enter a network namespace of its own; the
+/// host's other threads stay where they are.
+pub(crate) struct SpareNetwork {
+    /// The host's network namespace, to return to for commands granted the
+    /// network (and those of the fallback).
+    host: Option<OwnedFd>,
+    /// The thread is in a fresh namespace no command has used.
+    fresh: bool,
+}
+
+impl SpareNetwork {
+    /// Call on the spawner thread.
+    pub(crate) fn new() -> Self {
+        let host = rustix::process::geteuid()
+            .is_root()
+            .then(|| {
+                File::open("/proc/thread-self/ns/net")
+                    .ok()
+                    .map(OwnedFd::from)
+            })
+            .flatten();
+        let mut spare = Self { host, fresh: false };
+        spare.prepare();
+        spare
+    }
+
+    /// Make `launch` use the spare namespace if it wants a private network
+    /// (it then needs no `CLONE_NEWNET`), or put the thread back in the
+    /// host's namespace if it wants that one.
+    pub(crate) fn fit(&mut self, launch: &mut Launch) {
+        let Some(host) = &self.host else { return };
+        let private = launch
+            .namespaces
+            .as_ref()
+            .is_some_and(|n| n.flags & libc::CLONE_NEWNET != 0);
+        if private && self.fresh {
+            if let Some(ns) = &mut launch.namespaces {
+                ns.flags &= !libc::CLONE_NEWNET;
+                ns.loopback = false;
+            }
+            self.fresh = false;
+        } else if !private || self.fresh {
+            // Only an unused spare or the host's namespace may be shared.
+            if enter(host).is_ok() {
+                self.fresh = false;
+            }
+        }
+    }
+
+    /// After a spawn: a fresh namespace for the next command.
+    pub(crate) fn prepare(&mut self) {
+        if self.host.is_none() || self.fresh {
+            return;
+        }
+        #[expect(unsafe_code, reason = "unshare of this thread's network namespace")]
+        // SAFETY: affects only the calling thread (the spawner).
+        let made = unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0;
+        self.fresh = made && loopback().is_ok();
+        if made
+            && !self.fresh
+            && let Some(host) = &self.host
+        {
+            let _ = enter(host);
+        }
+    }
+}
+
+fn enter(ns: &OwnedFd) -> io::Result<()> {
+    #[expect(unsafe_code, reason = "setns of this thread's network namespace")]
+    // SAFETY: affects only the calling thread (the spawner).
+    let entered = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+    if entered == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Bring up `lo` in the calling thread's network namespace.
+fn loopback() -> io::Result<()> {
+    // Any AF_INET socket serves for the ioctls; the wildcard address
+    // binds while `lo` is still down.
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0")?;
+    #[expect(unsafe_code, reason = "the SIOCGIFFLAGS and SIOCSIFFLAGS ioctls")]
+    // SAFETY: ioctls on a socket we own with a zeroed, named ifreq.
+    unsafe {
+        let mut request: libc::ifreq = mem::zeroed();
+        request.ifr_name[0] = b'l' as libc::c_char;
+        request.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &request) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 // What follows runs in the child. Every function only makes system calls
 // on data prepared by the parent.
 
@@ -355,6 +461,26 @@ fn enter_namespaces(ns: &Namespaces, report: &Report) {
         check!(report, 5, fd);
         libc::close(fd);
         check!(report, 5, libc::mkdir(MASK_DIR.as_ptr(), 0));
+        // Read-only mounts of their own, so every mask cloned from them is.
+        for mask in [MASK_FILE, MASK_DIR] {
+            check!(
+                report,
+                5,
+                libc::mount(
+                    mask.as_ptr(),
+                    mask.as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    ptr::null()
+                )
+            );
+            let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+            check!(
+                report,
+                5,
+                set_attributes(libc::AT_FDCWD, mask, 0, set) as i32
+            );
+        }
         check!(report, 5, libc::mkdir(c"/newroot".as_ptr(), 0o755));
         check!(
             report,
@@ -458,16 +584,19 @@ fn open_no_symlinks(path: &CStr, report: &Report) -> Option<RawFd> {
     }
 }
 
-/// Mount a clone of `tree` (an open_tree fd) over `target`, read-only.
+/// Mount `tree` (an open_tree fd) over `target`, made read-only first
+/// unless it already is.
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
-fn cover(tree: libc::c_long, target: RawFd, recursive: bool, report: &Report) {
+fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool, report: &Report) {
     if tree < 0 {
         fail(report, 6);
     }
     let tree = tree as RawFd;
-    let flags = libc::AT_EMPTY_PATH as libc::c_uint | if recursive { AT_RECURSIVE } else { 0 };
-    let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    check!(report, 6, set_attributes(tree, c"", flags, set) as i32);
+    if make_read_only {
+        let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
+        let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        check!(report, 6, set_attributes(tree, c"", flags, set) as i32);
+    }
     // SAFETY: a system call on fds this function owns.
     unsafe {
         let moved = libc::syscall(
@@ -564,6 +693,20 @@ fn apply_op(op: &Op, report: &Report) {
                 if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && !exists() {
                     fail(report, 6);
                 }
+            }
+            Op::MaskHost { dst, dir } => {
+                let mask = if *dir { MASK_DIR } else { MASK_FILE };
+                check!(
+                    report,
+                    6,
+                    libc::mount(
+                        mask.as_ptr(),
+                        dst.as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        ptr::null()
+                    )
+                );
             }
             Op::Mask(dst) => {
                 if let Some(target) = open_no_symlinks(dst, report) {

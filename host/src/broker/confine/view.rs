@@ -50,6 +50,9 @@ pub(crate) enum Op {
     Symlink { target: CString, link: CString },
     /// Cover a secret with the empty mask (no symlink followed).
     Mask(CString),
+    /// Cover a secret of the host's system directories, which no command
+    /// can change, with the file or directory mask.
+    MaskHost { dst: CString, dir: bool },
     /// Make a protected path read-only (no symlink followed).
     ReadOnly(CString),
     /// The root of the view read-only, once everything is mounted.
@@ -159,7 +162,10 @@ impl Layout {
         for (path, writable) in binds {
             self.bind(&mut ops, path, writable);
         }
-        ops.extend(self.etc_secrets().map(|p| Op::Mask(new_root(&p))));
+        ops.extend(self.etc_secrets().map(|p| Op::MaskHost {
+            dir: p.is_dir(),
+            dst: new_root(&p),
+        }));
         ops.extend(self.masked.iter().map(|p| Op::Mask(new_root(p))));
         ops.extend(self.read_only.iter().map(|p| Op::ReadOnly(new_root(p))));
         ops.push(Op::RootReadOnly);
@@ -245,12 +251,16 @@ impl Layout {
     }
 }
 
-/// `Dir` operations for `path` and each of its ancestors, root first.
+/// `Dir` operations for `path` and each of its ancestors, root first,
+/// but those already made.
 fn dirs_to(ops: &mut Vec<Op>, path: &Path) {
     let mut at = PathBuf::from("/");
     for part in path.components().skip(1) {
         at.push(part);
-        ops.push(Op::Dir(new_root(&at)));
+        let dir = new_root(&at);
+        if !ops.iter().any(|op| matches!(op, Op::Dir(d) if *d == dir)) {
+            ops.push(Op::Dir(dir));
+        }
     }
 }
 
@@ -286,7 +296,8 @@ mod tests {
         assert!(ops.last().unwrap().contains("RootReadOnly"));
         if Path::new("/etc/shadow").exists() {
             assert!(
-                ops.iter().any(|o| o == "Mask(\"/newroot/etc/shadow\")"),
+                ops.iter()
+                    .any(|o| o.starts_with("MaskHost { dst: \"/newroot/etc/shadow\"")),
                 "{ops:#?}"
             );
         }
