@@ -449,7 +449,7 @@ impl BrokerCall {
             Arc::clone(&out),
             Arc::clone(&err),
         );
-        let exited = process::reap(pgid, watchdog, cgroup, None);
+        let exited = process::reap(pgid, watchdog, (cgroup, child.view), None);
         let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
         let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
         let text = |b: &process::Shared| b.lock().unwrap_or_else(PoisonError::into_inner).text();
@@ -544,7 +544,12 @@ impl BrokerCall {
             started: Instant::now(),
             output,
             stdin,
-            exited: process::reap(child.pid, watchdog, checked.cgroup, Some(Box::new(after))),
+            exited: process::reap(
+                child.pid,
+                watchdog,
+                (checked.cgroup, child.view),
+                Some(Box::new(after)),
+            ),
         };
         broker.background.add(command).map_err(CommandError::Failed)
     }

@@ -266,9 +266,10 @@ pub(crate) type Exit = Option<i32>;
 pub(crate) fn reap(
     pgid: u32,
     watchdog: Option<Arc<Watchdog>>,
-    cgroup: Option<CommandCgroup>,
+    held: (Option<CommandCgroup>, Option<File>),
     after: Option<Box<dyn FnOnce() + Send>>,
 ) -> mpsc::Receiver<Exit> {
+    let (cgroup, view) = held;
     let (tx, rx) = mpsc::channel();
     let late_watchdog = watchdog.clone();
     let finish = move |tx: mpsc::Sender<Exit>| {
@@ -299,7 +300,9 @@ pub(crate) fn reap(
             after();
         }
         let _ = tx.send(exit);
-        // Removes the emptied cgroup, once the caller has its answer.
+        // The view is torn down and the emptied cgroup removed once the
+        // caller has its answer.
+        drop(view);
         drop(cgroup);
     };
     let (job_tx, job_rx) = mpsc::channel::<mpsc::Sender<Exit>>();

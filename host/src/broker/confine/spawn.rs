@@ -83,6 +83,11 @@ pub(crate) struct Spawned {
     pub stdin: Option<File>,
     pub stdout: File,
     pub stderr: File,
+    /// The command's mount namespace, held open so that tearing its view
+    /// down (an RCU grace period per unmount batch) happens when the
+    /// holder lets go, after the caller has its answer, and not in the
+    /// command's exit.
+    pub view: Option<File>,
 }
 
 /// Where the child writes why it could not start.
@@ -202,8 +207,14 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
             format!("the sandbox could not {what}: {errno}"),
         ));
     }
+    let view = launch
+        .namespaces
+        .is_some()
+        .then(|| File::open(format!("/proc/{pid}/ns/mnt")).ok())
+        .flatten();
     Ok(Spawned {
         pid: u32::try_from(pid).unwrap_or(0),
+        view,
         stdin: in_w,
         stdout: File::from(OwnedFd::from(out_r)),
         stderr: File::from(OwnedFd::from(err_r)),
