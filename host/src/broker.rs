@@ -198,7 +198,7 @@ struct Processes {
     read_secrets: Vec<PathBuf>,
     /// Why the namespace sandbox cannot be used, if it cannot.
     namespaces: Result<(), String>,
-    pids: Option<Pids>,
+    pids: Option<Arc<Pids>>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -321,7 +321,7 @@ impl Broker {
                     .max(1 << 20),
                 tmp_mib: self.config.tmp_size_mb,
             },
-            pids: processes.pids.as_ref(),
+            pids: processes.pids.as_deref(),
         }
     }
 
@@ -345,7 +345,8 @@ impl Broker {
     fn processes(&self) -> Result<&Processes, CommandError> {
         self.processes
             .get_or_init(|| {
-                let spawner = process::Spawner::new()
+                let pids = Pids::new().map(Arc::new);
+                let spawner = process::Spawner::new(pids.clone(), self.config.max_processes.max(1))
                     .map_err(|e| format!("cannot start the command runner: {e}"))?;
                 let temp = tempfile::Builder::new()
                     .prefix("toolhost-cmd-")
@@ -370,7 +371,7 @@ impl Broker {
                     read,
                     read_secrets,
                     namespaces: Ok(()),
-                    pids: Pids::new(),
+                    pids,
                 };
                 if self.config.namespaces {
                     processes.namespaces = self.probe_namespaces(&processes);
@@ -395,7 +396,7 @@ impl Broker {
         plan.pids = None;
         let prepared = Prepared::new(&plan, &self.support)?;
         let program = confine::candidates("true", "/usr/bin:/bin", temp);
-        let (launch, _) = prepared.launch(temp, program, vec![c"true".into()], Vec::new());
+        let launch = prepared.launch(temp, program, vec![c"true".into()], Vec::new());
         let started = processes
             .spawner
             .spawn(launch, false)

@@ -2,7 +2,6 @@
 //! ([`BrokerCall::check`]), confirmation, and running it to the end or in
 //! the background.
 
-use super::confine::cgroup::CommandCgroup;
 use super::confine::spawn::{Launch, Spawned};
 use super::confine::{self, Prepared};
 use super::env::{check_env, resolve_cwd};
@@ -83,7 +82,6 @@ impl std::fmt::Debug for BrokerCall {
 pub(super) struct Checked {
     shown: String,
     launch: Launch,
-    cgroup: Option<CommandCgroup>,
     enforced: Vec<String>,
     timeout: Duration,
     /// Protected paths absent before the command, to sweep after it.
@@ -164,12 +162,11 @@ impl BrokerCall {
             &self.broker().rules,
             &self.broker().swept_dir,
         );
-        let (launch, cgroup) = self.command(request, &cwd, prepared)?;
+        let launch = self.command(request, &cwd, prepared)?;
         record.confinement.clone_from(&enforced);
         Ok(Checked {
             shown,
             launch,
-            cgroup,
             enforced,
             timeout,
             absent,
@@ -279,7 +276,7 @@ impl BrokerCall {
         request: &CommandRequest,
         cwd: &Path,
         prepared: Prepared,
-    ) -> Result<(Launch, Option<CommandCgroup>), CommandError> {
+    ) -> Result<Launch, CommandError> {
         let broker = self.broker();
         let processes = broker.processes()?;
         let base = if prepared.namespaces.is_some() {
@@ -434,7 +431,6 @@ impl BrokerCall {
         let Checked {
             shown,
             launch,
-            cgroup,
             enforced,
             timeout,
             absent,
@@ -449,7 +445,7 @@ impl BrokerCall {
             Arc::clone(&out),
             Arc::clone(&err),
         );
-        let exited = process::reap(pgid, watchdog, (cgroup, child.view), None);
+        let exited = process::reap(pgid, watchdog, (child.cgroup, child.view), None);
         let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
         let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
         let text = |b: &process::Shared| b.lock().unwrap_or_else(PoisonError::into_inner).text();
@@ -547,7 +543,7 @@ impl BrokerCall {
             exited: process::reap(
                 child.pid,
                 watchdog,
-                (checked.cgroup, child.view),
+                (child.cgroup, child.view),
                 Some(Box::new(after)),
             ),
         };

@@ -160,7 +160,8 @@ pub(crate) struct Prepared {
     pub namespaces: Option<Namespaces>,
     pub landlock: Option<Landlock>,
     pub seccomp: Option<Arc<BpfProgram>>,
-    pub cgroup: Option<(cgroup::CommandCgroup, OwnedFd)>,
+    /// The pids limit a cgroup enforces, if the host has one.
+    pub cgroup: Option<u32>,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     pub drop_capabilities: bool,
     /// Names of what is enforced, for the report.
@@ -200,7 +201,7 @@ impl Prepared {
             enforced.push("no-capabilities".to_owned());
         }
         enforced.extend(["no-new-privs".to_owned(), "own-session".to_owned()]);
-        let cgroup = plan.pids.and_then(|p| p.create(plan.limits.processes).ok());
+        let cgroup = plan.pids.map(|_| plan.limits.processes);
         let mut rlimits = vec![
             (libc::RLIMIT_FSIZE, plan.limits.file_size),
             (libc::RLIMIT_CORE, 0),
@@ -254,23 +255,21 @@ impl Prepared {
         program: Vec<CString>,
         argv: Vec<CString>,
         envp: Vec<CString>,
-    ) -> (Launch, Option<cgroup::CommandCgroup>) {
-        let (cgroup, procs) = self
-            .cgroup
-            .map_or((None, None), |(c, fd)| (Some(c), Some(fd)));
-        let launch = Launch {
+    ) -> Launch {
+        Launch {
             namespaces: self.namespaces,
             cwd: c_path(cwd),
             rlimits: self.rlimits,
-            cgroup: procs,
+            cgroup: self
+                .cgroup
+                .map_or(spawn::CgroupJoin::None, spawn::CgroupJoin::Limit),
             drop_capabilities: self.drop_capabilities,
             landlock: self.landlock,
             seccomp: self.seccomp,
             program,
             argv,
             envp,
-        };
-        (launch, cgroup)
+        }
     }
 }
 

@@ -12,8 +12,8 @@
 //!   even by `SIGKILL`. That reaches children the leader left behind, which
 //!   the parent-death signal does not.
 
-use super::confine::cgroup::CommandCgroup;
-use super::confine::spawn::{self, Launch, Spawned};
+use super::confine::cgroup::{Ahead, CommandCgroup, Pids};
+use super::confine::spawn::{self, CgroupJoin, Launch, Spawned};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -40,23 +40,52 @@ type SpawnJob = (Launch, bool, mpsc::Sender<io::Result<Spawned>>);
 #[derive(Debug)]
 pub(crate) struct Spawner {
     jobs: Mutex<Option<mpsc::Sender<SpawnJob>>>,
+    thread: Option<thread::JoinHandle<()>>,
 }
 
 impl Spawner {
-    pub(crate) fn new() -> io::Result<Self> {
+    /// The spawner thread; with `pids`, each command gets a cgroup limited
+    /// to `max` tasks (usually prepared ahead, see [`Ahead`]).
+    pub(crate) fn new(pids: Option<Arc<Pids>>, max: u32) -> io::Result<Self> {
         let (tx, rx) = mpsc::channel::<SpawnJob>();
-        thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("toolhost-spawner".to_owned())
             .spawn(move || {
                 let mut spare = spawn::SpareNetwork::new();
+                // Made after the first command: a host that runs none
+                // makes no cgroup.
+                let mut ahead: Option<Ahead> = None;
                 for (mut launch, stdin, reply) in rx {
                     spare.fit(&mut launch);
-                    let _ = reply.send(spawn::spawn(&launch, stdin));
+                    let (result, left) =
+                        spawn_in_cgroup(&mut launch, stdin, pids.as_deref(), &mut ahead);
+                    let _ = reply.send(result);
                     spare.prepare();
+                    let limited = matches!(launch.cgroup, CgroupJoin::Limit(_) | CgroupJoin::Fd(_));
+                    if ahead.is_none() && limited {
+                        // Into the next command's cgroup, out of this one.
+                        ahead = pids.as_ref().and_then(|p| p.ahead(max));
+                        if ahead.is_none()
+                            && let Some(p) = &pids
+                        {
+                            p.leave();
+                        }
+                    }
+                    if let Some(left) = left {
+                        left.done();
+                    }
+                }
+                // Out of the cgroup made for a command that never came.
+                if let Some(a) = ahead {
+                    if let Some(p) = &pids {
+                        p.leave();
+                    }
+                    a.used().1.done();
                 }
             })?;
         Ok(Self {
             jobs: Mutex::new(Some(tx)),
+            thread: Some(thread),
         })
     }
 
@@ -74,6 +103,68 @@ impl Spawner {
         }
         rx.recv()
             .unwrap_or_else(|_| Err(io::Error::other("the command runner stopped")))
+    }
+}
+
+/// Spawn `launch` in the cgroup it asks for: the one the thread joined
+/// ahead (the child is born in it), else a new one the child joins. The
+/// second value, if any, must be told when the thread has left the cgroup.
+fn spawn_in_cgroup(
+    launch: &mut Launch,
+    stdin: bool,
+    pids: Option<&Pids>,
+    ahead: &mut Option<Ahead>,
+) -> (io::Result<Spawned>, Option<super::confine::cgroup::Left>) {
+    let CgroupJoin::Limit(max) = launch.cgroup else {
+        return (spawn::spawn(launch, stdin), None);
+    };
+    if let Some(a) = ahead.take_if(|a| a.max() == max) {
+        return match spawn::spawn(launch, stdin) {
+            Ok(mut spawned) => {
+                let (cgroup, left) = a.used();
+                spawned.cgroup = Some(cgroup);
+                (Ok(spawned), Some(left))
+            }
+            Err(e) => {
+                // Nothing was born in it: keep it for the next command.
+                *ahead = Some(a);
+                (Err(e), None)
+            }
+        };
+    }
+    let Some(pids) = pids else {
+        let e = io::Error::other("no pids cgroup to limit the command's processes");
+        return (Err(e), None);
+    };
+    match pids.create(max) {
+        Ok((cgroup, fd)) => {
+            launch.cgroup = CgroupJoin::Fd(fd);
+            let result = spawn::spawn(launch, stdin).map(|mut spawned| {
+                spawned.cgroup = Some(cgroup);
+                spawned
+            });
+            (result, None)
+        }
+        Err(e) => (
+            Err(io::Error::new(
+                e.kind(),
+                format!("cannot make the command's pids cgroup: {e}"),
+            )),
+            None,
+        ),
+    }
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        // The thread ends with its queue, after leaving its cgroup.
+        self.jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

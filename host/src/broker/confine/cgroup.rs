@@ -11,18 +11,68 @@
 use std::io::{self, Write as _};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Where commands' cgroups are made: the host's own pids cgroup.
 #[derive(Debug)]
 pub(crate) struct Pids {
     parent: PathBuf,
+    /// cgroup v1, where a thread can join a cgroup alone (`tasks`).
+    threads: bool,
 }
 
 /// One command's cgroup; removed on drop (once it is empty).
 #[derive(Debug)]
 pub(crate) struct CommandCgroup {
     dir: PathBuf,
+    /// Cleared while the spawner thread is still inside (see [`Ahead`]).
+    released: Arc<AtomicBool>,
+}
+
+/// A cgroup the spawner thread has joined ahead of the next command, so
+/// the command is born in it instead of joining it while a caller waits
+/// (cgroup v1 only, where a thread may sit in a cgroup of its own).
+#[derive(Debug)]
+pub(crate) struct Ahead {
+    cgroup: CommandCgroup,
+    max: u32,
+}
+
+impl Ahead {
+    /// The limit it was made for.
+    pub(crate) fn max(&self) -> u32 {
+        self.max
+    }
+
+    /// The command's cgroup, once the command is in it; [`Left::done`]
+    /// must be called after the spawner thread has joined another.
+    pub(crate) fn used(self) -> (CommandCgroup, Left) {
+        let left = Left {
+            dir: self.cgroup.dir.clone(),
+            released: Arc::clone(&self.cgroup.released),
+            max: self.max,
+        };
+        (self.cgroup, left)
+    }
+}
+
+/// What the spawner thread does once it has left a command's cgroup.
+#[derive(Debug)]
+pub(crate) struct Left {
+    dir: PathBuf,
+    released: Arc<AtomicBool>,
+    max: u32,
+}
+
+impl Left {
+    /// The spawner thread is out: the limit is the command's alone, and
+    /// the cgroup may be removed.
+    pub(crate) fn done(self) {
+        let _ = std::fs::write(self.dir.join("pids.max"), self.max.to_string());
+        self.released.store(true, Ordering::Release);
+    }
 }
 
 impl Pids {
@@ -48,7 +98,9 @@ impl Pids {
             }
         });
         for parent in candidates {
-            let pids = Self { parent };
+            let threads = parent.join("tasks").exists();
+            let pids = Self { parent, threads };
+            pids.remove_stale();
             // One made and removed: the host may write here.
             if pids.create(1).is_ok() {
                 return Some(pids);
@@ -63,6 +115,65 @@ impl Pids {
     /// the global lock that `cgroup.procs` takes (measured here: 0.3 ms
     /// against 17 ms when the machine is idle); v2's `cgroup.procs`.
     pub(crate) fn create(&self, max: u32) -> io::Result<(CommandCgroup, OwnedFd)> {
+        let cgroup = self.make(max)?;
+        let tasks = cgroup.dir.join("tasks");
+        let join = if tasks.exists() {
+            tasks
+        } else {
+            cgroup.dir.join("cgroup.procs")
+        };
+        let procs = std::fs::OpenOptions::new().write(true).open(join)?;
+        Ok((cgroup, procs.into()))
+    }
+
+    /// A cgroup for the next command, limited to `max` tasks, with the
+    /// calling thread in it (counted as one more). `None` on cgroup v2,
+    /// where a thread cannot leave its process's cgroup.
+    pub(crate) fn ahead(&self, max: u32) -> Option<Ahead> {
+        if !self.threads {
+            return None;
+        }
+        let cgroup = self.make(max.saturating_add(1)).ok()?;
+        let tasks = cgroup.dir.join("tasks");
+        let tid = rustix::thread::gettid().as_raw_nonzero().get();
+        cgroup.released.store(false, Ordering::Release);
+        match std::fs::write(&tasks, tid.to_string()) {
+            Ok(()) => Some(Ahead { cgroup, max }),
+            Err(_) => {
+                cgroup.released.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+
+    /// Remove empty command cgroups left by toolhost processes that ended
+    /// without cleaning up (a minute old: a live one is never empty that
+    /// long).
+    fn remove_stale(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.parent) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > Duration::from_secs(60)));
+            if old && entry.file_name().to_string_lossy().starts_with("toolhost-") {
+                // Fails, harmlessly, if anything is inside.
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
+
+    /// Put the calling thread back in the host's own cgroup.
+    pub(crate) fn leave(&self) {
+        if self.threads {
+            let tid = rustix::thread::gettid().as_raw_nonzero().get();
+            let _ = std::fs::write(self.parent.join("tasks"), tid.to_string());
+        }
+    }
+
+    fn make(&self, max: u32) -> io::Result<CommandCgroup> {
         // Unique names, also across processes that share a pid in
         // different PID namespaces.
         static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -77,16 +188,12 @@ impl Pids {
                 Err(e) => return Err(e),
             }
         };
-        let cgroup = CommandCgroup { dir };
-        std::fs::write(cgroup.dir.join("pids.max"), max.to_string())?;
-        let tasks = cgroup.dir.join("tasks");
-        let join = if tasks.exists() {
-            tasks
-        } else {
-            cgroup.dir.join("cgroup.procs")
+        let cgroup = CommandCgroup {
+            dir,
+            released: Arc::new(AtomicBool::new(true)),
         };
-        let procs = std::fs::OpenOptions::new().write(true).open(join)?;
-        Ok((cgroup, procs.into()))
+        std::fs::write(cgroup.dir.join("pids.max"), max.to_string())?;
+        Ok(cgroup)
     }
 }
 
@@ -102,8 +209,11 @@ impl CommandCgroup {
             let _ = kill.write_all(b"1");
             return;
         }
+        let own = rustix::process::getpid().as_raw_nonzero().get();
         if let Ok(pids) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
-            for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            // Never the host itself, whose spawner thread may sit here.
+            let others = pids.lines().filter_map(|l| l.trim().parse::<i32>().ok());
+            for pid in others.filter(|p| *p != own) {
                 if let Some(pid) = rustix::process::Pid::from_raw(pid) {
                     let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
                 }
@@ -114,13 +224,18 @@ impl CommandCgroup {
 
 impl Drop for CommandCgroup {
     fn drop(&mut self) {
+        // The spawner thread leaves right after the spawn.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !self.released.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+        }
         // The kernel may still be tearing the last task down.
         for _ in 0..50 {
             if std::fs::remove_dir(&self.dir).is_ok() {
                 return;
             }
             self.kill_all();
-            std::thread::sleep(std::time::Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(2));
         }
         tracing::debug!(
             "cgroup {} is not empty yet; left behind",

@@ -35,9 +35,9 @@ pub(crate) struct Launch {
     pub cwd: CString,
     /// Resource limits set before `execve`.
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    /// The file that puts the writer in the command's pids cgroup, opened
-    /// for writing.
-    pub cgroup: Option<OwnedFd>,
+    /// The command's pids cgroup: joined by the child through an fd, or
+    /// provided by the spawner thread (see [`Spawner`](super::super::process)).
+    pub cgroup: CgroupJoin,
     /// Drop every capability (always inside a user namespace; outside one,
     /// when the host runs as root).
     pub drop_capabilities: bool,
@@ -50,6 +50,18 @@ pub(crate) struct Launch {
     pub program: Vec<CString>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
+}
+
+/// How a command gets into its pids cgroup.
+#[derive(Debug, Default)]
+pub(crate) enum CgroupJoin {
+    /// No cgroup.
+    #[default]
+    None,
+    /// A cgroup limited to this many tasks, which the spawner provides.
+    Limit(u32),
+    /// The child writes `0` to this file (set by the spawner).
+    Fd(OwnedFd),
 }
 
 /// The namespaces of one command and the view inside them.
@@ -83,6 +95,8 @@ pub(crate) struct Spawned {
     pub stdin: Option<File>,
     pub stdout: File,
     pub stderr: File,
+    /// The command's pids cgroup, removed when dropped.
+    pub cgroup: Option<super::cgroup::CommandCgroup>,
     /// The command's mount namespace, held open so that tearing its view
     /// down (an RCU grace period per unmount batch) happens when the
     /// holder lets go, after the caller has its answer, and not in the
@@ -214,6 +228,7 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
         .flatten();
     Ok(Spawned {
         pid: u32::try_from(pid).unwrap_or(0),
+        cgroup: None,
         view,
         stdin: in_w,
         stdout: File::from(OwnedFd::from(out_r)),
@@ -373,7 +388,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         check!(report, 2, libc::setsid());
-        if let Some(fd) = &launch.cgroup {
+        if let CgroupJoin::Fd(fd) = &launch.cgroup {
             check!(
                 report,
                 3,
