@@ -435,7 +435,22 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     assert_eq!(ran["class"], "safe");
     assert_eq!(ran["outcome"], "ran");
     assert_eq!(ran["exit_code"], 0);
+    // What confined it, as the command's result said.
+    let layers: Vec<&str> = ran["confinement"]
+        .as_array()
+        .expect("the confinement of a command that ran")
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert!(
+        layers.iter().any(|c| c.starts_with("landlock-fs")) && layers.contains(&"no-new-privs"),
+        "{layers:?}"
+    );
     let refused = &by_tool[&3]["commands"][0];
+    assert!(
+        refused.get("confinement").is_none(),
+        "refused before confinement"
+    );
     assert_eq!(refused["outcome"], "denied");
     assert_eq!(by_tool[&3]["outcome"], "denied");
     let write = by_tool[&4];
