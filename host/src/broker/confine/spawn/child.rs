@@ -1,0 +1,384 @@
+//! What runs in the child of `clone`, between it and `execve`: every
+//! function only makes system calls on data the parent prepared, never
+//! allocates, locks or unwinds (see spawn.rs). A failure is written to the
+//! [`Report`] and the child exits.
+
+use super::CgroupJoin;
+use super::mounts::{apply_op, mask_sources};
+use super::{Landlock, Launch, Namespaces};
+use std::ffi::CStr;
+use std::mem;
+use std::os::fd::{AsRawFd, RawFd};
+use std::ptr;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+
+/// Where the child writes why it could not start.
+#[derive(Default)]
+pub(super) struct Report {
+    pub(super) step: AtomicUsize,
+    pub(super) errno: AtomicI32,
+}
+
+/// The steps of the child, for the error message.
+pub(super) const STEPS: &[&str] = &[
+    "",
+    "set the parent-death signal",
+    "start a session",
+    "join the pids cgroup",
+    "map the user ids",
+    "make the mounts private",
+    "build the view",
+    "bring up the loopback interface",
+    "enter the view",
+    "enter the working directory",
+    "set a resource limit",
+    "connect stdin, stdout and stderr",
+    "drop capabilities",
+    "set no_new_privs",
+    "apply Landlock",
+    "apply the seccomp filter",
+    "run the program",
+    "set the host name",
+];
+
+/// Everything the child reads, on the parent's stack.
+pub(super) struct ChildArgs<'a> {
+    pub(super) launch: &'a Launch,
+    pub(super) argv: &'a [*const libc::c_char],
+    pub(super) envp: &'a [*const libc::c_char],
+    /// stdin, stdout, stderr for the command.
+    pub(super) stdio: [RawFd; 3],
+    pub(super) mask: &'a libc::sigset_t,
+    pub(super) report: &'a Report,
+}
+
+#[expect(unsafe_code, reason = "reads the parent's prepared data")]
+pub(super) fn errno() -> i32 {
+    // SAFETY: errno is thread-local to the child, which uses the parent
+    // thread's TLS; nothing else runs on that thread meanwhile.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Fail step `step` with the current errno.
+#[expect(unsafe_code, reason = "_exit in the child")]
+pub(super) fn fail(report: &Report, step: usize) -> ! {
+    report.errno.store(errno(), Ordering::Release);
+    report.step.store(step, Ordering::Release);
+    // SAFETY: ends the child without running any destructor.
+    unsafe { libc::_exit(127) }
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the parent's `ChildArgs`, alive while the parent
+    // waits in clone.
+    let args = unsafe { &*arg.cast::<ChildArgs<'_>>() };
+    let (launch, report) = (args.launch, args.report);
+    // SAFETY: system calls on prepared data (see the module docs).
+    unsafe {
+        check!(
+            report,
+            1,
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL)
+        );
+        // Handlers of the host must never run here: default every signal.
+        for sig in 1..libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        check!(report, 2, libc::setsid());
+        if let CgroupJoin::Fd(fd) = &launch.cgroup {
+            check!(
+                report,
+                3,
+                libc::write(fd.as_raw_fd(), c"0".as_ptr().cast(), 1) as i32
+            );
+        }
+        if let Some(ns) = &launch.namespaces {
+            enter_namespaces(ns, report);
+        }
+        check!(report, 9, libc::chdir(launch.cwd.as_ptr()));
+        for (resource, value) in &launch.rlimits {
+            let limit = libc::rlimit {
+                rlim_cur: *value,
+                rlim_max: *value,
+            };
+            check!(report, 10, libc::setrlimit(*resource, &limit));
+        }
+        connect_stdio(args.stdio, report);
+        if launch.drop_capabilities {
+            drop_capabilities(report);
+        }
+        check!(
+            report,
+            13,
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        );
+        if let Some(landlock) = &launch.landlock {
+            apply_landlock(landlock, report);
+        }
+        if let Some(filter) = &launch.seccomp
+            && seccompiler::apply_filter(filter).is_err()
+        {
+            fail(report, 15);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, args.mask, ptr::null_mut());
+        let mut last = libc::ENOENT;
+        for program in &launch.program {
+            libc::execve(program.as_ptr(), args.argv.as_ptr(), args.envp.as_ptr());
+            // Keep looking past a missing file; report a real failure.
+            if errno() != libc::ENOENT || last == libc::ENOENT {
+                last = errno();
+            }
+        }
+        *libc::__errno_location() = last;
+        fail(report, 16)
+    }
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn enter_namespaces(ns: &Namespaces, report: &Report) {
+    // SAFETY: system calls on prepared data.
+    unsafe {
+        write_file(c"/proc/self/setgroups", c"deny", report, 4);
+        write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
+        write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
+        let none = ptr::null::<libc::c_char>();
+        check!(
+            report,
+            5,
+            libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                ptr::null()
+            )
+        );
+        // A tmpfs becomes the root for a while, with the host's tree
+        // beneath it at /oldroot: the view is built at /newroot from
+        // /oldroot paths, whatever the old /tmp hid.
+        check!(
+            report,
+            5,
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/tmp".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=0755,size=1m".as_ptr().cast()
+            )
+        );
+        check!(report, 5, libc::chdir(c"/tmp".as_ptr()));
+        check!(report, 5, libc::mkdir(c"oldroot".as_ptr(), 0o755));
+        check!(
+            report,
+            5,
+            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c"oldroot".as_ptr()) as i32
+        );
+        check!(report, 5, libc::chdir(c"/".as_ptr()));
+        mask_sources(report);
+        check!(report, 5, libc::mkdir(c"/newroot".as_ptr(), 0o755));
+        check!(
+            report,
+            5,
+            libc::mount(
+                c"/newroot".as_ptr(),
+                c"/newroot".as_ptr(),
+                none,
+                libc::MS_BIND | libc::MS_REC,
+                ptr::null()
+            )
+        );
+        for op in &ns.ops {
+            apply_op(op, report);
+        }
+        if ns.flags & libc::CLONE_NEWUTS != 0 {
+            let name = c"toolhost";
+            check!(
+                report,
+                17,
+                libc::sethostname(name.as_ptr(), name.count_bytes())
+            );
+        }
+        if ns.loopback {
+            loopback_up(report);
+        }
+        check!(report, 8, libc::chdir(c"/newroot".as_ptr()));
+        check!(
+            report,
+            8,
+            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as i32
+        );
+        check!(report, 8, libc::umount2(c".".as_ptr(), libc::MNT_DETACH));
+        check!(report, 8, libc::chdir(c"/".as_ptr()));
+    }
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn write_file(path: &CStr, data: &CStr, report: &Report, step: usize) {
+    // SAFETY: system calls on prepared data.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        check!(report, step, fd);
+        let written = libc::write(fd, data.as_ptr().cast(), data.count_bytes());
+        libc::close(fd);
+        if written < 0 {
+            fail(report, step);
+        }
+    }
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn loopback_up(report: &Report) {
+    // SAFETY: system calls on local data.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check!(report, 7, sock);
+        let mut request: libc::ifreq = mem::zeroed();
+        request.ifr_name[0] = b'l' as libc::c_char;
+        request.ifr_name[1] = b'o' as libc::c_char;
+        check!(
+            report,
+            7,
+            libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut request)
+        );
+        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        check!(report, 7, libc::ioctl(sock, libc::SIOCSIFFLAGS, &request));
+        libc::close(sock);
+    }
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn connect_stdio(stdio: [RawFd; 3], report: &Report) {
+    // SAFETY: system calls on fds the parent opened.
+    unsafe {
+        // Move each above 2 first, so no dup2 overwrites one not yet moved.
+        let mut high = [0; 3];
+        for (i, fd) in stdio.iter().enumerate() {
+            high[i] = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3);
+            check!(report, 11, high[i]);
+        }
+        for (i, fd) in high.iter().enumerate() {
+            check!(report, 11, libc::dup2(*fd, i as RawFd));
+        }
+    }
+}
+
+/// Linux capability sets' header version 3.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+/// SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP and SECBIT_NO_CAP_AMBIENT_RAISE,
+/// each locked, and SECBIT_KEEP_CAPS locked off: root gains nothing on exec
+/// and no program can raise a capability again.
+const SECURE_BITS: libc::c_ulong = (1 << 0) // NOROOT
+    | (1 << 1) // NOROOT_LOCKED
+    | (1 << 2) // NO_SETUID_FIXUP
+    | (1 << 3) // NO_SETUID_FIXUP_LOCKED
+    | (1 << 5) // KEEP_CAPS_LOCKED
+    | (1 << 6) // NO_CAP_AMBIENT_RAISE
+    | (1 << 7); // NO_CAP_AMBIENT_RAISE_LOCKED
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn drop_capabilities(report: &Report) {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: system calls on local data.
+    unsafe {
+        check!(
+            report,
+            12,
+            libc::prctl(libc::PR_SET_SECUREBITS, SECURE_BITS)
+        );
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
+                fail(report, 12);
+            }
+        }
+        let clear = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
+        check!(
+            report,
+            12,
+            libc::prctl(libc::PR_CAP_AMBIENT, clear, 0, 0, 0)
+        );
+        let header = Header {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let none = [
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+        ];
+        check!(
+            report,
+            12,
+            libc::syscall(libc::SYS_capset, &header, none.as_ptr()) as i32
+        );
+    }
+}
+
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn apply_landlock(landlock: &Landlock, report: &Report) {
+    // SAFETY: system calls on prepared data.
+    unsafe {
+        for (path, access) in &landlock.rules {
+            let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            if fd < 0 {
+                // A path missing from this view has nothing to allow.
+                continue;
+            }
+            let mut stat: libc::stat = mem::zeroed();
+            check!(report, 14, libc::fstat(fd, &mut stat));
+            let allowed_access = if stat.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                *access
+            } else {
+                *access & landlock.file_rights
+            };
+            let rule = PathBeneath {
+                allowed_access,
+                parent_fd: fd,
+            };
+            let added = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                landlock.ruleset.as_raw_fd(),
+                1, // LANDLOCK_RULE_PATH_BENEATH
+                &rule,
+                0,
+            );
+            libc::close(fd);
+            check!(report, 14, added as i32);
+        }
+        check!(
+            report,
+            14,
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                landlock.ruleset.as_raw_fd(),
+                0
+            ) as i32
+        );
+    }
+}
