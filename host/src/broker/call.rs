@@ -374,14 +374,22 @@ impl BrokerCall {
         shown: &str,
     ) -> Result<(Spawned, Option<Arc<process::Watchdog>>), CommandError> {
         let processes = self.broker().processes()?;
+        // In a PID namespace the command is its init: when it dies (its
+        // parent-death signal fires with the host), the kernel kills every
+        // process of the namespace. Outside one, the watchdog kills its
+        // group.
+        let watchdog = processes
+            .watchdog
+            .clone()
+            .filter(|_| launch.namespaces.is_none());
         let child = processes
             .spawner
             .spawn(launch, stdin)
             .map_err(|e| CommandError::Failed(format!("cannot start `{shown}`: {e}")))?;
-        if let Some(w) = &processes.watchdog {
+        if let Some(w) = &watchdog {
             w.watch(child.pid);
         }
-        Ok((child, processes.watchdog.clone()))
+        Ok((child, watchdog))
     }
 
     /// Run `f` with a fresh record of this command, then keep the record
@@ -436,20 +444,12 @@ impl BrokerCall {
             absent,
         } = self.check(request, false, record)?;
         let (child, watchdog) = self.spawn_checked(launch, false, &shown)?;
-        let pgid = child.pid;
         let half = KEEP_BYTES / 4;
-        let out = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let err = Arc::new(Mutex::new(process::Buffer::new(half, half)));
-        let (done_rx, streams) = process::pump_output(
-            (child.stdout, child.stderr),
-            Arc::clone(&out),
-            Arc::clone(&err),
-        );
-        let exited = process::reap(pgid, watchdog, (child.cgroup, child.view), None);
+        let mut out = process::Buffer::new(half, half);
+        let mut err = process::Buffer::new(half, half);
         let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
-        let ended = process::wait(pgid, &exited, &done_rx, streams, timeout, &cancelled);
-        let text = |b: &process::Shared| b.lock().unwrap_or_else(PoisonError::into_inner).text();
-        let (stdout_full, mut stderr_full) = (text(&out), text(&err));
+        let ended = process::run_to_end(child, watchdog, (&mut out, &mut err), timeout, &cancelled);
+        let (stdout_full, mut stderr_full) = (out.text(), err.text());
         if ended.abandoned_streams > 0 {
             stderr_full.push_str(
                 "\n[toolhost: a process survived the kill and kept the output open; reading stopped]\n",

@@ -7,10 +7,20 @@
 //! - each leader gets `SIGKILL` as its parent-death signal. The signal
 //!   follows the *thread* that forked, so all spawns happen on one
 //!   long-lived [`Spawner`] thread;
-//! - a small `sh` [`Watchdog`] learns each group id and kills the groups
-//!   still registered when its stdin closes, which is when the host exits,
-//!   even by `SIGKILL`. That reaches children the leader left behind, which
-//!   the parent-death signal does not.
+//! - in the namespace sandbox the leader is the init of its own PID
+//!   namespace: when it dies, the kernel kills every process in it;
+//! - in the fallback, a small `sh` [`Watchdog`] learns each group id and
+//!   kills the groups still registered when its stdin closes, which is when
+//!   the host exits, even by `SIGKILL`. That reaches children the leader
+//!   left behind, which the parent-death signal does not.
+//!
+//! A foreground command is run to its end on the caller's thread
+//! ([`run_to_end`]: one `poll` over a pidfd and the output pipes); a
+//! background one gets output reader threads and a reaper thread.
+
+mod foreground;
+
+pub(crate) use foreground::run_to_end;
 
 use super::confine::cgroup::{Ahead, CommandCgroup, Pids};
 use super::confine::spawn::{self, CgroupJoin, Launch, Spawned};
@@ -24,7 +34,7 @@ use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Send `SIGKILL` to every process of group `pgid`.
 pub(crate) fn kill_group(pgid: u32) {
@@ -56,11 +66,13 @@ impl Spawner {
                 // makes no cgroup.
                 let mut ahead: Option<Ahead> = None;
                 for (mut launch, stdin, reply) in rx {
-                    spare.fit(&mut launch);
+                    if let Err(e) = spare.fit(&mut launch) {
+                        let _ = reply.send(Err(e));
+                        continue;
+                    }
                     let (result, left) =
                         spawn_in_cgroup(&mut launch, stdin, pids.as_deref(), &mut ahead);
                     let _ = reply.send(result);
-                    spare.prepare();
                     let limited = matches!(launch.cgroup, CgroupJoin::Limit(_) | CgroupJoin::Fd(_));
                     if ahead.is_none() && limited {
                         // Into the next command's cgroup, out of this one.
@@ -434,62 +446,6 @@ pub(crate) struct Ended {
     /// Output streams still open when the command ended (held by a process
     /// that left the group); reading them stopped.
     pub abandoned_streams: usize,
-}
-
-/// Wait for a started command: until it exits, `timeout` passes or
-/// `cancelled()` turns true. On timeout or cancellation the whole group is
-/// killed. Waits a little for the output readers (`streams` of them).
-pub(crate) fn wait(
-    pgid: u32,
-    exited: &mpsc::Receiver<Exit>,
-    streams_done: &mpsc::Receiver<()>,
-    streams: usize,
-    timeout: Duration,
-    cancelled: &dyn Fn() -> bool,
-) -> Ended {
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let (mut timed_out, mut is_cancelled) = (false, false);
-    let exit_code = loop {
-        let now = Instant::now();
-        let slice = deadline
-            .saturating_duration_since(now)
-            .min(Duration::from_millis(50));
-        match exited.recv_timeout(slice) {
-            Ok(exit) => break exit,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                // No reaper: make sure nothing of the command is left.
-                kill_group(pgid);
-                break None;
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if Instant::now() >= deadline {
-            timed_out = true;
-        } else if cancelled() {
-            is_cancelled = true;
-        } else {
-            continue;
-        }
-        kill_group(pgid);
-        break exited.recv_timeout(Duration::from_secs(10)).ok().flatten();
-    };
-    let duration = started.elapsed();
-    let grace = Instant::now() + Duration::from_millis(500);
-    let mut done = 0;
-    while done < streams {
-        match streams_done.recv_timeout(grace.saturating_duration_since(Instant::now())) {
-            Ok(()) => done += 1,
-            Err(_) => break,
-        }
-    }
-    Ended {
-        exit_code,
-        timed_out,
-        cancelled: is_cancelled,
-        duration,
-        abandoned_streams: streams - done,
-    }
 }
 
 #[cfg(test)]

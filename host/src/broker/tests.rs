@@ -703,17 +703,23 @@ fn no_network_unless_granted() {
             "{:?}",
             out.confinement
         );
-        let mut granted = setup.yolo();
-        granted.network = true;
-        let out = granted.run(&shell(&line), None).unwrap();
-        assert!(
-            out.stdout.contains("connected"),
-            "with the grant it connects: {out:?}"
-        );
-        let (mut conn, _) = listener.accept().unwrap();
-        let mut got = String::new();
-        conn.read_to_string(&mut got).unwrap();
-        assert_eq!(got, "hi\n");
+        // Alternate: the network namespaces made ahead of time go only to
+        // commands without the grant, and the granted ones get the host's.
+        for round in 0..3 {
+            let mut granted = setup.yolo();
+            granted.network = true;
+            let out = granted.run(&shell(&line), None).unwrap();
+            assert!(
+                out.stdout.contains("connected"),
+                "round {round}: with the grant it connects: {out:?}"
+            );
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut got = String::new();
+            conn.read_to_string(&mut got).unwrap();
+            assert_eq!(got, "hi\n");
+            let out = setup.yolo().run(&shell(&line), None).unwrap();
+            assert!(!out.stdout.contains("connected"), "round {round}: {out:?}");
+        }
     }
 }
 
@@ -830,6 +836,11 @@ fn each_command_has_a_loopback_of_its_own() {
     });
     let probe = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
     let out = setup.yolo().run(&shell(&probe), None).unwrap();
+    assert!(!out.stdout.contains("connected"), "{out:?}");
+    // Nor can a command granted the network: it is in the host's.
+    let mut granted = setup.yolo();
+    granted.network = true;
+    let out = granted.run(&shell(&probe), None).unwrap();
     assert!(!out.stdout.contains("connected"), "{out:?}");
     setup.broker.background.kill(&id).unwrap();
 }

@@ -33,10 +33,10 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::mem;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
 
 /// Bytes of stack for the child; it needs little.
 const STACK: usize = 128 << 10;
@@ -116,6 +116,9 @@ pub(crate) struct Spawned {
     /// holder lets go, after the caller has its answer, and not in the
     /// command's exit.
     pub view: Option<File>,
+    /// The command is the init of a PID namespace of its own: when it
+    /// ends, the kernel has ended every other process of it.
+    pub pid_namespace: bool,
 }
 
 /// Start `launch` with piped stdout and stderr and, if `stdin`, a piped
@@ -198,31 +201,59 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
     let view = launch
         .namespaces
         .is_some()
-        .then(|| File::open(format!("/proc/{pid}/ns/mnt")).ok())
+        .then(|| mount_namespace(pid))
         .flatten();
     Ok(Spawned {
         pid: u32::try_from(pid).unwrap_or(0),
         cgroup: None,
         view,
+        pid_namespace: launch.namespaces.is_some(),
         stdin: in_w,
         stdout: File::from(OwnedFd::from(out_r)),
         stderr: File::from(OwnedFd::from(err_r)),
     })
 }
 
-/// A fresh network namespace made ahead of time on the spawner thread, so
-/// the next command without network joins it by inheritance instead of
-/// making one while a caller waits (its setup is most of the cost of a
-/// namespaced spawn). Only where the host may make network namespaces
+/// `PIDFD_GET_MNT_NAMESPACE` (linux/pidfd.h, Linux 6.11).
+const PIDFD_GET_MNT_NAMESPACE: libc::c_ulong = 0xFF03;
+
+/// The mount namespace of `pid`, through its pidfd: opening
+/// `/proc/PID/ns/mnt` waits while the process is in `execve`.
+fn mount_namespace(pid: libc::pid_t) -> Option<File> {
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_raw(pid)?,
+        rustix::process::PidfdFlags::empty(),
+    )
+    .ok()?;
+    #[expect(unsafe_code, reason = "an ioctl on a pidfd we own")]
+    // SAFETY: the ioctl takes no argument and returns a new fd or -1.
+    let fd = unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_MNT_NAMESPACE, 0) };
+    if fd < 0 {
+        return None;
+    }
+    #[expect(unsafe_code, reason = "taking ownership of the fd the ioctl returned")]
+    // SAFETY: a fresh fd nobody else owns.
+    Some(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// Fresh network namespaces made ahead of time, so a command without
+/// network joins one by inheritance instead of making its own while a
+/// caller waits (setting one up is most of the cost of a namespaced
+/// spawn). A thread of idle priority makes them, so the work never takes a
+/// core from a caller or a command; the spawner thread enters one just
+/// before the clone. Only where the host may make network namespaces
 /// itself (root): elsewhere each command makes its own in its user
 /// namespace. A thread may enter a network namespace of its own; the
 /// host's other threads stay where they are.
 pub(crate) struct SpareNetwork {
-    /// The host's network namespace, to return to for commands granted the
-    /// network (and those of the fallback).
+    /// The host's network namespace, for commands granted the network (and
+    /// those of the fallback); `None` where spares are not made.
     host: Option<OwnedFd>,
-    /// The thread is in a fresh namespace no command has used.
-    fresh: bool,
+    /// Fresh namespaces from the maker thread (one waits at a time).
+    made: Option<mpsc::Receiver<OwnedFd>>,
+    /// The spawner thread is in the namespace of the last command, which
+    /// no other may share.
+    in_used: bool,
 }
 
 impl SpareNetwork {
@@ -236,48 +267,78 @@ impl SpareNetwork {
                     .map(OwnedFd::from)
             })
             .flatten();
-        let mut spare = Self { host, fresh: false };
-        spare.prepare();
-        spare
+        let made = host.as_ref().and_then(|_| {
+            let (tx, rx) = mpsc::sync_channel::<OwnedFd>(0);
+            std::thread::Builder::new()
+                .name("toolhost-netns".to_owned())
+                .spawn(move || make_spares(&tx))
+                .ok()
+                .map(|_| rx)
+        });
+        Self {
+            host,
+            made,
+            in_used: false,
+        }
     }
 
-    /// Make `launch` use the spare namespace if it wants a private network
-    /// (it then needs no `CLONE_NEWNET`), or put the thread back in the
-    /// host's namespace if it wants that one.
-    pub(crate) fn fit(&mut self, launch: &mut Launch) {
-        let Some(host) = &self.host else { return };
+    /// Put the spawner thread where `launch` must be born: in a fresh
+    /// namespace if it wants a private network and one is ready (it then
+    /// needs no `CLONE_NEWNET`), else in the host's.
+    pub(crate) fn fit(&mut self, launch: &mut Launch) -> io::Result<()> {
+        let Some(host) = &self.host else {
+            return Ok(());
+        };
         let private = launch
             .namespaces
             .as_ref()
             .is_some_and(|n| n.flags & libc::CLONE_NEWNET != 0);
-        if private && self.fresh {
+        if private
+            && let Some(fresh) = self.made.as_ref().and_then(|m| m.try_recv().ok())
+            && enter(&fresh).is_ok()
+        {
             if let Some(ns) = &mut launch.namespaces {
                 ns.flags &= !libc::CLONE_NEWNET;
                 ns.loopback = false;
             }
-            self.fresh = false;
-        } else if !private || self.fresh {
-            // Only an unused spare or the host's namespace may be shared.
-            if enter(host).is_ok() {
-                self.fresh = false;
-            }
+            self.in_used = true;
+            return Ok(());
         }
+        // Never share a used namespace: back to the host's (a private
+        // command then makes its own with `CLONE_NEWNET`).
+        if self.in_used {
+            enter(host).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot return to the host's network namespace: {e}"),
+                )
+            })?;
+            self.in_used = false;
+        }
+        Ok(())
     }
+}
 
-    /// After a spawn: a fresh namespace for the next command.
-    pub(crate) fn prepare(&mut self) {
-        if self.host.is_none() || self.fresh {
+/// The maker thread: at idle priority, make a namespace with its loopback
+/// up and hand it over, again and again until the spawner is gone.
+fn make_spares(to: &mpsc::SyncSender<OwnedFd>) {
+    #[expect(unsafe_code, reason = "sched_setscheduler of this thread")]
+    // SAFETY: a plain C struct, then a system call on this thread only.
+    unsafe {
+        let param: libc::sched_param = mem::zeroed();
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+    }
+    loop {
+        #[expect(unsafe_code, reason = "unshare of this thread's network namespace")]
+        // SAFETY: affects only the calling thread (the maker).
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
             return;
         }
-        #[expect(unsafe_code, reason = "unshare of this thread's network namespace")]
-        // SAFETY: affects only the calling thread (the spawner).
-        let made = unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0;
-        self.fresh = made && loopback().is_ok();
-        if made
-            && !self.fresh
-            && let Some(host) = &self.host
-        {
-            let _ = enter(host);
+        let Ok(fd) = File::open("/proc/thread-self/ns/net") else {
+            return;
+        };
+        if loopback().is_err() || to.send(OwnedFd::from(fd)).is_err() {
+            return;
         }
     }
 }

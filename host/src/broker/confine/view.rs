@@ -21,6 +21,7 @@ use crate::types::paths::SYSTEM_SECRETS;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 /// The empty file and directory that cover a secret (mode 000).
 pub(crate) const MASK_FILE: &CStr = c"/.mask-file";
@@ -230,24 +231,32 @@ impl Layout {
 
     /// The [`SYSTEM_SECRETS`] present on this host.
     fn etc_secrets(&self) -> impl Iterator<Item = PathBuf> {
-        SYSTEM_SECRETS.iter().flat_map(|pattern| {
-            let path = Path::new(pattern);
-            let Some(glob) = pattern
-                .contains('*')
-                .then(|| globset::Glob::new(pattern).ok())
-                .flatten()
-            else {
-                return path.exists().then(|| path.to_owned()).into_iter().collect();
-            };
-            let matcher = glob.compile_matcher();
-            std::fs::read_dir(path.parent().unwrap_or(path))
+        /// Each pattern with a wildcard, compiled once.
+        static GLOBS: LazyLock<Vec<(&'static Path, globset::GlobMatcher)>> = LazyLock::new(|| {
+            SYSTEM_SECRETS
+                .iter()
+                .filter(|p| p.contains('*'))
+                .filter_map(|p| {
+                    let glob = globset::Glob::new(p).ok()?.compile_matcher();
+                    Some((Path::new(p).parent()?, glob))
+                })
+                .collect()
+        });
+        let literal = SYSTEM_SECRETS
+            .iter()
+            .filter(|p| !p.contains('*'))
+            .map(Path::new)
+            .filter(|p| p.exists())
+            .map(Path::to_owned);
+        let matched = GLOBS.iter().flat_map(|(dir, glob)| {
+            std::fs::read_dir(dir)
                 .into_iter()
                 .flatten()
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| matcher.is_match(p))
-                .collect::<Vec<_>>()
-        })
+                .filter(|p| glob.is_match(p))
+        });
+        literal.chain(matched)
     }
 }
 

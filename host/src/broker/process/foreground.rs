@@ -1,0 +1,226 @@
+//! A command run to its end on the caller's thread: one `poll` over the
+//! process (a pidfd) and its two output pipes, with no thread of its own,
+//! so a short command costs no thread start-ups or hand-offs between them.
+
+use super::{Buffer, Ended, Exit, Watchdog, kill_group, reap};
+use crate::broker::confine::cgroup::CommandCgroup;
+use crate::broker::confine::spawn::Spawned;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::process::{Pid, PidfdFlags, WaitId, WaitIdOptions, WaitOptions};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long output may stay open after the command's process ended (held
+/// by a process that left its group) before reading stops.
+const GRACE: Duration = Duration::from_millis(500);
+/// How long to wait for a killed command's process to end before leaving
+/// it to a reaper thread.
+const KILL_WAIT: Duration = Duration::from_secs(10);
+/// How often cancellation is checked.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+/// How often the end of the process is checked without a pidfd.
+const NO_PIDFD_POLL: Duration = Duration::from_millis(2);
+
+/// Run `child` to its end: read its output into `out` and `err` until it
+/// exits, `timeout` passes or `cancelled()` turns true (then its group is
+/// killed), and a little longer for output still in flight.
+pub(crate) fn run_to_end(
+    child: Spawned,
+    watchdog: Option<Arc<Watchdog>>,
+    (out, err): (&mut Buffer, &mut Buffer),
+    timeout: Duration,
+    cancelled: &dyn Fn() -> bool,
+) -> Ended {
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let Spawned {
+        pid,
+        stdout,
+        stderr,
+        cgroup,
+        view,
+        pid_namespace,
+        ..
+    } = child;
+    let raw = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+    // Readable when the process has ended; without one (old kernels) the
+    // loop looks every few milliseconds.
+    let pidfd: Option<OwnedFd> =
+        raw.and_then(|p| rustix::process::pidfd_open(p, PidfdFlags::empty()).ok());
+    let mut streams: [(Option<File>, &mut Buffer); 2] = [(Some(stdout), out), (Some(stderr), err)];
+    let mut chunk = vec![0u8; 64 << 10];
+    let (mut timed_out, mut is_cancelled) = (false, false);
+    let mut killed_at: Option<Instant> = None;
+    let mut exit: Option<(Exit, Duration)> = None;
+    loop {
+        let now = Instant::now();
+        let open = streams.iter().filter(|(f, _)| f.is_some()).count();
+        let wait = if let Some((_, duration)) = exit {
+            let grace_end = started + duration + GRACE;
+            if open == 0 || now >= grace_end {
+                break;
+            }
+            grace_end - now
+        } else if let Some(at) = killed_at {
+            if now >= at + KILL_WAIT {
+                // Stuck in the kernel: a thread reaps it whenever it ends.
+                drop(reap(pid, watchdog.clone(), (cgroup, view), None));
+                return Ended {
+                    exit_code: None,
+                    timed_out,
+                    cancelled: is_cancelled,
+                    duration: started.elapsed(),
+                    abandoned_streams: open,
+                };
+            }
+            at + KILL_WAIT - now
+        } else {
+            if now >= deadline {
+                timed_out = true;
+            } else if cancelled() {
+                is_cancelled = true;
+            }
+            if timed_out || is_cancelled {
+                kill_group(pid);
+                if let Some(c) = &cgroup {
+                    c.kill_all();
+                }
+                killed_at = Some(now);
+                continue;
+            }
+            let slice = if pidfd.is_some() {
+                CANCEL_POLL
+            } else {
+                NO_PIDFD_POLL
+            };
+            (deadline - now).min(slice)
+        };
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+        let mut which: Vec<Option<usize>> = Vec::with_capacity(3);
+        if exit.is_none()
+            && let Some(fd) = &pidfd
+        {
+            fds.push(PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::IN));
+            which.push(None);
+        }
+        for (i, (file, _)) in streams.iter().enumerate() {
+            if let Some(f) = file {
+                fds.push(PollFd::new(f, PollFlags::IN));
+                which.push(Some(i));
+            }
+        }
+        let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        });
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                tracing::warn!("poll of a command failed ({e}); killing it");
+                kill_group(pid);
+                killed_at.get_or_insert(now);
+            }
+        }
+        let mut ready: Vec<Option<usize>> = fds
+            .iter()
+            .zip(&which)
+            .filter(|(fd, _)| !fd.revents().is_empty())
+            .map(|(_, w)| *w)
+            .collect();
+        drop(fds);
+        if exit.is_none() && pidfd.is_none() && raw.is_none_or(has_ended) {
+            ready.push(None);
+        }
+        for w in ready {
+            match w {
+                None => {
+                    let code = finish(pid, pid_namespace, cgroup.as_ref());
+                    if let Some(w) = &watchdog {
+                        w.forget(pid);
+                    }
+                    exit = Some((code, started.elapsed()));
+                }
+                Some(i) => {
+                    let (file, sink) = &mut streams[i];
+                    if let Some(f) = file {
+                        match f.read(&mut chunk) {
+                            Ok(0) => *file = None,
+                            Ok(n) => sink.push(&chunk[..n]),
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(_) => *file = None,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (exit_code, duration) = exit.unwrap_or((None, started.elapsed()));
+    // The view is torn down and the emptied cgroup removed once the
+    // caller has its answer.
+    drop_later((view, cgroup));
+    Ended {
+        exit_code,
+        timed_out,
+        cancelled: is_cancelled,
+        duration,
+        abandoned_streams: streams.iter().filter(|(f, _)| f.is_some()).count(),
+    }
+}
+
+/// The leader `pid` has ended (a zombie still holding its group id): kill
+/// what is left of its group and cgroup, then reap it. In a PID namespace
+/// nothing is left: the kernel ended every other process before the
+/// leader, its init, could end.
+fn finish(pid: u32, pid_namespace: bool, cgroup: Option<&CommandCgroup>) -> Exit {
+    let raw = Pid::from_raw(i32::try_from(pid).unwrap_or(0))?;
+    if !pid_namespace {
+        kill_group(pid);
+        if let Some(c) = cgroup {
+            c.kill_all();
+        }
+    }
+    loop {
+        match rustix::process::waitpid(Some(raw), WaitOptions::empty()) {
+            Err(rustix::io::Errno::INTR) => {}
+            Ok(Some((_, status))) => break status.exit_status(),
+            _ => break None,
+        }
+    }
+}
+
+/// Whether `pid` has ended, without reaping it (for kernels without
+/// pidfds, before 5.3).
+fn has_ended(pid: Pid) -> bool {
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+    loop {
+        match rustix::process::waitid(WaitId::Pid(pid), options) {
+            Err(rustix::io::Errno::INTR) => {}
+            Ok(status) => return status.is_some(),
+            // Not our child any more: nothing to wait for.
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Drop `held` on a thread of its own: tearing a view down (RCU grace
+/// periods) and removing a cgroup take time no caller should wait for.
+fn drop_later<T: Send + 'static>(held: T) {
+    type Job = Box<dyn Send>;
+    static JANITOR: LazyLock<Mutex<Option<mpsc::Sender<Job>>>> = LazyLock::new(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let started = thread::Builder::new()
+            .name("toolhost-janitor".to_owned())
+            .spawn(move || rx.into_iter().for_each(drop));
+        Mutex::new(started.ok().map(|_| tx))
+    });
+    let job: Job = Box::new(held);
+    let janitor = JANITOR.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(tx) = janitor.as_ref() {
+        // A failed send hands the job back, dropped here.
+        let _ = tx.send(job);
+    }
+}
