@@ -199,6 +199,8 @@ struct Processes {
     /// Why the namespace sandbox cannot be used, if it cannot.
     namespaces: Result<(), String>,
     pids: Option<Arc<Pids>>,
+    /// The views' skeletons (see confine/view.rs).
+    skeletons: Option<confine::view::Skeletons>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -322,6 +324,7 @@ impl Broker {
                 tmp_mib: self.config.tmp_size_mb,
             },
             pids: processes.pids.as_deref(),
+            skeletons: processes.skeletons.as_ref(),
         }
     }
 
@@ -372,8 +375,14 @@ impl Broker {
                     read_secrets,
                     namespaces: Ok(()),
                     pids,
+                    skeletons: None,
                 };
                 if self.config.namespaces {
+                    processes.skeletons = confine::view::Skeletons::new()
+                        .inspect_err(|e| {
+                            tracing::warn!("cannot make a directory for the views' skeletons: {e}");
+                        })
+                        .ok();
                     processes.namespaces = self.probe_namespaces(&processes);
                     if let Err(why) = &processes.namespaces {
                         tracing::warn!(

@@ -153,6 +153,8 @@ pub(crate) struct Plan<'a> {
     pub limits: Limits,
     /// The pids cgroup parent, where the host has one.
     pub pids: Option<&'a cgroup::Pids>,
+    /// Where the views' skeletons are made (namespaces only).
+    pub skeletons: Option<&'a view::Skeletons>,
 }
 
 /// Confinement ready to go into a [`Launch`], and what it enforces.
@@ -194,7 +196,11 @@ impl Prepared {
     pub(crate) fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, String> {
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
-        let namespaces = plan.namespaces.then(|| namespaces(plan, &mut enforced));
+        let namespaces = if plan.namespaces {
+            Some(namespaces(plan, &mut enforced)?)
+        } else {
+            None
+        };
         let in_namespaces = namespaces.is_some();
         let drop_capabilities = in_namespaces || root;
         if drop_capabilities {
@@ -274,7 +280,7 @@ impl Prepared {
 }
 
 /// The namespaces and the view of `plan`.
-fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Namespaces {
+fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces, String> {
     let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
     let mut flags = libc::CLONE_NEWUSER
         | libc::CLONE_NEWNS
@@ -305,13 +311,22 @@ fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Namespaces {
         format!("protected-read-only {}", plan.found.protected.len()),
     ]);
     let id_map = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
-    Namespaces {
+    let view = layout.view();
+    let skeleton = plan
+        .skeletons
+        .ok_or("no place to make the view's skeleton")?
+        .get(&view.entries)
+        .map_err(|e| format!("cannot make the view's skeleton: {e}"))?;
+    Ok(Namespaces {
         flags,
         uid_map: id_map(uid.as_raw()),
         gid_map: id_map(gid.as_raw()),
-        ops: layout.ops(),
+        root: c_path(&skeleton.root),
+        mask_file: skeleton.mask_file.clone(),
+        mask_dir: skeleton.mask_dir.clone(),
+        ops: view.rooted(&skeleton.root),
         loopback: !plan.network,
-    }
+    })
 }
 
 /// The Landlock ruleset: reads and writes as the module docs say; TCP

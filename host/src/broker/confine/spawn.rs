@@ -36,7 +36,16 @@ use std::mem;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, LazyLock, mpsc};
+
+/// The highest capability number of this kernel (every one up to it is
+/// dropped from the bounding set); 63 if it cannot be read.
+static LAST_CAP: LazyLock<libc::c_ulong> = LazyLock::new(|| {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(63)
+});
 
 /// Bytes of stack for the child; it needs little.
 const STACK: usize = 128 << 10;
@@ -85,8 +94,12 @@ pub(crate) struct Namespaces {
     /// `/proc/self/uid_map` and `gid_map` lines.
     pub uid_map: CString,
     pub gid_map: CString,
-    /// The mount operations, in order (paths under `/newroot` and
-    /// `/oldroot`, see view.rs).
+    /// The view's root on the host (a skeleton, see view.rs).
+    pub root: CString,
+    /// The empty file and directory that mask secrets (mode 000).
+    pub mask_file: CString,
+    pub mask_dir: CString,
+    /// The mount operations, in order (targets under `root`).
     pub ops: Vec<Op>,
     /// A network namespace whose loopback is brought up.
     pub loopback: bool,
@@ -164,6 +177,7 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
             envp: &envp,
             stdio: [in_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
             mask: &old,
+            last_cap: *LAST_CAP,
             report: &report,
         };
         let top = stack.as_mut_ptr().add(STACK);

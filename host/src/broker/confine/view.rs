@@ -1,6 +1,8 @@
-//! The file system a namespaced command sees, as a list of mount
-//! operations the child applies ([`Op`], spawn.rs) before it enters the
-//! view:
+//! The file system a namespaced command sees. Its fixed part is a
+//! *skeleton*: a directory on the host, made once per layout by the parent
+//! ([`Skeletons`]), holding the mount points (`usr/`, `etc/`, `proc/`,
+//! `dev/null`, ...) and the symlinks of the view's root. Each command's
+//! child binds it as its root and mounts onto it ([`Op`], spawn.rs):
 //!
 //! - system directories (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, ...)
 //!   read-only, with [`SYSTEM_SECRETS`] masked;
@@ -14,18 +16,19 @@
 //!   protected paths read-only, wherever they are in the view;
 //! - the root itself read-only.
 //!
-//! Operations name paths under `/newroot` (the view being built) and
-//! `/oldroot` (the host's tree): see spawn.rs.
+//! Mount points inside a command's own tmpfs (`/tmp`, the home directory)
+//! cannot be in the skeleton: the child makes those. Operations name host
+//! paths as sources and view paths under the skeleton's root as targets.
 
 use crate::types::paths::SYSTEM_SECRETS;
-use std::ffi::{CStr, CString};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::fs;
+use std::io;
 use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
-
-/// The empty file and directory that cover a secret (mode 000).
-pub(crate) const MASK_FILE: &CStr = c"/.mask-file";
-pub(crate) const MASK_DIR: &CStr = c"/.mask-dir";
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 /// One step of building the view, applied in order by the child.
 #[derive(Debug)]
@@ -47,8 +50,6 @@ pub(crate) enum Op {
     Tmpfs { dst: CString, options: CString },
     /// A procfs of the command's PID namespace.
     Proc(CString),
-    /// A symbolic link.
-    Symlink { target: CString, link: CString },
     /// Cover a secret with the empty mask (no symlink followed).
     Mask(CString),
     /// Cover a secret of the host's system directories, which no command
@@ -57,7 +58,15 @@ pub(crate) enum Op {
     /// Make a protected path read-only (no symlink followed).
     ReadOnly(CString),
     /// The root of the view read-only, once everything is mounted.
-    RootReadOnly,
+    RootReadOnly(CString),
+}
+
+/// What a skeleton holds, by path in the view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Entry {
+    Dir(PathBuf),
+    File(PathBuf),
+    Symlink { target: PathBuf, link: PathBuf },
 }
 
 /// Top-level directories of the host a command may read (those present).
@@ -89,67 +98,171 @@ pub(crate) struct Layout {
     pub network: bool,
 }
 
-fn c_path(prefix: &str, path: &Path) -> CString {
-    let mut bytes = prefix.as_bytes().to_vec();
+/// A layout turned into a skeleton's entries and the child's operations,
+/// whose targets are view paths until [`View::rooted`] puts them under a
+/// skeleton's root.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    pub entries: Vec<Entry>,
+    pub ops: Vec<Op>,
+    /// The command's own tmpfs mounts so far: what lies beneath them the
+    /// child must make.
+    fresh: Vec<PathBuf>,
+}
+
+fn c_path(prefix: &[u8], path: &Path) -> CString {
+    let mut bytes = prefix.to_vec();
     bytes.extend_from_slice(path.as_os_str().as_bytes());
     // Paths come from the file system and configuration: no NUL inside.
     CString::new(bytes).unwrap_or_default()
 }
 
-fn new_root(path: &Path) -> CString {
-    c_path("/newroot", path)
-}
-
-fn old_root(path: &Path) -> CString {
-    c_path("/oldroot", path)
+fn host(path: &Path) -> CString {
+    c_path(b"", path)
 }
 
 fn text(s: &str) -> CString {
     CString::new(s).unwrap_or_default()
 }
 
+impl View {
+    /// Make `path` exist in the view as a directory (or a file): in the
+    /// skeleton, or, beneath one of the command's own tmpfs mounts, by the
+    /// child, with what leads there.
+    fn mount_point(&mut self, path: &Path, dir: bool) {
+        let fresh = self
+            .fresh
+            .iter()
+            .filter(|t| path.starts_with(t) && path != t.as_path())
+            .max_by_key(|t| t.as_os_str().len())
+            .cloned();
+        let Some(base) = fresh else {
+            let mut at = PathBuf::from("/");
+            for part in path.components().skip(1) {
+                at.push(part);
+                let entry = if at == path && !dir {
+                    Entry::File(at.clone())
+                } else {
+                    Entry::Dir(at.clone())
+                };
+                if !self.entries.contains(&entry) {
+                    self.entries.push(entry);
+                }
+            }
+            return;
+        };
+        let mut at = base.clone();
+        for part in path.strip_prefix(&base).unwrap_or(path).components() {
+            at.push(part);
+            let name = host(&at);
+            let op = if at == path && !dir {
+                Op::File(name)
+            } else {
+                Op::Dir(name)
+            };
+            let made = self.ops.iter().any(|o| match (o, &op) {
+                (Op::Dir(a), Op::Dir(b)) | (Op::File(a), Op::File(b)) => a == b,
+                _ => false,
+            });
+            if !made {
+                self.ops.push(op);
+            }
+        }
+    }
+
+    /// A fresh tmpfs at `path`, which the child fills.
+    fn tmpfs(&mut self, path: &Path, options: String) {
+        self.mount_point(path, true);
+        self.ops.push(Op::Tmpfs {
+            dst: host(path),
+            options: text(&options),
+        });
+        self.fresh.push(path.to_owned());
+    }
+
+    /// Bind `path` at the same place in the view.
+    fn bind(&mut self, path: &Path, writable: bool) {
+        let Ok(meta) = fs::metadata(path) else {
+            return;
+        };
+        self.mount_point(path, meta.is_dir());
+        self.ops.push(Op::Bind {
+            src: host(path),
+            dst: host(path),
+            writable,
+        });
+    }
+
+    /// The operations with their targets under `root` (a skeleton's).
+    pub(crate) fn rooted(self, root: &Path) -> Vec<Op> {
+        let root = root.as_os_str().as_bytes();
+        let under = |c: CString| {
+            let mut bytes = root.to_vec();
+            bytes.extend_from_slice(c.as_bytes());
+            CString::new(bytes).unwrap_or_default()
+        };
+        self.ops
+            .into_iter()
+            .map(|op| match op {
+                Op::Dir(d) => Op::Dir(under(d)),
+                Op::File(d) => Op::File(under(d)),
+                Op::Bind { src, dst, writable } => Op::Bind {
+                    src,
+                    dst: under(dst),
+                    writable,
+                },
+                Op::Device { src, dst } => Op::Device {
+                    src,
+                    dst: under(dst),
+                },
+                Op::Tmpfs { dst, options } => Op::Tmpfs {
+                    dst: under(dst),
+                    options,
+                },
+                Op::Proc(d) => Op::Proc(under(d)),
+                Op::Mask(d) => Op::Mask(under(d)),
+                Op::MaskHost { dst, dir } => Op::MaskHost {
+                    dst: under(dst),
+                    dir,
+                },
+                Op::ReadOnly(d) => Op::ReadOnly(under(d)),
+                Op::RootReadOnly(_) => Op::RootReadOnly(c_path(root, Path::new(""))),
+            })
+            .collect()
+    }
+}
+
 impl Layout {
-    /// The operations that build this view.
-    pub(crate) fn ops(&self) -> Vec<Op> {
-        let mut ops = Vec::with_capacity(64);
+    /// The skeleton entries and operations that build this view.
+    pub(crate) fn view(&self) -> View {
+        let mut view = View::default();
         for dir in SYSTEM_DIRS {
             let path = Path::new(dir);
-            match std::fs::read_link(path) {
-                Ok(target) => ops.push(Op::Symlink {
-                    target: c_path("", &target),
-                    link: new_root(path),
+            match fs::read_link(path) {
+                Ok(target) => view.entries.push(Entry::Symlink {
+                    target,
+                    link: path.to_owned(),
                 }),
-                Err(_) if path.is_dir() => {
-                    ops.push(Op::Dir(new_root(path)));
-                    ops.push(Op::Bind {
-                        src: old_root(path),
-                        dst: new_root(path),
-                        writable: false,
-                    });
-                }
+                Err(_) if path.is_dir() => view.bind(path, false),
                 Err(_) => {}
             }
         }
-        ops.push(Op::Dir(new_root(Path::new("/proc"))));
-        ops.push(Op::Proc(new_root(Path::new("/proc"))));
-        self.devices(&mut ops);
-        ops.push(Op::Dir(new_root(Path::new("/tmp"))));
-        ops.push(Op::Tmpfs {
-            dst: new_root(Path::new("/tmp")),
-            options: text(&format!("mode=1777,size={}m", self.tmp_mib.max(1))),
-        });
+        let proc = Path::new("/proc");
+        view.mount_point(proc, true);
+        view.ops.push(Op::Proc(host(proc)));
+        self.devices(&mut view);
+        view.tmpfs(
+            Path::new("/tmp"),
+            format!("mode=1777,size={}m", self.tmp_mib.max(1)),
+        );
         if self.network {
             let resolver = Path::new("/run/systemd/resolve");
             if resolver.is_dir() {
-                self.bind(&mut ops, resolver, false);
+                view.bind(resolver, false);
             }
         }
         if let Some(home) = &self.home {
-            dirs_to(&mut ops, home);
-            ops.push(Op::Tmpfs {
-                dst: new_root(home),
-                options: text("mode=0755,size=16m"),
-            });
+            view.tmpfs(home, "mode=0755,size=16m".to_owned());
         }
         // Parents before children, so a nested bind lands on top.
         let mut binds: Vec<(&Path, bool)> = self
@@ -161,32 +274,29 @@ impl Layout {
             .collect();
         binds.sort_by(|a, b| a.0.cmp(b.0));
         for (path, writable) in binds {
-            self.bind(&mut ops, path, writable);
+            view.bind(path, writable);
         }
-        ops.extend(self.etc_secrets().map(|p| Op::MaskHost {
+        view.ops.extend(self.etc_secrets().map(|p| Op::MaskHost {
             dir: p.is_dir(),
-            dst: new_root(&p),
+            dst: host(&p),
         }));
-        ops.extend(self.masked.iter().map(|p| Op::Mask(new_root(p))));
-        ops.extend(self.read_only.iter().map(|p| Op::ReadOnly(new_root(p))));
-        ops.push(Op::RootReadOnly);
-        ops
+        view.ops
+            .extend(self.masked.iter().map(|p| Op::Mask(host(p))));
+        view.ops
+            .extend(self.read_only.iter().map(|p| Op::ReadOnly(host(p))));
+        view.ops.push(Op::RootReadOnly(CString::default()));
+        view
     }
 
-    fn devices(&self, ops: &mut Vec<Op>) {
+    fn devices(&self, view: &mut View) {
         let dev = Path::new("/dev");
-        ops.push(Op::Dir(new_root(dev)));
-        ops.push(Op::Tmpfs {
-            dst: new_root(dev),
-            options: text("mode=0755,size=64k"),
-        });
         for name in DEVICES {
             let node = dev.join(name);
             if node.exists() {
-                ops.push(Op::File(new_root(&node)));
-                ops.push(Op::Device {
-                    src: old_root(&node),
-                    dst: new_root(&node),
+                view.mount_point(&node, false);
+                view.ops.push(Op::Device {
+                    src: host(&node),
+                    dst: host(&node),
                 });
             }
         }
@@ -196,37 +306,15 @@ impl Layout {
             ("stdout", "/proc/self/fd/1"),
             ("stderr", "/proc/self/fd/2"),
         ] {
-            ops.push(Op::Symlink {
-                target: text(target),
-                link: new_root(&dev.join(link)),
+            view.entries.push(Entry::Symlink {
+                target: PathBuf::from(target),
+                link: dev.join(link),
             });
         }
-        let shm = dev.join("shm");
-        ops.push(Op::Dir(new_root(&shm)));
-        ops.push(Op::Tmpfs {
-            dst: new_root(&shm),
-            options: text(&format!("mode=1777,size={}m", (self.tmp_mib / 4).max(1))),
-        });
-    }
-
-    /// Bind `path` at the same place in the view, creating what leads there.
-    fn bind(&self, ops: &mut Vec<Op>, path: &Path, writable: bool) {
-        let Ok(meta) = std::fs::metadata(path) else {
-            return;
-        };
-        if let Some(parent) = path.parent() {
-            dirs_to(ops, parent);
-        }
-        ops.push(if meta.is_dir() {
-            Op::Dir(new_root(path))
-        } else {
-            Op::File(new_root(path))
-        });
-        ops.push(Op::Bind {
-            src: old_root(path),
-            dst: new_root(path),
-            writable,
-        });
+        view.tmpfs(
+            &dev.join("shm"),
+            format!("mode=1777,size={}m", (self.tmp_mib / 4).max(1)),
+        );
     }
 
     /// The [`SYSTEM_SECRETS`] present on this host.
@@ -249,7 +337,7 @@ impl Layout {
             .filter(|p| p.exists())
             .map(Path::to_owned);
         let matched = GLOBS.iter().flat_map(|(dir, glob)| {
-            std::fs::read_dir(dir)
+            fs::read_dir(dir)
                 .into_iter()
                 .flatten()
                 .flatten()
@@ -260,17 +348,104 @@ impl Layout {
     }
 }
 
-/// `Dir` operations for `path` and each of its ancestors, root first,
-/// but those already made.
-fn dirs_to(ops: &mut Vec<Op>, path: &Path) {
-    let mut at = PathBuf::from("/");
-    for part in path.components().skip(1) {
-        at.push(part);
-        let dir = new_root(&at);
-        if !ops.iter().any(|op| matches!(op, Op::Dir(d) if *d == dir)) {
-            ops.push(Op::Dir(dir));
+/// A skeleton on the host: the view's root, and the masks that cover
+/// secrets (an empty file and directory, mode 000).
+#[derive(Debug)]
+pub(crate) struct Skeleton {
+    pub root: PathBuf,
+    pub mask_file: CString,
+    pub mask_dir: CString,
+    /// Present once the skeleton is complete; gone if something cleaned
+    /// the directory up, and then it is made again.
+    ready: PathBuf,
+}
+
+/// How many skeletons were made, and the current one of each set of
+/// entries.
+type Made = (usize, HashMap<Vec<Entry>, Arc<Skeleton>>);
+
+/// The skeletons of one broker, one per distinct set of entries, in a
+/// private directory removed with it.
+#[derive(Debug)]
+pub(crate) struct Skeletons {
+    dir: tempfile::TempDir,
+    made: Mutex<Made>,
+}
+
+impl Skeletons {
+    /// A directory for skeletons: in `$XDG_RUNTIME_DIR` (which no
+    /// temp cleaner ages out) where there is one, else the temp dir.
+    pub(crate) fn new() -> io::Result<Self> {
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute() && d.is_dir());
+        let builder = tempfile::Builder::new().prefix("toolhost-view-").clone();
+        let dir = match runtime {
+            Some(base) => builder.tempdir_in(base).or_else(|_| builder.tempdir())?,
+            None => builder.tempdir()?,
+        };
+        Ok(Self {
+            dir,
+            made: Mutex::new((0, HashMap::new())),
+        })
+    }
+
+    /// The skeleton holding `entries`, made now if it does not exist.
+    pub(crate) fn get(&self, entries: &[Entry]) -> io::Result<Arc<Skeleton>> {
+        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(skeleton) = made.1.get(entries)
+            && skeleton.ready.exists()
+        {
+            return Ok(Arc::clone(skeleton));
+        }
+        made.0 += 1;
+        let at = self.dir.path().join(made.0.to_string());
+        let skeleton = Arc::new(make(&at, entries)?);
+        made.1.insert(entries.to_vec(), Arc::clone(&skeleton));
+        Ok(skeleton)
+    }
+}
+
+/// Make a skeleton of `entries` in the new directory `at`.
+fn make(at: &Path, entries: &[Entry]) -> io::Result<Skeleton> {
+    let root = at.join("root");
+    fs::create_dir_all(&root)?;
+    let inside = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    for entry in entries {
+        match entry {
+            Entry::Dir(d) => fs::create_dir_all(inside(d))?,
+            Entry::File(f) => {
+                let f = inside(f);
+                if let Some(parent) = f.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                fs::OpenOptions::new().create(true).append(true).open(f)?;
+            }
+            Entry::Symlink { target, link } => {
+                let link = inside(link);
+                if let Some(parent) = link.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                match std::os::unix::fs::symlink(target, &link) {
+                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                    _ => {}
+                }
+            }
         }
     }
+    let (mask_file, mask_dir) = (at.join("mask-file"), at.join("mask-dir"));
+    fs::File::create(&mask_file)?;
+    fs::set_permissions(&mask_file, fs::Permissions::from_mode(0o000))?;
+    fs::create_dir(&mask_dir)?;
+    fs::set_permissions(&mask_dir, fs::Permissions::from_mode(0o000))?;
+    let ready = at.join("ready");
+    fs::File::create(&ready)?;
+    Ok(Skeleton {
+        root,
+        mask_file: host(&mask_file),
+        mask_dir: host(&mask_dir),
+        ready,
+    })
 }
 
 #[cfg(test)]
@@ -292,23 +467,77 @@ mod tests {
             tmp_mib: 64,
             ..Layout::default()
         };
-        let ops = shown(&layout.ops());
+        let view = layout.view();
+        let ops = shown(&view.rooted(Path::new("/sk")));
         let at = |needle: &str| {
             ops.iter()
                 .position(|o| o.contains(needle))
                 .unwrap_or_else(|| panic!("{needle} not in {ops:#?}"))
         };
-        let bind = at(&format!("Bind {{ src: \"/oldroot{}\"", ws.display()));
-        assert!(at("Tmpfs { dst: \"/newroot/tmp\"") < bind);
-        assert!(bind < at("Mask(\"/newroot"));
-        assert!(at("Mask(\"/newroot") < at("ReadOnly("));
-        assert!(ops.last().unwrap().contains("RootReadOnly"));
+        let bind = at(&format!("Bind {{ src: \"{}\"", ws.display()));
+        assert!(at("Tmpfs { dst: \"/sk/tmp\"") < bind);
+        assert!(bind < at("Mask(\"/sk"));
+        assert!(at("Mask(\"/sk") < at("ReadOnly("));
+        assert_eq!(ops.last().unwrap(), "RootReadOnly(\"/sk\")");
         if Path::new("/etc/shadow").exists() {
             assert!(
                 ops.iter()
-                    .any(|o| o.starts_with("MaskHost { dst: \"/newroot/etc/shadow\"")),
+                    .any(|o| o.starts_with("MaskHost { dst: \"/sk/etc/shadow\"")),
                 "{ops:#?}"
             );
         }
+    }
+
+    #[test]
+    fn mount_points_beneath_a_fresh_tmpfs_are_made_by_the_child_the_rest_by_the_skeleton() {
+        let layout = Layout {
+            workspace: PathBuf::from("/tmp/a/ws"),
+            home: Some(PathBuf::from("/home/me")),
+            read: vec![PathBuf::from("/")],
+            tmp_mib: 64,
+            ..Layout::default()
+        };
+        let mut view = layout.view();
+        // Beneath the command's /tmp: made in the child, after the tmpfs.
+        view.bind(Path::new("/tmp"), true);
+        let entries = format!("{:?}", view.entries);
+        assert!(entries.contains("Dir(\"/proc\")"), "{entries}");
+        assert!(entries.contains("File(\"/dev/null\")"), "{entries}");
+        assert!(entries.contains("Dir(\"/home/me\")"), "{entries}");
+        assert!(!entries.contains("/tmp/"), "{entries}");
+        let ops = shown(&view.rooted(Path::new("/sk")));
+        let tmpfs = ops
+            .iter()
+            .position(|o| o.starts_with("Tmpfs { dst: \"/sk/tmp\""))
+            .unwrap();
+        let dir = ops.iter().position(|o| o == "Dir(\"/sk/tmp/a\")");
+        assert!(dir.is_none_or(|d| d > tmpfs), "{ops:#?}");
+    }
+
+    #[test]
+    fn a_skeleton_holds_its_entries_and_is_made_again_when_cleaned_up() {
+        let skeletons = Skeletons::new().unwrap();
+        let entries = vec![
+            Entry::Dir(PathBuf::from("/usr")),
+            Entry::File(PathBuf::from("/dev/null")),
+            Entry::Symlink {
+                target: PathBuf::from("usr/bin"),
+                link: PathBuf::from("/bin"),
+            },
+        ];
+        let first = skeletons.get(&entries).unwrap();
+        assert!(first.root.join("usr").is_dir());
+        assert!(first.root.join("dev/null").is_file());
+        assert_eq!(
+            fs::read_link(first.root.join("bin")).unwrap(),
+            Path::new("usr/bin")
+        );
+        let mask = Path::new(std::ffi::OsStr::from_bytes(first.mask_file.as_bytes()));
+        assert_eq!(mask.metadata().unwrap().permissions().mode() & 0o777, 0);
+        assert!(Arc::ptr_eq(&first, &skeletons.get(&entries).unwrap()));
+        fs::remove_file(&first.ready).unwrap();
+        let again = skeletons.get(&entries).unwrap();
+        assert!(!Arc::ptr_eq(&first, &again));
+        assert!(again.root.join("usr").is_dir());
     }
 }

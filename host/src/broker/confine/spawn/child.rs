@@ -49,6 +49,8 @@ pub(super) struct ChildArgs<'a> {
     /// stdin, stdout, stderr for the command.
     pub(super) stdio: [RawFd; 3],
     pub(super) mask: &'a libc::sigset_t,
+    /// The highest capability number this kernel knows.
+    pub(super) last_cap: libc::c_ulong,
     pub(super) report: &'a Report,
 }
 
@@ -108,7 +110,7 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         connect_stdio(args.stdio, report);
         if launch.drop_capabilities {
-            drop_capabilities(report);
+            drop_capabilities(args.last_cap, report);
         }
         check!(
             report,
@@ -156,43 +158,17 @@ fn enter_namespaces(ns: &Namespaces, report: &Report) {
                 ptr::null()
             )
         );
-        // A tmpfs becomes the root for a while, with the host's tree
-        // beneath it at /oldroot: the view is built at /newroot from
-        // /oldroot paths, whatever the old /tmp hid.
+        // The skeleton becomes a mount of its own, the view's root, and
+        // everything is mounted onto it from the host's tree.
+        let root = ns.root.as_ptr();
         check!(
             report,
             5,
-            libc::mount(
-                c"tmpfs".as_ptr(),
-                c"/tmp".as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                c"mode=0755,size=1m".as_ptr().cast()
-            )
+            libc::mount(root, root, none, libc::MS_BIND, ptr::null())
         );
-        check!(report, 5, libc::chdir(c"/tmp".as_ptr()));
-        check!(report, 5, libc::mkdir(c"oldroot".as_ptr(), 0o755));
-        check!(
-            report,
-            5,
-            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c"oldroot".as_ptr()) as i32
-        );
-        check!(report, 5, libc::chdir(c"/".as_ptr()));
-        mask_sources(report);
-        check!(report, 5, libc::mkdir(c"/newroot".as_ptr(), 0o755));
-        check!(
-            report,
-            5,
-            libc::mount(
-                c"/newroot".as_ptr(),
-                c"/newroot".as_ptr(),
-                none,
-                libc::MS_BIND | libc::MS_REC,
-                ptr::null()
-            )
-        );
+        mask_sources(ns, report);
         for op in &ns.ops {
-            apply_op(op, report);
+            apply_op(op, ns, report);
         }
         if ns.flags & libc::CLONE_NEWUTS != 0 {
             let name = c"toolhost";
@@ -205,7 +181,7 @@ fn enter_namespaces(ns: &Namespaces, report: &Report) {
         if ns.loopback {
             loopback_up(report);
         }
-        check!(report, 8, libc::chdir(c"/newroot".as_ptr()));
+        check!(report, 8, libc::chdir(root));
         check!(
             report,
             8,
@@ -280,7 +256,7 @@ const SECURE_BITS: libc::c_ulong = (1 << 0) // NOROOT
     | (1 << 7); // NO_CAP_AMBIENT_RAISE_LOCKED
 
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
-fn drop_capabilities(report: &Report) {
+fn drop_capabilities(last_cap: libc::c_ulong, report: &Report) {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -299,7 +275,7 @@ fn drop_capabilities(report: &Report) {
             12,
             libc::prctl(libc::PR_SET_SECUREBITS, SECURE_BITS)
         );
-        for cap in 0..64 {
+        for cap in 0..=last_cap {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
                 fail(report, 12);
             }

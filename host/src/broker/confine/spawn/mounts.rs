@@ -2,8 +2,9 @@
 //! build): binds, tmpfs, proc, masks and read-only covers placed on file
 //! descriptors opened without following symlinks.
 
+use super::Namespaces;
 use super::child::{Report, errno, fail};
-use crate::broker::confine::view::{MASK_DIR, MASK_FILE, Op};
+use crate::broker::confine::view::Op;
 use std::ffi::CStr;
 use std::mem;
 use std::os::fd::RawFd;
@@ -105,7 +106,7 @@ fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool, report: &Repor
 
 /// One operation of the view (see view.rs).
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
-pub(super) fn apply_op(op: &Op, report: &Report) {
+pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
     let none = ptr::null::<libc::c_char>();
     let exists = || errno() == libc::EEXIST;
     // SAFETY: system calls on prepared data.
@@ -180,13 +181,8 @@ pub(super) fn apply_op(op: &Op, report: &Report) {
                     )
                 );
             }
-            Op::Symlink { target, link } => {
-                if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && !exists() {
-                    fail(report, 6);
-                }
-            }
             Op::MaskHost { dst, dir } => {
-                let mask = if *dir { MASK_DIR } else { MASK_FILE };
+                let mask = if *dir { &ns.mask_dir } else { &ns.mask_file };
                 check!(
                     report,
                     6,
@@ -204,9 +200,9 @@ pub(super) fn apply_op(op: &Op, report: &Report) {
                     let mut stat: libc::stat = mem::zeroed();
                     check!(report, 6, libc::fstat(target, &mut stat));
                     let mask = if stat.st_mode & libc::S_IFMT == libc::S_IFDIR {
-                        MASK_DIR
+                        &ns.mask_dir
                     } else {
-                        MASK_FILE
+                        &ns.mask_file
                     };
                     let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
                     let tree =
@@ -226,35 +222,25 @@ pub(super) fn apply_op(op: &Op, report: &Report) {
                     libc::close(target);
                 }
             }
-            Op::RootReadOnly => {
+            Op::RootReadOnly(root) => {
                 check!(
                     report,
                     6,
-                    set_attributes(libc::AT_FDCWD, c"/newroot", 0, MOUNT_ATTR_RDONLY) as i32
+                    set_attributes(libc::AT_FDCWD, root, 0, MOUNT_ATTR_RDONLY) as i32
                 );
             }
         }
     }
 }
 
-/// The empty file and directory that mask secrets (mode 000), each a
-/// read-only mount of its own, so every mask cloned from them is.
+/// The empty file and directory that mask secrets (mode 000), each made
+/// a read-only mount of its own, so every mask cloned from them is.
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
-pub(super) fn mask_sources(report: &Report) {
+pub(super) fn mask_sources(ns: &Namespaces, report: &Report) {
     let none = ptr::null::<libc::c_char>();
-    // SAFETY: system calls on constant paths.
+    // SAFETY: system calls on prepared paths.
     unsafe {
-        // What masks a secret: an empty file and directory nobody may open.
-        let fd = libc::open(
-            MASK_FILE.as_ptr(),
-            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-            0,
-        );
-        check!(report, 5, fd);
-        libc::close(fd);
-        check!(report, 5, libc::mkdir(MASK_DIR.as_ptr(), 0));
-        // Read-only mounts of their own, so every mask cloned from them is.
-        for mask in [MASK_FILE, MASK_DIR] {
+        for mask in [&ns.mask_file, &ns.mask_dir] {
             check!(
                 report,
                 5,
