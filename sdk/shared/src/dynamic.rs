@@ -293,28 +293,35 @@ pub fn fill_template(
             argv.push(item.clone());
             continue;
         };
-        if !options_ended
-            && let Some(Value::String(s)) = args.get(name)
-            && s.starts_with('-')
-        {
-            return Err(format!(
-                "`{name}` starts with `-`, which the program would read as an option; this tool's template has no `--` before it, so give a value that does not start with `-`"
-            ));
-        }
-        match args.get(name) {
+        let value = match args.get(name) {
             None | Some(Value::Null) => {
                 return Err(format!(
                     "`{name}` is required: the command needs a value for it"
                 ));
             }
-            Some(Value::String(s)) => argv.push(s.clone()),
-            Some(v @ (Value::Number(_) | Value::Bool(_))) => argv.push(v.to_string()),
+            Some(Value::String(s)) => s.clone(),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
             Some(_) => {
                 return Err(format!(
                     "`{name}` must be a string, number or boolean: a template item takes one value"
                 ));
             }
+        };
+        // Before a `--`, `-x` is an option and `@file` makes many programs
+        // (gcc, javac, rustc...) read options from a file.
+        if !options_ended
+            && let Some(lead) = value.chars().next().filter(|c| matches!(c, '-' | '@'))
+        {
+            let what = if lead == '-' {
+                "the program would read it as an option"
+            } else {
+                "programs such as gcc read options from the file `@` names"
+            };
+            return Err(format!(
+                "`{name}` starts with `{lead}`: {what}; this tool's template has no `--` before it, so give a value that does not start with `{lead}`"
+            ));
         }
+        argv.push(value);
     }
     Ok(argv)
 }
@@ -344,6 +351,19 @@ mod tests {
         let err = fill_template(&early, json!({"text": "--pre=./evil"}).as_object().unwrap())
             .unwrap_err();
         assert!(err.contains("starts with `-`"), "{err}");
+        // A response file for gcc, and a negative number, before any `--`.
+        let gcc = strings(&["gcc", "{{file}}", "-O{{n}}"]);
+        let err =
+            fill_template(&gcc, json!({"file": "@opts.rsp"}).as_object().unwrap()).unwrap_err();
+        assert!(err.contains("starts with `@`"), "{err}");
+        let head = strings(&["head", "-n", "{{n}}", "--", "{{file}}"]);
+        let err =
+            fill_template(&head, json!({"n": -1, "file": "x"}).as_object().unwrap()).unwrap_err();
+        assert!(err.contains("`n` starts with `-`"), "{err}");
+        assert_eq!(
+            fill_template(&head, json!({"n": 5, "file": "@x"}).as_object().unwrap()).unwrap(),
+            strings(&["head", "-n", "5", "--", "@x"])
+        );
         let bad = json!({"text": ["a", "b"], "n": 1});
         assert!(fill_template(&template, bad.as_object().unwrap()).is_err());
         let missing = json!({"text": "x"});
