@@ -312,9 +312,23 @@ fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces,
     ]);
     let id_map = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
     let view = layout.view();
-    let skeleton = plan
+    let skeletons = plan
         .skeletons
-        .ok_or("no place to make the view's skeleton")?
+        .ok_or("no place to make the view's skeleton")?;
+    // A command must never reach the skeletons: through a writable path
+    // it could replace a mask or a mount point for the next command.
+    let base = skeletons.base();
+    if let Some(w) = std::iter::once(plan.workspace)
+        .chain(plan.writable.iter().map(PathBuf::as_path))
+        .find(|w| base.starts_with(w))
+    {
+        return Err(format!(
+            "`{}` is writable by commands and holds toolhost's sandbox directory `{}`;              use a narrower workspace or writable directory, or set XDG_RUNTIME_DIR or TMPDIR elsewhere",
+            w.display(),
+            base.display()
+        ));
+    }
+    let skeleton = skeletons
         .get(&view.entries)
         .map_err(|e| format!("cannot make the view's skeleton: {e}"))?;
     Ok(Namespaces {

@@ -368,7 +368,9 @@ type Made = (usize, HashMap<Vec<Entry>, Arc<Skeleton>>);
 /// private directory removed with it.
 #[derive(Debug)]
 pub(crate) struct Skeletons {
-    dir: tempfile::TempDir,
+    /// Removed when the broker goes (after `Drop` opens the masks up).
+    _dir: tempfile::TempDir,
+    base: PathBuf,
     made: Mutex<Made>,
 }
 
@@ -384,10 +386,19 @@ impl Skeletons {
             Some(base) => builder.tempdir_in(base).or_else(|_| builder.tempdir())?,
             None => builder.tempdir()?,
         };
+        // Canonical: masks and covers are placed through paths opened with
+        // no symlink allowed anywhere on the way.
+        let base = dir.path().canonicalize()?;
         Ok(Self {
-            dir,
+            _dir: dir,
+            base,
             made: Mutex::new((0, HashMap::new())),
         })
+    }
+
+    /// The directory holding the skeletons (canonical).
+    pub(crate) fn base(&self) -> &Path {
+        &self.base
     }
 
     /// The skeleton holding `entries`, made now if it does not exist.
@@ -399,10 +410,22 @@ impl Skeletons {
             return Ok(Arc::clone(skeleton));
         }
         made.0 += 1;
-        let at = self.dir.path().join(made.0.to_string());
+        let at = self.base.join(made.0.to_string());
         let skeleton = Arc::new(make(&at, entries)?);
         made.1.insert(entries.to_vec(), Arc::clone(&skeleton));
         Ok(skeleton)
+    }
+}
+
+impl Drop for Skeletons {
+    fn drop(&mut self) {
+        // A mode-000 mask directory cannot be listed, so the tree could
+        // not be removed: open them up first.
+        let (count, _) = *self.made.lock().unwrap_or_else(PoisonError::into_inner);
+        for n in 1..=count {
+            let mask = self.base.join(n.to_string()).join("mask-dir");
+            let _ = fs::set_permissions(mask, fs::Permissions::from_mode(0o700));
+        }
     }
 }
 
@@ -525,6 +548,7 @@ mod tests {
                 link: PathBuf::from("/bin"),
             },
         ];
+        assert_eq!(skeletons.base(), skeletons.base().canonicalize().unwrap());
         let first = skeletons.get(&entries).unwrap();
         assert!(first.root.join("usr").is_dir());
         assert!(first.root.join("dev/null").is_file());

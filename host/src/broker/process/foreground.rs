@@ -99,6 +99,12 @@ pub(crate) fn run_to_end(
             };
             (deadline - now).min(slice)
         };
+        // Without a pidfd only a look at the process tells that it ended.
+        let wait = if exit.is_none() && pidfd.is_none() {
+            wait.min(NO_PIDFD_POLL)
+        } else {
+            wait
+        };
         let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
         let mut which: Vec<Option<usize>> = Vec::with_capacity(3);
         if exit.is_none()

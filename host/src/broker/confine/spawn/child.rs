@@ -84,7 +84,7 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL)
         );
         // Handlers of the host must never run here: default every signal.
-        for sig in 1..libc::SIGRTMAX() {
+        for sig in 1..=libc::SIGRTMAX() {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::signal(sig, libc::SIG_DFL);
             }
