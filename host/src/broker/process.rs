@@ -360,6 +360,26 @@ fn pump(mut reader: impl Read + Send + 'static, sink: Shared, done: mpsc::Sender
 /// How a process ended: its exit code, or `None` if a signal killed it.
 pub(crate) type Exit = Option<i32>;
 
+/// The leader `pid` has ended (a zombie still holding its group id): kill
+/// what is left of its group and cgroup, then reap it. In a PID namespace
+/// nothing is left: the kernel ended every other process before the
+/// leader, its init, could end.
+fn end_leader(pid: Pid, pid_namespace: bool, cgroup: Option<&CommandCgroup>) -> Exit {
+    if !pid_namespace {
+        kill_group(pid.as_raw_nonzero().get().unsigned_abs());
+        if let Some(c) = cgroup {
+            c.kill_all();
+        }
+    }
+    loop {
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Err(rustix::io::Errno::INTR) => {}
+            Ok(Some((_, status))) => break status.exit_status(),
+            _ => break None,
+        }
+    }
+}
+
 /// Wait for the group leader `pgid` to exit without reaping it, kill what
 /// is left of its group while the zombie leader still holds the group id
 /// (and what is left in its cgroup), then reap it and run `after`. Runs on
@@ -384,17 +404,7 @@ pub(crate) fn reap(
                 )
             };
             while let Err(rustix::io::Errno::INTR) = exited() {}
-            kill_group(pgid);
-            if let Some(cgroup) = &cgroup {
-                cgroup.kill_all();
-            }
-            loop {
-                match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
-                    Err(rustix::io::Errno::INTR) => {}
-                    Ok(Some((_, status))) => break status.exit_status(),
-                    _ => break None,
-                }
-            }
+            end_leader(pid, false, cgroup.as_ref())
         });
         if let Some(w) = &watchdog {
             w.forget(pgid);
@@ -425,8 +435,7 @@ pub(crate) fn reap(
             kill_group(pgid);
             // The closure went with the failed thread: reap here.
             if let Some(pid) = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)) {
-                let status = rustix::process::waitpid(Some(pid), WaitOptions::empty());
-                let _ = tx.send(status.ok().flatten().and_then(|(_, s)| s.exit_status()));
+                let _ = tx.send(end_leader(pid, false, None));
             }
             if let Some(w) = &late_watchdog {
                 w.forget(pgid);

@@ -2,11 +2,10 @@
 //! process (a pidfd) and its two output pipes, with no thread of its own,
 //! so a short command costs no thread start-ups or hand-offs between them.
 
-use super::{Buffer, Ended, Exit, Watchdog, kill_group, reap};
-use crate::broker::confine::cgroup::CommandCgroup;
+use super::{Buffer, Ended, Exit, Watchdog, end_leader, kill_group, reap};
 use crate::broker::confine::spawn::Spawned;
 use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::process::{Pid, PidfdFlags, WaitId, WaitIdOptions, WaitOptions};
+use rustix::process::{Pid, PidfdFlags, WaitId, WaitIdOptions};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
@@ -144,7 +143,7 @@ pub(crate) fn run_to_end(
         for w in ready {
             match w {
                 None => {
-                    let code = finish(pid, pid_namespace, cgroup.as_ref());
+                    let code = raw.and_then(|p| end_leader(p, pid_namespace, cgroup.as_ref()));
                     if let Some(w) = &watchdog {
                         w.forget(pid);
                     }
@@ -174,27 +173,6 @@ pub(crate) fn run_to_end(
         cancelled: is_cancelled,
         duration,
         abandoned_streams: streams.iter().filter(|(f, _)| f.is_some()).count(),
-    }
-}
-
-/// The leader `pid` has ended (a zombie still holding its group id): kill
-/// what is left of its group and cgroup, then reap it. In a PID namespace
-/// nothing is left: the kernel ended every other process before the
-/// leader, its init, could end.
-fn finish(pid: u32, pid_namespace: bool, cgroup: Option<&CommandCgroup>) -> Exit {
-    let raw = Pid::from_raw(i32::try_from(pid).unwrap_or(0))?;
-    if !pid_namespace {
-        kill_group(pid);
-        if let Some(c) = cgroup {
-            c.kill_all();
-        }
-    }
-    loop {
-        match rustix::process::waitpid(Some(raw), WaitOptions::empty()) {
-            Err(rustix::io::Errno::INTR) => {}
-            Ok(Some((_, status))) => break status.exit_status(),
-            _ => break None,
-        }
     }
 }
 
