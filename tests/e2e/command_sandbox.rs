@@ -550,3 +550,39 @@ fn trusted_configuration_widens_and_narrows_the_secret_list() {
         "{out}"
     );
 }
+
+#[test]
+fn secrets_stay_masked_when_the_temp_dir_is_reached_through_a_symlink() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    support::write(&ws, ".env", "DOTENV-canary");
+    let real = scene.path("tmp-real");
+    std::fs::create_dir_all(&real).unwrap();
+    let link = scene.path("tmp-link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link = link.display().to_string();
+    // No runtime dir: the view's skeletons go to TMPDIR, a symlink.
+    let env = [("TMPDIR", link.as_str()), ("XDG_RUNTIME_DIR", "")];
+    let out = scene.run_with(&ws, &env, "cat .env; echo after-cat", &[]);
+    let all = text(&out);
+    assert!(!all.contains("DOTENV"), "the mask was skipped: {all}");
+    assert!(all.contains("after-cat"), "{all}");
+    let c = confinement(&out);
+    assert!(c.iter().any(|c| c == "secrets-masked 1"), "{c:?}");
+}
+
+#[test]
+fn a_workspace_holding_the_sandbox_directory_is_refused() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    // TMPDIR inside the workspace: a command could rewrite the masks and
+    // mount points the next command's view is built from.
+    let tmp = ws.join("scratch");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = tmp.display().to_string();
+    let env = [("TMPDIR", tmp.as_str()), ("XDG_RUNTIME_DIR", "")];
+    let out = scene.run_with(&ws, &env, "touch ran", &[]);
+    let all = text(&out);
+    assert!(all.contains("holds toolhost's sandbox directory"), "{out}");
+    assert!(!ws.join("ran").exists(), "the command ran: {out}");
+}
