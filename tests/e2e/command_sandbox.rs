@@ -586,3 +586,46 @@ fn a_workspace_holding_the_sandbox_directory_is_refused() {
     assert!(all.contains("holds toolhost's sandbox directory"), "{out}");
     assert!(!ws.join("ran").exists(), "the command ran: {out}");
 }
+
+#[test]
+fn a_read_list_holding_the_whole_host_keeps_the_private_mounts_on_top() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    let home = scene.path("home");
+    support::write(&home, "diary.txt", "HOME-canary");
+    let config = scene.path("wide.toml");
+    std::fs::write(&config, "[commands]\nread = [\"/\"]\n").unwrap();
+    let (config_text, home_text) = (config.display().to_string(), home.display().to_string());
+    let attack = format!(
+        "cat {home_text}/diary.txt; echo after-home
+ls /proc | grep -cE '^[0-9]+$'; echo after-proc
+ls /dev | wc -l; echo after-dev
+touch /tmp/x && echo tmp-writable"
+    );
+    let out = scene.run_with(
+        &ws,
+        &[("HOME", &home_text)],
+        &attack,
+        &["--config", &config_text],
+    );
+    let all = text(&out);
+    assert!(
+        !all.contains("HOME-canary"),
+        "the home tmpfs was hidden: {all}"
+    );
+    assert!(
+        all.contains("after-home") && all.contains("tmp-writable"),
+        "{all}"
+    );
+    // Only the command's own processes (bash, ls, grep) in its /proc, and
+    // the minimal /dev, not the host's.
+    let count = |before: &str| {
+        all.lines()
+            .take_while(|l| *l != before)
+            .last()
+            .and_then(|l| l.trim().parse::<u32>().ok())
+            .unwrap_or(u32::MAX)
+    };
+    assert!(count("after-proc") <= 5, "the host's /proc: {all}");
+    assert!(count("after-dev") <= 12, "the host's /dev: {all}");
+}

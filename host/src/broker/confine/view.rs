@@ -50,6 +50,8 @@ pub(crate) enum Op {
     Tmpfs { dst: CString, options: CString },
     /// A procfs of the command's PID namespace.
     Proc(CString),
+    /// A symbolic link (beneath one of the command's own tmpfs mounts).
+    Symlink { target: CString, link: CString },
     /// Cover a secret with the empty mask (no symlink followed).
     Mask(CString),
     /// Cover a secret of the host's system directories, which no command
@@ -170,6 +172,25 @@ impl View {
         }
     }
 
+    /// A symlink at `link`: in the skeleton, or by the child beneath one
+    /// of the command's own tmpfs mounts.
+    fn symlink(&mut self, target: &Path, link: &Path) {
+        if self.fresh.iter().any(|t| link.starts_with(t)) {
+            if let Some(parent) = link.parent() {
+                self.mount_point(parent, true);
+            }
+            self.ops.push(Op::Symlink {
+                target: host(target),
+                link: host(link),
+            });
+        } else {
+            self.entries.push(Entry::Symlink {
+                target: target.to_owned(),
+                link: link.to_owned(),
+            });
+        }
+    }
+
     /// A fresh tmpfs at `path`, which the child fills.
     fn tmpfs(&mut self, path: &Path, options: String) {
         self.mount_point(path, true);
@@ -220,6 +241,10 @@ impl View {
                     options,
                 },
                 Op::Proc(d) => Op::Proc(under(d)),
+                Op::Symlink { target, link } => Op::Symlink {
+                    target,
+                    link: under(link),
+                },
                 Op::Mask(d) => Op::Mask(under(d)),
                 Op::MaskHost { dst, dir } => Op::MaskHost {
                     dst: under(dst),
@@ -236,6 +261,31 @@ impl Layout {
     /// The skeleton entries and operations that build this view.
     pub(crate) fn view(&self) -> View {
         let mut view = View::default();
+        // Parents before children, so a nested bind lands on top.
+        let mut binds: Vec<(&Path, bool)> = self
+            .read
+            .iter()
+            .map(|p| (p.as_path(), false))
+            .chain(self.writable.iter().map(|p| (p.as_path(), true)))
+            .chain(std::iter::once((self.workspace.as_path(), true)))
+            .collect();
+        binds.sort_by(|a, b| a.0.cmp(b.0));
+        // A bind that holds one of the command's private mounts (`/`,
+        // `/home` around the home directory...) goes first, so those land
+        // on top of it and are never hidden by the host's.
+        let private: Vec<&Path> = [Path::new("/proc"), Path::new("/dev"), Path::new("/tmp")]
+            .into_iter()
+            .chain(self.home.as_deref())
+            .collect();
+        let (early, late): (Vec<_>, Vec<_>) = binds
+            .into_iter()
+            .partition(|(path, _)| private.iter().any(|p| p.starts_with(path)));
+        // `/dev` is a skeleton directory of a few nodes: beneath such a
+        // bind it needs a tmpfs of its own to hide the host's.
+        let dev_covered = early.iter().any(|(p, _)| Path::new("/dev").starts_with(p));
+        for (path, writable) in early {
+            view.bind(path, writable);
+        }
         for dir in SYSTEM_DIRS {
             let path = Path::new(dir);
             match fs::read_link(path) {
@@ -250,7 +300,7 @@ impl Layout {
         let proc = Path::new("/proc");
         view.mount_point(proc, true);
         view.ops.push(Op::Proc(host(proc)));
-        self.devices(&mut view);
+        self.devices(&mut view, dev_covered);
         view.tmpfs(
             Path::new("/tmp"),
             format!("mode=1777,size={}m", self.tmp_mib.max(1)),
@@ -264,16 +314,7 @@ impl Layout {
         if let Some(home) = &self.home {
             view.tmpfs(home, "mode=0755,size=16m".to_owned());
         }
-        // Parents before children, so a nested bind lands on top.
-        let mut binds: Vec<(&Path, bool)> = self
-            .read
-            .iter()
-            .map(|p| (p.as_path(), false))
-            .chain(self.writable.iter().map(|p| (p.as_path(), true)))
-            .chain(std::iter::once((self.workspace.as_path(), true)))
-            .collect();
-        binds.sort_by(|a, b| a.0.cmp(b.0));
-        for (path, writable) in binds {
+        for (path, writable) in late {
             view.bind(path, writable);
         }
         view.ops.extend(self.etc_secrets().map(|p| Op::MaskHost {
@@ -288,8 +329,11 @@ impl Layout {
         view
     }
 
-    fn devices(&self, view: &mut View) {
+    fn devices(&self, view: &mut View, own_tmpfs: bool) {
         let dev = Path::new("/dev");
+        if own_tmpfs {
+            view.tmpfs(dev, "mode=0755,size=64k".to_owned());
+        }
         for name in DEVICES {
             let node = dev.join(name);
             if node.exists() {
@@ -306,10 +350,7 @@ impl Layout {
             ("stdout", "/proc/self/fd/1"),
             ("stderr", "/proc/self/fd/2"),
         ] {
-            view.entries.push(Entry::Symlink {
-                target: PathBuf::from(target),
-                link: dev.join(link),
-            });
+            view.symlink(Path::new(target), &dev.join(link));
         }
         view.tmpfs(
             &dev.join("shm"),
@@ -516,7 +557,6 @@ mod tests {
         let layout = Layout {
             workspace: PathBuf::from("/tmp/a/ws"),
             home: Some(PathBuf::from("/home/me")),
-            read: vec![PathBuf::from("/")],
             tmp_mib: 64,
             ..Layout::default()
         };
@@ -535,6 +575,43 @@ mod tests {
             .unwrap();
         let dir = ops.iter().position(|o| o == "Dir(\"/sk/tmp/a\")");
         assert!(dir.is_none_or(|d| d > tmpfs), "{ops:#?}");
+    }
+
+    #[test]
+    fn a_bind_around_a_private_mount_goes_first_so_the_private_one_lands_on_top() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        let layout = Layout {
+            workspace: ws.clone(),
+            home: Some(PathBuf::from("/home/me")),
+            read: vec![PathBuf::from("/"), PathBuf::from("/home")],
+            tmp_mib: 64,
+            ..Layout::default()
+        };
+        let ops = shown(&layout.view().rooted(Path::new("/sk")));
+        let at = |needle: &str| {
+            ops.iter()
+                .position(|o| o.starts_with(needle))
+                .unwrap_or_else(|| panic!("{needle} not in {ops:#?}"))
+        };
+        let root = at("Bind { src: \"/\"");
+        let home = at("Bind { src: \"/home\"");
+        for private in [
+            "Proc(\"/sk/proc\")",
+            "Tmpfs { dst: \"/sk/tmp\"",
+            "Tmpfs { dst: \"/sk/dev/shm\"",
+            "Tmpfs { dst: \"/sk/dev\"",
+            "Symlink { target: \"/proc/self/fd\", link: \"/sk/dev/fd\"",
+            "Tmpfs { dst: \"/sk/home/me\"",
+        ] {
+            assert!(
+                root < at(private) && home < at(private),
+                "{private}: {ops:#?}"
+            );
+        }
+        // The workspace still comes after the private mounts.
+        let bind = format!("Bind {{ src: \"{}\"", ws.display());
+        assert!(at("Tmpfs { dst: \"/sk/home/me\"") < at(&bind));
     }
 
     #[test]

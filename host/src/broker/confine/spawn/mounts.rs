@@ -181,6 +181,11 @@ pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
                     )
                 );
             }
+            Op::Symlink { target, link } => {
+                if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && !exists() {
+                    fail(report, 6);
+                }
+            }
             Op::MaskHost { dst, dir } => {
                 let mask = if *dir { &ns.mask_dir } else { &ns.mask_file };
                 check!(
