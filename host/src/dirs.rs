@@ -153,7 +153,7 @@ pub(crate) fn open_regular(
 /// Read `reader` to its end, expecting `expected` bytes (its size when it
 /// was stat'ed) and refusing more than `limit`: a file that grew past the
 /// limit since then is `too-large`, never silently cut.
-fn read_sized(
+pub(crate) fn read_sized(
     mut reader: impl std::io::Read,
     expected: u64,
     limit: u64,

@@ -214,7 +214,7 @@ impl Executor {
     }
 
     /// Use these secret and protected paths (the defaults changed by
-    /// `config`) for commands.
+    /// `config`) for every tool and every command.
     pub fn with_path_rules(
         mut self,
         config: &crate::types::paths::PathRulesConfig,

@@ -4,6 +4,8 @@
 //!
 //! - [`commands`]: the broker's front (run, background commands);
 //! - [`files`]: atomic replace, whole-file read, line scan, tree walk;
+//! - [`filesystem`]: `wasi:filesystem/types` with secrets hidden and
+//!   protected paths kept read-only (guard.rs judges);
 //! - [`parallel`]: fan-out to fresh instances of the calling tool;
 //! - [`dynamic`]: create_tool's component check;
 //! - [`log`]: log lines to tracing;
@@ -16,6 +18,7 @@
 pub(crate) mod commands;
 pub(crate) mod dynamic;
 pub(crate) mod files;
+pub(crate) mod filesystem;
 pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod parallel;

@@ -33,6 +33,7 @@ pub mod types;
 // 1: the services guests reach through imports, with no wasm in them
 pub mod broker;
 mod dirs;
+mod guard;
 mod net;
 // 2: the wasm runtime and the per-call sandbox
 pub mod runtime;

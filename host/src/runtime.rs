@@ -180,6 +180,17 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            // wasi:filesystem/types again, over wasmtime-wasi's: secrets and
+            // protected paths enforced (imports/filesystem.rs).
+            .and_then(|()| {
+                linker.allow_shadowing(true);
+                let guarded = wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
+                    _,
+                    sandbox::GuardedFilesystem,
+                >(&mut linker, sandbox::guarded);
+                linker.allow_shadowing(false);
+                guarded
+            })
             // wasi:http, every request checked against the call's grant (net.rs).
             .and_then(|()| wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker))
             .and_then(|()| {

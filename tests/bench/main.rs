@@ -337,6 +337,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         cancel: None,
         settings: "{}",
         broker: None,
+        paths: None,
     };
     for _ in 0..n / 10 {
         let _ = plugin.run(runtime, &request);

@@ -255,14 +255,22 @@ fn a_workspace_configuration_is_used_only_while_trusted() {
     let out = toolhost(ws.path(), &["config", "check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("mode yolo"));
-    // A tool (or anyone) changing the file makes it untrusted again.
+    // A tool may not change it (a protected path)...
     let v = call_cli(
         ws.path(),
         "write_file",
         &serde_json::json!({"path": "toolhost.toml", "content": "mode = \"yolo\"\n[commands]\nallow = [\"cargo **\"]\n"}),
         &[],
     );
-    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(kind(&v), "denied", "{v}");
+    let out = toolhost(ws.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // ...and anyone else changing it makes it untrusted again.
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "mode = \"yolo\"\n[commands]\nallow = [\"cargo **\"]\n",
+    );
     let out = toolhost(ws.path(), &["config", "check"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not trusted"), "{}", stderr(&out));

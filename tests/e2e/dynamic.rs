@@ -663,3 +663,26 @@ async fn the_whole_javascript_flow_over_mcp() {
     assert!(!s.store().join(&id).join("source.js").exists());
     session.cancel().await.expect("close");
 }
+
+#[test]
+fn a_script_never_sees_secrets() {
+    let s = Setup::new("");
+    write(s.ws.path(), ".env", "API=TOKEN_js_secret\n");
+    write(s.ws.path(), "notes.txt", "plain\n");
+    let id = s.create(
+        "bot",
+        &script(
+            "peek",
+            "function run() { let seen = toolhost.listDir('.').join(','); \
+             try { seen += ' ' + toolhost.readFile('.env') } catch (e) { seen += ' refused: ' + e } \
+             return seen }",
+            &["workspace:read"],
+        ),
+    );
+    s.approve(&id, &[]);
+    let v = s.call("bot", "peek", &json!({}));
+    assert_eq!(v["success"], true, "{v}");
+    let text = v["content"].as_str().unwrap();
+    assert!(!text.contains("TOKEN_js_secret"), "{text}");
+    assert!(text.starts_with("notes.txt refused:"), "{text}");
+}

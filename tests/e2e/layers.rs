@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     // the services guests reach through imports, with no wasm in them
     ("broker", 1),
     ("dirs", 1),
+    ("guard", 1),
     ("net", 1),
     // the wasm runtime and the per-call sandbox
     ("runtime", 2),

@@ -25,6 +25,7 @@ mod pipeline;
 mod read_file;
 mod sandbox;
 mod search_tools;
+mod secrets;
 mod sensitivity;
 mod special_files;
 mod support;

@@ -32,7 +32,7 @@ fn tree() -> tempfile::TempDir {
     write(p, "build/out.rs", "needle in an ignored dir\n");
     write(p, "debug.log", "needle in an ignored file\n");
     write(p, ".secret/keys.txt", "needle in a hidden dir\n");
-    write(p, ".env", "NEEDLE=1\n");
+    write(p, ".settings", "NEEDLE=1\n");
     write(p, "image.bin", b"needle\x00\x01\x02binary");
     ws
 }
@@ -81,7 +81,7 @@ fn grep_options_change_the_set() {
     );
     assert_eq!(
         files(json!({"pattern": "NEEDLE", "output": "files", "hidden": true})),
-        [".env"]
+        [".settings"]
     );
     assert_eq!(
         files(json!({"pattern": "NEEDLE", "output": "count", "case_sensitive": false})),
@@ -415,11 +415,14 @@ fn find_files_hidden_finds_dot_files_and_their_directories() {
         sorted(json!({"pattern": "*.txt", "hidden": true})),
         [".secret/keys.txt", "win.txt"]
     );
-    assert_eq!(sorted(json!({"pattern": ".env", "hidden": true})), [".env"]);
     assert_eq!(
-        sorted(json!({"pattern": ".env"})),
+        sorted(json!({"pattern": ".settings", "hidden": true})),
+        [".settings"]
+    );
+    assert_eq!(
+        sorted(json!({"pattern": ".settings"})),
         [
-            "0 files match `.env`; 1 match exists in 1 hidden file — set hidden=true to include them."
+            "0 files match `.settings`; 1 match exists in 1 hidden file — set hidden=true to include them."
         ]
     );
 }

@@ -241,6 +241,7 @@ impl Executor {
             cancel: options.cancel.as_ref(),
             settings: &settings,
             broker: grant.commands.then_some(broker_call),
+            paths: Some(self.broker.path_rules()),
         };
         plugin.run(&self.runtime, &request)
     }

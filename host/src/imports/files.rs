@@ -5,8 +5,10 @@
 
 use crate::bindings::files::{self, FileError};
 use crate::dirs::{self, Op};
+use crate::guard::Need;
 use crate::runtime::sandbox::CallState;
 use crate::types::grant::Access;
+use std::os::fd::AsFd;
 use std::path::Path;
 use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native};
 
@@ -20,6 +22,9 @@ impl files::Host for CallState {
         }
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
+        self.paths
+            .check_at(dir.as_fd(), &rel.to_string_lossy(), true, Need::Write)
+            .map_err(FileError::Denied)?;
         dirs::write_atomic(&dir, &rel, &data, dirs::sync_dir)
             .map_err(|e| dirs::to_file_error(e, &path, Op::Write))
     }
@@ -33,7 +38,12 @@ impl files::Host for CallState {
         let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
             u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
         });
-        dirs::read_whole(&dir, &rel, &path, max_bytes.min(cap))
+        self.check_read(&dir, &rel)?;
+        let (file, size) = dirs::open_regular(&dir, &rel, &path)?;
+        self.paths
+            .check_fd(file.as_fd(), Need::Read)
+            .map_err(FileError::Denied)?;
+        dirs::read_sized(file, size, max_bytes.min(cap), &path)
     }
 
     fn scan(
@@ -46,7 +56,11 @@ impl files::Host for CallState {
         let (base, rel) = self.granted.resolve(&path, Access::Read)?;
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
+        self.check_read(&dir, &rel)?;
         let (file, _) = dirs::open_regular(&dir, &rel, &path)?;
+        self.paths
+            .check_fd(file.as_fd(), Need::Read)
+            .map_err(FileError::Denied)?;
         let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
         let scan = toolhost_shared::scan::scan_reader(file, first_line, max_lines, most)
             .map_err(|e| dirs::to_file_error(e, &path, Op::Read))?;
@@ -86,10 +100,35 @@ impl files::Host for CallState {
             max_depth: options.max_depth.map(|d| d as usize),
             metadata: options.metadata,
         };
+        self.paths
+            .check(&root, Need::Read)
+            .map_err(FileError::Denied)?;
         let entries =
             walk_native(&root, &options).map_err(|e| dirs::to_file_error(e, &path, Op::Walk))?;
+        // Secrets left out (a secret directory counted once, its contents
+        // left out with it).
+        let mut hidden_dirs: Vec<String> = Vec::new();
+        let entries = entries.into_iter().filter(|e| {
+            if hidden_dirs.iter().any(|d| {
+                e.path
+                    .strip_prefix(d.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+            }) {
+                return false;
+            }
+            let at = root.join(&e.path);
+            let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+                return true;
+            };
+            if self.paths.hides(dir, &name.to_string_lossy()) {
+                if e.kind == EntryKind::Directory {
+                    hidden_dirs.push(e.path.clone());
+                }
+                return false;
+            }
+            true
+        });
         Ok(entries
-            .into_iter()
             .map(|e| files::WalkEntry {
                 path: e.path,
                 kind: match e.kind {
@@ -102,6 +141,16 @@ impl files::Host for CallState {
                 modified_ns: e.modified_ns,
             })
             .collect())
+    }
+}
+
+impl CallState {
+    /// Refuse to read a secret at `rel` beneath `dir`, by its name or
+    /// where it leads.
+    fn check_read(&mut self, dir: &cap_std::fs::Dir, rel: &Path) -> Result<(), FileError> {
+        self.paths
+            .check_at(dir.as_fd(), &rel.to_string_lossy(), true, Need::Read)
+            .map_err(FileError::Denied)
     }
 }
 

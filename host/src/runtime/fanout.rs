@@ -47,6 +47,7 @@ pub(crate) struct Fanout {
     pub(crate) deadline: Instant,
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) broker: Option<BrokerCall>,
+    pub(crate) paths: Option<Arc<crate::types::paths::PathRules>>,
 }
 
 impl Fanout {
@@ -72,6 +73,7 @@ impl Fanout {
             cancel: self.cancel.as_ref(),
             settings: &self.settings,
             broker: self.broker.as_ref(),
+            paths: self.paths.as_ref(),
         };
         sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, share)
     }

@@ -23,8 +23,10 @@ use super::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
 use crate::bindings::{ToolPluginPre, types as wit};
 use crate::broker::BrokerCall;
 use crate::dirs::GrantedDirs;
+use crate::guard::PathGuard;
 use crate::net::{NetHooks, NetPolicy};
 use crate::types::grant::{Access, Effective};
+use crate::types::paths::PathRules;
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
 use pipe::CappedPipe;
@@ -55,6 +57,9 @@ pub struct CallRequest<'a> {
     /// The command broker, for a tool granted `commands` (set by the
     /// executor; `None` makes every command request `denied`).
     pub broker: Option<&'a BrokerCall>,
+    /// The secret and protected paths, enforced beneath every granted
+    /// directory (`None`: the defaults).
+    pub paths: Option<&'a Arc<PathRules>>,
 }
 
 /// A plugin's successful output.
@@ -92,6 +97,8 @@ pub(crate) struct CallState {
     /// Time already credited to the deadline for waiting on commands.
     pub(crate) waited: Duration,
     pub(crate) granted: GrantedDirs,
+    /// Secret and protected paths beneath the granted directories.
+    pub(crate) paths: PathGuard,
     /// How this call starts more runs of itself; `None` inside such a run.
     pub(crate) fanout: Option<Fanout>,
     /// How the host stopped this call's shares, if it stopped any: a
@@ -109,6 +116,32 @@ impl CallState {
     /// own timeout: the command had its own.
     pub(crate) fn extend_deadline(&mut self, by: Duration) {
         self.deadline += by;
+    }
+}
+
+/// The call's `wasi:filesystem/types`, as linker data: wasmtime-wasi's
+/// view and the call's [`PathGuard`] (the interface is implemented in
+/// imports/filesystem.rs).
+pub(crate) struct GuardedFilesystem;
+
+impl wasmtime::component::HasData for GuardedFilesystem {
+    type Data<'a> = Guarded<'a>;
+}
+
+/// wasmtime-wasi's filesystem view of a call and its guard.
+pub(crate) struct Guarded<'a> {
+    pub(crate) inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView<'a>,
+    pub(crate) guard: &'a mut PathGuard,
+}
+
+/// The getter the linker takes.
+pub(crate) fn guarded(state: &mut CallState) -> Guarded<'_> {
+    Guarded {
+        inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+            ctx: state.wasi.filesystem(),
+            table: &mut state.table,
+        },
+        guard: &mut state.paths,
     }
 }
 
@@ -208,6 +241,10 @@ fn new_store(
         commands: req.broker.filter(|_| req.grant.commands).cloned(),
         waited: Duration::ZERO,
         granted: GrantedDirs::new(req.grant, req.workspace),
+        paths: PathGuard::new(
+            req.paths.map_or_else(default_rules, Arc::clone),
+            granted_roots(req),
+        ),
         fanout,
         stopped_shares: Vec::new(),
     };
@@ -262,6 +299,23 @@ fn deadline(timeout: Duration) -> Instant {
         .unwrap_or(now + Duration::from_secs(1))
 }
 
+/// The defaults, compiled once.
+fn default_rules() -> Arc<PathRules> {
+    static DEFAULT: std::sync::LazyLock<Arc<PathRules>> =
+        std::sync::LazyLock::new(|| Arc::new(PathRules::default()));
+    Arc::clone(&DEFAULT)
+}
+
+/// The host directories a call may reach: the workspace and named ones.
+fn granted_roots(req: &CallRequest<'_>) -> Vec<std::path::PathBuf> {
+    let workspace = req.workspace.filter(|_| req.grant.workspace.is_some());
+    workspace
+        .map(Path::to_owned)
+        .into_iter()
+        .chain(req.grant.directories.iter().map(|d| d.host_path.clone()))
+        .collect()
+}
+
 fn perms(access: Access) -> FsPerms {
     match access {
         Access::Read => FsPerms::ReadOnly,
@@ -292,6 +346,7 @@ pub(crate) fn run(
         deadline: deadline(req.limits.timeout),
         cancel: req.cancel.cloned(),
         broker: req.broker.cloned(),
+        paths: req.paths.cloned(),
     };
     execute(runtime, tool, pre, req, None, Some(fanout))
 }
@@ -378,10 +433,47 @@ fn execute_in_runtime(
         .call_call(&mut store, req.args, &ctx);
     let stderr = captured.finish(tool, &ctx.call_id);
     match result {
-        Ok(Ok(output)) => Ok(convert_output(output, req.limits.max_output_bytes, tool)),
-        Ok(Err(err)) => Err(convert_error(err, &store.data().stopped_shares)),
+        Ok(Ok(output)) => {
+            let mut out = convert_output(output, req.limits.max_output_bytes, tool);
+            note_hidden(&mut out, store.data().paths.hidden());
+            Ok(out)
+        }
+        Ok(Err(err)) => Err(with_notes(
+            convert_error(err, &store.data().stopped_shares),
+            store.data().paths.notes(),
+        )),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
     }
+}
+
+/// Say how many secret paths listings left out (never which), so a
+/// search that found nothing says why it may have.
+fn note_hidden(out: &mut PluginOutput, hidden: usize) {
+    if hidden > 0 {
+        let what = if hidden == 1 {
+            "1 secret path was".to_owned()
+        } else {
+            format!("{hidden} secret paths were")
+        };
+        if !out.content.is_empty() && !out.content.ends_with('\n') {
+            out.content.push('\n');
+        }
+        out.content.push_str(&format!(
+            "[{what} left out: toolhost keeps secrets from every tool; a person \
+             can allow a path with `not_secret` under [paths] in a trusted toolhost.toml]"
+        ));
+    }
+}
+
+/// The tool's error with why toolhost refused paths during the call (a
+/// tool sees only "access denied" from the filesystem), each note once.
+fn with_notes(mut err: CallError, notes: &[String]) -> CallError {
+    for note in notes {
+        if !err.message.contains(note.as_str()) {
+            err.message.push_str(&format!("\n{note}."));
+        }
+    }
+    err
 }
 
 /// Ask a freshly prepared plugin what it is, in an empty sandbox.
@@ -405,6 +497,7 @@ pub(crate) fn describe(
         cancel: None,
         settings: "{}",
         broker: None,
+        paths: None,
     };
     let _slot = runtime.slot();
     let (mut store, captured) =

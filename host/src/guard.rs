@@ -1,0 +1,326 @@
+//! Secret and protected paths beneath the directories a call was granted,
+//! for every way a guest reaches files: the WASI filesystem
+//! (imports/filesystem.rs) and the `files` import (imports/files.rs).
+//!
+//! A path is judged where it really is: the directory a descriptor holds
+//! as the kernel names it (`/proc/self/fd`), symlinks on the way resolved
+//! (`openat2` with `O_PATH`), taken relative to the granted root it lies
+//! under and matched against the one list in types/paths.rs. A name that
+//! is a symlink to a secret is a secret; a secret is never found by a read
+//! or a listing, and never created, replaced, renamed or linked; a
+//! protected path is never written. Each refusal leaves a note saying why
+//! and how a person can allow it, which the call's error carries.
+
+use crate::types::paths::{Guard, PathRules};
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// What a guest wants to do at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// See it: open, stat, read a link, list. Refused for secrets.
+    Read,
+    /// Create, replace, change, rename, link or remove it. Refused for
+    /// secrets and protected paths.
+    Write,
+}
+
+/// The most notes one call keeps (a search may be refused many files).
+const MAX_NOTES: usize = 3;
+
+/// One call's judge of paths beneath its granted directories.
+#[derive(Debug)]
+pub(crate) struct PathGuard {
+    rules: Arc<PathRules>,
+    /// The granted host directories, as given.
+    roots: Vec<PathBuf>,
+    /// The same, canonical; made at the first judgement.
+    canonical: Option<Vec<PathBuf>>,
+    /// Secret entries left out of listings so far (each once, however
+    /// often it was listed).
+    hidden: HashSet<PathBuf>,
+    /// Why something was refused, for the call's error.
+    notes: Vec<String>,
+    /// Open directory listings (by resource) and the directory each lists.
+    listings: HashMap<u32, PathBuf>,
+}
+
+impl PathGuard {
+    pub(crate) fn new(rules: Arc<PathRules>, roots: Vec<PathBuf>) -> Self {
+        Self {
+            rules,
+            roots,
+            canonical: None,
+            hidden: HashSet::new(),
+            notes: Vec::new(),
+            listings: HashMap::new(),
+        }
+    }
+
+    /// Where `host` (a canonical path) lies relative to the deepest granted
+    /// root holding it; `None` outside every root.
+    fn relative(&mut self, host: &Path) -> Option<PathBuf> {
+        let roots = self.canonical.get_or_insert_with(|| {
+            self.roots
+                .iter()
+                .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()))
+                .collect()
+        });
+        roots
+            .iter()
+            .filter_map(|root| host.strip_prefix(root).ok())
+            .min_by_key(|rest| rest.components().count())
+            .map(Path::to_owned)
+    }
+
+    /// What the rules say about the canonical host path `host`, with the
+    /// path relative to its root.
+    fn judge(&mut self, host: &Path) -> Option<(Guard, PathBuf)> {
+        let rel = self.relative(host)?;
+        if rel.as_os_str().is_empty() {
+            return None;
+        }
+        self.rules.guard(&rel).map(|g| (g, rel))
+    }
+
+    /// Refuse `need` at the canonical host path `host` if the rules say
+    /// so; the message says why and how a person can allow it.
+    pub(crate) fn check(&mut self, host: &Path, need: Need) -> Result<(), String> {
+        let refusal = match self.judge(host) {
+            Some((Guard::Secret, rel)) => secret_message(&rel),
+            Some((Guard::Protected, rel)) if need == Need::Write => protected_message(&rel),
+            _ => return Ok(()),
+        };
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
+            self.notes.push(refusal.clone());
+        }
+        Err(refusal)
+    }
+
+    /// [`Self::check`] for what the open descriptor `fd` is.
+    pub(crate) fn check_fd(&mut self, fd: BorrowedFd<'_>, need: Need) -> Result<(), String> {
+        match fd_path(fd) {
+            Some(host) => self.check(&host, need),
+            None => Err(self.unknown()),
+        }
+    }
+
+    /// [`Self::check`] for `path` beneath the directory `dir`; `follow`
+    /// if the operation follows a symlink in the last component.
+    pub(crate) fn check_at(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        path: &str,
+        follow: bool,
+        need: Need,
+    ) -> Result<(), String> {
+        let Some(lexical) = normal(Path::new(path)) else {
+            // Absolute or empty: the WASI layer refuses it on its own.
+            return Ok(());
+        };
+        let Some(base) = fd_path(dir) else {
+            return Err(self.unknown());
+        };
+        // The name as given counts too: a dangling `.env` symlink is still
+        // a secret's name.
+        self.check(&base.join(&lexical), need)?;
+        match locate(dir, &lexical, follow) {
+            Some(host) => self.check(&host, need),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the entry `name` of the directory at canonical `dir` is a
+    /// secret, to leave out of a listing (counted in [`Self::hidden`]).
+    pub(crate) fn hides(&mut self, dir: &Path, name: &str) -> bool {
+        match self.judge(&dir.join(name)) {
+            Some((Guard::Secret, rel)) => {
+                self.hidden.insert(rel);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A listing of the directory at canonical `dir` was opened as `id`
+    /// (an empty `dir`: where it is is unknown, so it lists nothing).
+    pub(crate) fn listing_opened(&mut self, id: u32, dir: PathBuf) {
+        self.listings.insert(id, dir);
+    }
+
+    /// Whether listing `id` leaves out its entry `name`.
+    pub(crate) fn listing_hides(&mut self, id: u32, name: &str) -> bool {
+        match self.listings.get(&id) {
+            Some(dir) if dir.as_os_str().is_empty() => true,
+            Some(dir) => {
+                let dir = dir.clone();
+                self.hides(&dir, name)
+            }
+            None => false,
+        }
+    }
+
+    /// Listing `id` was closed.
+    pub(crate) fn listing_closed(&mut self, id: u32) {
+        self.listings.remove(&id);
+    }
+
+    /// Secret entries left out of listings so far.
+    pub(crate) fn hidden(&self) -> usize {
+        self.hidden.len()
+    }
+
+    /// Why paths were refused in this call, for its error.
+    pub(crate) fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    fn unknown(&mut self) -> String {
+        "toolhost cannot tell where this path is (is /proc mounted?), so it refuses it rather \
+         than risk showing a secret"
+            .to_owned()
+    }
+}
+
+fn secret_message(rel: &Path) -> String {
+    let shown = rel.display();
+    format!(
+        "`{shown}` is a protected secret path: toolhost hides it from every tool and command. A \
+         person who wants tools to see it can add `not_secret = [\"{shown}\"]` under [paths] in \
+         a trusted toolhost.toml"
+    )
+}
+
+fn protected_message(rel: &Path) -> String {
+    let shown = rel.display();
+    format!(
+        "`{shown}` is a protected path (git, editors, shells or agents run what it holds): tools \
+         and commands may read it but never write it. A person who wants it writable can add \
+         `writable = [\"{shown}\"]` under [paths] in a trusted toolhost.toml"
+    )
+}
+
+/// `path` without `.` and with `..` taken lexically; `None` if it is
+/// absolute or empty.
+fn normal(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+/// The canonical host path of what `fd` holds.
+pub(crate) fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    path.is_absolute().then_some(path)
+}
+
+/// The canonical host path `rel` names beneath `dir`: symlinks on the way
+/// resolved, and the last one too if `follow`. For a path that does not
+/// exist yet, its nearest existing parent's real place and the rest.
+fn locate(dir: BorrowedFd<'_>, rel: &Path, follow: bool) -> Option<PathBuf> {
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    match rustix::fs::openat2(dir, rel, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS) {
+        Ok(fd) => {
+            use std::os::fd::AsFd;
+            fd_path(fd.as_fd())
+        }
+        Err(_) => {
+            let (parent, name) = (rel.parent()?, rel.file_name()?);
+            let base = if parent.as_os_str().is_empty() {
+                fd_path(dir)?
+            } else {
+                locate(dir, parent, true)?
+            };
+            Some(base.join(name))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn guard(root: &Path) -> PathGuard {
+        PathGuard::new(Arc::new(PathRules::default()), vec![root.to_owned()])
+    }
+
+    #[test]
+    fn secrets_are_judged_where_they_really_are() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join(".env"), "TOKEN=1").unwrap();
+        std::fs::create_dir(ws.path().join(".ssh")).unwrap();
+        std::fs::write(ws.path().join(".ssh/id_ed25519"), "key").unwrap();
+        std::os::unix::fs::symlink(".env", ws.path().join("innocent")).unwrap();
+        std::os::unix::fs::symlink(".ssh", ws.path().join("keys")).unwrap();
+        std::fs::write(ws.path().join("main.rs"), "").unwrap();
+        let dir = std::fs::File::open(ws.path()).unwrap();
+        let mut g = guard(ws.path());
+        let at = |g: &mut PathGuard, p: &str, follow: bool, need: Need| {
+            g.check_at(dir.as_fd(), p, follow, need)
+        };
+        assert!(at(&mut g, ".env", true, Need::Read).is_err());
+        assert!(at(&mut g, "src/../.env", true, Need::Read).is_err());
+        assert!(
+            at(&mut g, "innocent", true, Need::Read).is_err(),
+            "a symlink to a secret"
+        );
+        assert!(
+            at(&mut g, "innocent", false, Need::Write).is_ok(),
+            "the link itself"
+        );
+        assert!(at(&mut g, "keys/id_ed25519", true, Need::Read).is_err());
+        assert!(
+            at(&mut g, "keys/new", true, Need::Write).is_err(),
+            "creating in a secret dir"
+        );
+        assert!(at(&mut g, "main.rs", true, Need::Write).is_ok());
+        assert!(at(&mut g, "new/deeper/file", true, Need::Write).is_ok());
+        assert!(at(&mut g, ".git/hooks/pre-commit", true, Need::Read).is_ok());
+        let err = at(&mut g, ".git/hooks/pre-commit", true, Need::Write).unwrap_err();
+        assert!(
+            err.contains("protected path") && err.contains("writable"),
+            "{err}"
+        );
+        let err = at(&mut g, ".env", true, Need::Read).unwrap_err();
+        assert!(err.contains("not_secret = [\".env\"]"), "{err}");
+        let secret = std::fs::File::open(ws.path().join("innocent")).unwrap();
+        assert!(
+            g.check_fd(secret.as_fd(), Need::Read).is_err(),
+            "an open secret"
+        );
+        assert!(!g.notes().is_empty() && g.notes().len() <= MAX_NOTES);
+    }
+
+    #[test]
+    fn listings_leave_out_secrets_and_count_them() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut g = guard(ws.path());
+        let root = ws.path().canonicalize().unwrap();
+        assert!(g.hides(&root, ".env"));
+        assert!(g.hides(&root.join("deploy"), "id_rsa"));
+        assert!(!g.hides(&root, "README.md"));
+        assert!(!g.hides(&root, ".gitignore"));
+        assert!(g.hides(&root, ".env"), "listed again");
+        assert_eq!(g.hidden(), 2, "each counted once");
+        // Outside every root nothing is judged.
+        assert!(!g.hides(Path::new("/elsewhere"), ".env"));
+    }
+}
