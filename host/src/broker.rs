@@ -363,7 +363,16 @@ impl Broker {
                     .collect();
                 let mut near_top = read.clone();
                 near_top.extend(self.config.writable.iter().filter_map(|p| p.canonicalize().ok()));
-                let read_secrets = confine::scan::shallow_secrets(&near_top, &self.rules, 3);
+                let mut read_secrets = confine::scan::shallow_secrets(&near_top, &self.rules, 3);
+                // toolhost's own configuration, trust store, state and
+                // cache are hidden from commands even when a person made a
+                // directory holding them readable or writable.
+                read_secrets.extend(
+                    crate::types::paths::own_dirs()
+                        .into_iter()
+                        .filter_map(|(_, d)| d.canonicalize().ok())
+                        .filter(|d| near_top.iter().any(|t| d.starts_with(t))),
+                );
                 let home = dirs::home_dir();
                 let mut processes = Processes {
                     spawner,

@@ -416,6 +416,14 @@ pub struct Built {
     pub problems: Vec<LoadProblem>,
 }
 
+/// Where the configuration file `path` really is (symlinks resolved).
+fn real_file(path: &Path) -> Result<PathBuf, ConfigError> {
+    path.canonicalize().map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
 impl Config {
     /// Where a configuration is looked for: `<workspace>/toolhost.toml`,
     /// then `<user config dir>/toolhost/toolhost.toml`. The flag says
@@ -443,15 +451,16 @@ impl Config {
     pub fn trust(path: &Path) -> Result<String, ConfigError> {
         // Only a file that parses is worth trusting, and the text checked
         // is the text whose hash is recorded.
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let real = real_file(path)?;
+        let text = std::fs::read_to_string(&real).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
         })?;
-        let base = path
+        let base = real
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_owned);
         Self::parse(&text, path, &base)?;
-        trust::trust_content(path, text.as_bytes()).map_err(|e| {
+        trust::trust_content(&real, text.as_bytes()).map_err(|e| {
             invalid(
                 &path.display().to_string(),
                 format!("cannot record that it is trusted: {e}"),
@@ -466,11 +475,14 @@ impl Config {
     }
 
     fn load_checked(path: &Path, needs_trust: bool) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        // A symlinked file is the file it leads to: trusted only if that is,
+        // its relative paths resolved where it really is.
+        let real = real_file(path)?;
+        let text = std::fs::read_to_string(&real).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
         })?;
-        let base = path
+        let base = real
             .parent()
             .map(Path::to_owned)
             .unwrap_or_else(|| PathBuf::from("."));

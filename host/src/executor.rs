@@ -39,7 +39,7 @@ use crate::types::sensitivity::Sensitivity;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 /// Per-call options.
@@ -105,6 +105,9 @@ pub struct Executor {
     changes: tokio::sync::watch::Sender<u64>,
     /// Set at build time, or once later (e.g. from an MCP client's roots).
     workspace: OnceLock<PathBuf>,
+    /// Why no workspace is set, when one was refused (a root that cannot
+    /// be granted): what calls needing one are told.
+    workspace_problem: Mutex<Option<String>>,
     mode: Mode,
     grants: HashMap<String, Grant>,
     /// Settings every tool receives (e.g. `allow_delete`).
@@ -159,6 +162,7 @@ impl Executor {
             descriptions: HashMap::new(),
             changes: tokio::sync::watch::Sender::new(0),
             workspace: OnceLock::new(),
+            workspace_problem: Mutex::new(None),
             mode: Mode::default(),
             grants: HashMap::new(),
             global_settings: serde_json::Map::new(),
@@ -320,6 +324,24 @@ impl Executor {
         self.workspace.get().map(PathBuf::as_path)
     }
 
+    /// Record why no workspace could be set (e.g. the current directory is
+    /// the home directory): a call that needs the workspace gets this
+    /// instead of running without it.
+    pub fn set_workspace_problem(&self, why: impl Into<String>) {
+        *self
+            .workspace_problem
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.into());
+    }
+
+    /// Why no workspace is set, if one was refused.
+    pub fn workspace_problem(&self) -> Option<String> {
+        self.workspace_problem
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// True once a person answered "abort everything".
     pub fn aborted(&self) -> bool {
         self.aborted.load(Ordering::Relaxed)
@@ -421,12 +443,36 @@ impl Executor {
 }
 
 /// `dir` canonicalised, if it is a directory.
+/// `dir`, canonical, if it exists, is a directory and is safe to grant
+/// (see [`crate::types::paths::unsafe_workspace`]); the error says what
+/// to give instead.
 fn checked_dir(dir: &Path) -> std::io::Result<PathBuf> {
-    let dir = dir.canonicalize()?;
+    let shown = dir.display();
+    let dir = dir.canonicalize().map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("{shown} cannot be the workspace: {e}; give an existing project directory"),
+        )
+    })?;
     if !dir.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotADirectory,
-            format!("{} is not a directory", dir.display()),
+            format!(
+                "{} cannot be the workspace: it is a file, not a directory; give the project \
+                 directory that holds it",
+                dir.display()
+            ),
+        ));
+    }
+    if let Some(why) = crate::types::paths::unsafe_workspace(&dir) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} cannot be the workspace: it {why}, and tools would be granted everything \
+                 beneath it; give a project directory instead (e.g. `--workspace \
+                 ~/code/myproject`, or start toolhost from inside one)",
+                dir.display()
+            ),
         ));
     }
     Ok(dir)

@@ -60,16 +60,20 @@ impl PathGuard {
         }
     }
 
-    /// Where `host` (a canonical path) lies relative to the deepest granted
-    /// root holding it; `None` outside every root.
-    fn relative(&mut self, host: &Path) -> Option<PathBuf> {
-        let roots = self.canonical.get_or_insert_with(|| {
+    /// The granted roots, canonical.
+    fn canonical_roots(&mut self) -> &[PathBuf] {
+        self.canonical.get_or_insert_with(|| {
             self.roots
                 .iter()
                 .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()))
                 .collect()
-        });
-        roots
+        })
+    }
+
+    /// Where `host` (a canonical path) lies relative to the deepest granted
+    /// root holding it; `None` outside every root.
+    fn relative(&mut self, host: &Path) -> Option<PathBuf> {
+        self.canonical_roots()
             .iter()
             .filter_map(|root| host.strip_prefix(root).ok())
             .min_by_key(|rest| rest.components().count())
@@ -98,6 +102,26 @@ impl PathGuard {
             self.notes.push(refusal.clone());
         }
         Err(refusal)
+    }
+
+    /// [`Self::check`] for `rel` beneath the granted root `root` (as it was
+    /// granted), by name alone: no system call. What it really is must be
+    /// judged too, once open ([`Self::check_fd`]).
+    pub(crate) fn check_named(
+        &mut self,
+        root: &Path,
+        rel: &Path,
+        need: Need,
+    ) -> Result<(), String> {
+        let Some(rel) = normal(rel) else {
+            return Ok(());
+        };
+        let at = self.roots.iter().position(|r| r == root);
+        let base = match at {
+            Some(i) => self.canonical_roots()[i].clone(),
+            None => return Err(self.unknown()),
+        };
+        self.check(&base.join(rel), need)
     }
 
     /// [`Self::check`] for what the open descriptor `fd` is.

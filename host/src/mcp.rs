@@ -41,7 +41,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -260,17 +260,31 @@ impl McpServer {
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
         if offers_roots {
+            let mut refused = Vec::new();
             for dir in root_dirs(peer).await {
-                if let Ok(true) = self.executor().set_workspace_if_unset(&dir) {
-                    tracing::info!(workspace = %dir.display(), "workspace set from the client's first root");
-                    return;
+                match self.executor().set_workspace_if_unset(&dir) {
+                    Ok(true) => {
+                        tracing::info!(workspace = %dir.display(), "workspace set from the client's roots");
+                        return;
+                    }
+                    Ok(false) => return,
+                    Err(e) => refused.push(e.to_string()),
                 }
             }
+            // Roots were given and none can be granted: no silent fallback.
+            if !refused.is_empty() {
+                let why = format!(
+                    "no workspace: the client's roots cannot be granted ({}); open a project \
+                     directory in the client, or start the server with --workspace DIR",
+                    refused.join("; ")
+                );
+                tracing::warn!("{why}");
+                self.executor().set_workspace_problem(why);
+                return;
+            }
         }
-        if let Ok(dir) = std::env::current_dir()
-            && let Ok(true) = self.executor().set_workspace_if_unset(&dir)
-        {
-            tracing::info!(workspace = %dir.display(), "no roots offered; the current directory is the workspace");
+        if let Ok(dir) = std::env::current_dir() {
+            set_cwd_workspace(self.executor(), &dir);
         }
     }
 
@@ -447,6 +461,26 @@ async fn root_dirs(peer: &Peer<RoleServer>) -> Vec<PathBuf> {
             .filter_map(|root| file_uri_path(&root.uri))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The current directory `dir` as the workspace, when no roots gave one:
+/// refused, and the reason kept for calls, if it cannot be granted (the
+/// home directory, `/`).
+pub(crate) fn set_cwd_workspace(executor: &Executor, dir: &Path) {
+    match executor.set_workspace_if_unset(dir) {
+        Ok(true) => {
+            tracing::info!(workspace = %dir.display(), "no roots; the current directory is the workspace");
+        }
+        Ok(false) => {}
+        Err(e) => {
+            let why = format!(
+                "no workspace: the client offered no roots, and the current directory {e}; \
+                 start the server from a project directory or with --workspace DIR"
+            );
+            tracing::warn!("{why}");
+            executor.set_workspace_problem(why);
+        }
     }
 }
 

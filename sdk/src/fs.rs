@@ -134,10 +134,11 @@ impl std::fmt::Display for WorkspacePath {
 /// ```
 pub fn resolve(path: &str, ctx: &Context) -> Result<WorkspacePath, ToolError> {
     let Some(root) = ctx.workspace_root() else {
-        return Err(ToolError::denied(
+        return Err(ToolError::denied(format!(
             "this tool was not granted access to the workspace; a person can grant it with \
-             `--grant TOOL=workspace:read` (or workspace:write)",
-        ));
+             `{}workspace:read` (or workspace:write)",
+            toolhost_shared::contract::GRANT_REMEDY
+        )));
     };
     let trimmed = path.trim();
     if trimmed.is_empty() {

@@ -629,3 +629,56 @@ touch /tmp/x && echo tmp-writable"
     assert!(count("after-proc") <= 5, "the host's /proc: {all}");
     assert!(count("after-dev") <= 12, "the host's /dev: {all}");
 }
+
+#[test]
+fn toolhosts_own_configuration_is_hidden_even_inside_a_writable_directory() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    // A person widened `writable` to a directory that holds toolhost's own
+    // configuration and trust store.
+    let outer = scene.path("outer");
+    let (config_home, data_home) = (outer.join("config"), outer.join("data"));
+    support::write(
+        &config_home,
+        "toolhost/toolhost.toml",
+        "mode = \"confirm-all\"\n",
+    );
+    support::write(&data_home, "toolhost/trusted", "TRUST-canary\n");
+    let config = scene.path("wide.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[commands]\nwritable = [{:?}]\n",
+            outer.display().to_string()
+        ),
+    )
+    .unwrap();
+    let (config_text, outer_text) = (config.display().to_string(), outer.display().to_string());
+    let attack = format!(
+        "cat {outer_text}/data/toolhost/trusted; echo after-read
+echo 'mode = \"yolo\"' > {outer_text}/config/toolhost/toolhost.toml && echo wrote-config
+echo ok > {outer_text}/allowed.txt && echo wrote-allowed"
+    );
+    let env = [
+        ("XDG_CONFIG_HOME", config_home.to_str().unwrap()),
+        ("XDG_DATA_HOME", data_home.to_str().unwrap()),
+    ];
+    let out = scene.run_with(&ws, &env, &attack, &["--config", &config_text]);
+    let all = text(&out);
+    assert!(
+        !all.contains("TRUST-canary"),
+        "the trust store was read: {all}"
+    );
+    assert!(
+        !all.contains("wrote-config"),
+        "the configuration was written: {all}"
+    );
+    assert!(
+        all.contains("after-read") && all.contains("wrote-allowed"),
+        "{all}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(config_home.join("toolhost/toolhost.toml")).unwrap(),
+        "mode = \"confirm-all\"\n"
+    );
+}

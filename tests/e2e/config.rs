@@ -356,3 +356,43 @@ fn a_disabled_tool_is_gone_from_tools_schema_describe_and_call() {
     let all = json(&toolhost(ws.path(), &["tools", "--json"]));
     assert!(all.to_string().contains("\"write_file\""));
 }
+
+#[test]
+fn a_symlinked_configuration_is_its_target_where_it_is() {
+    let original = workspace();
+    trusted_config(
+        original.path(),
+        "plugin_dirs = [\"plugins\"]\n[commands]\nwritable = [\"out\"]\n",
+    );
+    let other = workspace();
+    std::os::unix::fs::symlink(
+        original.path().join("toolhost.toml"),
+        other.path().join("toolhost.toml"),
+    )
+    .unwrap();
+    // Trusted (its target is), with its relative paths where the target is.
+    let out = toolhost(other.path(), &["config", "show"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    let real = original.path().canonicalize().unwrap();
+    assert!(
+        shown.contains(&real.join("out").display().to_string()),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(&other.path().join("out").display().to_string()),
+        "{shown}"
+    );
+    // A symlink to a file nobody trusted is untrusted.
+    let untrusted = workspace();
+    write(untrusted.path(), "loose.toml", "mode = \"yolo\"\n");
+    let third = workspace();
+    std::os::unix::fs::symlink(
+        untrusted.path().join("loose.toml"),
+        third.path().join("toolhost.toml"),
+    )
+    .unwrap();
+    let out = toolhost(third.path(), &["config", "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not trusted"), "{}", stderr(&out));
+}

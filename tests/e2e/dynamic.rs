@@ -224,11 +224,12 @@ fn a_script_gets_only_what_a_person_granted() {
     s.approve(&id, &["none"]);
     let v = s.call("bot", "read_notes", &json!({}));
     assert_eq!(kind(&v), "denied", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("workspace"), "{v}");
+    // The remedy that applies to a tool an agent made: its approval.
     assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("workspace"),
+        message.contains(&format!("toolhost dynamic approve {id} --grant"))
+            && !message.contains("TOOL="),
         "{v}"
     );
     let record = &s.records()[0];

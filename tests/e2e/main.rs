@@ -30,3 +30,4 @@ mod sensitivity;
 mod special_files;
 mod support;
 mod web_fetch;
+mod workspaces;

@@ -28,6 +28,16 @@ pub(crate) struct Client {
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
 }
 
+impl Client {
+    /// A client offering these roots, and nothing else.
+    pub(crate) fn with_roots(roots: Vec<String>) -> Self {
+        Self {
+            roots,
+            ..Self::default()
+        }
+    }
+}
+
 impl ClientHandler for Client {
     async fn create_elicitation(
         &self,
@@ -76,7 +86,12 @@ pub(crate) type Session = RunningService<RoleClient, Client>;
 
 /// `toolhost <args>` over stdio, with `client` connected.
 pub(crate) async fn connect(cwd: &Path, args: &[&str], client: Client) -> Session {
-    let command = tokio::process::Command::from(toolhost_command(cwd, args));
+    connect_command(toolhost_command(cwd, args), client).await
+}
+
+/// `command` (a `toolhost serve`) over stdio, with `client` connected.
+pub(crate) async fn connect_command(command: std::process::Command, client: Client) -> Session {
+    let command = tokio::process::Command::from(command);
     let transport = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())
         .spawn()

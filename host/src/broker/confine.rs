@@ -202,6 +202,24 @@ impl Prepared {
             None
         };
         let in_namespaces = namespaces.is_some();
+        // Without namespaces nothing can be hidden: a writable path holding
+        // toolhost's own configuration or trust store refuses every command.
+        if !in_namespaces {
+            let own = crate::types::paths::policy_dirs();
+            let writable =
+                std::iter::once(plan.workspace).chain(plan.writable.iter().map(PathBuf::as_path));
+            for w in writable {
+                if let Some((what, dir)) = own.iter().find(|(_, d)| d.starts_with(w)) {
+                    return Err(format!(
+                        "`{}` is writable by commands and holds toolhost's own {what} ({}), \
+                         which this sandbox (no namespaces here) cannot hide; remove it from \
+                         [commands] writable or use a narrower directory",
+                        w.display(),
+                        dir.display()
+                    ));
+                }
+            }
+        }
         let drop_capabilities = in_namespaces || root;
         if drop_capabilities {
             enforced.push("no-capabilities".to_owned());

@@ -72,7 +72,7 @@ impl Config {
         if let Some(dir) = &self.workspace {
             executor = executor
                 .with_workspace(dir)
-                .map_err(|e| bad(format!("workspace {}: {e}", dir.display())))?;
+                .map_err(|e| bad(e.to_string()))?;
         }
         executor = self.with_tool_sections(executor, &mut problems, &bad)?;
         if let Some(profile) = profile {

@@ -77,7 +77,9 @@ impl Executor {
             return Ok(described);
         }
         let broker_call = self.broker_call(name, &grant, confirmer, options, trace);
-        let mut out = self.run(&plugin, args, options, &grant, &broker_call)?;
+        let mut out = self
+            .run(&plugin, args, options, &grant, &broker_call)
+            .map_err(|e| dynamic_remedy(e, plugin.origin()))?;
         self.post_edit_hooks(&mut out, broker_call, options, trace);
         Ok(result(name, out))
     }
@@ -226,6 +228,12 @@ impl Executor {
                 ErrorKind::Cancelled,
                 "the call was cancelled before it ran; nothing was run",
             ));
+        }
+        if grant.workspace.is_some()
+            && self.workspace().is_none()
+            && let Some(why) = self.workspace_problem()
+        {
+            return Err(CallError::new(ErrorKind::Denied, why));
         }
         let mut limits = self.runtime.limits().clone();
         if let Some(timeout) = options.timeout {
@@ -387,6 +395,29 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
     }
+}
+
+/// A refusal of a tool an agent created names the remedy that applies to
+/// it: its approval (`toolhost dynamic approve ID --grant CAPS`), not
+/// `--grant TOOL=` or the configuration.
+fn dynamic_remedy(mut err: CallError, origin: &crate::plugin::Origin) -> CallError {
+    let crate::plugin::Origin::Dynamic(id) = origin else {
+        return err;
+    };
+    let remedy = toolhost_shared::contract::GRANT_REMEDY;
+    if err.kind == ErrorKind::Denied && err.message.contains(remedy) {
+        err.message = err
+            .message
+            .replace(remedy, &format!("toolhost dynamic approve {id} --grant "))
+            .replace(" (or in the configuration)", "");
+        err.hint.get_or_insert_with(|| {
+            format!(
+                "this tool was created by an agent; `toolhost dynamic show {id}` shows what it \
+                 asked for and what a person granted"
+            )
+        });
+    }
+    err
 }
 
 #[cfg(test)]

@@ -22,11 +22,11 @@ impl CallState {
             (None, true) => Err(CommandError::Denied(
                 "this host was set up without a command broker; nothing was run".to_owned(),
             )),
-            (_, false) => Err(CommandError::Denied(
-                "this tool was not granted the `commands` capability; grant it with \
-                 --grant TOOL=commands (or in the configuration) to let it run commands"
-                    .to_owned(),
-            )),
+            (_, false) => Err(CommandError::Denied(format!(
+                "this tool was not granted the `commands` capability; a person can grant it \
+                 with `{}commands` (or in the configuration) to let it run commands",
+                toolhost_shared::contract::GRANT_REMEDY
+            ))),
         }
     }
 

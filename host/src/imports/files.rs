@@ -38,7 +38,9 @@ impl files::Host for CallState {
         let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
             u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
         });
-        self.check_read(&dir, &rel)?;
+        self.paths
+            .check_named(&base, &rel, Need::Read)
+            .map_err(FileError::Denied)?;
         let (file, size) = dirs::open_regular(&dir, &rel, &path)?;
         self.paths
             .check_fd(file.as_fd(), Need::Read)
@@ -56,7 +58,9 @@ impl files::Host for CallState {
         let (base, rel) = self.granted.resolve(&path, Access::Read)?;
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
-        self.check_read(&dir, &rel)?;
+        self.paths
+            .check_named(&base, &rel, Need::Read)
+            .map_err(FileError::Denied)?;
         let (file, _) = dirs::open_regular(&dir, &rel, &path)?;
         self.paths
             .check_fd(file.as_fd(), Need::Read)
@@ -141,16 +145,6 @@ impl files::Host for CallState {
                 modified_ns: e.modified_ns,
             })
             .collect())
-    }
-}
-
-impl CallState {
-    /// Refuse to read a secret at `rel` beneath `dir`, by its name or
-    /// where it leads.
-    fn check_read(&mut self, dir: &cap_std::fs::Dir, rel: &Path) -> Result<(), FileError> {
-        self.paths
-            .check_at(dir.as_fd(), &rel.to_string_lossy(), true, Need::Read)
-            .map_err(FileError::Denied)
     }
 }
 

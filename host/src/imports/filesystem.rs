@@ -201,7 +201,11 @@ impl fs::HostDescriptor for Guarded<'_> {
         let changes = oflags.intersects(fs::OpenFlags::CREATE | fs::OpenFlags::TRUNCATE)
             || flags.intersects(fs::DescriptorFlags::WRITE | fs::DescriptorFlags::MUTATE_DIRECTORY);
         let need = if changes { Need::Write } else { Need::Read };
-        self.check(&fd, &path, follows(path_flags), need)?;
+        // A read is judged once open, for what it really is (one system
+        // call); a write before anything changes, then again.
+        if changes {
+            self.check(&fd, &path, follows(path_flags), need)?;
+        }
         let opened =
             fs::HostDescriptor::open_at(&mut self.inner, fd, path_flags, path, oflags, flags)?;
         // Judged again for what was really opened.

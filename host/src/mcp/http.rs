@@ -93,7 +93,7 @@ pub async fn serve_http(
     if executor.workspace().is_none()
         && let Ok(dir) = std::env::current_dir()
     {
-        let _ = executor.set_workspace_if_unset(&dir);
+        super::set_cwd_workspace(&executor, &dir);
     }
     let (hosts, origins) = http.allowlists();
     let server = McpServer::new(Arc::clone(&executor), &options, "mcp-http");

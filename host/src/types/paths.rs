@@ -93,6 +93,59 @@ pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/docker/key.json",
 ];
 
+/// toolhost's own directories, by what they hold: the user configuration,
+/// the data directory (the trust store, dynamic tools), state and cache.
+/// No tool or command may reach them, and no workspace may hold them.
+pub fn own_dirs() -> Vec<(&'static str, std::path::PathBuf)> {
+    let mut all = policy_dirs();
+    all.extend(
+        [("state", dirs::state_dir()), ("cache", dirs::cache_dir())]
+            .into_iter()
+            .filter_map(|(what, dir)| Some((what, dir?.join("toolhost")))),
+    );
+    all
+}
+
+/// Of [`own_dirs`], the ones that decide policy: the user configuration
+/// and the data directory holding the trust store. A command that could
+/// write them could grant itself anything, so where they cannot be hidden
+/// from it, it does not run.
+pub fn policy_dirs() -> Vec<(&'static str, std::path::PathBuf)> {
+    [
+        ("configuration", dirs::config_dir()),
+        ("trust store and data", dirs::data_dir()),
+    ]
+    .into_iter()
+    .filter_map(|(what, dir)| Some((what, dir?.join("toolhost"))))
+    .map(|(what, dir)| (what, dir.canonicalize().unwrap_or(dir)))
+    .collect()
+}
+
+/// Why the canonical directory `dir` must not be a workspace (a grant of
+/// everything beneath it), or `None` if it may be.
+///
+/// ```
+/// use toolhost::paths::unsafe_workspace;
+/// assert!(unsafe_workspace(std::path::Path::new("/")).is_some());
+/// ```
+pub fn unsafe_workspace(dir: &Path) -> Option<String> {
+    if dir.parent().is_none() {
+        return Some("is the root of the file system".to_owned());
+    }
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
+    if dirs::home_dir().is_some_and(|home| real(&home) == dir) {
+        return Some("is your home directory".to_owned());
+    }
+    own_dirs().into_iter().find_map(|(what, own)| {
+        real(&own).starts_with(dir).then(|| {
+            format!(
+                "holds toolhost's own {what} ({}), which no tool may reach",
+                own.display()
+            )
+        })
+    })
+}
+
 /// How trusted configuration changes the defaults (`[paths]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -24,6 +24,11 @@ pub mod dir {
     pub const DYNAMIC: &str = "dynamic";
 }
 
+/// How refusals name the remedy for a missing grant: `--grant TOOL=CAPS`
+/// (the host rewrites it for a tool an agent created, whose grant a person
+/// changes with `toolhost dynamic approve ID --grant CAPS`).
+pub const GRANT_REMEDY: &str = "--grant TOOL=";
+
 /// Where a plugin sees each directory of [`dir`]: `/NAME`.
 pub mod path {
     /// [`super::dir::TODO`] in the guest.

@@ -355,8 +355,24 @@ impl Settings {
         let origin = source
             .as_ref()
             .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
-        if global.workspace.is_some() || (config.workspace.is_none() && !defer_workspace) {
+        // The current directory is the workspace unless it cannot be
+        // granted (the home directory, `/`): then calls that need one are
+        // told why, and other commands still work.
+        let mut cwd_refused = None;
+        if global.workspace.is_some() {
             config.workspace = Some(start);
+        } else if config.workspace.is_none() && !defer_workspace {
+            let real = start.canonicalize().unwrap_or_else(|_| start.clone());
+            match toolhost::paths::unsafe_workspace(&real) {
+                Some(why) => {
+                    cwd_refused = Some(format!(
+                        "no workspace: the current directory {} {why}, so it cannot be the \
+                         workspace; run toolhost from a project directory or pass --workspace DIR",
+                        real.display()
+                    ));
+                }
+                None => config.workspace = Some(start),
+            }
         }
         config
             .plugin_dirs
@@ -404,6 +420,9 @@ impl Settings {
             executor = executor.with_grant(tool, grant);
         }
         let executor = executor.with_confirmer(Box::new(crate::output::TtyConfirmer));
+        if let Some(why) = cwd_refused {
+            executor.set_workspace_problem(why);
+        }
         Ok(Self {
             executor,
             config,
@@ -458,6 +477,8 @@ pub fn trust_config(global: &GlobalArgs) -> anyhow::Result<String> {
         }
     };
     let hash = Config::trust(&path).map_err(|e| UsageError(e.to_string()))?;
+    // A symlink's target is what was trusted.
+    let path = path.canonicalize().unwrap_or(path);
     Ok(format!(
         "trusted {} (blake3 {}); any change to it makes it untrusted again\n",
         path.display(),
