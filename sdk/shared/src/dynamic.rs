@@ -194,6 +194,68 @@ const CODE_OPTIONS: &[&str] = &[
     "-x",
 ];
 
+/// Literal options (or option prefixes, `--opt=`) that make common programs
+/// run another program or code: allowed in a template, but shown to the
+/// person approving it.
+const RUNS_CODE: &[&str] = &[
+    "--compress-program",
+    "--use-compress-program",
+    "-I",
+    "--to-command",
+    "--checkpoint-action",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh",
+    "--rsync-path",
+    "-wrapper",
+    "--wrapper",
+    "-fplugin",
+    "--open-files-in-pager",
+    "--pager",
+    "--ext-diff",
+    "--upload-pack",
+    "--receive-pack",
+    "--config-env",
+    "--preprocessor",
+    "--filter",
+    "--run",
+    "--exec-cmd",
+];
+
+/// What a reviewer should know about a template's literal items: options
+/// that run code or other programs (`-c`, `-e`, `--compress-program`,
+/// `-exec`, `-wrapper`, `-o ProxyCommand=`...), one line each. The
+/// template is valid either way (see [`check_template`]); this is for the
+/// person approving it (`toolhost dynamic show`).
+///
+/// ```
+/// use toolhost_shared::dynamic::template_warnings;
+/// let t = ["tar".to_owned(), "--use-compress-program=sh -c x".to_owned(), "-cf".to_owned()];
+/// assert_eq!(template_warnings(&t).len(), 1);
+/// assert!(template_warnings(&["ls".to_owned(), "-la".to_owned()]).is_empty());
+/// ```
+pub fn template_warnings(template: &[String]) -> Vec<String> {
+    template
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, item)| placeholder(item).is_none())
+        .filter_map(|(i, item)| {
+            let option = item.split_once('=').map_or(item.as_str(), |(o, _)| o);
+            let runs = CODE_OPTIONS.contains(&option)
+                || RUNS_CODE.contains(&option)
+                || item.contains("ProxyCommand")
+                || item.contains("LocalCommand");
+            runs.then(|| {
+                format!(
+                    "item {i} `{item}` makes `{}` run code or another program",
+                    template[0]
+                )
+            })
+        })
+        .collect()
+}
+
 /// The JSON Schema types a template value may have (one argv item each).
 const SCALAR_TYPES: &[&str] = &["string", "integer", "number", "boolean"];
 

@@ -376,11 +376,23 @@ pub fn dynamic_show(entry: &toolhost::dynamic::Entry) -> std::io::Result<()> {
             bytes.len(),
             blake3::hash(&bytes).to_hex()
         )),
-        Ok(bytes) => text.push_str(&format!(
-            "\nsource ({}):\n{}\n",
-            path.display(),
-            printable_lines(&String::from_utf8_lossy(&bytes))
-        )),
+        Ok(bytes) => {
+            text.push_str(&format!(
+                "\nsource ({}):\n{}\n",
+                path.display(),
+                printable_lines(&String::from_utf8_lossy(&bytes))
+            ));
+            if m.kind == toolhost::dynamic::Kind::Command {
+                let template: Vec<String> = serde_json::from_slice(&bytes).unwrap_or_default();
+                let warnings = toolhost_shared::dynamic::template_warnings(&template);
+                if !warnings.is_empty() {
+                    text.push_str("\nREVIEW: this template runs code through literal options:\n");
+                    for w in warnings {
+                        text.push_str(&format!("  - {}\n", printable(&w)));
+                    }
+                }
+            }
+        }
         Err(_) => text.push_str("\nsource: (removed)\n"),
     }
     out(&text)
