@@ -214,7 +214,7 @@ fn memory_tools_never_show_secrets() {
 }
 
 #[test]
-fn secrets_cannot_be_created_renamed_or_linked() {
+fn secrets_cannot_be_created_overwritten_or_deleted() {
     let ws = secret_workspace();
     let ex = yolo(ws.path());
     let before = std::fs::read(ws.path().join(".env")).unwrap();
@@ -385,4 +385,44 @@ fn trusted_configuration_makes_a_protected_path_writable() {
         &json!({"path": ".git/config", "content": "x"}),
     );
     assert_denied_as_protected(&r, "write_file .git/config");
+}
+
+/// A component using plain `std::fs` to give a file a new name.
+fn rename(ex: &Executor, how: &str, from: &str, to: &str) -> ToolResult {
+    run(
+        ex,
+        "misbehave",
+        &json!({"action": "move", "how": how, "from": from, "to": to}),
+    )
+}
+
+#[test]
+fn no_new_name_takes_a_secret_or_a_protected_file_out_of_the_list() {
+    let ws = secret_workspace();
+    write(ws.path(), ".git/config", "[core]\n");
+    write(ws.path(), "plain.txt", "plain\n");
+    let ex = yolo(ws.path());
+    for how in ["rename", "hard_link"] {
+        // Out of the list: the secret or protected file under a plain name.
+        for from in [".env", ".aws/credentials", ".git/config"] {
+            let r = rename(&ex, how, from, "innocent.txt");
+            assert!(!r.success, "{how} {from}: {}", shown(&r));
+            assert!(!ws.path().join("innocent.txt").exists(), "{how} {from}");
+        }
+        // Into it: a plain file becoming a secret or a protected file.
+        for to in [".env.local", ".git/hooks/pre-commit", "toolhost.toml"] {
+            let r = rename(&ex, how, "plain.txt", to);
+            assert!(!r.success, "{how} to {to}: {}", shown(&r));
+            assert!(!ws.path().join(to).exists(), "{how} to {to}");
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join(".env")).unwrap(),
+        "API=TOKEN_abc123\n"
+    );
+    // Plain names still move.
+    let r = rename(&ex, "rename", "plain.txt", "moved.txt");
+    assert!(r.success, "{}", shown(&r));
+    let r = rename(&ex, "hard_link", "moved.txt", "again.txt");
+    assert!(r.success, "{}", shown(&r));
 }
