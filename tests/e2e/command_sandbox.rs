@@ -681,4 +681,23 @@ echo ok > {outer_text}/allowed.txt && echo wrote-allowed"
         std::fs::read_to_string(config_home.join("toolhost/toolhost.toml")).unwrap(),
         "mode = \"confirm-all\"\n"
     );
+    // Without namespaces nothing can be hidden: nothing runs.
+    std::fs::write(
+        &config,
+        format!(
+            "[commands]\nnamespaces = false\nwritable = [{:?}]\n",
+            outer.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = scene.run_with(&ws, &env, &attack, &["--config", &config_text]);
+    let all = text(&out);
+    assert!(
+        all.contains("holds toolhost's own configuration") && !all.contains("after-read"),
+        "{all}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(config_home.join("toolhost/toolhost.toml")).unwrap(),
+        "mode = \"confirm-all\"\n"
+    );
 }

@@ -205,11 +205,13 @@ impl Prepared {
         // Without namespaces nothing can be hidden: a writable path holding
         // toolhost's own configuration or trust store refuses every command.
         if !in_namespaces {
-            let own = crate::types::paths::policy_dirs();
+            // Where they are does not change while the host runs.
+            static POLICY_DIRS: std::sync::LazyLock<Vec<(&str, PathBuf)>> =
+                std::sync::LazyLock::new(crate::types::paths::policy_dirs);
             let writable =
                 std::iter::once(plan.workspace).chain(plan.writable.iter().map(PathBuf::as_path));
             for w in writable {
-                if let Some((what, dir)) = own.iter().find(|(_, d)| d.starts_with(w)) {
+                if let Some((what, dir)) = POLICY_DIRS.iter().find(|(_, d)| d.starts_with(w)) {
                     return Err(format!(
                         "`{}` is writable by commands and holds toolhost's own {what} ({}), \
                          which this sandbox (no namespaces here) cannot hide; remove it from \
