@@ -40,6 +40,15 @@ impl GrantedDirs {
         }
     }
 
+    /// Every granted host directory, the workspace first.
+    pub(crate) fn roots(&self) -> Vec<PathBuf> {
+        self.workspace
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain(self.named.iter().map(|(_, p, _)| p.clone()))
+            .collect()
+    }
+
     /// Whether the named directory `name` is granted writable.
     pub(crate) fn may_write(&self, name: &str) -> bool {
         self.named

@@ -70,24 +70,15 @@ impl PathGuard {
         })
     }
 
-    /// Where `host` (a canonical path) lies relative to the deepest granted
-    /// root holding it; `None` outside every root.
-    fn relative(&mut self, host: &Path) -> Option<PathBuf> {
-        self.canonical_roots()
-            .iter()
-            .filter_map(|root| host.strip_prefix(root).ok())
-            .min_by_key(|rest| rest.components().count())
-            .map(Path::to_owned)
-    }
-
     /// What the rules say about the canonical host path `host`, with the
     /// path relative to its root.
     fn judge(&mut self, host: &Path) -> Option<(Guard, PathBuf)> {
-        let rel = self.relative(host)?;
-        if rel.as_os_str().is_empty() {
-            return None;
-        }
-        self.rules.guard(&rel).map(|g| (g, rel))
+        self.canonical_roots();
+        judge(
+            self.canonical.as_deref().unwrap_or_default(),
+            &self.rules,
+            host,
+        )
     }
 
     /// Refuse `need` at the canonical host path `host` if the rules say
@@ -119,7 +110,7 @@ impl PathGuard {
         let at = self.roots.iter().position(|r| r == root);
         let base = match at {
             Some(i) => self.canonical_roots()[i].clone(),
-            None => return Err(self.unknown()),
+            None => return Err(unknown()),
         };
         self.check(&base.join(rel), need)
     }
@@ -128,7 +119,7 @@ impl PathGuard {
     pub(crate) fn check_fd(&mut self, fd: BorrowedFd<'_>, need: Need) -> Result<(), String> {
         match fd_path(fd) {
             Some(host) => self.check(&host, need),
-            None => Err(self.unknown()),
+            None => Err(unknown()),
         }
     }
 
@@ -146,7 +137,7 @@ impl PathGuard {
             return Ok(());
         };
         let Some(base) = fd_path(dir) else {
-            return Err(self.unknown());
+            return Err(unknown());
         };
         // The name as given counts too: a dangling `.env` symlink is still
         // a secret's name.
@@ -160,13 +151,9 @@ impl PathGuard {
     /// Whether the entry `name` of the directory at canonical `dir` is a
     /// secret, to leave out of a listing (counted in [`Self::hidden`]).
     pub(crate) fn hides(&mut self, dir: &Path, name: &str) -> bool {
-        match self.judge(&dir.join(name)) {
-            Some((Guard::Secret, rel)) => {
-                self.hidden.insert(rel);
-                true
-            }
-            _ => false,
-        }
+        self.canonical_roots();
+        let roots = self.canonical.as_deref().unwrap_or_default();
+        hides(roots, &self.rules, &mut self.hidden, dir, name)
     }
 
     /// A listing of the directory at canonical `dir` was opened as `id`
@@ -177,12 +164,11 @@ impl PathGuard {
 
     /// Whether listing `id` leaves out its entry `name`.
     pub(crate) fn listing_hides(&mut self, id: u32, name: &str) -> bool {
+        self.canonical_roots();
+        let roots = self.canonical.as_deref().unwrap_or_default();
         match self.listings.get(&id) {
             Some(dir) if dir.as_os_str().is_empty() => true,
-            Some(dir) => {
-                let dir = dir.clone();
-                self.hides(&dir, name)
-            }
+            Some(dir) => hides(roots, &self.rules, &mut self.hidden, dir, name),
             None => false,
         }
     }
@@ -201,12 +187,44 @@ impl PathGuard {
     pub(crate) fn notes(&self) -> &[String] {
         &self.notes
     }
+}
 
-    fn unknown(&mut self) -> String {
-        "toolhost cannot tell where this path is (is /proc mounted?), so it refuses it rather \
-         than risk showing a secret"
-            .to_owned()
+/// What `rules` say about the canonical host path `host`, relative to the
+/// deepest of the canonical `roots` holding it (nothing outside them).
+fn judge(roots: &[PathBuf], rules: &PathRules, host: &Path) -> Option<(Guard, PathBuf)> {
+    let rel = roots
+        .iter()
+        .filter_map(|root| host.strip_prefix(root).ok())
+        .min_by_key(|rest| rest.components().count())?;
+    if rel.as_os_str().is_empty() {
+        return None;
     }
+    rules.guard(rel).map(|g| (g, rel.to_owned()))
+}
+
+/// Whether the entry `name` of the canonical `dir` is a secret; each one
+/// left out is counted once in `hidden`.
+fn hides(
+    roots: &[PathBuf],
+    rules: &PathRules,
+    hidden: &mut HashSet<PathBuf>,
+    dir: &Path,
+    name: &str,
+) -> bool {
+    match judge(roots, rules, &dir.join(name)) {
+        Some((Guard::Secret, rel)) => {
+            hidden.insert(rel);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The refusal when a path's place cannot be found out.
+fn unknown() -> String {
+    "toolhost cannot tell where this path is (is /proc mounted?), so it refuses it rather than \
+     risk showing a secret"
+        .to_owned()
 }
 
 fn secret_message(rel: &Path) -> String {

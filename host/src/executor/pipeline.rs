@@ -399,7 +399,8 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 /// A refusal of a tool an agent created names the remedy that applies to
 /// it: its approval (`toolhost dynamic approve ID --grant CAPS`), not
-/// `--grant TOOL=` or the configuration.
+/// `--grant TOOL=`. Refusals name that remedy through
+/// [`toolhost_shared::contract::GRANT_REMEDY`], so it is replaced here once.
 fn dynamic_remedy(mut err: CallError, origin: &crate::plugin::Origin) -> CallError {
     let crate::plugin::Origin::Dynamic(id) = origin else {
         return err;
@@ -408,8 +409,7 @@ fn dynamic_remedy(mut err: CallError, origin: &crate::plugin::Origin) -> CallErr
     if err.kind == ErrorKind::Denied && err.message.contains(remedy) {
         err.message = err
             .message
-            .replace(remedy, &format!("toolhost dynamic approve {id} --grant "))
-            .replace(" (or in the configuration)", "");
+            .replace(remedy, &format!("toolhost dynamic approve {id} --grant "));
         err.hint.get_or_insert_with(|| {
             format!(
                 "this tool was created by an agent; `toolhost dynamic show {id}` shows what it \

@@ -24,7 +24,7 @@ impl CallState {
             )),
             (_, false) => Err(CommandError::Denied(format!(
                 "this tool was not granted the `commands` capability; a person can grant it \
-                 with `{}commands` (or in the configuration) to let it run commands",
+                 with `{}commands` to let it run commands",
                 toolhost_shared::contract::GRANT_REMEDY
             ))),
         }

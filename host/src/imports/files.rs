@@ -38,13 +38,7 @@ impl files::Host for CallState {
         let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
             u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
         });
-        self.paths
-            .check_named(&base, &rel, Need::Read)
-            .map_err(FileError::Denied)?;
-        let (file, size) = dirs::open_regular(&dir, &rel, &path)?;
-        self.paths
-            .check_fd(file.as_fd(), Need::Read)
-            .map_err(FileError::Denied)?;
+        let (file, size) = self.open_unless_secret(&base, &dir, &rel, &path)?;
         dirs::read_sized(file, size, max_bytes.min(cap), &path)
     }
 
@@ -58,13 +52,7 @@ impl files::Host for CallState {
         let (base, rel) = self.granted.resolve(&path, Access::Read)?;
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
-        self.paths
-            .check_named(&base, &rel, Need::Read)
-            .map_err(FileError::Denied)?;
-        let (file, _) = dirs::open_regular(&dir, &rel, &path)?;
-        self.paths
-            .check_fd(file.as_fd(), Need::Read)
-            .map_err(FileError::Denied)?;
+        let (file, _) = self.open_unless_secret(&base, &dir, &rel, &path)?;
         let most = usize::try_from(max_window.min(MAX_SCAN_WINDOW)).unwrap_or(usize::MAX);
         let scan = toolhost_shared::scan::scan_reader(file, first_line, max_lines, most)
             .map_err(|e| dirs::to_file_error(e, &path, Op::Read))?;
@@ -145,6 +133,27 @@ impl files::Host for CallState {
                 modified_ns: e.modified_ns,
             })
             .collect())
+    }
+}
+
+impl CallState {
+    /// The regular file `rel` beneath the granted `base` (open as `dir`)
+    /// and its size, unless it is a secret by name or by what it really is.
+    fn open_unless_secret(
+        &mut self,
+        base: &Path,
+        dir: &cap_std::fs::Dir,
+        rel: &Path,
+        path: &str,
+    ) -> Result<(cap_std::fs::File, u64), FileError> {
+        self.paths
+            .check_named(base, rel, Need::Read)
+            .map_err(FileError::Denied)?;
+        let (file, size) = dirs::open_regular(dir, rel, path)?;
+        self.paths
+            .check_fd(file.as_fd(), Need::Read)
+            .map_err(FileError::Denied)?;
+        Ok((file, size))
     }
 }
 

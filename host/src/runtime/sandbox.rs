@@ -220,6 +220,7 @@ fn new_store(
     }
     let mut table = ResourceTable::new();
     table.set_max_capacity(req.limits.max_resources);
+    let granted = GrantedDirs::new(req.grant, req.workspace);
     let state = CallState {
         wasi: builder.build(),
         table,
@@ -240,11 +241,11 @@ fn new_store(
         commands_granted: req.grant.commands,
         commands: req.broker.filter(|_| req.grant.commands).cloned(),
         waited: Duration::ZERO,
-        granted: GrantedDirs::new(req.grant, req.workspace),
         paths: PathGuard::new(
             req.paths.map_or_else(default_rules, Arc::clone),
-            granted_roots(req),
+            granted.roots(),
         ),
+        granted,
         fanout,
         stopped_shares: Vec::new(),
     };
@@ -304,16 +305,6 @@ fn default_rules() -> Arc<PathRules> {
     static DEFAULT: std::sync::LazyLock<Arc<PathRules>> =
         std::sync::LazyLock::new(|| Arc::new(PathRules::default()));
     Arc::clone(&DEFAULT)
-}
-
-/// The host directories a call may reach: the workspace and named ones.
-fn granted_roots(req: &CallRequest<'_>) -> Vec<std::path::PathBuf> {
-    let workspace = req.workspace.filter(|_| req.grant.workspace.is_some());
-    workspace
-        .map(Path::to_owned)
-        .into_iter()
-        .chain(req.grant.directories.iter().map(|d| d.host_path.clone()))
-        .collect()
 }
 
 fn perms(access: Access) -> FsPerms {
