@@ -58,7 +58,9 @@ fn assert_no_secret(r: &ToolResult, what: &str) {
     }
 }
 
-fn assert_denied_as_secret(r: &ToolResult, what: &str) {
+/// A `denied` result whose message names `why` and the `[paths]` key
+/// that allows the path.
+fn assert_denied(r: &ToolResult, what: &str, why: &str, key: &str) {
     assert!(!r.success, "{what}: {}", shown(r));
     let err = r.error.as_ref().unwrap();
     assert_eq!(
@@ -68,10 +70,14 @@ fn assert_denied_as_secret(r: &ToolResult, what: &str) {
         shown(r)
     );
     assert!(
-        err.message.contains("protected secret path") && err.message.contains("not_secret"),
+        err.message.contains(why) && err.message.contains(key),
         "{what}: {}",
         err.message
     );
+}
+
+fn assert_denied_as_secret(r: &ToolResult, what: &str) {
+    assert_denied(r, what, "protected secret path", "not_secret");
     assert_no_secret(r, what);
 }
 
@@ -273,19 +279,7 @@ fn assert_unchanged(ws: &Path, kept: &[(&str, Vec<u8>)]) {
 }
 
 fn assert_denied_as_protected(r: &ToolResult, what: &str) {
-    assert!(!r.success, "{what}: {}", shown(r));
-    let err = r.error.as_ref().unwrap();
-    assert_eq!(
-        err.kind,
-        toolhost::ErrorKind::Denied,
-        "{what}: {}",
-        shown(r)
-    );
-    assert!(
-        err.message.contains("protected path") && err.message.contains("writable"),
-        "{what}: {}",
-        err.message
-    );
+    assert_denied(r, what, "protected path", "writable");
 }
 
 #[test]
