@@ -84,8 +84,10 @@ pub struct CommandConfig {
     /// Size of a command's private `/tmp`, in MiB (`/dev/shm` gets a
     /// quarter).
     pub tmp_size_mb: u64,
-    /// Background commands that may run at once.
+    /// Background commands one client (MCP session) may run at once.
     pub max_background: usize,
+    /// Background commands all clients together may run at once.
+    pub max_background_total: usize,
     /// How long a finished background command is kept.
     pub background_ttl: Duration,
     /// Characters of a background command's output kept between polls.
@@ -112,6 +114,7 @@ impl Default for CommandConfig {
             max_file_size_mb: 8192,
             tmp_size_mb: 1024,
             max_background: 10,
+            max_background_total: 64,
             background_ttl: Duration::from_secs(600),
             background_buffer_chars: 200_000,
         }
@@ -236,9 +239,10 @@ impl Broker {
             .find(|p| p.exists())
             .unwrap_or_else(|| PathBuf::from("/bin/sh"));
         Ok(Self {
-            kept: output::Kept::new(64, 64 << 20),
+            kept: output::Kept::new(64, 64 << 20, 256 << 20),
             background: background::Background::new(
                 config.max_background.max(1),
+                config.max_background_total,
                 config.background_ttl,
             ),
             config,
@@ -258,6 +262,13 @@ impl Broker {
         self.rules = rules;
         self.scanners = Mutex::default();
         self
+    }
+
+    /// `owner` (an MCP session) is gone: kill its background commands and
+    /// forget them and its kept outputs. Returns how many were running.
+    pub(crate) fn end_session(&self, owner: &str) -> usize {
+        self.kept.release(owner);
+        self.background.release(owner)
     }
 
     /// The secret and protected paths.

@@ -224,6 +224,8 @@ pub struct CommandsSection {
     /// name before 0.1, still reads).
     #[serde(alias = "max_sessions")]
     pub max_background: usize,
+    /// Background commands running at once for all clients together.
+    pub max_background_total: usize,
     /// Seconds a finished background command is kept.
     #[serde(alias = "session_ttl_secs")]
     pub background_ttl_secs: u64,
@@ -253,6 +255,7 @@ impl Default for CommandsSection {
             max_file_size_mb: c.max_file_size_mb,
             tmp_size_mb: c.tmp_size_mb,
             max_background: c.max_background,
+            max_background_total: c.max_background_total,
             background_ttl_secs: c.background_ttl.as_secs(),
             background_buffer_chars: c.background_buffer_chars,
         }
@@ -280,6 +283,7 @@ impl CommandsSection {
             max_file_size_mb: self.max_file_size_mb,
             tmp_size_mb: self.tmp_size_mb,
             max_background: self.max_background,
+            max_background_total: self.max_background_total,
             background_ttl: Duration::from_secs(self.background_ttl_secs),
             background_buffer_chars: self.background_buffer_chars,
         }

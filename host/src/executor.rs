@@ -123,6 +123,9 @@ pub struct Executor {
     state_dirs: HashMap<String, (PathBuf, OnceLock<()>)>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
+    /// Why background commands are refused here, if they are (a process
+    /// that exits after one call, like `toolhost call`).
+    background_refused: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -163,6 +166,7 @@ impl Executor {
             changes: tokio::sync::watch::Sender::new(0),
             workspace: OnceLock::new(),
             workspace_problem: Mutex::new(None),
+            background_refused: None,
             mode: Mode::default(),
             grants: HashMap::new(),
             global_settings: serde_json::Map::new(),
@@ -236,6 +240,21 @@ impl Executor {
     /// The command broker.
     pub fn broker(&self) -> &Broker {
         &self.broker
+    }
+
+    /// Refuse background commands, saying `why` (e.g. this process exits
+    /// after one call, which would kill them at once).
+    pub fn refuse_background(&mut self, why: impl Into<String>) {
+        self.background_refused = Some(Arc::from(why.into()));
+    }
+
+    /// A client (an MCP session, named as in [`CallContext::session`]) is
+    /// gone: kill the background commands it started and forget its kept
+    /// outputs. Returns how many of its commands were still running.
+    ///
+    /// [`CallContext::session`]: crate::CallContext::session
+    pub fn end_session(&self, session: &str) -> usize {
+        self.broker.end_session(session)
     }
 
     /// Set the workspace directory (it must exist; it is canonicalised).

@@ -25,6 +25,7 @@
 mod confirm;
 pub mod http;
 mod pool;
+pub mod sessions;
 
 use crate::executor::{CallOptions, Executor};
 use crate::schema::SchemaFormat;
@@ -87,19 +88,42 @@ pub enum ServeError {
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
-    /// This connection's session id (call contexts carry it, so per-session
-    /// state such as todo_manager's plan is kept apart).
-    session: Arc<str>,
+    session: Arc<Session>,
 }
 
-/// A fresh session id, unique within this process.
-fn new_session_id() -> Arc<str> {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    Arc::from(format!(
-        "mcp-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ))
+/// One client's connection (a stdio connection or an HTTP session). Call
+/// contexts carry its id, so what the client starts is its own: its
+/// background commands and kept outputs, todo_manager's plan. When the
+/// last handler clone drops (the connection closed, the session was
+/// deleted or expired), the client's background commands are killed.
+struct Session {
+    id: Arc<str>,
+    executor: Arc<Executor>,
+}
+
+impl Session {
+    /// A fresh session, its id unique within this process.
+    fn new(executor: &Arc<Executor>) -> Arc<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = Arc::from(format!(
+            "mcp-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        Arc::new(Self {
+            id,
+            executor: Arc::clone(executor),
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let killed = self.executor.end_session(&self.id);
+        if killed > 0 {
+            tracing::info!(session = %self.id, killed, "the client left: its background commands were killed");
+        }
+    }
 }
 
 struct Shared {
@@ -129,6 +153,7 @@ impl McpServer {
             0 => 2 * executor.runtime().max_concurrent_calls() + 16,
             n => n,
         };
+        let session = Session::new(&executor);
         let server = Self {
             shared: Arc::new(Shared {
                 pool: pool::CallPool::new(cores, max_threads),
@@ -139,7 +164,7 @@ impl McpServer {
                 workspace: tokio::sync::Mutex::new(()),
                 channel,
             }),
-            session: new_session_id(),
+            session,
         };
         server.spawn_change_notifier();
         if let Some(every) = options.reload_interval {
@@ -229,7 +254,7 @@ impl McpServer {
     pub fn for_new_session(&self) -> Self {
         Self {
             shared: Arc::clone(&self.shared),
-            session: new_session_id(),
+            session: Session::new(&self.shared.executor),
         }
     }
 
@@ -316,6 +341,8 @@ impl McpServer {
         } else {
             Arc::new(NoElicitation)
         });
+        // The call holds the session, so a command it starts after the
+        // client left is still killed when the session ends.
         let session = Arc::clone(&self.session);
         let channel = self.shared.channel;
         let token = cancel.clone();
@@ -330,7 +357,7 @@ impl McpServer {
             let options = CallOptions {
                 context: CallContext {
                     agent: client,
-                    session: Some(session.to_string()),
+                    session: Some(session.id.to_string()),
                     channel: Some(channel.to_owned()),
                     ..CallContext::new()
                 },

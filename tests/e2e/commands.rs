@@ -1,7 +1,7 @@
 //! run_command and process through the executor and the real binary: the
 //! plugin, the broker and the OS confinement together.
 
-use crate::support::{self, call, executor, kind, stderr, toolhost, workspace};
+use crate::support::{self, call, executor, kind, stderr, stdout, toolhost, workspace};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use toolhost::{ErrorKind, Grant, Mode};
@@ -234,7 +234,7 @@ fn dry_run_shows_the_verdict() {
             "--dry-run",
         ],
     );
-    let text = support::stdout(&out);
+    let text = stdout(&out);
     assert!(
         text.contains("[dry run] would run `rm -rf build`") && text.contains("dangerous"),
         "{text}\n{}",
@@ -257,7 +257,7 @@ fn dry_run_shows_the_verdict() {
 }
 
 /// Live `sleep MARKER` processes.
-fn processes_with(marker: &str) -> Vec<u32> {
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
     let wanted = format!("sleep\0{marker}\0");
     std::fs::read_dir("/proc")
         .unwrap()
@@ -278,7 +278,7 @@ fn processes_with(marker: &str) -> Vec<u32> {
         .collect()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -303,32 +303,38 @@ fn no_background_command_survives_the_executor() {
 }
 
 #[test]
-fn no_background_command_survives_the_cli_exiting() {
-    // The CLI exits right after starting the session; the session touches
-    // `started` after starting its sleeps, so when that file exists the
-    // sleeps began before the exit. Retry until a run shows it.
-    for attempt in 0..20 {
-        let ws = workspace();
-        let marker = format!(
-            "{}.{}{attempt}",
-            900 + std::process::id() % 100,
-            std::process::id()
-        );
-        let args = format!(
-            r#"{{"command":"sleep {marker} & sleep {marker} & touch started; wait","background":true}}"#
-        );
-        let out = toolhost(ws.path(), &["call", "run_command", &args, "--mode", "yolo"]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        std::thread::sleep(Duration::from_millis(200));
-        if ws.path().join("started").exists() {
-            assert!(
-                processes_with(&marker).is_empty(),
-                "a sleep outlived the CLI"
-            );
-            return;
-        }
-    }
-    panic!("the session never started before the CLI exited");
+fn the_cli_refuses_background_commands_it_would_kill_at_exit() {
+    // `toolhost call` exits when the call ends; a background command would
+    // die with it, so it is refused with what to do instead.
+    let ws = workspace();
+    let marker = format!("{}.{}", 900 + std::process::id() % 100, std::process::id());
+    let args = format!(r#"{{"command":"sleep {marker} & touch started; wait","background":true}}"#);
+    let out = toolhost(ws.path(), &["call", "run_command", &args, "--mode", "yolo"]);
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(
+        text.contains("denied") && text.contains("toolhost serve") && text.contains("foreground"),
+        "{text}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!ws.path().join("started").exists(), "nothing ran");
+    assert!(processes_with(&marker).is_empty());
+    // In the foreground it runs.
+    let out = toolhost(
+        ws.path(),
+        &[
+            "call",
+            "run_command",
+            r#"{"command":"echo fine"}"#,
+            "--mode",
+            "yolo",
+        ],
+    );
+    assert!(
+        out.status.success() && stdout(&out).contains("fine"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -1,9 +1,12 @@
 //! `toolhost serve --http`: the same flow over streamable HTTP, and the
 //! transport's own checks (Host, Origin, token, public addresses).
 
-use crate::mcp::the_whole_flow;
+use crate::commands::{processes_with, wait_until};
+use crate::mcp::{call, is_error, text, the_whole_flow};
 use crate::support::{toolhost_command, workspace};
 use rmcp::ServiceExt as _;
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::json;
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::Path;
 use std::time::Duration;
@@ -60,6 +63,18 @@ fn raw(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    let (status, _, body) = raw_with_head(addr, method, path, headers, body);
+    (status, body)
+}
+
+/// One raw HTTP/1.1 request; returns the status code, the head and the body.
+fn raw_with_head(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -110,10 +125,8 @@ fn raw(
             }
         }
     }
-    (
-        status,
-        String::from_utf8_lossy(&data[head_end..]).into_owned(),
-    )
+    let body = String::from_utf8_lossy(&data[head_end..]).into_owned();
+    (status, head, body)
 }
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
@@ -213,4 +226,359 @@ fn a_public_address_without_a_token_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--token-file"), "{err}");
+}
+
+/// An rmcp client of the HTTP server at `addr`.
+async fn http_client(addr: &str) -> RunningService<RoleClient, ()> {
+    let transport =
+        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    ().serve(transport).await.expect("initialize over HTTP")
+}
+
+/// The structured result's `field`, as a string.
+fn structured(result: &rmcp::model::CallToolResult, field: &str) -> String {
+    result.structured_content.as_ref().expect("structured")[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("no `{field}` in {:?}", result.structured_content))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_clients_see_only_their_own_background_commands() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let a = http_client(&server.addr).await;
+    let b = http_client(&server.addr).await;
+    let marker = format!("{}.{}", 600 + std::process::id() % 100, std::process::id());
+    let started = call(
+        &a,
+        "run_command",
+        json!({"command": format!("sleep {marker} & read l; echo got:$l; wait"), "background": true}),
+    )
+    .await
+    .expect("run_command");
+    assert!(!is_error(&started), "{}", text(&started));
+    let id = structured(&started, "command_id");
+    let cut = call(&a, "run_command", json!({"command": "seq 1 200000"}))
+        .await
+        .expect("run_command");
+    let output_id = structured(&cut, "output_id");
+    wait_until("a's command to start", || {
+        processes_with(&marker).len() == 1
+    });
+
+    // B: its list is empty, and A's ids are unknown to it, exactly as an id
+    // that never existed.
+    let listed = call(&b, "process", json!({"action": "list"}))
+        .await
+        .unwrap();
+    assert!(
+        !text(&listed).contains(&marker) && text(&listed).contains("no background commands"),
+        "{}",
+        text(&listed)
+    );
+    let never = call(
+        &b,
+        "process",
+        json!({"action": "poll", "command_id": "s-999"}),
+    )
+    .await
+    .unwrap();
+    for action in ["poll", "kill"] {
+        let r = call(&b, "process", json!({"action": action, "command_id": id}))
+            .await
+            .unwrap();
+        assert!(is_error(&r), "b could {action} a's command: {}", text(&r));
+        if action == "poll" {
+            assert_eq!(text(&r), text(&never).replace("s-999", &id));
+        }
+    }
+    let w = call(
+        &b,
+        "process",
+        json!({"action": "write", "command_id": id, "input": "from b\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(is_error(&w), "{}", text(&w));
+    let out = call(
+        &b,
+        "process",
+        json!({"action": "output", "output_id": output_id}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        is_error(&out) && !text(&out).contains("199999"),
+        "b read a's output: {}",
+        text(&out)
+    );
+    let cleared = call(&b, "process", json!({"action": "clear"}))
+        .await
+        .unwrap();
+    assert!(text(&cleared).contains("removed 0"), "{}", text(&cleared));
+
+    // A still has all of it: its command is alive and got no input from B.
+    assert_eq!(
+        processes_with(&marker).len(),
+        1,
+        "b's attempts left it alone"
+    );
+    let mine = call(
+        &a,
+        "process",
+        json!({"action": "output", "output_id": output_id}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        !is_error(&mine) && text(&mine).contains("200000"),
+        "{}",
+        text(&mine)
+    );
+    call(
+        &a,
+        "process",
+        json!({"action": "write", "command_id": id, "input": "from a\n"}),
+    )
+    .await
+    .unwrap();
+    let mut seen = String::new();
+    for _ in 0..200 {
+        let p = call(&a, "process", json!({"action": "poll", "command_id": id}))
+            .await
+            .unwrap();
+        seen.push_str(&text(&p));
+        if seen.contains("got:from") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        seen.contains("got:from a") && !seen.contains("from b"),
+        "{seen}"
+    );
+
+    // A leaves (its session is deleted): its command dies; B is unharmed.
+    a.cancel().await.expect("close a");
+    wait_until("a's command to be killed with its session", || {
+        processes_with(&marker).is_empty()
+    });
+    let still = call(&b, "process", json!({"action": "list"}))
+        .await
+        .unwrap();
+    assert!(!is_error(&still), "{}", text(&still));
+    b.cancel().await.expect("close b");
+}
+
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// The `Mcp-Session-Id` header of a response head.
+fn session_of(head: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| v.trim().to_owned())
+    })
+}
+
+/// `count` initialize requests on keep-alive connections (a new one after
+/// each reply that opens a session, whose event stream is left open).
+/// Returns how many opened a session, how many got 503, and the last 503's
+/// body.
+fn flood(addr: &str, count: u32) -> (u32, u32, String) {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    );
+    let (mut ok, mut refused, mut why) = (0, 0, String::new());
+    let mut conn: Option<std::io::BufReader<std::net::TcpStream>> = None;
+    for _ in 0..count {
+        let reader = conn.get_or_insert_with(|| {
+            let stream = std::net::TcpStream::connect(addr).expect("connect");
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .expect("timeout");
+            std::io::BufReader::new(stream)
+        });
+        reader
+            .get_mut()
+            .write_all(request.as_bytes())
+            .expect("send");
+        let mut status_line = String::new();
+        reader.read_line(&mut status_line).expect("status line");
+        let status: u16 = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("status line {status_line:?}"));
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("header");
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse::<usize>().ok();
+            }
+        }
+        match (status, length) {
+            (503, Some(length)) => {
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).expect("body");
+                refused += 1;
+                why = String::from_utf8_lossy(&body).into_owned();
+            }
+            (200, _) => {
+                ok += 1;
+                conn = None;
+            }
+            (status, _) => panic!("unexpected {status} during the flood"),
+        }
+    }
+    (ok, refused, why)
+}
+
+/// The server's resident memory, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// A full handshake over raw HTTP: the new session's id, or the refusal.
+fn open_session(addr: &str) -> Result<String, (u16, String)> {
+    let (status, head, body) = raw_with_head(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        INITIALIZE,
+    );
+    let id = match (status, session_of(&head)) {
+        (200, Some(id)) => id,
+        _ => return Err((status, body)),
+    };
+    let (status, body) = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", &id),
+            ("Mcp-Protocol-Version", "2025-06-18"),
+        ],
+        INITIALIZED,
+    );
+    assert_eq!(status, 202, "initialized: {body}");
+    Ok(id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_flood_is_bounded_and_harms_no_session() {
+    // 32,000 `initialize` requests on loopback, by 4 threads, none
+    // finishing its handshake: the few the handshake cap lets in expire,
+    // the rest get 503 at once. Memory stays small; a client connected
+    // before keeps working.
+    let ws = workspace();
+    std::fs::write(ws.path().join("note.txt"), "still here\n").unwrap();
+    let server = http_server(ws.path(), &[]);
+    let pid = server.child.id();
+    let client = http_client(&server.addr).await;
+    let before = rss_kib(pid);
+    let addr = server.addr.clone();
+    let flood = tokio::task::spawn_blocking(move || {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let addr = addr.clone();
+                std::thread::spawn(move || flood(&addr, 8_000))
+            })
+            .collect();
+        let mut peak = 0;
+        while threads.iter().any(|t| !t.is_finished()) {
+            peak = peak.max(rss_kib(pid));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        (results, peak)
+    });
+    // Meanwhile the connected client is answered.
+    let during = call(&client, "read_file", json!({"path": "note.txt"}))
+        .await
+        .expect("an answer during the flood");
+    assert!(text(&during).contains("still here"), "{}", text(&during));
+    let (results, peak) = flood.await.unwrap();
+    let ok: u32 = results.iter().map(|r| r.0).sum();
+    let refused: u32 = results.iter().map(|r| r.1).sum();
+    assert_eq!(ok + refused, 32_000);
+    assert!(ok <= 64, "{ok} sessions were made");
+    let why = &results.iter().find(|r| r.1 > 0).expect("some refused").2;
+    assert!(
+        why.contains("notifications/initialized") && why.contains("Try again"),
+        "{why}"
+    );
+    let peak = peak.max(rss_kib(pid));
+    eprintln!("RSS before the flood {before} KiB, peak {peak} KiB; {ok} made, {refused} refused");
+    assert!(peak < 100 * 1024, "RSS reached {peak} KiB");
+    let after = call(&client, "read_file", json!({"path": "note.txt"}))
+        .await
+        .expect("an answer after the flood");
+    assert!(text(&after).contains("still here"), "{}", text(&after));
+
+    // The unfinished handshakes expire; then the live cap holds too, with
+    // its own message, and a closed session makes room.
+    let addr = server.addr.clone();
+    let (opened, refusal) = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut opened = Vec::new();
+        loop {
+            match open_session(&addr) {
+                Ok(id) => opened.push(id),
+                Err((503, why)) if why.contains("--max-sessions") => return (opened, why),
+                Err((503, _)) => {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "handshakes never expired"
+                    );
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err((status, body)) => panic!("{status}: {body}"),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(opened.len(), 63, "64 live sessions with the first client");
+    assert!(refusal.contains("close a session"), "{refusal}");
+    let (status, _) = raw(
+        &server.addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &opened[0]),
+            ("Mcp-Protocol-Version", "2025-06-18"),
+        ],
+        "",
+    );
+    assert!((200..300).contains(&status), "DELETE: {status}");
+    let addr = server.addr.clone();
+    let again = tokio::task::spawn_blocking(move || open_session(&addr))
+        .await
+        .unwrap();
+    assert!(again.is_ok(), "{again:?}");
+    let last = call(&client, "read_file", json!({"path": "note.txt"}))
+        .await
+        .expect("the first client still works");
+    assert!(!is_error(&last), "{}", text(&last));
 }

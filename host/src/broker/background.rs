@@ -1,14 +1,17 @@
 //! Background commands: commands started with `spawn` that keep running
-//! between calls. Capped in number; finished ones are kept for a while so
-//! their last output and exit status can still be read. No operation
-//! blocks while holding the table's lock.
+//! between calls. Each belongs to the client (MCP session) that started it:
+//! another client does not see it, and gets the same answer for its id as
+//! for one that never existed. Capped per client and in all; finished ones
+//! are kept for a while so their last output and exit status can still be
+//! read; a client's are killed when it goes ([`Background::release`]). No
+//! operation blocks while holding the table's lock.
 
 use super::process::{self, Exit, Shared};
 use crate::bindings::commands::BackgroundStatus as Status;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{ErrorKind, Write};
 use std::sync::mpsc;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a write to a background command's full stdin, or a kill, waits.
@@ -80,20 +83,25 @@ impl Entry {
     }
 }
 
-/// Every background command of one broker.
+/// Every background command of one broker, by owner.
 pub(crate) struct Background {
-    inner: Mutex<Inner>,
+    inner: Mutex<HashMap<Arc<str>, Table>>,
+    /// Running at once, per owner.
     max_running: usize,
+    /// Running at once, all owners together.
+    max_total: usize,
     ttl: Duration,
 }
 
+/// One owner's background commands; ids count up per owner, so they tell
+/// nothing about other owners.
 #[derive(Default)]
-struct Inner {
+struct Table {
     next: u64,
     entries: BTreeMap<u64, Entry>,
 }
 
-impl Inner {
+impl Table {
     fn expire(&mut self, ttl: Duration) {
         for e in self.entries.values_mut() {
             e.refresh();
@@ -113,6 +121,39 @@ impl Inner {
             .filter(|e| e.finished.is_none())
             .count()
     }
+
+    fn kill_running(&self) {
+        for e in self.entries.values() {
+            if e.finished.is_none() {
+                process::kill_group(e.command.pgid);
+            }
+        }
+    }
+}
+
+/// The broker's table, locked and expired.
+struct Locked<'a>(MutexGuard<'a, HashMap<Arc<str>, Table>>);
+
+impl Locked<'_> {
+    /// `owner`'s commands (an empty table for an owner with none).
+    fn table(&mut self, owner: &str) -> &mut Table {
+        self.0.entry(Arc::from(owner)).or_default()
+    }
+
+    fn entry(&mut self, owner: &str, id: &str) -> Result<&mut Entry, String> {
+        match self.0.get_mut(owner) {
+            Some(table) => table.entry(id),
+            None => Err(unknown(id)),
+        }
+    }
+
+    fn running(&self, owner: &str) -> usize {
+        self.0.get(owner).map_or(0, Table::running)
+    }
+
+    fn total(&self) -> usize {
+        self.0.values().map(Table::running).sum()
+    }
 }
 
 fn parse_id(id: &str) -> Option<u64> {
@@ -126,48 +167,64 @@ fn unknown(id: &str) -> String {
 }
 
 impl Background {
-    pub(crate) fn new(max_running: usize, ttl: Duration) -> Self {
+    /// `max_running` per owner, `max_total` in all (at least `max_running`).
+    pub(crate) fn new(max_running: usize, max_total: usize, ttl: Duration) -> Self {
         Self {
             inner: Mutex::default(),
             max_running,
+            max_total: max_total.max(max_running),
             ttl,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> Locked<'_> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.expire(self.ttl);
-        inner
+        for table in inner.values_mut() {
+            table.expire(self.ttl);
+        }
+        Locked(inner)
     }
 
-    fn full(&self, running: usize) -> String {
-        format!(
-            "{running} background commands are running, the most allowed; kill one you no longer need first"
-        )
-    }
-
-    /// Whether another background command may start (checked again when it is added).
-    pub(crate) fn check_room(&self) -> Result<(), String> {
-        let running = self.lock().running();
+    /// Why `owner` may not start another command now, if it may not.
+    fn no_room(&self, locked: &Locked<'_>, owner: &str) -> Option<String> {
+        let running = locked.running(owner);
         if running >= self.max_running {
-            Err(self.full(running))
-        } else {
-            Ok(())
+            return Some(format!(
+                "{running} background commands of yours are running, the most allowed; \
+                 kill one you no longer need first"
+            ));
+        }
+        let total = locked.total();
+        (total >= self.max_total).then(|| {
+            format!(
+                "{total} background commands are running for all clients of this toolhost, \
+                 the most allowed; kill one of yours, or try again when others have finished"
+            )
+        })
+    }
+
+    /// Whether `owner` may start another background command (checked again
+    /// when it is added).
+    pub(crate) fn check_room(&self, owner: &str) -> Result<(), String> {
+        match self.no_room(&self.lock(), owner) {
+            Some(full) => Err(full),
+            None => Ok(()),
         }
     }
 
-    /// Register a started background command; returns its id. Over the cap (another
-    /// command started meanwhile), the new one is killed.
-    pub(crate) fn add(&self, command: BackgroundCommand) -> Result<String, String> {
-        let mut inner = self.lock();
-        let running = inner.running();
-        if running >= self.max_running {
+    /// Register a started background command of `owner`; returns its id.
+    /// Over a cap (another command started meanwhile), the new one is
+    /// killed.
+    pub(crate) fn add(&self, owner: &str, command: BackgroundCommand) -> Result<String, String> {
+        let mut locked = self.lock();
+        if let Some(full) = self.no_room(&locked, owner) {
             process::kill_group(command.pgid);
-            return Err(self.full(running));
+            return Err(full);
         }
-        inner.next += 1;
-        let n = inner.next;
-        inner.entries.insert(
+        let table = locked.table(owner);
+        table.next += 1;
+        let n = table.next;
+        table.entries.insert(
             n,
             Entry {
                 command,
@@ -179,14 +236,17 @@ impl Background {
     }
 
     /// Status with the output since the previous poll.
-    pub(crate) fn poll(&self, id: &str) -> Result<Status, String> {
-        self.lock().entry(id).map(|e| e.status(id, true))
+    pub(crate) fn poll(&self, owner: &str, id: &str) -> Result<Status, String> {
+        self.lock().entry(owner, id).map(|e| e.status(id, true))
     }
 
-    /// Every background command, without consuming output.
-    pub(crate) fn list(&self) -> Vec<Status> {
-        let mut inner = self.lock();
-        inner
+    /// Every background command of `owner`, without consuming output.
+    pub(crate) fn list(&self, owner: &str) -> Vec<Status> {
+        let mut locked = self.lock();
+        let Some(table) = locked.0.get_mut(owner) else {
+            return Vec::new();
+        };
+        table
             .entries
             .iter_mut()
             .map(|(n, e)| e.status(&format!("s-{n}"), false))
@@ -195,13 +255,13 @@ impl Background {
 
     /// Write to a running background command's stdin. A full pipe is retried, with
     /// the lock released in between, for a few seconds.
-    pub(crate) fn write(&self, id: &str, mut data: &[u8]) -> Result<(), String> {
+    pub(crate) fn write(&self, owner: &str, id: &str, mut data: &[u8]) -> Result<(), String> {
         let total = data.len();
         let deadline = Instant::now() + PATIENCE;
         while !data.is_empty() {
             {
-                let mut inner = self.lock();
-                let entry = inner.entry(id)?;
+                let mut locked = self.lock();
+                let entry = locked.entry(owner, id)?;
                 let Some(stdin) = entry.command.stdin.as_mut() else {
                     return Err(format!(
                         "background command `{id}` has finished; its input is closed"
@@ -230,42 +290,52 @@ impl Background {
     }
 
     /// Kill a background command's whole process group and wait briefly for it.
-    pub(crate) fn kill(&self, id: &str) -> Result<Status, String> {
+    pub(crate) fn kill(&self, owner: &str, id: &str) -> Result<Status, String> {
         {
-            let mut inner = self.lock();
-            let entry = inner.entry(id)?;
+            let mut locked = self.lock();
+            let entry = locked.entry(owner, id)?;
             if entry.finished.is_none() {
                 process::kill_group(entry.command.pgid);
             }
         }
         let deadline = Instant::now() + PATIENCE;
         loop {
-            let mut inner = self.lock();
-            let entry = inner.entry(id)?;
+            let mut locked = self.lock();
+            let entry = locked.entry(owner, id)?;
             entry.refresh();
             if entry.finished.is_some() || Instant::now() >= deadline {
                 return Ok(entry.status(id, true));
             }
-            drop(inner);
+            drop(locked);
             std::thread::sleep(Duration::from_millis(10));
         }
     }
 
-    /// Forget finished background commands; returns how many.
-    pub(crate) fn clear(&self) -> u32 {
-        let mut inner = self.lock();
-        let before = inner.entries.len();
-        inner.entries.retain(|_, e| e.finished.is_none());
-        u32::try_from(before - inner.entries.len()).unwrap_or(u32::MAX)
+    /// Forget `owner`'s finished background commands; returns how many.
+    pub(crate) fn clear(&self, owner: &str) -> u32 {
+        let mut locked = self.lock();
+        let Some(table) = locked.0.get_mut(owner) else {
+            return 0;
+        };
+        let before = table.entries.len();
+        table.entries.retain(|_, e| e.finished.is_none());
+        u32::try_from(before - table.entries.len()).unwrap_or(u32::MAX)
+    }
+
+    /// `owner` is gone (its MCP session ended): kill its running commands
+    /// and forget all of them. Returns how many were still running.
+    pub(crate) fn release(&self, owner: &str) -> usize {
+        let table = self.lock().0.remove(owner);
+        table.map_or(0, |table| {
+            table.kill_running();
+            table.running()
+        })
     }
 
     /// Kill every running background command (the broker is going away).
     pub(crate) fn kill_all(&self) {
-        let inner = self.lock();
-        for e in inner.entries.values() {
-            if e.finished.is_none() {
-                process::kill_group(e.command.pgid);
-            }
+        for table in self.lock().0.values() {
+            table.kill_running();
         }
     }
 }

@@ -24,6 +24,11 @@ use toolhost_shared::shell_words;
 pub struct BrokerCall {
     pub(crate) broker: Arc<Broker>,
     pub(crate) tool: Arc<str>,
+    /// Whose background commands and kept outputs this call sees: its MCP
+    /// session, or `""` for calls outside any session (CLI, library).
+    pub(crate) owner: Arc<str>,
+    /// Why background commands are refused for this call, if they are.
+    pub(crate) background_refused: Option<Arc<str>>,
     pub(crate) workspace: Option<PathBuf>,
     /// The grant lets commands use the network.
     pub(crate) network: bool,
@@ -105,10 +110,7 @@ impl BrokerCall {
         record: &mut CommandRecord,
     ) -> Result<Checked, CommandError> {
         let config = &self.broker().config;
-        let shown = match &request.program {
-            Program::Shell(line) => line.clone(),
-            Program::Argv(argv) => shell_words(argv),
-        };
+        let shown = shown(&request.program);
         record.command.clone_from(&shown);
         if !config.enabled {
             return Err(CommandError::Denied(
@@ -478,7 +480,7 @@ impl BrokerCall {
                 };
                 format!("{stdout_full}{gap}[stderr]\n{stderr_full}")
             };
-            self.broker().kept.keep(full)
+            self.broker().kept.keep(&self.owner, full)
         });
         Ok(CommandOutput {
             exit_code: ended.exit_code,
@@ -502,10 +504,14 @@ impl BrokerCall {
         request: &CommandRequest,
         record: &mut CommandRecord,
     ) -> Result<String, CommandError> {
+        if let Some(why) = &self.background_refused {
+            record.command = shown(&request.program);
+            return Err(CommandError::Denied(format!("{why}; nothing was run")));
+        }
         let broker = self.broker();
         broker
             .background
-            .check_room()
+            .check_room(&self.owner)
             .map_err(CommandError::Failed)?;
         let checked = self.check(request, true, record)?;
         let shown = checked.shown;
@@ -547,7 +553,10 @@ impl BrokerCall {
                 Some(Box::new(after)),
             ),
         };
-        broker.background.add(command).map_err(CommandError::Failed)
+        broker
+            .background
+            .add(&self.owner, command)
+            .map_err(CommandError::Failed)
     }
 
     /// Refuse to change a background command in a dry run; confirm writes in
@@ -573,6 +582,14 @@ impl BrokerCall {
             )?;
         }
         Ok(())
+    }
+}
+
+/// A command as people read it (an argv shell-quoted).
+fn shown(program: &Program) -> String {
+    match program {
+        Program::Shell(line) => line.clone(),
+        Program::Argv(argv) => shell_words(argv),
     }
 }
 

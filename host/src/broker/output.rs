@@ -2,8 +2,8 @@
 //! text kept under an id, because a model shown a cut output tends to invent
 //! the missing middle.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Keep the first and last parts of `text` within `max_chars` characters,
 /// cutting at line ends where possible, with `[... N lines omitted ...]` in
@@ -50,61 +50,89 @@ fn byte_at_char(text: &str, chars: usize) -> usize {
         .map_or(text.len(), |(i, _)| i)
 }
 
-/// Full outputs of cut commands, by id, oldest dropped first.
+/// Full outputs of cut commands, by owner (the MCP session that ran them)
+/// and id, oldest dropped first. Each owner has its own budget; when all
+/// together pass the total, the owner keeping the most gives up its oldest.
 #[derive(Debug)]
 pub(crate) struct Kept {
-    inner: Mutex<KeptInner>,
+    inner: Mutex<HashMap<Arc<str>, Shelf>>,
     max_entries: usize,
     max_bytes: usize,
+    max_total_bytes: usize,
 }
 
+/// One owner's kept outputs; ids count up per owner.
 #[derive(Debug, Default)]
-struct KeptInner {
+struct Shelf {
     next: u64,
     bytes: usize,
     entries: VecDeque<(String, String)>,
 }
 
+impl Shelf {
+    fn drop_oldest(&mut self) {
+        if let Some((_, old)) = self.entries.pop_front() {
+            self.bytes -= old.len();
+        }
+    }
+}
+
 impl Kept {
-    pub(crate) fn new(max_entries: usize, max_bytes: usize) -> Self {
+    /// `max_entries` and `max_bytes` per owner, `max_total_bytes` in all.
+    pub(crate) fn new(max_entries: usize, max_bytes: usize, max_total_bytes: usize) -> Self {
         Self {
             inner: Mutex::default(),
             max_entries: max_entries.max(1),
             max_bytes,
+            max_total_bytes: max_total_bytes.max(max_bytes),
         }
     }
 
-    /// Keep `text`; returns its id.
-    pub(crate) fn keep(&self, text: String) -> String {
-        let mut inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inner.next += 1;
-        let id = format!("out-{}", inner.next);
-        inner.bytes += text.len();
-        inner.entries.push_back((id.clone(), text));
-        while inner.entries.len() > self.max_entries
-            || (inner.bytes > self.max_bytes && inner.entries.len() > 1)
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Shelf>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keep `text` for `owner`; returns its id.
+    pub(crate) fn keep(&self, owner: &str, text: String) -> String {
+        let mut shelves = self.lock();
+        let shelf = shelves.entry(Arc::from(owner)).or_default();
+        shelf.next += 1;
+        let id = format!("out-{}", shelf.next);
+        shelf.bytes += text.len();
+        shelf.entries.push_back((id.clone(), text));
+        while shelf.entries.len() > self.max_entries
+            || (shelf.bytes > self.max_bytes && shelf.entries.len() > 1)
         {
-            if let Some((_, old)) = inner.entries.pop_front() {
-                inner.bytes -= old.len();
+            shelf.drop_oldest();
+        }
+        // Over the total: the largest shelf gives up its oldest, never the
+        // output just kept.
+        while shelves.values().map(|s| s.bytes).sum::<usize>() > self.max_total_bytes {
+            let largest = shelves
+                .iter_mut()
+                .filter(|(who, s)| s.entries.len() > usize::from(&***who == owner))
+                .max_by_key(|(_, s)| s.bytes);
+            match largest {
+                Some((_, shelf)) => shelf.drop_oldest(),
+                None => break,
             }
         }
         id
     }
 
-    /// The text kept under `id`, if it is still kept.
-    pub(crate) fn get(&self, id: &str) -> Option<String> {
-        let inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inner
+    /// The text `owner` kept under `id`, if it is still kept.
+    pub(crate) fn get(&self, owner: &str, id: &str) -> Option<String> {
+        self.lock()
+            .get(owner)?
             .entries
             .iter()
             .find(|(k, _)| k == id)
             .map(|(_, t)| t.clone())
+    }
+
+    /// `owner` is gone: forget its outputs.
+    pub(crate) fn release(&self, owner: &str) {
+        self.lock().remove(owner);
     }
 }
 
@@ -141,16 +169,44 @@ mod tests {
 
     #[test]
     fn kept_outputs_are_bounded_oldest_first() {
-        let kept = Kept::new(2, 1 << 20);
-        let a = kept.keep("a".into());
-        let b = kept.keep("b".into());
-        let c = kept.keep("c".into());
-        assert_eq!(kept.get(&a), None);
-        assert_eq!(kept.get(&b).as_deref(), Some("b"));
-        assert_eq!(kept.get(&c).as_deref(), Some("c"));
-        let small = Kept::new(10, 3);
-        let x = small.keep("xx".into());
-        small.keep("yy".into());
-        assert_eq!(small.get(&x), None, "over the byte budget");
+        let kept = Kept::new(2, 1 << 20, 1 << 20);
+        let a = kept.keep("", "a".into());
+        let b = kept.keep("", "b".into());
+        let c = kept.keep("", "c".into());
+        assert_eq!(kept.get("", &a), None);
+        assert_eq!(kept.get("", &b).as_deref(), Some("b"));
+        assert_eq!(kept.get("", &c).as_deref(), Some("c"));
+        let small = Kept::new(10, 3, 3);
+        let x = small.keep("", "xx".into());
+        small.keep("", "yy".into());
+        assert_eq!(small.get("", &x), None, "over the byte budget");
+    }
+
+    #[test]
+    fn kept_outputs_belong_to_their_owner() {
+        let kept = Kept::new(10, 100, 100);
+        let a = kept.keep("a", "secret of a".into());
+        assert_eq!(kept.get("b", &a), None, "b cannot read a's output");
+        let b = kept.keep("b", "of b".into());
+        assert_eq!(a, b, "ids count per owner and tell nothing of others");
+        assert_eq!(kept.get("b", &b).as_deref(), Some("of b"));
+        kept.release("a");
+        assert_eq!(kept.get("a", &a), None, "released with its owner");
+        assert_eq!(kept.get("b", &b).as_deref(), Some("of b"));
+    }
+
+    #[test]
+    fn one_owner_filling_the_total_loses_its_own_oldest_first() {
+        let kept = Kept::new(100, 60, 100);
+        let quiet = kept.keep("quiet", "q".repeat(30));
+        for _ in 0..20 {
+            kept.keep("loud", "l".repeat(20));
+        }
+        assert!(
+            kept.get("quiet", &quiet).is_some(),
+            "a flood by one client does not evict another's output"
+        );
+        let total: usize = kept.lock().values().map(|s| s.bytes).sum();
+        assert!(total <= 100, "{total}");
     }
 }

@@ -64,6 +64,8 @@ impl Setup {
         BrokerCall {
             broker: Arc::clone(&self.broker),
             tool: Arc::from("run_command"),
+            owner: Arc::from(""),
+            background_refused: None,
             workspace: Some(self.dir.path().canonicalize().unwrap()),
             network: false,
             mode,
@@ -567,11 +569,11 @@ fn a_session_that_does_not_read_cannot_block_the_broker() {
     let id = call.spawn(&shell("sleep 100")).unwrap();
     let sessions = &setup.broker.background;
     let started = Instant::now();
-    let err = sessions.write(&id, &vec![b'x'; 1 << 20]).unwrap_err();
+    let err = sessions.write("", &id, &vec![b'x'; 1 << 20]).unwrap_err();
     assert!(err.contains("not reading its input"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(15));
-    assert_eq!(sessions.list().len(), 1, "the table still answers");
-    assert!(!sessions.kill(&id).unwrap().running);
+    assert_eq!(sessions.list("").len(), 1, "the table still answers");
+    assert!(!sessions.kill("", &id).unwrap().running);
 }
 
 #[test]
@@ -623,7 +625,7 @@ fn long_output_keeps_head_and_tail_and_the_full_text() {
     );
     assert!(out.stdout.chars().count() < 2_100);
     let id = out.output_id.unwrap();
-    let full = call.broker.kept.get(&id).unwrap();
+    let full = call.broker.kept.get("", &id).unwrap();
     let expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
     assert_eq!(full, expected, "the full output is kept exactly");
     let short = call.run(&shell("echo hi"), None).unwrap();
@@ -731,26 +733,116 @@ fn sessions_run_in_the_background() {
         .spawn(&shell("read line; echo got $line; sleep 100"))
         .unwrap();
     let sessions = &setup.broker.background;
-    sessions.write(&id, b"ping\n").unwrap();
+    sessions.write("", &id, b"ping\n").unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut seen = String::new();
     while !seen.contains("got ping") && Instant::now() < deadline {
-        seen.push_str(&sessions.poll(&id).unwrap().new_output);
+        seen.push_str(&sessions.poll("", &id).unwrap().new_output);
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(seen.contains("got ping"), "{seen}");
     assert_eq!(
-        sessions.poll(&id).unwrap().new_output,
+        sessions.poll("", &id).unwrap().new_output,
         "",
         "output is consumed by poll"
     );
-    let listed = sessions.list();
+    let listed = sessions.list("");
     assert_eq!(listed.len(), 1);
     assert!(listed[0].running);
-    let killed = sessions.kill(&id).unwrap();
+    let killed = sessions.kill("", &id).unwrap();
     assert!(!killed.running);
-    assert_eq!(sessions.clear(), 1);
-    assert!(sessions.poll(&id).is_err());
+    assert_eq!(sessions.clear(""), 1);
+    assert!(sessions.poll("", &id).is_err());
+}
+
+/// `setup`'s yolo call as `owner` (an MCP session).
+fn owned(setup: &Setup, owner: &str) -> BrokerCall {
+    BrokerCall {
+        owner: Arc::from(owner),
+        ..setup.yolo()
+    }
+}
+
+#[test]
+fn a_client_sees_only_its_own_background_commands() {
+    let setup = Setup::new();
+    let m = marker();
+    let a = owned(&setup, "mcp-a");
+    let id = a.spawn(&shell(&format!("sleep {m}"))).unwrap();
+    wait_for("a's command to start", || running_with(&m).len() == 1);
+    let table = &setup.broker.background;
+    let unknown = table.poll("mcp-b", "s-404").unwrap_err();
+    assert_eq!(
+        table.poll("mcp-b", &id).unwrap_err(),
+        unknown.replace("s-404", &id),
+        "b is told exactly what it is told for an id that never existed"
+    );
+    assert!(table.list("mcp-b").is_empty());
+    assert!(table.write("mcp-b", &id, b"x\n").is_err());
+    assert!(table.kill("mcp-b", &id).is_err());
+    assert_eq!(table.clear("mcp-b"), 0);
+    assert_eq!(
+        running_with(&m).len(),
+        1,
+        "b's attempts left a's command alone"
+    );
+    // B's ids start at s-1 too: they say nothing about a's.
+    let b_id = owned(&setup, "mcp-b").spawn(&shell("sleep 100")).unwrap();
+    assert_eq!(b_id, id);
+    assert_eq!(table.list("mcp-a").len(), 1);
+    assert_eq!(table.list("mcp-b").len(), 1);
+    // Kept outputs too.
+    let out = a.run(&shell("seq 1 100000"), None).unwrap();
+    let kept = out.output_id.unwrap();
+    assert!(setup.broker.kept.get("mcp-a", &kept).is_some());
+    assert!(setup.broker.kept.get("mcp-b", &kept).is_none());
+    // A's session ends: its command dies, b's lives on.
+    assert_eq!(setup.broker.end_session("mcp-a"), 1);
+    wait_for("a's command to be killed", || running_with(&m).is_empty());
+    assert!(setup.broker.kept.get("mcp-a", &kept).is_none());
+    assert!(table.list("mcp-a").is_empty());
+    assert!(table.list("mcp-b")[0].running);
+}
+
+#[test]
+fn background_commands_are_capped_per_client_and_in_all() {
+    let setup = Setup::with(CommandConfig {
+        max_background: 2,
+        max_background_total: 3,
+        ..CommandConfig::default()
+    });
+    let a = owned(&setup, "mcp-a");
+    a.spawn(&shell("sleep 100")).unwrap();
+    a.spawn(&shell("sleep 100")).unwrap();
+    let Err(CommandError::Failed(m)) = a.spawn(&shell("sleep 100")) else {
+        panic!("a third of a's ran")
+    };
+    assert!(m.contains("of yours") && m.contains("kill one"), "{m}");
+    let b = owned(&setup, "mcp-b");
+    b.spawn(&shell("sleep 100"))
+        .expect("a's full table leaves b its own");
+    let c = owned(&setup, "mcp-c");
+    let Err(CommandError::Failed(m)) = c.spawn(&shell("sleep 100")) else {
+        panic!("the total cap did not hold")
+    };
+    assert!(m.contains("all clients"), "{m}");
+    setup.broker.end_session("mcp-a");
+    c.spawn(&shell("sleep 100"))
+        .expect("room again once a's session ended");
+}
+
+#[test]
+fn background_commands_can_be_refused_with_the_reason() {
+    let setup = Setup::new();
+    let call = BrokerCall {
+        background_refused: Some(Arc::from("this process ends after one call")),
+        ..setup.yolo()
+    };
+    let Err(CommandError::Denied(m)) = call.spawn(&shell("sleep 100")) else {
+        panic!("started")
+    };
+    assert!(m.contains("ends after one call"), "{m}");
+    assert_eq!(call.log.lock().unwrap()[0].command, "sleep 100");
 }
 
 #[test]
@@ -831,7 +923,7 @@ fn each_command_has_a_loopback_of_its_own() {
         setup
             .broker
             .background
-            .poll(&id)
+            .poll("", &id)
             .is_ok_and(|s| s.new_output.contains("listening"))
     });
     let probe = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
@@ -842,5 +934,5 @@ fn each_command_has_a_loopback_of_its_own() {
     granted.network = true;
     let out = granted.run(&shell(&probe), None).unwrap();
     assert!(!out.stdout.contains("connected"), "{out:?}");
-    setup.broker.background.kill(&id).unwrap();
+    setup.broker.background.kill("", &id).unwrap();
 }

@@ -256,6 +256,12 @@ impl Config {
         )?;
         in_range("commands.max_background", c.max_background as u64, 1, 1000)?;
         in_range(
+            "commands.max_background_total",
+            c.max_background_total as u64,
+            c.max_background as u64,
+            10_000,
+        )?;
+        in_range(
             "commands.background_ttl_secs",
             c.background_ttl_secs,
             1,

@@ -203,6 +203,8 @@ impl Executor {
         BrokerCall {
             broker: Arc::clone(&self.broker),
             tool: Arc::from(name),
+            owner: Arc::from(options.context.session.as_deref().unwrap_or("")),
+            background_refused: self.background_refused.clone(),
             workspace: self.workspace().map(Path::to_owned),
             network: grant.command_network,
             mode: self.mode,

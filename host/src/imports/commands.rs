@@ -30,8 +30,11 @@ impl CallState {
         }
     }
 
-    fn background_table(&self) -> Result<&background::Background, CommandError> {
-        Ok(&self.broker_call()?.broker.background)
+    /// The broker's background commands and this call's owner (its MCP
+    /// session): each client sees only its own.
+    fn background_table(&self) -> Result<(&background::Background, &str), CommandError> {
+        let call = self.broker_call()?;
+        Ok((&call.broker.background, &call.owner))
     }
 
     /// A background command action, refused in a dry run (and confirmed as needed).
@@ -40,10 +43,10 @@ impl CallState {
         action: &str,
         id: &str,
         input: Option<&[u8]>,
-    ) -> Result<&background::Background, CommandError> {
+    ) -> Result<(&background::Background, &str), CommandError> {
         let call = self.broker_call()?;
         call.may_touch_background(action, id, input)?;
-        Ok(&call.broker.background)
+        Ok((&call.broker.background, &call.owner))
     }
 
     /// Run `wait` (which waits on a command or a person), crediting the
@@ -74,9 +77,8 @@ impl commands::Host for CallState {
     }
 
     fn poll(&mut self, id: String) -> Result<BackgroundStatus, CommandError> {
-        self.background_table()?
-            .poll(&id)
-            .map_err(CommandError::Invalid)
+        let (table, owner) = self.background_table()?;
+        table.poll(owner, &id).map_err(CommandError::Invalid)
     }
 
     fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), CommandError> {
@@ -84,32 +86,34 @@ impl commands::Host for CallState {
             call.may_touch_background("write to", &id, Some(&data))?;
             call.broker
                 .background
-                .write(&id, &data)
+                .write(&call.owner, &id, &data)
                 .map_err(CommandError::Invalid)
         })
     }
 
     fn kill(&mut self, id: String) -> Result<(), CommandError> {
-        self.touch_background("kill", &id, None)?
-            .kill(&id)
+        let (table, owner) = self.touch_background("kill", &id, None)?;
+        table
+            .kill(owner, &id)
             .map(|_| ())
             .map_err(CommandError::Invalid)
     }
 
     fn list_background(&mut self) -> Vec<BackgroundStatus> {
         self.background_table()
-            .map(background::Background::list)
+            .map(|(table, owner)| table.list(owner))
             .unwrap_or_default()
     }
 
     fn clear(&mut self) -> u32 {
         // A dry run forgets nothing.
         self.touch_background("clear", "(finished)", None)
-            .map_or(0, background::Background::clear)
+            .map_or(0, |(table, owner)| table.clear(owner))
     }
 
     fn output(&mut self, output_id: String) -> Result<String, CommandError> {
-        self.broker_call()?.broker.kept.get(&output_id).ok_or_else(|| {
+        let call = self.broker_call()?;
+        call.broker.kept.get(&call.owner, &output_id).ok_or_else(|| {
             CommandError::Invalid(format!(
                 "no output is kept under `{output_id}` (only the most recent cut outputs are kept); run the command again"
             ))

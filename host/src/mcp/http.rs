@@ -8,18 +8,23 @@
 //!   `Authorization: Bearer TOKEN` gets 401.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
 //!
+//! Sessions are capped ([`super::sessions`]): a request that would open a
+//! session past a cap gets `503` with the reason and `Retry-After`.
+//! Each session is its own client: it sees only the background commands
+//! it started, which are killed when the session ends.
+//!
 //! Clients come and go over HTTP, so the workspace is fixed at start (the
 //! configured one, else the current directory); roots are not used.
 //!
 //! A non-loopback address needs a token.
 
+use super::sessions::{CappedSessions, SessionLimits};
 use super::{McpServer, ServeError, ServeOptions};
 use crate::executor::Executor;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,6 +42,8 @@ pub struct HttpOptions {
     /// Origin header values accepted besides the server's own loopback
     /// origins (`http://localhost:PORT`, `http://127.0.0.1:PORT`).
     pub allowed_origins: Vec<String>,
+    /// Caps on sessions and their idle timeout.
+    pub sessions: SessionLimits,
 }
 
 impl HttpOptions {
@@ -103,9 +110,10 @@ pub async fn serve_http(
         .with_allowed_origins(origins)
         .with_cancellation_token(shutdown.clone());
     let running = server.clone();
+    let sessions = CappedSessions::new(http.sessions);
     let mcp = StreamableHttpService::new(
         move || Ok(server.for_new_session()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions.clone()),
         config,
     );
     let token: Arc<Option<String>> = Arc::new(http.token.clone());
@@ -123,6 +131,7 @@ pub async fn serve_http(
         ));
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(token, require_token))
         .merge(health);
     ready(bound);
@@ -162,6 +171,26 @@ async fn require_token(
             )
                 .into_response();
         }
+    }
+    next.run(request).await
+}
+
+/// 503 for a request that would open a session when no more may be
+/// opened (rmcp refuses it too, but as a bare 500).
+async fn session_room(
+    State(sessions): State<CappedSessions>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opens =
+        request.method() == http::Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens && let Some(why) = sessions.refusal() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5")],
+            format!("Service Unavailable: {why}"),
+        )
+            .into_response();
     }
     next.run(request).await
 }
@@ -229,6 +258,7 @@ mod tests {
             token: None,
             allowed_hosts: vec!["tools.internal".into()],
             allowed_origins: vec!["https://app.example".into()],
+            sessions: SessionLimits::default(),
         };
         let (hosts, origins) = options.allowlists();
         assert!(hosts.contains(&"localhost".to_owned()));

@@ -202,6 +202,16 @@ pub struct ServeArgs {
     /// origins are always accepted, any other origin is refused).
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub allowed_origins: Vec<String>,
+    /// HTTP sessions served at once (each MCP client holds one); a client
+    /// past the cap gets 503 until one ends.
+    #[arg(long, default_value = "64", value_name = "N", requires = "http",
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_sessions: u32,
+    /// Close an HTTP session after SECS seconds without a request (its
+    /// background commands are killed with it).
+    #[arg(long, default_value = "1800", value_name = "SECS", requires = "http",
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub session_idle_secs: u64,
     /// When to ask before running (default: the configuration's mode).
     /// Clients that support elicitation are asked; otherwise the call is
     /// refused with how to allow it.

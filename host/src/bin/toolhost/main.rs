@@ -62,7 +62,14 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         } => Some(std::mem::take(&mut cli.global.grants)),
         _ => None,
     };
-    let settings = Settings::build(&cli.global, mode, false)?;
+    let mut settings = Settings::build(&cli.global, mode, false)?;
+    if matches!(cli.command, Command::Call(_)) {
+        settings.executor.refuse_background(
+            "`toolhost call` exits when the call ends, which would kill a background command \
+             at once; run it in the foreground with a `timeout` (up to 600 s), or start it \
+             through `toolhost serve`, where it lives as long as the client's session",
+        );
+    }
     let executor = &settings.executor;
     let agent = cli.global.agent.as_deref();
     match cli.command {
@@ -293,6 +300,10 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
                     token,
                     allowed_hosts: args.allowed_hosts.clone(),
                     allowed_origins: args.allowed_origins.clone(),
+                    sessions: toolhost::mcp::sessions::SessionLimits::new(
+                        args.max_sessions as usize,
+                        std::time::Duration::from_secs(args.session_idle_secs),
+                    ),
                 };
                 toolhost::mcp::http::serve_http(executor, options, http, |bound| {
                     output::warn_info(&format!("serving MCP on http://{bound}/mcp"));
