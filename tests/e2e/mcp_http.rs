@@ -529,6 +529,7 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
         "{why}"
     );
     let peak = peak.max(rss_kib(pid));
+    #[expect(clippy::print_stderr, reason = "the figures docs/security.md quotes")]
     eprintln!("RSS before the flood {before} KiB, peak {peak} KiB; {ok} made, {refused} refused");
     assert!(peak < 100 * 1024, "RSS reached {peak} KiB");
     let after = call(&client, "read_file", json!({"path": "note.txt"}))
