@@ -486,6 +486,7 @@ fn open_session(addr: &str) -> Result<String, (u16, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::print_stderr, reason = "the figures docs/security.md quotes")]
 async fn an_initialize_flood_is_bounded_and_harms_no_session() {
     // 32,000 `initialize` requests on loopback, by 4 threads, none
     // finishing its handshake: the few the handshake cap lets in expire,
@@ -529,7 +530,6 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
         "{why}"
     );
     let peak = peak.max(rss_kib(pid));
-    #[expect(clippy::print_stderr, reason = "the figures docs/security.md quotes")]
     eprintln!("RSS before the flood {before} KiB, peak {peak} KiB; {ok} made, {refused} refused");
     assert!(peak < 100 * 1024, "RSS reached {peak} KiB");
     let after = call(&client, "read_file", json!({"path": "note.txt"}))
