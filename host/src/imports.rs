@@ -7,6 +7,8 @@
 //! - [`filesystem`]: `wasi:filesystem/types` with secrets hidden and
 //!   protected paths kept read-only (guard.rs judges);
 //! - [`parallel`]: fan-out to fresh instances of the calling tool;
+//! - [`poll`]: `wasi:io/poll` with every wait ended by the call's deadline
+//!   or cancellation;
 //! - [`dynamic`]: create_tool's component check;
 //! - [`log`]: log lines to tracing;
 //! - [`http`]: WASI (filesystem, clocks...) and wasi:http views, requests
@@ -22,6 +24,7 @@ pub(crate) mod filesystem;
 pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod parallel;
+pub(crate) mod poll;
 
 use crate::bindings::types;
 use crate::runtime::sandbox::CallState;

@@ -11,8 +11,8 @@
 //! - plain `http` connects to the address that was checked, so a second
 //!   DNS answer cannot swap in another (for `https` the name must be kept
 //!   for TLS, so a rebinding race remains: docs/security.md);
-//! - connect, first-byte and between-bytes timeouts, and a cap on the
-//!   response body.
+//! - connect, first-byte and between-bytes timeouts, none past the call's
+//!   deadline, and a cap on the response body.
 //!
 //! Redirects are the plugin's to follow, so each hop comes back here.
 
@@ -23,7 +23,7 @@ use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 /// The most bytes of one response body a plugin may read.
@@ -141,9 +141,18 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
 }
 
 /// The hooks of one call's wasi:http.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct NetHooks {
     pub(crate) policy: NetPolicy,
+    /// The call's deadline: no request waits past it.
+    pub(crate) deadline: Instant,
+}
+
+/// A timeout the guest `asked` for (if any), at most `cap` and at most
+/// the time `left` before the call's deadline.
+fn bounded(asked: Option<Duration>, cap: Duration, left: Duration) -> Option<Duration> {
+    let wanted = asked.map_or(cap, |t| t.min(cap));
+    Some(wanted.min(left).max(Duration::from_millis(1)))
 }
 
 impl WasiHttpHooks for NetHooks {
@@ -169,7 +178,8 @@ impl WasiHttpHooks for NetHooks {
     > {
         drop(fut);
         let policy = self.policy.clone();
-        Box::new(async move {
+        let deadline = self.deadline;
+        let send = async move {
             let uri = request.uri().clone();
             let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
             let host = uri.host().ok_or(Error::HttpRequestUriInvalid)?.to_owned();
@@ -186,21 +196,22 @@ impl WasiHttpHooks for NetHooks {
                 *request.uri_mut() =
                     http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
             }
+            let left = deadline.saturating_duration_since(Instant::now());
             let options = RequestOptions {
-                connect_timeout: Some(
-                    options
-                        .and_then(|o| o.connect_timeout)
-                        .map_or(CONNECT_TIMEOUT, |t| t.min(CONNECT_TIMEOUT)),
+                connect_timeout: bounded(
+                    options.and_then(|o| o.connect_timeout),
+                    CONNECT_TIMEOUT,
+                    left,
                 ),
-                first_byte_timeout: Some(
-                    options
-                        .and_then(|o| o.first_byte_timeout)
-                        .map_or(FIRST_BYTE_TIMEOUT, |t| t.min(FIRST_BYTE_TIMEOUT)),
+                first_byte_timeout: bounded(
+                    options.and_then(|o| o.first_byte_timeout),
+                    FIRST_BYTE_TIMEOUT,
+                    left,
                 ),
-                between_bytes_timeout: Some(
-                    options
-                        .and_then(|o| o.between_bytes_timeout)
-                        .map_or(BETWEEN_BYTES_TIMEOUT, |t| t.min(BETWEEN_BYTES_TIMEOUT)),
+                between_bytes_timeout: bounded(
+                    options.and_then(|o| o.between_bytes_timeout),
+                    BETWEEN_BYTES_TIMEOUT,
+                    left,
                 ),
             };
             let (response, io) =
@@ -216,6 +227,13 @@ impl WasiHttpHooks for NetHooks {
                 response,
                 Box::new(io) as Box<dyn Future<Output = Result<(), Error>> + Send>,
             ))
+        };
+        // Name lookup included: nothing waits past the deadline.
+        Box::new(async move {
+            let left = deadline.saturating_duration_since(Instant::now());
+            tokio::time::timeout(left, send)
+                .await
+                .unwrap_or(Err(Error::ConnectionTimeout))
         })
     }
 }

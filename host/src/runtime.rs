@@ -180,19 +180,28 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            // wasi:filesystem/types again, over wasmtime-wasi's: secrets and
-            // protected paths enforced (imports/filesystem.rs).
-            .and_then(|()| {
-                linker.allow_shadowing(true);
-                let guarded = wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
-                    _,
-                    sandbox::GuardedFilesystem,
-                >(&mut linker, sandbox::guarded);
-                linker.allow_shadowing(false);
-                guarded
-            })
             // wasi:http, every request checked against the call's grant (net.rs).
             .and_then(|()| wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker))
+            // Two interfaces again, over wasmtime-wasi's: wasi:filesystem/types
+            // with secrets and protected paths enforced (imports/filesystem.rs);
+            // wasi:io/poll with waits bounded by the call's deadline
+            // (imports/poll.rs).
+            .and_then(|()| {
+                linker.allow_shadowing(true);
+                let shadowed =
+                    wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
+                        _,
+                        sandbox::GuardedFilesystem,
+                    >(&mut linker, sandbox::guarded)
+                    .and_then(|()| {
+                        wasmtime_wasi::p2::bindings::sync::io::poll::add_to_linker::<
+                            _,
+                            sandbox::BoundedPoll,
+                        >(&mut linker, sandbox::waiting)
+                    });
+                linker.allow_shadowing(false);
+                shadowed
+            })
             .and_then(|()| {
                 crate::bindings::v0_1_0::ToolPlugin::add_to_linker::<_, HasSelf<_>>(
                     &mut linker,

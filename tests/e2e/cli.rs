@@ -267,7 +267,10 @@ fn third_party_plugins_show_up_with_their_grant() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
-    assert_eq!(v["capabilities"], serde_json::json!(["workspace:write"]));
+    assert_eq!(
+        v["capabilities"],
+        serde_json::json!(["workspace:write", "network:*"])
+    );
     assert_eq!(v["granted"], serde_json::json!([]), "no grant by default");
     let out = toolhost(
         ws.path(),

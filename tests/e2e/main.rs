@@ -13,6 +13,7 @@ mod command_sandbox;
 mod commands;
 mod config;
 mod conformance;
+mod deadlines;
 mod dynamic;
 mod executor;
 mod fan_out;

@@ -116,6 +116,7 @@ impl CallState {
     /// own timeout: the command had its own.
     pub(crate) fn extend_deadline(&mut self, by: Duration) {
         self.deadline += by;
+        self.net.deadline += by;
     }
 }
 
@@ -142,6 +143,55 @@ pub(crate) fn guarded(state: &mut CallState) -> Guarded<'_> {
             table: &mut state.table,
         },
         guard: &mut state.paths,
+    }
+}
+
+thread_local! {
+    /// Each call thread's tokio runtime: the ambient one of its calls
+    /// without network, and the one every guest wait runs on
+    /// (imports/poll.rs), whose `block_on` drives its timers and the tasks
+    /// spawned on it.
+    static CALL_RUNTIME: Option<tokio::runtime::Runtime> =
+        tokio::runtime::Builder::new_current_thread().enable_time().build().ok();
+}
+
+/// Run `f` with this thread's call runtime (`None` if it could not be built).
+pub(crate) fn with_call_runtime<R>(f: impl FnOnce(Option<&tokio::runtime::Runtime>) -> R) -> R {
+    CALL_RUNTIME.with(|rt| f(rt.as_ref()))
+}
+
+/// The linker's marker for `wasi:io/poll` bounded by the call's deadline
+/// and cancellation (implemented in imports/poll.rs).
+pub(crate) struct BoundedPoll;
+
+impl wasmtime::component::HasData for BoundedPoll {
+    type Data<'a> = Waiting<'a>;
+}
+
+/// What a guest waiting on the host needs: the resources it waits on and
+/// when (or why) to stop waiting.
+pub(crate) struct Waiting<'a> {
+    pub(crate) table: &'a mut ResourceTable,
+    pub(crate) limit: WaitLimit<'a>,
+}
+
+/// When a wait must end: the call's deadline or its cancellation, which
+/// is then recorded as the call's interruption.
+pub(crate) struct WaitLimit<'a> {
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: Option<&'a CancelToken>,
+    pub(crate) interrupted: &'a mut Option<ErrorKind>,
+}
+
+/// The getter the linker takes for [`BoundedPoll`].
+pub(crate) fn waiting(state: &mut CallState) -> Waiting<'_> {
+    Waiting {
+        table: &mut state.table,
+        limit: WaitLimit {
+            deadline: state.deadline,
+            cancel: state.cancel.as_ref(),
+            interrupted: &mut state.interrupted,
+        },
     }
 }
 
@@ -221,12 +271,14 @@ fn new_store(
     let mut table = ResourceTable::new();
     table.set_max_capacity(req.limits.max_resources);
     let granted = GrantedDirs::new(req.grant, req.workspace);
+    let call_deadline = deadline(req.limits.timeout);
     let state = CallState {
         wasi: builder.build(),
         table,
         http: wasmtime_wasi_http::WasiHttpCtx::new(),
         net: NetHooks {
             policy: NetPolicy::new(&req.grant.network),
+            deadline: call_deadline,
         },
         limiter: CallLimiter {
             memory_bytes: req.limits.memory_bytes,
@@ -235,7 +287,7 @@ fn new_store(
         },
         tool: Arc::from(tool),
         call_id: req.context.call_id.to_string(),
-        deadline: deadline(req.limits.timeout),
+        deadline: call_deadline,
         cancel: req.cancel.cloned(),
         interrupted: None,
         commands_granted: req.grant.commands,
@@ -365,20 +417,17 @@ fn execute(
     // wasmtime-wasi's synchronous host functions run their (here always
     // immediately ready) futures on the ambient tokio runtime; without one
     // they fall back to a shared runtime and a forced yield, which costs
-    // microseconds on every WASI call. A per-thread current-thread runtime,
-    // entered for the call, makes each WASI call a plain function call.
-    thread_local! {
-        static TOKIO: Option<tokio::runtime::Runtime> =
-            tokio::runtime::Builder::new_current_thread().build().ok();
-    }
+    // microseconds on every WASI call. The thread's call runtime, entered
+    // for the call, makes each WASI call a plain function call.
     // A tool granted the network is the exception: wasi:http spawns each
-    // request onto the ambient runtime and waits for it, which only a
-    // runtime with its own workers and I/O (wasmtime-wasi's shared one) can
-    // drive.
+    // request onto the ambient runtime, which only a runtime with its own
+    // workers and I/O (wasmtime-wasi's shared one) drives while the guest
+    // waits. (Without a grant, a request spawned on the call runtime runs
+    // when the guest waits for it (imports/poll.rs) and is refused.)
     if !req.grant.network.is_empty() {
         return execute_in_runtime(runtime, tool, pre, req, share, fanout);
     }
-    TOKIO.with(|rt| {
+    CALL_RUNTIME.with(|rt| {
         let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
         execute_in_runtime(runtime, tool, pre, req, share, fanout)
     })
