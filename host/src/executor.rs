@@ -54,6 +54,9 @@ pub struct CallOptions {
     /// Who confirms this call and its commands, instead of the executor's
     /// confirmer (e.g. the MCP client that sent it, through elicitation).
     pub confirmer: Option<Arc<dyn Confirmer>>,
+    /// Where the call reports how it is going (a command's latest output
+    /// line, fan-out shares done), for a caller that shows progress.
+    pub progress: Option<crate::types::context::Progress>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -63,6 +66,7 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel)
             .field("confirmer", &self.confirmer.as_ref().map(|_| "custom"))
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }

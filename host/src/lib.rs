@@ -67,7 +67,7 @@ pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
 pub use runtime::{CacheDir, Limits, Runtime, RuntimeConfig, RuntimeError};
 pub use types::confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
-pub use types::context::{CallContext, CallId, CancelToken};
+pub use types::context::{CallContext, CallId, CancelToken, Progress, ProgressState};
 pub use types::grant::Grant;
 pub use types::names::ParseError;
 pub use types::result::{CallError, ErrorKind, ToolResult};

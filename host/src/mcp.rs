@@ -30,13 +30,13 @@ pub mod sessions;
 use crate::executor::{CallOptions, Executor};
 use crate::schema::SchemaFormat;
 use crate::types::confirm::Confirmer;
-use crate::types::context::{CallContext, CancelToken};
+use crate::types::context::{CallContext, CancelToken, Progress};
 use crate::types::result::{ErrorKind, ToolResult};
 use confirm::{Elicit, NoElicitation, supports_elicitation};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -320,6 +320,7 @@ impl McpServer {
     ) -> Result<CallToolResult, McpError> {
         self.ensure_workspace(&context.peer).await;
         let name = request.name.to_string();
+        let tool = name.clone();
         let arguments = request.arguments;
         let client = context
             .peer
@@ -346,6 +347,12 @@ impl McpServer {
         let session = Arc::clone(&self.session);
         let channel = self.shared.channel;
         let token = cancel.clone();
+        // A client that sent a progress token hears how the call goes.
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|t| (t, Progress::new()));
+        let reporter = progress.as_ref().map(|(_, p)| p.clone());
         let executor = Arc::clone(self.executor());
         // Everything but the protocol runs on the call thread: the protocol
         // thread has every client's JSON to do.
@@ -363,7 +370,8 @@ impl McpServer {
                 },
                 cancel: Some(token),
                 confirmer,
-                ..CallOptions::default()
+                progress: reporter,
+                timeout: None,
             };
             let result = executor.call(&name, &args, &options);
             // An unknown (or hidden) tool is a protocol error, not a tool's.
@@ -374,11 +382,34 @@ impl McpServer {
                 _ => Ok(to_mcp(result)),
             }
         });
-        let finished = tokio::select! {
-            done = &mut task => done,
-            () = context.ct.cancelled() => {
-                cancel.cancel();
-                task.await
+        let finished = match progress {
+            None => {
+                tokio::select! {
+                    done = &mut task => done,
+                    () = context.ct.cancelled() => {
+                        cancel.cancel();
+                        task.await
+                    }
+                }
+            }
+            Some((token, progress)) => {
+                let mut notes = Notes::new(&tool, token, progress);
+                loop {
+                    tokio::select! {
+                        done = &mut task => break done,
+                        () = context.ct.cancelled() => {
+                            cancel.cancel();
+                            break task.await;
+                        }
+                        () = tokio::time::sleep(PROGRESS_LOOK) => {
+                            // Sent here, in the call's own future, so no
+                            // notification can follow the result.
+                            if let Some(note) = notes.next() {
+                                let _ = context.peer.notify_progress(note).await;
+                            }
+                        }
+                    }
+                }
             }
         };
         self.shared
@@ -453,6 +484,72 @@ impl ServerHandler for McpServer {
             peers.push(context.peer.clone());
         }
         self.ensure_workspace(&context.peer).await;
+    }
+}
+
+/// How often a call with a progress token looks for news.
+const PROGRESS_LOOK: Duration = Duration::from_millis(250);
+/// The longest a call with a progress token goes without a notification.
+const PROGRESS_QUIET: Duration = Duration::from_secs(4);
+
+/// The progress notifications of one call: one when the call has news,
+/// and one at least every [`PROGRESS_QUIET`] while it runs, so a client
+/// whose timeout resets on progress keeps waiting.
+struct Notes {
+    tool: String,
+    token: ProgressToken,
+    progress: Progress,
+    started: std::time::Instant,
+    last_sent: std::time::Instant,
+    seen: u64,
+    /// The last `progress` value sent: each must be greater.
+    last: f64,
+}
+
+impl Notes {
+    fn new(tool: &str, token: ProgressToken, progress: Progress) -> Self {
+        let now = std::time::Instant::now();
+        Self {
+            tool: tool.to_owned(),
+            token,
+            progress,
+            started: now,
+            last_sent: now,
+            seen: 0,
+            last: 0.0,
+        }
+    }
+
+    /// The notification to send now, if any.
+    fn next(&mut self) -> Option<ProgressNotificationParam> {
+        let state = self.progress.snapshot();
+        let news = state.seq != self.seen;
+        if !news && self.last_sent.elapsed() < PROGRESS_QUIET {
+            return None;
+        }
+        self.seen = state.seq;
+        self.last_sent = std::time::Instant::now();
+        let running = format!(
+            "{} running for {} s",
+            self.tool,
+            self.started.elapsed().as_secs()
+        );
+        let message = match state.message {
+            Some(m) if news => m,
+            Some(m) => format!("{running}; last: {m}"),
+            None => running,
+        };
+        // Counted work reports its count (a hair more when there is no
+        // news: the value must grow); other work a growing number.
+        let (progress, total) = match (state.done, state.total) {
+            (Some(done), Some(total)) => ((done as f64).max(self.last + 0.001), Some(total as f64)),
+            _ => (self.last + 1.0, None),
+        };
+        self.last = progress;
+        let mut note =
+            ProgressNotificationParam::new(self.token.clone(), progress).with_message(message);
+        note.total = total;
+        Some(note)
     }
 }
 
@@ -560,6 +657,32 @@ pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Resu
 mod tests {
     use super::*;
     use crate::types::result::{CallError, ErrorKind};
+
+    #[test]
+    fn progress_notes_carry_news_and_always_grow() {
+        let progress = Progress::new();
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(1));
+        let mut notes = Notes::new("grep", token, progress.clone());
+        assert!(notes.next().is_none(), "no news and not quiet for long");
+        progress.count(1, 4, "grep: 1 of 4 parts done");
+        let first = notes.next().expect("news");
+        assert_eq!((first.progress, first.total), (1.0, Some(4.0)));
+        assert_eq!(first.message.as_deref(), Some("grep: 1 of 4 parts done"));
+        assert!(notes.next().is_none(), "the same news is not sent twice");
+        notes.last_sent -= PROGRESS_QUIET;
+        let beat = notes.next().expect("a heartbeat after a quiet spell");
+        assert!(beat.progress > first.progress, "{beat:?}");
+        assert!(
+            beat.message
+                .as_deref()
+                .is_some_and(|m| m.starts_with("grep running for")
+                    && m.ends_with("last: grep: 1 of 4 parts done")),
+            "{beat:?}"
+        );
+        progress.message("no count now");
+        let next = notes.next().expect("news");
+        assert!(next.progress > beat.progress, "{next:?}");
+    }
 
     #[test]
     fn file_uris_become_paths() {

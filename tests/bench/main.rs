@@ -338,6 +338,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         settings: "{}",
         broker: None,
         paths: None,
+        progress: None,
     };
     for _ in 0..n / 10 {
         let _ = plugin.run(runtime, &request);

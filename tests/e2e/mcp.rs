@@ -5,7 +5,7 @@
 use crate::support::{fixtures_dir, toolhost_command, workspace, write};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation,
+    ElicitResult, ElicitationAction, Implementation, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -26,6 +26,8 @@ pub(crate) struct Client {
     asked: Arc<AtomicUsize>,
     roots: Vec<String>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    /// Every progress notification received, in order.
+    pub(crate) progress: Arc<std::sync::Mutex<Vec<ProgressNotificationParam>>>,
 }
 
 impl Client {
@@ -67,6 +69,14 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().expect("progress").push(params);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -609,4 +619,66 @@ async fn each_connection_is_its_own_session() {
     );
     first.cancel().await.expect("close");
     second.cancel().await.expect("close");
+}
+
+/// A call of `tool`; the result, and the progress notifications `client`
+/// received while it ran. (rmcp's client puts a progress token of its own
+/// on every request.)
+pub(crate) async fn call_with_progress(
+    session: &Peer<RoleClient>,
+    client: &Client,
+    tool: &str,
+    args: Value,
+) -> (CallToolResult, Vec<ProgressNotificationParam>) {
+    client.progress.lock().expect("progress").clear();
+    let result = call(session, tool, args).await.expect("a result");
+    let before = client.progress.lock().expect("progress").clone();
+    // Nothing may follow the result.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = client.progress.lock().expect("progress").len();
+    assert_eq!(before.len(), after, "progress came after the result");
+    (result, before)
+}
+
+/// A long command sends its output lines as progress, and a quiet one a
+/// heartbeat, both with growing values.
+pub(crate) async fn progress_flow(session: &Peer<RoleClient>, client: &Client) {
+    let cases = [
+        (
+            "for i in 1 2 3 4 5 6; do echo step $i; sleep 0.5; done",
+            "step ",
+        ),
+        // Quiet: a heartbeat within 5 s.
+        ("sleep 5", "running for"),
+    ];
+    for (command, needle) in cases {
+        let (result, notes) =
+            call_with_progress(session, client, "run_command", json!({"command": command})).await;
+        assert!(!is_error(&result), "{}", text(&result));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.message.as_deref().is_some_and(|m| m.contains(needle))),
+            "`{command}`: no progress saying {needle:?}: {notes:?}"
+        );
+        assert!(
+            notes.windows(2).all(|w| w[1].progress > w[0].progress),
+            "progress must grow: {notes:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_calls_report_progress_over_stdio() {
+    let ws = workspace();
+    let dir = ws.path().display().to_string();
+    let client = Client::default();
+    let session = connect(
+        ws.path(),
+        &["serve", "--workspace", &dir, "--mode", "yolo"],
+        client.clone(),
+    )
+    .await;
+    progress_flow(&session, &client).await;
+    session.cancel().await.expect("close");
 }

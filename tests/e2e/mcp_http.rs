@@ -2,7 +2,7 @@
 //! transport's own checks (Host, Origin, token, public addresses).
 
 use crate::commands::{processes_with, wait_until};
-use crate::mcp::{call, is_error, text, the_whole_flow};
+use crate::mcp::{Client, call, is_error, progress_flow, text, the_whole_flow};
 use crate::support::{toolhost_command, workspace};
 use rmcp::ServiceExt as _;
 use rmcp::service::{RoleClient, RunningService};
@@ -582,4 +582,18 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
         .await
         .expect("the first client still works");
     assert!(!is_error(&last), "{}", text(&last));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_calls_report_progress_over_http() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let client = Client::default();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
+        "http://{}/mcp",
+        server.addr
+    ));
+    let session = client.clone().serve(transport).await.expect("initialize");
+    progress_flow(&session, &client).await;
+    session.cancel().await.expect("close");
 }

@@ -9,7 +9,7 @@ use super::policy::{Assessment, Class};
 use super::{Broker, KEEP_BYTES, background, output, process, sweep};
 use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
-use crate::types::context::CancelToken;
+use crate::types::context::{CancelToken, Progress};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,8 @@ pub struct BrokerCall {
     pub(crate) owner: Arc<str>,
     /// Why background commands are refused for this call, if they are.
     pub(crate) background_refused: Option<Arc<str>>,
+    /// Told the latest line of a running command's output.
+    pub(crate) progress: Option<Progress>,
     pub(crate) workspace: Option<PathBuf>,
     /// The grant lets commands use the network.
     pub(crate) network: bool,
@@ -449,8 +451,25 @@ impl BrokerCall {
         let half = KEEP_BYTES / 4;
         let mut out = process::Buffer::new(half, half);
         let mut err = process::Buffer::new(half, half);
-        let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
-        let ended = process::run_to_end(child, watchdog, (&mut out, &mut err), timeout, &cancelled);
+        // Every few milliseconds while it runs: stop if cancelled, and tell
+        // the progress the newest output line.
+        let mut seen = (0, 0);
+        let mut tick = |out: &process::Buffer, err: &process::Buffer| {
+            let now = (out.total(), err.total());
+            if let Some(progress) = &self.progress
+                && now != seen
+            {
+                let line = out
+                    .last_line_after(seen.0)
+                    .or_else(|| err.last_line_after(seen.1));
+                seen = now;
+                if let Some(line) = line {
+                    progress.message(format!("`{shown}`: {line}"));
+                }
+            }
+            cancel.is_some_and(CancelToken::is_cancelled)
+        };
+        let ended = process::run_to_end(child, watchdog, (&mut out, &mut err), timeout, &mut tick);
         let (stdout_full, mut stderr_full) = (out.text(), err.text());
         if ended.abandoned_streams > 0 {
             stderr_full.push_str(

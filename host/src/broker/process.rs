@@ -276,6 +276,28 @@ impl Buffer {
         }
     }
 
+    /// Bytes written so far, kept or not.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The last line with something on it among the bytes written after
+    /// byte `from` (at most 200 characters of its end, from what is kept).
+    pub(crate) fn last_line_after(&self, from: u64) -> Option<String> {
+        let start = from.max(self.total.saturating_sub(4096));
+        let mut end = Vec::new();
+        if let Some(head) = usize::try_from(start).ok().and_then(|s| self.head.get(s..)) {
+            end.extend_from_slice(head);
+        }
+        let tail_start = self.total - self.tail.len() as u64;
+        let skip = usize::try_from(start.saturating_sub(tail_start)).unwrap_or(usize::MAX);
+        end.extend(self.tail.iter().skip(skip));
+        let text = String::from_utf8_lossy(&end);
+        let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+        let chars = line.chars().count();
+        Some(line.chars().skip(chars.saturating_sub(200)).collect())
+    }
+
     /// Everything kept, as text, with a note where bytes were dropped.
     pub(crate) fn text(&self) -> String {
         let dropped = self.total - (self.head.len() + self.tail.len()) as u64;
@@ -309,11 +331,6 @@ impl Buffer {
         };
         let text = String::from_utf8_lossy(&bytes[..valid]).into_owned();
         (text, missed, cursor.max(kept_from) + valid as u64)
-    }
-
-    #[cfg(test)]
-    pub(crate) fn total(&self) -> u64 {
-        self.total
     }
 }
 

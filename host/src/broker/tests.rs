@@ -66,6 +66,7 @@ impl Setup {
             tool: Arc::from("run_command"),
             owner: Arc::from(""),
             background_refused: None,
+            progress: None,
             workspace: Some(self.dir.path().canonicalize().unwrap()),
             network: false,
             mode,
@@ -935,4 +936,28 @@ fn each_command_has_a_loopback_of_its_own() {
     let out = granted.run(&shell(&probe), None).unwrap();
     assert!(!out.stdout.contains("connected"), "{out:?}");
     setup.broker.background.kill("", &id).unwrap();
+}
+
+#[test]
+fn a_running_command_reports_its_newest_output_line() {
+    let setup = Setup::new();
+    let progress = crate::types::context::Progress::new();
+    let call = BrokerCall {
+        progress: Some(progress.clone()),
+        ..setup.yolo()
+    };
+    let out = call
+        .run(
+            &shell("echo one; sleep 0.3; echo two >&2; sleep 0.3; echo; sleep 0.3"),
+            None,
+        )
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0));
+    let seen = progress.snapshot();
+    assert!(seen.seq >= 2, "{seen:?}");
+    assert_eq!(
+        seen.message.as_deref(),
+        Some("`echo one; sleep 0.3; echo two >&2; sleep 0.3; echo; sleep 0.3`: two"),
+        "an empty line is no news"
+    );
 }

@@ -205,6 +205,7 @@ impl Executor {
             tool: Arc::from(name),
             owner: Arc::from(options.context.session.as_deref().unwrap_or("")),
             background_refused: self.background_refused.clone(),
+            progress: options.progress.clone(),
             workspace: self.workspace().map(Path::to_owned),
             network: grant.command_network,
             mode: self.mode,
@@ -252,6 +253,7 @@ impl Executor {
             settings: &settings,
             broker: grant.commands.then_some(broker_call),
             paths: Some(self.broker.path_rules()),
+            progress: options.progress.as_ref(),
         };
         plugin.run(&self.runtime, &request)
     }

@@ -48,6 +48,8 @@ pub(crate) struct Fanout {
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) broker: Option<BrokerCall>,
     pub(crate) paths: Option<Arc<crate::types::paths::PathRules>>,
+    /// Told how many shares are done.
+    pub(crate) progress: Option<crate::types::context::Progress>,
 }
 
 impl Fanout {
@@ -74,6 +76,7 @@ impl Fanout {
             settings: &self.settings,
             broker: self.broker.as_ref(),
             paths: self.paths.as_ref(),
+            progress: None,
         };
         sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, share)
     }
@@ -81,7 +84,21 @@ impl Fanout {
     /// Run every input, in parallel where permits allow.
     pub(crate) fn map(&self, inputs: &[String]) -> Vec<Outcome> {
         let permits = self.runtime.extra_workers(inputs.len().saturating_sub(1));
-        let outcomes = run_all(inputs, permits.len(), &|input| self.run(input), &spawn);
+        let total = inputs.len() as u64;
+        let done = AtomicUsize::new(0);
+        let run = |input: &str| {
+            let outcome = self.run(input);
+            if let Some(progress) = &self.progress {
+                let n = done.fetch_add(1, Ordering::Relaxed) as u64 + 1;
+                progress.count(
+                    n,
+                    total,
+                    format!("{}: {n} of {total} parts done", self.tool),
+                );
+            }
+            outcome
+        };
+        let outcomes = run_all(inputs, permits.len(), &run, &spawn);
         drop(permits);
         outcomes
     }

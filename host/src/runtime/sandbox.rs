@@ -16,7 +16,7 @@
 
 mod pipe;
 
-pub use crate::types::context::{CallContext, CallId, CancelToken};
+pub use crate::types::context::{CallContext, CallId, CancelToken, Progress};
 
 use super::fanout::Fanout;
 use super::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
@@ -60,6 +60,9 @@ pub struct CallRequest<'a> {
     /// The secret and protected paths, enforced beneath every granted
     /// directory (`None`: the defaults).
     pub paths: Option<&'a Arc<PathRules>>,
+    /// Where the call reports how it is going (fan-out shares done), if
+    /// anyone is looking.
+    pub progress: Option<&'a Progress>,
 }
 
 /// A plugin's successful output.
@@ -390,6 +393,7 @@ pub(crate) fn run(
         cancel: req.cancel.cloned(),
         broker: req.broker.cloned(),
         paths: req.paths.cloned(),
+        progress: req.progress.cloned(),
     };
     execute(runtime, tool, pre, req, None, Some(fanout))
 }
@@ -538,6 +542,7 @@ pub(crate) fn describe(
         settings: "{}",
         broker: None,
         paths: None,
+        progress: None,
     };
     let _slot = runtime.slot();
     let (mut store, captured) =

@@ -91,3 +91,72 @@ impl CancelToken {
         self.0.load(Ordering::Relaxed)
     }
 }
+
+/// What a running call has to say while it runs, for a caller that shows
+/// progress (MCP `notifications/progress`): the latest line of a command's
+/// output, parts of a search done. Updates overwrite; the caller looks when
+/// it likes ([`Progress::snapshot`]). Cheap to clone.
+///
+/// ```
+/// let p = toolhost::Progress::new();
+/// p.count(2, 5, "searched 2 of 5 parts");
+/// let s = p.snapshot();
+/// assert_eq!((s.done, s.total, s.message.as_deref()), (Some(2), Some(5), Some("searched 2 of 5 parts")));
+/// assert!(s.seq > 0);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Progress(Arc<std::sync::Mutex<ProgressState>>);
+
+/// A [`Progress`] at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProgressState {
+    /// Bumped by every update, so a caller can tell news from none.
+    pub seq: u64,
+    /// The latest news.
+    pub message: Option<String>,
+    /// Parts done, when the work is counted.
+    pub done: Option<u64>,
+    /// Parts in all, when the work is counted.
+    pub total: Option<u64>,
+}
+
+impl Progress {
+    /// Nothing reported yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ProgressState)) {
+        let mut state = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut state);
+        state.seq += 1;
+    }
+
+    /// Report `message` as the latest news.
+    pub fn message(&self, message: impl Into<String>) {
+        let message = message.into();
+        self.update(|s| s.message = Some(message));
+    }
+
+    /// Report `done` of `total` parts, with `message`.
+    pub fn count(&self, done: u64, total: u64, message: impl Into<String>) {
+        let message = message.into();
+        self.update(|s| {
+            s.done = Some(done);
+            s.total = Some(total);
+            s.message = Some(message);
+        });
+    }
+
+    /// What was reported last.
+    pub fn snapshot(&self) -> ProgressState {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}

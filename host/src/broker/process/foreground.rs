@@ -25,14 +25,15 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 const NO_PIDFD_POLL: Duration = Duration::from_millis(2);
 
 /// Run `child` to its end: read its output into `out` and `err` until it
-/// exits, `timeout` passes or `cancelled()` turns true (then its group is
-/// killed), and a little longer for output still in flight.
+/// exits, `timeout` passes or `tick` (called every few milliseconds with
+/// the output so far) returns true (then its group is killed), and a
+/// little longer for output still in flight.
 pub(crate) fn run_to_end(
     child: Spawned,
     watchdog: Option<Arc<Watchdog>>,
     (out, err): (&mut Buffer, &mut Buffer),
     timeout: Duration,
-    cancelled: &dyn Fn() -> bool,
+    tick: &mut dyn FnMut(&Buffer, &Buffer) -> bool,
 ) -> Ended {
     let started = Instant::now();
     let deadline = started + timeout;
@@ -80,7 +81,7 @@ pub(crate) fn run_to_end(
         } else {
             if now >= deadline {
                 timed_out = true;
-            } else if cancelled() {
+            } else if tick(&*streams[0].1, &*streams[1].1) {
                 is_cancelled = true;
             }
             if timed_out || is_cancelled {
