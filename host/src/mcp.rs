@@ -382,32 +382,19 @@ impl McpServer {
                 _ => Ok(to_mcp(result)),
             }
         });
-        let finished = match progress {
-            None => {
-                tokio::select! {
-                    done = &mut task => done,
-                    () = context.ct.cancelled() => {
-                        cancel.cancel();
-                        task.await
-                    }
+        let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
+        let finished = loop {
+            tokio::select! {
+                done = &mut task => break done,
+                () = context.ct.cancelled() => {
+                    cancel.cancel();
+                    break task.await;
                 }
-            }
-            Some((token, progress)) => {
-                let mut notes = Notes::new(&tool, token, progress);
-                loop {
-                    tokio::select! {
-                        done = &mut task => break done,
-                        () = context.ct.cancelled() => {
-                            cancel.cancel();
-                            break task.await;
-                        }
-                        () = tokio::time::sleep(PROGRESS_LOOK) => {
-                            // Sent here, in the call's own future, so no
-                            // notification can follow the result.
-                            if let Some(note) = notes.next() {
-                                let _ = context.peer.notify_progress(note).await;
-                            }
-                        }
+                // Sent here, in the call's own future, so no notification
+                // can follow the result.
+                () = tokio::time::sleep(PROGRESS_LOOK), if notes.is_some() => {
+                    if let Some(note) = notes.as_mut().and_then(Notes::next) {
+                        let _ = context.peer.notify_progress(note).await;
                     }
                 }
             }

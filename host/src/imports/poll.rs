@@ -32,36 +32,37 @@ impl WaitLimit<'_> {
         }
         let (deadline, cancel) = (self.deadline, self.cancel);
         let ended = with_call_runtime(|rt| {
-            let rt = rt.ok_or(ErrorKind::Failed)?;
-            rt.block_on(async {
-                loop {
-                    if cancel.is_some_and(|c| c.is_cancelled()) {
-                        return Err(ErrorKind::Cancelled);
+            rt.map(|rt| {
+                rt.block_on(async {
+                    loop {
+                        if cancel.is_some_and(|c| c.is_cancelled()) {
+                            return Err(ErrorKind::Cancelled);
+                        }
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            return Err(ErrorKind::Timeout);
+                        }
+                        let slice = if cancel.is_some() {
+                            left.min(CANCEL_CHECK)
+                        } else {
+                            left
+                        };
+                        if let Ok(out) = tokio::time::timeout(slice, fut.as_mut()).await {
+                            return Ok(out);
+                        }
                     }
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(ErrorKind::Timeout);
-                    }
-                    let slice = if cancel.is_some() {
-                        left.min(CANCEL_CHECK)
-                    } else {
-                        left
-                    };
-                    if let Ok(out) = tokio::time::timeout(slice, fut.as_mut()).await {
-                        return Ok(out);
-                    }
-                }
+                })
             })
         });
         match ended {
-            Ok(out) => Ok(out),
-            Err(ErrorKind::Failed) => Err(wasmtime::Error::msg(
-                "toolhost could not start the runtime that waits for the host",
-            )),
-            Err(kind) => {
+            Some(Ok(out)) => Ok(out),
+            Some(Err(kind)) => {
                 *self.interrupted = Some(kind);
                 Err(Trap::Interrupt.into())
             }
+            None => Err(wasmtime::Error::msg(
+                "toolhost could not start the runtime that waits for the host",
+            )),
         }
     }
 }
