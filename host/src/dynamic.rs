@@ -382,17 +382,26 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
             let info = ToolInfo {
                 name: meta.name.clone(),
                 description: meta.description.clone(),
-                input_schema: meta.parameters.clone(),
+                input_schema: {
+                    let mut schema = meta.parameters.clone();
+                    toolhost_shared::schema::make_portable(&mut schema);
+                    schema
+                },
                 output_schema: None,
                 sensitive: false,
                 capabilities: grant_capabilities(&grant),
                 version: "dynamic".to_owned(),
+                title: crate::types::tool_info::title_from_name(&meta.name),
+                idempotent: false,
             };
             Ok(Plugin::runner(runtime, builtin, info, binding(settings)))
         }
         Kind::Component => {
             let plugin = check_component(runtime, source.to_vec(), &entry.source_path())?;
             let mut info = plugin.info().clone();
+            if info.title == crate::types::tool_info::title_from_name(&info.name) {
+                info.title = crate::types::tool_info::title_from_name(&meta.name);
+            }
             info.name = meta.name.clone();
             if !meta.description.trim().is_empty() {
                 info.description = meta.description.clone();

@@ -443,6 +443,22 @@ impl Executor {
         self.sensitivity_with(plugin, &self.effective_grant(plugin))
     }
 
+    /// What calls of `plugin` can change and reach, with the grant it gets
+    /// here: the source of the MCP annotations.
+    pub fn effects(&self, plugin: &Plugin) -> crate::schema::Effects {
+        let grant = self.effective_grant(plugin);
+        crate::schema::Effects {
+            sensitivity: self.sensitivity_with(plugin, &grant),
+            open_world: !grant.network.is_empty()
+                || grant.command_network
+                || plugin
+                    .info()
+                    .capabilities
+                    .iter()
+                    .any(|c| matches!(c, crate::types::tool_info::Capability::Network(_))),
+        }
+    }
+
     fn sensitivity_with(&self, plugin: &Plugin, grant: &Effective) -> Sensitivity {
         Sensitivity::of(plugin.info().sensitive, grant, |p| self.is_state_dir(p))
     }

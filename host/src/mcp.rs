@@ -28,7 +28,7 @@ mod pool;
 pub mod sessions;
 
 use crate::executor::{CallOptions, Executor};
-use crate::schema::SchemaFormat;
+use crate::schema::{SchemaFormat, mcp_structured};
 use crate::types::confirm::Confirmer;
 use crate::types::context::{CallContext, CancelToken, Progress};
 use crate::types::result::{ErrorKind, ToolResult};
@@ -379,7 +379,14 @@ impl McpServer {
                 Some(err) if err.kind == ErrorKind::NotFound => {
                     Err(McpError::invalid_params(err.message.clone(), None))
                 }
-                _ => Ok(to_mcp(result)),
+                _ => {
+                    let plugin = executor.lookup_as(options.context.agent.as_deref(), &name);
+                    let schema = plugin
+                        .as_ref()
+                        .ok()
+                        .and_then(|p| p.info().output_schema.as_ref());
+                    Ok(to_mcp(result, schema))
+                }
             }
         });
         let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
@@ -540,13 +547,16 @@ impl Notes {
     }
 }
 
-/// A tool result as MCP sees it: a tool error is `isError: true` with the
-/// message (and hint) for the model.
-fn to_mcp(result: ToolResult) -> CallToolResult {
+/// A tool result as MCP sees it: `content` is the text, and for a tool
+/// with an output schema `structuredContent` is its structured data with
+/// that text beside it ([`mcp_structured`]); a tool error is
+/// `isError: true` with the message (and hint) for the model.
+fn to_mcp(result: ToolResult, output_schema: Option<&serde_json::Value>) -> CallToolResult {
     match &result.error {
         None => {
+            let structured = mcp_structured(output_schema, result.structured, &result.content);
             let mut out = CallToolResult::success(vec![ContentBlock::text(result.content)]);
-            out.structured_content = result.structured;
+            out.structured_content = structured;
             out
         }
         Some(err) => {
@@ -687,14 +697,14 @@ mod tests {
             "read_file",
             CallError::new(ErrorKind::Retry, "`a` does not exist").with_hint("list the directory"),
         );
-        let out = to_mcp(failed);
+        let out = to_mcp(failed, None);
         assert_eq!(out.is_error, Some(true));
         let text = serde_json::to_value(&out.content).unwrap().to_string();
         assert!(
             text.contains("error (retry): `a` does not exist\\nhint: list the directory"),
             "{text}"
         );
-        let ok = to_mcp(ToolResult::success("read_file", "hello"));
+        let ok = to_mcp(ToolResult::success("read_file", "hello"), None);
         assert_ne!(ok.is_error, Some(true));
     }
 }

@@ -62,7 +62,6 @@ fn not_found_message(name: &str, near: &[String]) -> String {
         let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
         msg.push_str(&format!("; did you mean {}?", list.join(" or ")));
     }
-    msg.push_str(" (`toolhost tools` lists the available tools)");
     msg
 }
 

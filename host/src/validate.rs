@@ -16,6 +16,10 @@ pub(crate) struct ArgsSchema {
     validator: jsonschema::Validator,
     /// The top-level property names, listed when an unknown field is sent.
     fields: Vec<String>,
+    /// The required ones.
+    required: Vec<String>,
+    /// The fields with their types, for the hint: `path (string, required)`.
+    summary: String,
 }
 
 impl std::fmt::Debug for ArgsSchema {
@@ -36,11 +40,69 @@ impl ArgsSchema {
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
         fields.sort();
-        Ok(Self { validator, fields })
+        let required: Vec<String> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let summary = fields
+            .iter()
+            .map(|name| {
+                let mut about: Vec<String> = schema["properties"][name]
+                    .get("type")
+                    .map(|t| match t {
+                        Value::Array(types) => types
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                        other => other.as_str().unwrap_or("any").to_owned(),
+                    })
+                    .into_iter()
+                    .collect();
+                if required.contains(name) {
+                    about.push("required".into());
+                }
+                if about.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name} ({})", about.join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(Self {
+            validator,
+            fields,
+            required,
+            summary,
+        })
     }
 
-    /// Check `args` (a JSON object) for the tool `tool`.
+    /// Check `args` (a JSON object) for the tool `tool`. A `null` for a
+    /// field that is not required counts as leaving it out: schemas list
+    /// optional fields without `null`, and some clients send it anyway.
+    ///
+    /// The hint says what the model can do, in terms of the call (the
+    /// fields and their types), never a CLI command: it may be read over
+    /// MCP. The CLI adds its own.
     pub(crate) fn check(&self, tool: &str, args: &Value) -> Result<(), CallError> {
+        let absent_null =
+            |(name, v): (&String, &Value)| v.is_null() && !self.required.contains(name);
+        let without_nulls;
+        let args = match args.as_object() {
+            Some(members) if members.iter().any(absent_null) => {
+                let mut kept = members.clone();
+                kept.retain(|name, v| !absent_null((name, v)));
+                without_nulls = Value::Object(kept);
+                &without_nulls
+            }
+            _ => args,
+        };
         let problems: Vec<String> = self
             .validator
             .iter_errors(args)
@@ -55,11 +117,15 @@ impl ArgsSchema {
         if problems.len() > MAX_PROBLEMS {
             message.push_str("; and more");
         }
-        Err(
-            CallError::new(ErrorKind::InvalidInput, message).with_hint(format!(
-                "fix the arguments and call again; `toolhost describe {tool}` shows the schema"
-            )),
-        )
+        let hint = if self.summary.is_empty() {
+            format!("call `{tool}` again with no arguments")
+        } else {
+            format!(
+                "call `{tool}` again with fields as its input schema says: {}",
+                self.summary
+            )
+        };
+        Err(CallError::new(ErrorKind::InvalidInput, message).with_hint(hint))
     }
 }
 
@@ -317,6 +383,40 @@ mod tests {
         assert!(m.contains("`mode` must be one of"), "{m}");
         let m = message(json!({"path": "a", "limit": 0}));
         assert!(m.starts_with("invalid arguments for `t`: `limit`:"), "{m}");
+    }
+
+    #[test]
+    fn null_for_an_optional_field_is_leaving_it_out_but_not_for_a_required_one() {
+        let portable = ArgsSchema::compile(&json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["path"],
+        }))
+        .unwrap();
+        assert!(
+            portable
+                .check("t", &json!({"path": "a", "limit": null}))
+                .is_ok()
+        );
+        let err = portable.check("t", &json!({"path": null})).unwrap_err();
+        assert!(
+            err.message.contains("`path` must be a string"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn the_hint_names_the_fields_not_a_command() {
+        let err = schema().check("t", &json!({"path": 1})).unwrap_err();
+        let hint = err.hint.unwrap();
+        assert!(
+            hint.contains(
+                "edits (array), format, limit (integer or null), mode, path (string, required)"
+            ),
+            "{hint}"
+        );
+        assert!(!hint.contains("toolhost "), "{hint}");
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub fn describe<T: Tool>(version: &str) -> ToolInfo {
         sensitive: T::SENSITIVE,
         capabilities: T::capabilities().into_iter().map(Into::into).collect(),
         version: version.to_owned(),
+        title: T::TITLE.map(str::to_owned),
+        idempotent: T::IDEMPOTENT,
     }
 }
 

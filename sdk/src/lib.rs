@@ -80,7 +80,8 @@ pub use toolhost_shared::Capability;
 /// A tool: a name, a description for the model, typed arguments and a `call`.
 ///
 /// Only `Args`, `NAME`, `DESCRIPTION` and [`Tool::call`] are required; the rest
-/// have defaults: not sensitive, no capabilities, no output schema.
+/// have defaults: a title made from the name, not idempotent, not
+/// sensitive, no capabilities, no output schema.
 ///
 /// ```
 /// use toolhost_sdk::{Capability, Context, Output, Tool, ToolError};
@@ -123,6 +124,16 @@ pub trait Tool {
 
     /// What the tool does and when to use it, written for a model.
     const DESCRIPTION: &'static str;
+
+    /// A short title for people, e.g. `Read a file` (MCP clients show it in
+    /// their tool lists). `None`: the host makes one from [`Tool::NAME`].
+    const TITLE: Option<&'static str> = None;
+
+    /// True if a second call with the same arguments changes nothing more
+    /// than the first (overwriting a file with given text: yes; appending a
+    /// line: no). Clients may retry such a call freely. A tool that changes
+    /// nothing is idempotent whatever this says.
+    const IDEMPOTENT: bool = false;
 
     /// True if calls should be confirmed as a whole in `confirm-sensitive`
     /// mode even though the tool's grant lets it write nothing outside its

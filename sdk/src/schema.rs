@@ -19,8 +19,10 @@ pub(crate) fn input_schema<A: JsonSchema>() -> Value {
     schema
 }
 
-/// The JSON Schema of `T` as toolhost shows schemas: draft 2020-12, every
-/// subschema inlined (no `$ref`), without `$schema` and `title`. Use it for
+/// The JSON Schema of `T` as toolhost shows schemas: portable draft 2020-12
+/// ([`toolhost_shared::schema::make_portable`]: standard formats only, an
+/// optional property is left out rather than `null`), every subschema
+/// inlined (no `$ref`), without `$schema` and `title`. Use it for
 /// [`Tool::output_schema`](crate::Tool::output_schema).
 ///
 /// ```
@@ -45,6 +47,7 @@ pub fn json_schema<T: JsonSchema>() -> Value {
         obj.remove("title");
         obj.remove("$schema");
     }
+    toolhost_shared::schema::make_portable(&mut schema);
     schema
 }
 

@@ -115,3 +115,110 @@ fn a_killed_write_leaves_the_old_file_or_the_new() {
         "no kill landed before the write finished; the test proves nothing"
     );
 }
+
+/// What MCP clients are shown travels: every input and output schema is
+/// draft 2020-12 that a strict validator accepts (no unknown formats), no
+/// optional property is typed `[T, "null"]`, and every tool has a title
+/// and all four annotations.
+#[test]
+fn every_listed_schema_is_strict_and_every_tool_is_annotated() {
+    let ws = workspace();
+    let ex = executor(ws.path());
+    let builtins: Vec<String> = registry()
+        .list()
+        .filter(|p| *p.origin() == Origin::Builtin)
+        .map(|p| p.name().to_owned())
+        .collect();
+    let listed = ex
+        .schemas(Some(&builtins), toolhost::schema::SchemaFormat::Mcp)
+        .unwrap();
+    assert_eq!(listed.len(), toolhost::builtins().len());
+    for tool in &listed {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            tool["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{name}: no title"
+        );
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            assert!(tool["annotations"][hint].is_boolean(), "{name}: no {hint}");
+        }
+        let mut schemas = vec![("input", &tool["inputSchema"])];
+        if let Some(out) = tool.get("outputSchema") {
+            assert_eq!(
+                out["type"], "object",
+                "{name}: MCP output schemas are objects"
+            );
+            assert_eq!(
+                out["properties"]["text"]["type"], "string",
+                "{name}: structuredContent carries the text"
+            );
+            schemas.push(("output", out));
+        }
+        for (which, schema) in schemas {
+            assert!(
+                jsonschema::meta::is_valid(schema),
+                "{name}: {which} schema is not JSON Schema"
+            );
+            jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .should_validate_formats(true)
+                .should_ignore_unknown_formats(false)
+                .build(schema)
+                .unwrap_or_else(|e| panic!("{name}: {which} schema fails a strict validator: {e}"));
+            no_optional_nulls(name, which, schema);
+        }
+    }
+    // The two tools that had none now describe their structured output.
+    for name in ["process", "memory_get"] {
+        let tool = listed.iter().find(|t| t["name"] == name).unwrap();
+        assert!(
+            tool.get("outputSchema").is_some(),
+            "{name}: no outputSchema"
+        );
+    }
+    let open: Vec<&str> = listed
+        .iter()
+        .filter(|t| t["annotations"]["openWorldHint"] == true)
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(open, ["web_fetch"], "only web_fetch reaches the network");
+}
+
+/// No property outside `required` may be typed `[T, "null"]`, at any depth.
+fn no_optional_nulls(name: &str, which: &str, schema: &serde_json::Value) {
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|n| n.as_str()).collect())
+            .unwrap_or_default();
+        for (prop, sub) in props {
+            let nullable = sub["type"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == "null"));
+            assert!(
+                !nullable || required.contains(&prop.as_str()),
+                "{name}: {which} property `{prop}` is optional and typed with null"
+            );
+        }
+    }
+    match schema {
+        serde_json::Value::Object(members) => {
+            for (key, sub) in members {
+                if !["default", "enum", "const", "examples"].contains(&key.as_str()) {
+                    no_optional_nulls(name, which, sub);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for sub in items {
+                no_optional_nulls(name, which, sub);
+            }
+        }
+        _ => {}
+    }
+}

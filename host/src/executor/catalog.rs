@@ -62,7 +62,7 @@ impl Executor {
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
                 .filter(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
-                .map(|p| tool_schema(p.info(), self.sensitivity(p), SchemaFormat::Mcp))
+                .map(|p| tool_schema(p.info(), self.effects(p), SchemaFormat::Mcp))
                 .collect()
         };
         let mut slot = self
@@ -200,7 +200,7 @@ impl Executor {
         };
         Ok(plugins
             .iter()
-            .map(|p| tool_schema(p.info(), self.sensitivity(p), format))
+            .map(|p| tool_schema(p.info(), self.effects(p), format))
             .collect())
     }
 }

@@ -81,7 +81,7 @@ impl Executor {
             .run(&plugin, args, options, &grant, &broker_call)
             .map_err(|e| dynamic_remedy(e, plugin.origin()))?;
         self.post_edit_hooks(&mut out, broker_call, options, trace);
-        Ok(result(name, out))
+        Ok(result(name, out, plugin.info().output_schema.as_ref()))
     }
 
     /// Step 1: The tool, as the caller's agent and the active profile see it.
@@ -317,9 +317,16 @@ impl Executor {
 }
 
 /// Step 8: The result the caller gets.
-fn result(name: &str, out: PluginOutput) -> ToolResult {
+/// The result of a call that ran: where the tool has an output schema, a
+/// `null` member the (portable) schema leaves out is dropped, so the data
+/// validates against what clients were shown.
+fn result(name: &str, out: PluginOutput, output_schema: Option<&serde_json::Value>) -> ToolResult {
+    let mut structured = out.structured;
+    if let (Some(data), Some(schema)) = (&mut structured, output_schema) {
+        toolhost_shared::schema::drop_absent_nulls(data, schema);
+    }
     ToolResult {
-        structured: out.structured,
+        structured,
         changed_paths: out.changed_paths,
         ..ToolResult::success(name, out.content)
     }

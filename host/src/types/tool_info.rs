@@ -3,6 +3,7 @@
 use crate::bindings::types as wit;
 use serde::{Deserialize, Serialize};
 use toolhost_shared::contract::MIN_DESCRIPTION_CHARS;
+use toolhost_shared::schema::make_portable;
 
 pub use toolhost_shared::Capability;
 
@@ -38,6 +39,12 @@ pub struct ToolInfo {
     pub capabilities: Vec<Capability>,
     /// The tool's version.
     pub version: String,
+    /// A short title for people (the plugin's, else made from the name).
+    #[serde(default)]
+    pub title: String,
+    /// True if a second call with the same arguments changes nothing more.
+    #[serde(default)]
+    pub idempotent: bool,
 }
 
 /// Why a plugin's self-description was refused.
@@ -79,16 +86,27 @@ impl ToolInfo {
                 }
             })
         };
-        let input_schema = parse(&info.input_schema, "input")?;
+        let mut input_schema = parse(&info.input_schema, "input")?;
         if input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
             return Err(InfoError::InputNotObject(info.name));
         }
-        let output_schema = info
+        let mut output_schema = info
             .output_schema
             .as_deref()
             .map(|s| parse(s, "output"))
             .transpose()?;
+        // Whatever wrote them, the schemas clients see are portable.
+        make_portable(&mut input_schema);
+        if let Some(out) = &mut output_schema {
+            make_portable(out);
+        }
+        let title = info
+            .title
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| title_from_name(&info.name));
         Ok(Self {
+            title,
+            idempotent: info.idempotent,
             input_schema,
             output_schema,
             capabilities: info.capabilities.into_iter().map(Into::into).collect(),
@@ -134,6 +152,15 @@ impl ToolInfo {
 
 pub use toolhost_shared::dynamic::is_snake_case;
 
+/// A title for a tool that gives none: `read_file` → `Read file`.
+pub fn title_from_name(name: &str) -> String {
+    let words = name.replace('_', " ");
+    let mut chars = words.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,7 +193,26 @@ mod tests {
             sensitive: false,
             capabilities: vec![wit::Capability::WorkspaceRead],
             version: "1".into(),
+            title: None,
+            idempotent: false,
         }
+    }
+
+    #[test]
+    fn titles_and_portable_schemas() {
+        let info = ToolInfo::from_wit(wit_info(
+            "read_file",
+            r#"{"type":"object","properties":{"n":{"type":["integer","null"],"format":"uint32"}}}"#,
+        ))
+        .unwrap();
+        assert_eq!(info.title, "Read file");
+        assert_eq!(
+            info.input_schema["properties"]["n"],
+            serde_json::json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+        );
+        let mut given = wit_info("x", r#"{"type":"object"}"#);
+        given.title = Some("Ex".into());
+        assert_eq!(ToolInfo::from_wit(given).unwrap().title, "Ex");
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub struct ApplyPatch;
 impl Tool for ApplyPatch {
     type Args = Args;
     const NAME: &'static str = "apply_patch";
+    const TITLE: Option<&'static str> = Some("Apply a patch");
     const DESCRIPTION: &'static str = "Apply a unified diff to one or many files, all or \
         nothing: every hunk of every file is checked first, and the files are written only if \
         all apply (a failed write restores the files already written). A hunk is placed exactly \

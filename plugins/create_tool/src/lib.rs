@@ -96,6 +96,7 @@ pub struct CreateTool;
 impl Tool for CreateTool {
     type Args = Args;
     const NAME: &'static str = contract::tool::CREATE_TOOL;
+    const TITLE: Option<&'static str> = Some("Create a tool");
     const DESCRIPTION: &'static str = "Create a new tool when no existing tool does what you \
         need: a JavaScript function, an argv command template, or a WASM component. The tool is \
         stored as pending; a person must approve it (and decide what it may access) before it \

@@ -30,6 +30,8 @@ pub struct DeleteFile;
 impl Tool for DeleteFile {
     type Args = Args;
     const NAME: &'static str = "delete_file";
+    const TITLE: Option<&'static str> = Some("Delete a file");
+    const IDEMPOTENT: bool = true;
     const DESCRIPTION: &'static str = "Delete one file in the workspace. Never deletes a \
         directory. Deletion is off unless a person enables it (the `allow_delete` setting, \
         `--allow-delete` on the toolhost command line); when off, the call is refused and \

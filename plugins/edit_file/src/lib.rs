@@ -46,6 +46,7 @@ pub struct EditFile;
 impl Tool for EditFile {
     type Args = Args;
     const NAME: &'static str = "edit_file";
+    const TITLE: Option<&'static str> = Some("Edit a file");
     const DESCRIPTION: &'static str = "Replace an exact piece of text in a file. `old_str` must \
         appear exactly once (copy it from read_file output, without the line-number prefix), \
         unless `replace_all` is set. If it is not found, the error shows the closest region and \

@@ -68,6 +68,7 @@ pub struct FindFiles;
 impl Tool for FindFiles {
     type Args = Args;
     const NAME: &'static str = "find_files";
+    const TITLE: Option<&'static str> = Some("Find files by name");
     const DESCRIPTION: &'static str = "Find files by name or path with a glob (`*.yaml`, \
         `test_*.py`, `src/**/*.md`), searching subdirectories by default. Results are sorted by \
         modification time, newest first, at most `limit` (with \"N of M shown\" when cut). \

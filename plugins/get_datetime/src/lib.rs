@@ -53,6 +53,7 @@ pub struct GetDatetime;
 impl Tool for GetDatetime {
     type Args = Args;
     const NAME: &'static str = "get_datetime";
+    const TITLE: Option<&'static str> = Some("Get the date and time");
     const DESCRIPTION: &'static str = "Get the current date and time: date, time, weekday, \
         time zone, UTC offset and ISO 8601, in any IANA time zone (`timezone`, e.g. \
         `Asia/Tokyo`; default: the configured zone, else UTC). With `at` (RFC 3339), convert \

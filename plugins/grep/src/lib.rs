@@ -69,6 +69,7 @@ pub struct Grep;
 impl Tool for Grep {
     type Args = Args;
     const NAME: &'static str = "grep";
+    const TITLE: Option<&'static str> = Some("Search file contents");
     const DESCRIPTION: &'static str = "Search files for literal text (not a regex; use \
         search_code for regular expressions). Returns matching lines as `path:line:text` \
         (`output: content`), the matching files (`files`) or counts per file (`count`), sorted \

@@ -66,6 +66,7 @@ pub struct ListDirs;
 impl Tool for ListDirs {
     type Args = Args;
     const NAME: &'static str = "list_dirs";
+    const TITLE: Option<&'static str> = Some("List directories");
     const DESCRIPTION: &'static str = "List the directories under a workspace directory, down \
         to `depth` levels (1 to 3, default 1), as workspace-relative paths with their depth, \
         sorted. `.git` is listed but not entered. At most `limit` (default 200) are returned, \

@@ -65,6 +65,7 @@ pub struct ListFiles;
 impl Tool for ListFiles {
     type Args = Args;
     const NAME: &'static str = "list_files";
+    const TITLE: Option<&'static str> = Some("List files");
     const DESCRIPTION: &'static str = "List the files (not directories) of a workspace \
         directory, as workspace-relative paths with sizes, sorted. Not recursive unless \
         `recursive` is set or the pattern contains `/` or `**`. Filter with a glob: `*.rs` \

@@ -4,7 +4,9 @@ use std::path::Path;
 use toolhost_builtin::contract;
 use toolhost_builtin::memory;
 use toolhost_sdk::export_tool;
-use toolhost_sdk::{Capability, Context, Deserialize, JsonSchema, Output, Tool, ToolError};
+use toolhost_sdk::{
+    Capability, Context, Deserialize, JsonSchema, Output, Serialize, Tool, ToolError,
+};
 
 /// Arguments of `memory_get`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -30,12 +32,28 @@ pub struct Args {
     pub lines: Option<usize>,
 }
 
+/// What `memory_get` reports beside the text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// The file, relative to the memory directory.
+    pub path: String,
+    /// Lines in the file.
+    pub total_lines: usize,
+    /// First line shown (1-based); 0 when none is.
+    pub start_line: usize,
+    /// Last line shown; 0 when none is.
+    pub end_line: usize,
+    /// True if lines after `end_line` exist and were not shown.
+    pub truncated: bool,
+}
+
 /// The `memory_get` tool.
 pub struct MemoryGet;
 
 impl Tool for MemoryGet {
     type Args = Args;
     const NAME: &'static str = "memory_get";
+    const TITLE: Option<&'static str> = Some("Read a memory file");
     const DESCRIPTION: &'static str = "Read lines of a memory file (a path memory_search \
         returned, relative to the memory directory), numbered: `offset` (first line, 1-based, default 1) \
         and `limit` (how many lines, default 50), as in read_file.";
@@ -45,6 +63,10 @@ impl Tool for MemoryGet {
             name: contract::dir::MEMORY.to_owned(),
             writable: false,
         }]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
     }
 
     fn call(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
@@ -70,6 +92,14 @@ pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
         _ => ToolError::failed(format!("cannot read `{}`: {e}", args.path)),
     })?;
     let total = text.lines().count();
+    let shown = total.saturating_sub(from - 1).min(count);
+    let report = Report {
+        path: rel.to_string_lossy().into_owned(),
+        total_lines: total,
+        start_line: if shown > 0 { from } else { 0 },
+        end_line: if shown > 0 { from - 1 + shown } else { 0 },
+        truncated: from - 1 + count < total,
+    };
     let mut out: String = text
         .lines()
         .enumerate()
@@ -89,7 +119,7 @@ pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
             from + count
         ));
     }
-    Ok(Output::text(out))
+    Ok(Output::text(out).with_structured(report))
 }
 
 /// An argument given under its name or its deprecated one, not both.

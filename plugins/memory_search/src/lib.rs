@@ -47,6 +47,7 @@ pub struct MemorySearch;
 impl Tool for MemorySearch {
     type Args = Args;
     const NAME: &'static str = "memory_search";
+    const TITLE: Option<&'static str> = Some("Search memory");
     const DESCRIPTION: &'static str = "Search what was remembered with save_memory (and any \
         other .md file in the memory directory): the best-matching lines by BM25, each with \
         its file, line number and text. Use words likely to appear in the fact. Read around a \

@@ -54,6 +54,7 @@ pub struct MultiEdit;
 impl Tool for MultiEdit {
     type Args = Args;
     const NAME: &'static str = "multi_edit";
+    const TITLE: Option<&'static str> = Some("Edit a file in several places");
     const DESCRIPTION: &'static str = "Make several exact replacements in one file. The edits \
         apply in order, each to the result of the previous one, and all or nothing: if any edit \
         fails (its old_str not found, or not unique), the file is left untouched and the error \

@@ -72,10 +72,59 @@ pub struct Background {
     pub command: String,
     /// Still running.
     pub running: bool,
-    /// Exit code once finished (null while running or if killed).
+    /// Exit code once finished (absent while running or if killed).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// Seconds since it started (until it finished).
     pub elapsed_secs: f64,
+}
+
+/// What `process` reports beside the text; which members are present
+/// depends on the action.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct Report {
+    /// The action done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// For `list`: every background command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Vec<Background>>,
+    /// For `poll`: the command's state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Background>,
+    /// For `poll`: its output since the last poll.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_output: Option<String>,
+    /// For `write`: how many bytes were sent to its stdin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<usize>,
+    /// For `kill`: the command that was killed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub killed: Option<String>,
+    /// For `clear`: how many finished commands were forgotten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u32>,
+    /// For `output`: the window of the kept output shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+/// The part of a kept output that `output` showed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Window {
+    /// The kept output's id.
+    pub output_id: String,
+    /// Lines in the whole output.
+    pub total_lines: usize,
+    /// The first line looked at (1-based).
+    pub first_line: usize,
+    /// The last line shown (0 when none).
+    pub last_line: usize,
+    /// How many lines were shown.
+    pub shown: usize,
+    /// The line to continue from with `offset`, if the window stopped early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
 
 impl From<&BackgroundStatus> for Background {
@@ -96,6 +145,7 @@ pub struct Process;
 impl Tool for Process {
     type Args = Args;
     const NAME: &'static str = "process";
+    const TITLE: Option<&'static str> = Some("Manage background commands");
     const DESCRIPTION: &'static str = "Manage background commands started by `run_command` with \
         `background: true`: `list` them, `poll` one for its new output and exit status, \
         `write` to its stdin, `kill` it (with everything it started), `clear` finished ones. \
@@ -105,6 +155,10 @@ impl Tool for Process {
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Commands]
+    }
+
+    fn output_schema() -> Option<toolhost_sdk::Value> {
+        Some(toolhost_sdk::json_schema::<Report>())
     }
 
     fn call(args: Args, _ctx: &Context) -> Result<Output, ToolError> {
@@ -129,7 +183,12 @@ impl Tool for Process {
                 Ok(Output::text(format!(
                     "wrote {} bytes to background command {id}; poll it to see the response",
                     input.len()
-                )))
+                ))
+                .with_structured(Report {
+                    action: Some(Action::Write),
+                    bytes_written: Some(input.len()),
+                    ..Report::default()
+                }))
             }
             Action::Kill => {
                 let id = needed(
@@ -140,13 +199,23 @@ impl Tool for Process {
                 commands::kill(id)?;
                 Ok(Output::text(format!(
                     "killed background command {id} and every process it started"
-                )))
+                ))
+                .with_structured(Report {
+                    action: Some(Action::Kill),
+                    killed: Some(id.to_owned()),
+                    ..Report::default()
+                }))
             }
             Action::Clear => {
                 let n = commands::clear();
-                Ok(Output::text(format!(
-                    "removed {n} finished background command(s)"
-                )))
+                Ok(
+                    Output::text(format!("removed {n} finished background command(s)"))
+                        .with_structured(Report {
+                            action: Some(Action::Clear),
+                            removed: Some(n),
+                            ..Report::default()
+                        }),
+                )
             }
             Action::Output => {
                 let id = needed(args.output_id.as_deref(), "output_id", "output")?;
@@ -187,8 +256,11 @@ pub fn list(commands: &[BackgroundStatus]) -> Output {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let report: Vec<Background> = commands.iter().map(Background::from).collect();
-    Output::text(text).with_structured(report)
+    Output::text(text).with_structured(Report {
+        action: Some(Action::List),
+        commands: Some(commands.iter().map(Background::from).collect()),
+        ..Report::default()
+    })
 }
 
 /// One background command's state and new output.
@@ -204,9 +276,12 @@ pub fn status(s: &BackgroundStatus) -> Output {
     } else {
         text.push_str(&s.new_output);
     }
-    let mut report = toolhost_sdk::json!(Background::from(s));
-    report["new_output"] = toolhost_sdk::Value::String(s.new_output.clone());
-    Output::text(text).with_structured(report)
+    Output::text(text).with_structured(Report {
+        action: Some(Action::Poll),
+        command: Some(Background::from(s)),
+        new_output: Some(s.new_output.clone()),
+        ..Report::default()
+    })
 }
 
 /// A window of a kept output: matching lines, or a range of lines, numbered.
@@ -260,7 +335,18 @@ pub fn view(id: &str, text: &str, args: &Args) -> Result<Output, ToolError> {
         String::new()
     };
     out.push_str(&format!("[{id}: {what} of {total}{more}]"));
-    Ok(Output::text(out))
+    Ok(Output::text(out).with_structured(Report {
+        action: Some(Action::Output),
+        window: Some(Window {
+            output_id: id.to_owned(),
+            total_lines: total,
+            first_line: first,
+            last_line: last,
+            shown,
+            next_offset: stopped.then_some(last + 1),
+        }),
+        ..Report::default()
+    }))
 }
 
 #[cfg(test)]

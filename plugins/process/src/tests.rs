@@ -90,7 +90,12 @@ fn background_commands_render_their_state() {
         out.content(),
         "s-1  running for 2.5 s  `npm run dev`\ns-2  exited with code 3 after 2.5 s  `npm run dev`\ns-3  killed after 2.5 s  `npm run dev`"
     );
-    assert_eq!(out.structured().unwrap()[1]["exit_code"], 3);
+    assert_eq!(out.structured().unwrap()["commands"][1]["exit_code"], 3);
+    assert!(
+        out.structured().unwrap()["commands"][0]
+            .get("exit_code")
+            .is_none()
+    );
     let mut polled = s("s-1", true, None);
     polled.new_output = "ready on :3000\n".into();
     let out = status(&polled);

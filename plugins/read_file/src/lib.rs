@@ -80,6 +80,7 @@ pub struct ReadFile;
 impl Tool for ReadFile {
     type Args = Args;
     const NAME: &'static str = "read_file";
+    const TITLE: Option<&'static str> = Some("Read a file");
     const DESCRIPTION: &'static str = "Read a text file from the workspace. Lines come numbered \
         like `cat -n` (number, tab, text). Returns at most 2000 lines or 100 KB per call; use \
         `offset` (1-based first line) and `limit` to read further. Lines longer than 2000 \

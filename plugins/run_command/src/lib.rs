@@ -68,6 +68,7 @@ pub struct RunCommand;
 impl Tool for RunCommand {
     type Args = Args;
     const NAME: &'static str = "run_command";
+    const TITLE: Option<&'static str> = Some("Run a command");
     const DESCRIPTION: &'static str = "Run a shell command line in the workspace and return its \
         exit code and output. Use it to build, test, lint and inspect (e.g. `cargo test`, \
         `git status`, `npm run build`). The host checks every part of the line: destructive \

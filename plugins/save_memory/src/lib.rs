@@ -33,6 +33,7 @@ pub struct SaveMemory;
 impl Tool for SaveMemory {
     type Args = Args;
     const NAME: &'static str = "save_memory";
+    const TITLE: Option<&'static str> = Some("Save a memory");
     const DESCRIPTION: &'static str = "Remember one fact across sessions (a preference, a \
         decision, where something lives): it is appended with the time to today's memory log \
         (YYYY-MM-DD.md). Keep it to one self-contained sentence. Never save secrets: text that \

@@ -56,6 +56,7 @@ pub struct SearchCode;
 impl Tool for SearchCode {
     type Args = Args;
     const NAME: &'static str = "search_code";
+    const TITLE: Option<&'static str> = Some("Search code");
     const DESCRIPTION: &'static str = "Search files with a regular expression (Rust regex \
         syntax) and show each match with context lines: `path:line:text` for matching lines, \
         `path-line-text` for context, `--` between groups; sorted by path then line, at most \

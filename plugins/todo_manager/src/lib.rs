@@ -83,6 +83,7 @@ pub struct TodoManager;
 impl Tool for TodoManager {
     type Args = Args;
     const NAME: &'static str = "todo_manager";
+    const TITLE: Option<&'static str> = Some("Keep a plan");
     const DESCRIPTION: &'static str = "Keep your plan for the current task as a list of steps \
         and update it as you work. Send the whole list each time (`items`: content in the \
         imperative, activeForm as the ongoing action, status pending / in_progress / \

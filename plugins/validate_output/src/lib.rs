@@ -57,6 +57,7 @@ pub struct ValidateOutput;
 impl Tool for ValidateOutput {
     type Args = Args;
     const NAME: &'static str = "validate_output";
+    const TITLE: Option<&'static str> = Some("Validate output");
     const DESCRIPTION: &'static str = "Check data you produced against the JSON Schema of its \
         output type before returning it: `outputType` names a registered schema (or pass \
         `schema` inline), `data` is the value. Returns valid, the errors with JSON-pointer \

@@ -101,6 +101,8 @@ pub struct WebFetch;
 impl Tool for WebFetch {
     type Args = Args;
     const NAME: &'static str = "web_fetch";
+    const TITLE: Option<&'static str> = Some("Fetch a web page");
+    const IDEMPOTENT: bool = true;
     const DESCRIPTION: &'static str = "Fetch a web page (http or https) and return its content \
         as markdown (default), plain text or raw HTML, cut to max_length characters (default \
         50000). Redirects are followed (at most 5). The content comes wrapped in \

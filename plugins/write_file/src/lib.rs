@@ -55,6 +55,8 @@ pub struct WriteFile;
 impl Tool for WriteFile {
     type Args = Args;
     const NAME: &'static str = "write_file";
+    const TITLE: Option<&'static str> = Some("Write a file");
+    const IDEMPOTENT: bool = true;
     const DESCRIPTION: &'static str = "Create a file, replace it whole, or append to it \
         (`mode: append`). The write is atomic: readers and crashes see the old content or the \
         new, never a mix, and an existing file keeps its permissions. Missing parent directories \

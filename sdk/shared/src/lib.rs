@@ -3,7 +3,8 @@
 //! ([`contract`]), capabilities and grant items ([`Capability`],
 //! [`grant::GrantItem`]), the dynamic-tool store's record format
 //! ([`dynamic`]), the content hash and binary sniffing ([`text`]), the
-//! one-pass file scan behind `files.scan` ([`scan`]) and the directory walk
+//! one-pass file scan behind `files.scan` ([`scan`]), portable JSON Schemas
+//! ([`schema`]) and the directory walk
 //! behind `files.walk` (`walk`, feature `walk`).
 //!
 //! Plugin authors use `toolhost-sdk`, which re-exports what they need from
@@ -13,6 +14,7 @@ pub mod contract;
 pub mod dynamic;
 pub mod grant;
 pub mod scan;
+pub mod schema;
 pub mod text;
 #[cfg(feature = "walk")]
 pub mod walk;

@@ -5,7 +5,8 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use toolhost::{
-    Capability, ConfirmRequest, Confirmer, Decision, Executor, Plugin, Sensitivity, ToolResult,
+    Capability, ConfirmRequest, Confirmer, Decision, ErrorKind, Executor, Plugin, Sensitivity,
+    ToolResult,
 };
 
 /// Print a warning to stderr.
@@ -60,6 +61,17 @@ pub fn call_result(result: &ToolResult, json: bool) -> std::io::Result<()> {
             eprintln!("error ({}): {}", err.kind, err.message);
             if let Some(hint) = &err.hint {
                 eprintln!("hint: {hint}");
+            }
+            // The tool's hints are for a model; a person at the CLI also
+            // gets the command that shows more.
+            match err.kind {
+                ErrorKind::InvalidInput if !result.tool.is_empty() => {
+                    eprintln!("hint: `toolhost describe {}` shows the schema", result.tool);
+                }
+                ErrorKind::NotFound => {
+                    eprintln!("hint: `toolhost tools` lists the available tools")
+                }
+                _ => {}
             }
             Ok(())
         }
@@ -163,8 +175,10 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
     if json {
         return json_out(&serde_json::json!({
             "name": info.name,
+            "title": info.title,
             "description": info.description,
             "version": info.version,
+            "idempotent": info.idempotent,
             "origin": plugin.origin().to_string(),
             "sensitive": sensitivity.is_sensitive(),
             "sensitivity": sensitivity,
@@ -183,10 +197,11 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
         }
     };
     let mut text = format!(
-        "{} {} ({})\n\n{}\n\nchanges:      {}\ncapabilities: {}\ngranted:      {}\n\ninput schema:\n{}\n",
+        "{} {} ({}): {}\n\n{}\n\nchanges:      {}\ncapabilities: {}\ngranted:      {}\n\ninput schema:\n{}\n",
         info.name,
         info.version,
         plugin.origin(),
+        info.title,
         info.description,
         changes_text(sensitivity),
         none(&caps),

@@ -1,0 +1,289 @@
+//! JSON Schemas that every client reads the same way.
+//!
+//! schemars writes what Rust knows: formats such as `uint32` or `double`
+//! (not JSON Schema formats: strict validators and the MCP SDKs warn about
+//! each one) and `Option<T>` as `["T", "null"]` (some clients then send
+//! numbers as strings). [`make_portable`] rewrites a schema into standard
+//! draft 2020-12 with the same meaning for a model:
+//!
+//! - an integer format becomes `minimum`/`maximum` (unless the schema is
+//!   already narrower), and every format outside the standard list is
+//!   dropped;
+//! - a property that is not `required` loses its `null` alternative (and a
+//!   `default: null`): leaving it out is how it is omitted. Where a value
+//!   is checked against such a schema, [`drop_absent_nulls`] first removes
+//!   the `null` members the schema now leaves out.
+//!
+//! The SDK applies it to the schemas it derives; the host applies it to
+//! every plugin's schemas at load, whatever wrote them.
+
+use serde_json::{Map, Value};
+
+/// The formats of JSON Schema draft 2020-12 (Validation, section 7.3).
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords whose values are data, not schemas: never rewritten.
+const DATA_KEYWORDS: &[&str] = &["default", "const", "enum", "examples"];
+
+/// Rewrite `schema` in place into portable draft 2020-12 (see the module
+/// documentation).
+///
+/// ```
+/// use serde_json::json;
+/// let mut schema = json!({
+///     "type": "object",
+///     "properties": {
+///         "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 1, "default": null},
+///         "path": {"type": "string"}
+///     },
+///     "required": ["path"]
+/// });
+/// toolhost_shared::schema::make_portable(&mut schema);
+/// assert_eq!(
+///     schema["properties"]["limit"],
+///     json!({"type": "integer", "minimum": 1, "maximum": 4294967295u64})
+/// );
+/// ```
+pub fn make_portable(schema: &mut Value) {
+    let Value::Object(obj) = schema else {
+        return;
+    };
+    portable_format(obj);
+    let required = required_names(obj.get("required"));
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if !required.contains(name) {
+                drop_null_alternative(prop);
+            }
+        }
+    }
+    for (key, value) in obj.iter_mut() {
+        if DATA_KEYWORDS.contains(&key.as_str()) {
+            continue;
+        }
+        match key.as_str() {
+            // Maps from names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(map) = value {
+                    map.values_mut().for_each(make_portable);
+                }
+            }
+            _ => match value {
+                Value::Object(_) => make_portable(value),
+                Value::Array(items) => items.iter_mut().for_each(make_portable),
+                _ => {}
+            },
+        }
+    }
+}
+
+/// Remove the members of `value` that are `null` where `schema` (a portable
+/// one) leaves the property out of `required`, following `properties` and
+/// `items` down. A structured result so written validates against the
+/// portable schema.
+pub fn drop_absent_nulls(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(members) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required = required_names(schema.get("required"));
+            members.retain(|name, v| !v.is_null() || required.contains(name));
+            for (name, v) in members.iter_mut() {
+                if let Some(sub) = props.get(name) {
+                    drop_absent_nulls(v, sub);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+                items.iter_mut().for_each(|v| drop_absent_nulls(v, sub));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn required_names(required: Option<&Value>) -> Vec<String> {
+    required
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An integer format as bounds; any other non-standard format dropped.
+fn portable_format(obj: &mut Map<String, Value>) {
+    let Some(format) = obj.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    if STANDARD_FORMATS.contains(&format) {
+        return;
+    }
+    let (min, max): (Option<i64>, Option<u64>) = match format {
+        "int8" => (Some(i8::MIN.into()), Some(i8::MAX as u64)),
+        "int16" => (Some(i16::MIN.into()), Some(i16::MAX as u64)),
+        "int32" => (Some(i32::MIN.into()), Some(i32::MAX as u64)),
+        "uint8" => (Some(0), Some(u8::MAX.into())),
+        "uint16" => (Some(0), Some(u16::MAX.into())),
+        "uint32" => (Some(0), Some(u32::MAX.into())),
+        // Beyond 2^53 a model's number is not exact anyway: a floor only.
+        "uint" | "uint64" | "uint128" => (Some(0), None),
+        _ => (None, None),
+    };
+    obj.remove("format");
+    if let Some(min) = min {
+        let narrower = obj
+            .get("minimum")
+            .and_then(Value::as_f64)
+            .is_some_and(|m| m >= min as f64);
+        if !narrower {
+            obj.insert("minimum".into(), min.into());
+        }
+    }
+    if let Some(max) = max {
+        let narrower = obj
+            .get("maximum")
+            .and_then(Value::as_f64)
+            .is_some_and(|m| m <= max as f64);
+        if !narrower {
+            obj.insert("maximum".into(), max.into());
+        }
+    }
+}
+
+/// `["T", "null"]` → `"T"`; `anyOf: [S, {"type": "null"}]` → `S`; and no
+/// `default: null`.
+fn drop_null_alternative(prop: &mut Value) {
+    let Value::Object(obj) = prop else {
+        return;
+    };
+    if obj.get("default").is_some_and(Value::is_null) {
+        obj.remove("default");
+    }
+    if let Some(Value::Array(types)) = obj.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            obj.insert("type".into(), only);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(alternatives)) = obj.get_mut(key) else {
+            continue;
+        };
+        // Only a bare `{"type": "null"}` goes.
+        alternatives.retain(|a| a != &serde_json::json!({"type": "null"}));
+        if alternatives.len() == 1 {
+            let Some(Value::Object(only)) = alternatives.pop() else {
+                continue;
+            };
+            obj.remove(key);
+            for (k, v) in only {
+                obj.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn formats_become_bounds_or_go() {
+        let mut s = json!({"type": "object", "properties": {
+            "a": {"type": "integer", "format": "uint"},
+            "b": {"type": "integer", "format": "int32"},
+            "c": {"type": "number", "format": "double"},
+            "d": {"type": "integer", "format": "uint64", "minimum": 1},
+            "e": {"type": "string", "format": "date-time"},
+            "f": {"type": "integer", "format": "uint8", "maximum": 9},
+            "format": {"type": "string", "description": "a property named format"},
+        }, "required": ["a", "b", "c", "d", "e", "f", "format"]});
+        make_portable(&mut s);
+        let p = &s["properties"];
+        assert_eq!(p["a"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(
+            p["b"],
+            json!({"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX})
+        );
+        assert_eq!(p["c"], json!({"type": "number"}));
+        assert_eq!(p["d"], json!({"type": "integer", "minimum": 1}));
+        assert_eq!(p["e"]["format"], "date-time");
+        assert_eq!(
+            p["f"],
+            json!({"type": "integer", "minimum": 0, "maximum": 9})
+        );
+        assert_eq!(p["format"]["type"], "string");
+    }
+
+    #[test]
+    fn optional_properties_lose_null_and_required_ones_keep_it() {
+        let mut s = json!({"type": "object", "properties": {
+            "opt": {"type": ["integer", "null"], "default": null},
+            "req": {"type": ["string", "null"]},
+            "any": {"anyOf": [{"type": "object", "properties": {"x": {"type": "string"}}}, {"type": "null"}], "description": "d"},
+            "nested": {"type": "object", "properties": {"deep": {"type": ["boolean", "null"]}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"h": {"type": ["string", "null"], "format": "double"}}}},
+        }, "required": ["req"]});
+        make_portable(&mut s);
+        let p = &s["properties"];
+        assert_eq!(p["opt"], json!({"type": "integer"}));
+        assert_eq!(p["req"]["type"], json!(["string", "null"]));
+        assert_eq!(p["any"]["type"], "object");
+        assert_eq!(p["any"]["description"], "d");
+        assert!(p["any"].get("anyOf").is_none());
+        assert_eq!(p["nested"]["properties"]["deep"]["type"], "boolean");
+        assert_eq!(
+            p["list"]["items"]["properties"]["h"],
+            json!({"type": "string"})
+        );
+    }
+
+    #[test]
+    fn data_is_not_rewritten() {
+        let mut s =
+            json!({"type": "object", "default": {"format": "uint"}, "enum": [{"format": "uint"}]});
+        let before = s.clone();
+        make_portable(&mut s);
+        assert_eq!(s, before);
+    }
+
+    #[test]
+    fn absent_nulls_are_dropped_where_the_schema_leaves_them_out() {
+        let schema = json!({"type": "object", "properties": {
+            "opt": {"type": "integer"},
+            "req": {"type": ["integer", "null"]},
+            "files": {"type": "array", "items": {"type": "object", "properties": {"hash": {"type": "string"}}}},
+        }, "required": ["req"]});
+        let mut v = json!({"opt": null, "req": null, "files": [{"hash": null, "path": "a"}], "other": null});
+        drop_absent_nulls(&mut v, &schema);
+        assert_eq!(v, json!({"req": null, "files": [{"path": "a"}]}));
+    }
+}
