@@ -92,9 +92,13 @@ pub struct Config {
     pub allow_delete: bool,
     /// Directories of third-party `.wasm` plugins.
     pub plugin_dirs: Vec<PathBuf>,
-    /// A directory of `NAME.md` files replacing tools' descriptions.
+    /// A directory of `NAME.md` files replacing tools' descriptions, and
+    /// `groups/GROUP.md` files replacing the guidance of a tool group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompts_dir: Option<PathBuf>,
+    /// How the model works with the person: the guidance's preamble and
+    /// groups (`conversation`, `collaboration`, `autonomous`).
+    pub prompt_mode: crate::guidance::PromptMode,
     /// Where the audit log is appended (off if absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit_log: Option<PathBuf>,
@@ -409,6 +413,9 @@ pub struct ProfileSection {
     /// Overrides `allow_delete`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_delete: Option<bool>,
+    /// Overrides `prompt_mode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_mode: Option<crate::guidance::PromptMode>,
 }
 
 /// An executor built from a configuration, and what was skipped on the way.
@@ -570,6 +577,9 @@ impl Config {
         };
         if let Some(mode) = section.mode {
             self.mode = mode;
+        }
+        if let Some(prompt_mode) = section.prompt_mode {
+            self.prompt_mode = prompt_mode;
         }
         if let Some(allow) = section.allow_delete {
             self.allow_delete = allow;

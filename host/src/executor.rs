@@ -39,7 +39,7 @@ use crate::types::sensitivity::Sensitivity;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 /// Per-call options.
@@ -108,7 +108,9 @@ pub struct Executor {
     /// Bumped each time the visible tool set changes.
     changes: tokio::sync::watch::Sender<u64>,
     /// Set at build time, or once later (e.g. from an MCP client's roots).
-    workspace: OnceLock<PathBuf>,
+    /// The workspace: set at start, or from a client's roots, which may
+    /// replace it later (each call uses the one set when it started).
+    workspace: RwLock<Option<Arc<Path>>>,
     /// Why no workspace is set, when one was refused (a root that cannot
     /// be granted): what calls needing one are told.
     workspace_problem: Mutex<Option<String>>,
@@ -130,6 +132,9 @@ pub struct Executor {
     /// Why background commands are refused here, if they are (a process
     /// that exits after one call, like `toolhost call`).
     background_refused: Option<Arc<str>>,
+    /// The guidance's mode and the group texts the configuration replaced.
+    prompt_mode: crate::guidance::PromptMode,
+    group_texts: std::collections::BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -168,9 +173,11 @@ impl Executor {
             dynamic_store: None,
             descriptions: HashMap::new(),
             changes: tokio::sync::watch::Sender::new(0),
-            workspace: OnceLock::new(),
+            workspace: RwLock::new(None),
             workspace_problem: Mutex::new(None),
             background_refused: None,
+            prompt_mode: crate::guidance::PromptMode::default(),
+            group_texts: std::collections::BTreeMap::new(),
             mode: Mode::default(),
             grants: HashMap::new(),
             global_settings: serde_json::Map::new(),
@@ -263,7 +270,7 @@ impl Executor {
 
     /// Set the workspace directory (it must exist; it is canonicalised).
     pub fn with_workspace(mut self, dir: &Path) -> std::io::Result<Self> {
-        self.workspace = OnceLock::from(checked_dir(dir)?);
+        self.workspace = RwLock::new(Some(Arc::from(checked_dir(dir)?)));
         Ok(self)
     }
 
@@ -271,7 +278,52 @@ impl Executor {
     /// first root). Returns false, changing nothing, when one was set.
     pub fn set_workspace_if_unset(&self, dir: &Path) -> std::io::Result<bool> {
         let dir = checked_dir(dir)?;
-        Ok(self.workspace.set(dir).is_ok())
+        let mut slot = self
+            .workspace
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() {
+            return Ok(false);
+        }
+        *slot = Some(Arc::from(dir));
+        Ok(true)
+    }
+
+    /// Replace the workspace (an MCP client changed its roots), under the
+    /// same rules as [`Executor::with_workspace`]. Calls already running
+    /// keep the one they started with; later calls use `dir`. A refused
+    /// directory changes nothing.
+    pub fn replace_workspace(&self, dir: &Path) -> std::io::Result<()> {
+        let dir = checked_dir(dir)?;
+        *self
+            .workspace
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::from(dir));
+        self.workspace_problem
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        Ok(())
+    }
+
+    /// Set the guidance's prompt mode and the group texts that replace the
+    /// built-in ones (group name → text).
+    pub fn with_guidance(
+        mut self,
+        mode: crate::guidance::PromptMode,
+        group_texts: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        self.prompt_mode = mode;
+        self.group_texts = group_texts;
+        self
+    }
+
+    /// The guidance for the model about the tools `agent` sees
+    /// ([`crate::guidance::instructions`]).
+    pub fn instructions(&self, agent: Option<&str>) -> String {
+        let tools = self.tools_for(agent);
+        let names: Vec<&str> = tools.iter().map(|p| p.name()).collect();
+        crate::guidance::instructions(&names, self.prompt_mode, &self.group_texts)
     }
 
     /// Set the confirmation mode.
@@ -343,8 +395,11 @@ impl Executor {
     }
 
     /// The workspace, if set.
-    pub fn workspace(&self) -> Option<&Path> {
-        self.workspace.get().map(PathBuf::as_path)
+    pub fn workspace(&self) -> Option<Arc<Path>> {
+        self.workspace
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Record why no workspace could be set (e.g. the current directory is
@@ -354,14 +409,14 @@ impl Executor {
         *self
             .workspace_problem
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.into());
+            .unwrap_or_else(PoisonError::into_inner) = Some(why.into());
     }
 
     /// Why no workspace is set, if one was refused.
     pub fn workspace_problem(&self) -> Option<String> {
         self.workspace_problem
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 

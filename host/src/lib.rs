@@ -40,6 +40,7 @@ pub mod runtime;
 // 3: every host implementation of a guest import, over the sandbox's state
 mod imports;
 // 4: loaded plugins, schema shapes, argument validation
+pub mod guidance;
 mod plugin;
 pub mod schema;
 mod validate;

@@ -24,8 +24,10 @@
 
 mod confirm;
 pub mod http;
+pub mod logging;
 mod pool;
 pub mod sessions;
+mod stdio;
 
 use crate::executor::{CallOptions, Executor};
 use crate::schema::{SchemaFormat, mcp_structured};
@@ -59,6 +61,9 @@ pub struct ServeOptions {
     /// How often the plugin directories are checked for changes (`None`:
     /// never).
     pub reload_interval: Option<Duration>,
+    /// What the person should know, added to the instructions (e.g. the
+    /// workspace configuration is not trusted, so the defaults are used).
+    pub notice: Option<String>,
 }
 
 /// How long a `tools/list_changed` notification may take to one client.
@@ -99,6 +104,8 @@ pub struct McpServer {
 struct Session {
     id: Arc<str>,
     executor: Arc<Executor>,
+    /// The log level the client chose (`logging/setLevel`).
+    level: logging::ClientLevel,
 }
 
 impl Session {
@@ -113,6 +120,7 @@ impl Session {
         Arc::new(Self {
             id,
             executor: Arc::clone(executor),
+            level: logging::ClientLevel::default(),
         })
     }
 }
@@ -136,8 +144,13 @@ struct Shared {
     next_call: AtomicU64,
     /// One workspace resolution (from roots) at a time.
     workspace: tokio::sync::Mutex<()>,
+    /// The workspace was set before any client came (configuration,
+    /// `--workspace`, or HTTP's start directory): roots never change it.
+    workspace_fixed: bool,
     /// `mcp` plus the transport, for call contexts and logs.
     channel: &'static str,
+    /// See [`ServeOptions::notice`].
+    notice: Option<String>,
 }
 
 impl McpServer {
@@ -154,6 +167,7 @@ impl McpServer {
             n => n,
         };
         let session = Session::new(&executor);
+        let workspace_fixed = executor.workspace().is_some();
         let server = Self {
             shared: Arc::new(Shared {
                 pool: pool::CallPool::new(cores, max_threads),
@@ -162,7 +176,9 @@ impl McpServer {
                 running: Mutex::new(HashMap::new()),
                 next_call: AtomicU64::new(0),
                 workspace: tokio::sync::Mutex::new(()),
+                workspace_fixed,
                 channel,
+                notice: options.notice.clone(),
             }),
             session,
         };
@@ -250,6 +266,51 @@ impl McpServer {
         &self.shared.executor
     }
 
+    /// The guidance for the tools clients see, with the notice (if any)
+    /// first, so the person sees why their settings are not used.
+    fn instructions(&self) -> String {
+        let guidance = self.executor().instructions(None);
+        match &self.shared.notice {
+            Some(notice) => format!("Note for the person: {notice}\n\n{guidance}"),
+            None => guidance,
+        }
+    }
+
+    /// Send this client the log lines meant for it, at its level, until it
+    /// leaves.
+    fn spawn_log_forwarder(&self, peer: Peer<RoleServer>) {
+        let session = Arc::downgrade(&self.session);
+        let mut lines = logging::subscribe();
+        tokio::spawn(async move {
+            loop {
+                let line = tokio::select! {
+                    line = lines.recv() => line,
+                    // Look now and then whether the client is still there.
+                    () = tokio::time::sleep(Duration::from_secs(30)) => {
+                        if session.strong_count() == 0 || peer.is_transport_closed() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let line = match line {
+                    Ok(line) => line,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(note) = session.upgrade().and_then(|s| s.level.note(line, &s.id)) else {
+                    if session.strong_count() == 0 {
+                        return;
+                    }
+                    continue;
+                };
+                if logging::send(&peer, note).await.is_err() && peer.is_transport_closed() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// The same server for a new connection (an HTTP session).
     pub fn for_new_session(&self) -> Self {
         Self {
@@ -310,6 +371,36 @@ impl McpServer {
         }
         if let Ok(dir) = std::env::current_dir() {
             set_cwd_workspace(self.executor(), &dir);
+        }
+    }
+
+    /// The client changed its roots: its first root that can be granted
+    /// becomes the workspace for calls started from now on (unless the
+    /// workspace was fixed at start).
+    async fn follow_roots(&self, peer: &Peer<RoleServer>) {
+        if self.shared.workspace_fixed {
+            tracing::info!("the client's roots changed; the workspace stays the one set at start");
+            return;
+        }
+        let _one = self.shared.workspace.lock().await;
+        let mut refused = Vec::new();
+        for dir in root_dirs(peer).await {
+            if self.executor().workspace().as_deref() == Some(dir.as_path()) {
+                return;
+            }
+            match self.executor().replace_workspace(&dir) {
+                Ok(()) => {
+                    tracing::info!(workspace = %dir.display(), "workspace changed to follow the client's roots");
+                    return;
+                }
+                Err(e) => refused.push(format!("{}: {e}", dir.display())),
+            }
+        }
+        if !refused.is_empty() {
+            tracing::warn!(
+                "the client's new roots cannot be granted ({}); the workspace is unchanged",
+                refused.join("; ")
+            );
         }
     }
 
@@ -418,18 +509,20 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated only in the newest protocol, which toolhost does not negotiate"
+    )]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Sandboxed tools: each runs as a WebAssembly component with only the files, \
-             commands and hosts it was granted.",
-        )
+        .with_instructions(self.instructions())
     }
 
     /// Up to 2025-11-25: the newest protocol drops the server-to-client
@@ -440,9 +533,13 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        // Every tool comes in one page: any cursor is one this server never gave.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(unknown_cursor(&cursor));
+        }
         let agent = context
             .peer
             .peer_info()
@@ -467,7 +564,25 @@ impl ServerHandler for McpServer {
         self.run_call(request, context).await.map(Into::into)
     }
 
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated only in the newest protocol, which toolhost does not negotiate"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.level.set(request.level);
+        Ok(())
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.follow_roots(&context.peer).await;
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.spawn_log_forwarder(context.peer.clone());
         {
             let mut peers = self
                 .shared
@@ -569,6 +684,16 @@ fn to_mcp(result: ToolResult, output_schema: Option<&serde_json::Value>) -> Call
     }
 }
 
+/// The error for a cursor this server never gave (its lists are one page).
+fn unknown_cursor(cursor: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "unknown cursor `{cursor}`: this server lists everything in one page; list again without a cursor"
+        ),
+        None,
+    )
+}
+
 /// The local directories among the client's roots, in its order.
 #[expect(
     deprecated,
@@ -640,7 +765,7 @@ pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Resu
     let server = McpServer::new(executor, &options, "mcp-stdio");
     let running = server
         .clone()
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::Stdio::new(tokio::io::stdin(), tokio::io::stdout()))
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     let ended = running.waiting().await;

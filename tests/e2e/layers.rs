@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("imports", 3),
     // loaded plugins, schema shapes, argument validation
     ("plugin", 4),
+    ("guidance", 4),
     ("schema", 4),
     ("validate", 4),
     // the registry and the user's trust store

@@ -22,6 +22,7 @@ mod layers;
 mod line_endings;
 mod mcp;
 mod mcp_http;
+mod mcp_protocol;
 mod pipeline;
 mod read_file;
 mod sandbox;

@@ -597,3 +597,52 @@ async fn long_calls_report_progress_over_http() {
     progress_flow(&session, &client).await;
     session.cancel().await.expect("close");
 }
+
+/// JSON-RPC framing over HTTP: a body that is not JSON is `400` with
+/// `-32700` (not 415), and deleting a session answers `204`.
+#[test]
+fn http_parse_errors_are_400_and_session_deletion_is_204() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let (status, body) = raw(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        "{not json",
+    );
+    assert_eq!(status, 400, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    assert_eq!(error["error"]["code"], -32700, "{body}");
+    let id = open_session(&server.addr).expect("a session");
+    let (status, body) = raw(
+        &server.addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &id),
+            ("Mcp-Protocol-Version", "2025-06-18"),
+        ],
+        "",
+    );
+    assert!(status == 200 || status == 204, "{status} {body}");
+    // A batch under a version without batches is refused, saying why.
+    let id = open_session(&server.addr).expect("a session");
+    let (status, body) = raw(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", &id),
+            ("Mcp-Protocol-Version", "2025-06-18"),
+        ],
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("2025-03-26"), "{body}");
+}

@@ -368,6 +368,10 @@ impl BrokerCall {
                     suggest_pattern(shown)
                 )))
             }
+            Decision::Failed => Err(CommandError::NotConfirmed(format!(
+                "`{shown}` needs confirmation ({reason}), and asking the person failed: the client answered the question with an error; nothing was run; {}",
+                crate::types::confirm::ASK_FAILED_HINT
+            ))),
         }
     }
 

@@ -158,6 +158,28 @@ impl Config {
             check_grant(tool, section).map_err(&bad)?;
             executor = executor.with_grant(tool, section.to_grant());
         }
+        let mut group_texts = std::collections::BTreeMap::new();
+        if let Some(dir) = &self.prompts_dir
+            && dir.join("groups").is_dir()
+        {
+            let (texts, skipped) = read_prompts(&dir.join("groups")).map_err(&bad)?;
+            problems.extend(skipped);
+            for (group, path, text) in texts {
+                if crate::guidance::GROUPS.iter().any(|g| g.name == group) {
+                    group_texts.insert(group, text);
+                } else {
+                    let names: Vec<&str> = crate::guidance::GROUPS.iter().map(|g| g.name).collect();
+                    problems.push(LoadProblem {
+                        path,
+                        reason: format!(
+                            "no tool group is named `{group}` (groups: {})",
+                            names.join(", ")
+                        ),
+                    });
+                }
+            }
+        }
+        executor = executor.with_guidance(self.prompt_mode, group_texts);
         if let Some(dir) = &self.prompts_dir {
             let (prompts, skipped) = read_prompts(dir).map_err(&bad)?;
             problems.extend(skipped);

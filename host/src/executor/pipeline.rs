@@ -14,7 +14,7 @@ use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
 use crate::types::grant::{Access, Effective};
 use crate::types::result::{CallError, ErrorKind, ToolResult};
 use crate::types::sensitivity::Sensitivity;
-use std::path::Path;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -188,6 +188,11 @@ impl Executor {
                 format!("`{name}` needs confirmation ({reason}), and nobody can be asked here; nothing was run"),
             )
             .with_hint(confirmer.unavailable_hint())),
+            Decision::Failed => Err(CallError::new(
+                ErrorKind::Denied,
+                format!("`{name}` needs confirmation ({reason}), and asking the person failed: the client answered the question with an error; nothing was run"),
+            )
+            .with_hint(crate::types::confirm::ASK_FAILED_HINT)),
         }
     }
 
@@ -206,7 +211,7 @@ impl Executor {
             owner: Arc::from(options.context.session.as_deref().unwrap_or("")),
             background_refused: self.background_refused.clone(),
             progress: options.progress.clone(),
-            workspace: self.workspace().map(Path::to_owned),
+            workspace: self.workspace().map(|w| w.to_path_buf()),
             network: grant.command_network,
             mode: self.mode,
             confirmer,
@@ -233,7 +238,7 @@ impl Executor {
             ));
         }
         if grant.workspace.is_some()
-            && self.workspace().is_none()
+            && broker_call.workspace.is_none()
             && let Some(why) = self.workspace_problem()
         {
             return Err(CallError::new(ErrorKind::Denied, why));
@@ -247,7 +252,7 @@ impl Executor {
             args: if args.trim().is_empty() { "{}" } else { args },
             context: &options.context,
             grant,
-            workspace: self.workspace(),
+            workspace: broker_call.workspace.as_deref(),
             limits: &limits,
             cancel: options.cancel.as_ref(),
             settings: &settings,
@@ -267,7 +272,7 @@ impl Executor {
         options: &CallOptions,
         trace: &mut CallTrace,
     ) {
-        if let Some(workspace) = self.workspace()
+        if let Some(workspace) = broker_call.workspace.clone()
             && !self.hooks.is_empty()
             && !out.changed_paths.is_empty()
             && !options.context.dry_run
@@ -278,7 +283,7 @@ impl Executor {
             };
             let (records, appended) = self.hooks.run(
                 &hook_call,
-                workspace,
+                &workspace,
                 &out.changed_paths,
                 options.cancel.as_ref(),
             );

@@ -1,5 +1,5 @@
 //! The `log` import: a plugin's log lines, forwarded to tracing with the
-//! tool's name and the call's id (a line over 8 KiB is cut).
+//! tool's name, the call's id and its session (a line over 8 KiB is cut).
 
 use crate::bindings::log;
 use crate::runtime::sandbox::CallState;
@@ -13,18 +13,24 @@ impl log::Host for CallState {
         } else {
             message
         };
+        // The session routes the line to its own MCP client only.
         let (tool, call) = (&*self.tool, &self.call_id);
+        let session = self.session.as_deref().unwrap_or("");
         match level {
             log::Level::Trace => {
-                tracing::trace!(target: "toolhost::plugin", tool, call, "{message}")
+                tracing::trace!(target: "toolhost::plugin", tool, call, session, "{message}")
             }
             log::Level::Debug => {
-                tracing::debug!(target: "toolhost::plugin", tool, call, "{message}")
+                tracing::debug!(target: "toolhost::plugin", tool, call, session, "{message}")
             }
-            log::Level::Info => tracing::info!(target: "toolhost::plugin", tool, call, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "toolhost::plugin", tool, call, "{message}"),
+            log::Level::Info => {
+                tracing::info!(target: "toolhost::plugin", tool, call, session, "{message}")
+            }
+            log::Level::Warn => {
+                tracing::warn!(target: "toolhost::plugin", tool, call, session, "{message}")
+            }
             log::Level::Error => {
-                tracing::error!(target: "toolhost::plugin", tool, call, "{message}")
+                tracing::error!(target: "toolhost::plugin", tool, call, session, "{message}")
             }
         }
     }

@@ -5,8 +5,11 @@
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
 use crate::types::context::CancelToken;
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::Peer;
+use rmcp::model::{
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
 use std::time::Duration;
 
 /// How long a person has to answer a confirmation asked through the client.
@@ -66,17 +69,42 @@ impl Confirmer for Elicit {
             requested_schema: schema,
         };
         // Called on the call's blocking thread, never on the protocol thread.
-        let answer = self.handle.block_on(async {
-            tokio::select! {
-                answer = tokio::time::timeout(CONFIRM_TIMEOUT, self.peer.create_elicitation(params)) => Some(answer),
-                () = until_cancelled(&self.cancel) => None,
+        self.handle.block_on(self.ask(params))
+    }
+}
+
+impl Elicit {
+    /// Send the elicitation and wait for the person. A call cancelled (or
+    /// timed out) meanwhile withdraws the question: the client gets
+    /// `notifications/cancelled` for it and can close its dialog.
+    async fn ask(&self, params: ElicitRequestParams) -> Decision {
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let mut handle = match self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(err) => {
+                tracing::warn!(%err, "cannot send the confirmation request");
+                return Decision::Failed;
             }
-        });
+        };
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(CONFIRM_TIMEOUT, &mut handle.rx) => answer.ok(),
+            () = until_cancelled(&self.cancel) => None,
+        };
         let Some(answer) = answer else {
+            // Cancelled or unanswered: take the question back.
+            let _ = handle
+                .cancel(Some(
+                    "the tool call was cancelled or its confirmation timed out".into(),
+                ))
+                .await;
             return Decision::Deny;
         };
         match answer {
-            Ok(Ok(reply)) => {
+            Ok(Ok(ClientResult::ElicitResult(reply))) => {
                 let yes = reply.action == ElicitationAction::Accept
                     && reply
                         .content
@@ -86,11 +114,18 @@ impl Confirmer for Elicit {
                         == Some(true);
                 if yes { Decision::Allow } else { Decision::Deny }
             }
-            Ok(Err(err)) => {
-                tracing::warn!(%err, "elicitation failed");
-                Decision::Unavailable
+            Ok(Ok(other)) => {
+                tracing::warn!(
+                    ?other,
+                    "the client answered the confirmation with something else"
+                );
+                Decision::Failed
             }
-            Err(_) => Decision::Deny,
+            Ok(Err(err)) => {
+                tracing::warn!(%err, "the client answered the confirmation with an error");
+                Decision::Failed
+            }
+            Err(_) => Decision::Failed,
         }
     }
 }

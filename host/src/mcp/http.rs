@@ -131,6 +131,7 @@ pub async fn serve_http(
         ));
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(json_rpc_framing))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(token, require_token))
         .merge(health);
@@ -193,6 +194,152 @@ async fn session_room(
             .into_response();
     }
     next.run(request).await
+}
+
+/// The most bytes of one request body (rmcp's own limit).
+const MAX_BODY: usize = 4 << 20;
+
+/// JSON-RPC over HTTP where rmcp answers otherwise:
+/// - a JSON body that does not parse gets `400` with a `-32700` error
+///   (rmcp says 415, which is for a wrong Content-Type);
+/// - a batch (a JSON array) is served one message at a time and answered
+///   as one array, unless the client's `MCP-Protocol-Version` is one that
+///   dropped batches: then `400` with `-32600` saying so;
+/// - `DELETE` of a session answers `204` (rmcp says 202, which clients
+///   read as a failed termination).
+async fn json_rpc_framing(request: Request, next: Next) -> Response {
+    if request.method() == http::Method::DELETE {
+        let response = next.run(request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            let (mut parts, _) = response.into_parts();
+            parts.status = StatusCode::NO_CONTENT;
+            return Response::from_parts(parts, axum::body::Body::empty());
+        }
+        return response;
+    }
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if request.method() != http::Method::POST || !is_json {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: the request body exceeds {MAX_BODY} bytes"),
+        )
+            .into_response();
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
+        && (e.is_syntax() || e.is_eof())
+    {
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            &format!("parse error: the body is not JSON ({e}); send one JSON-RPC message"),
+        );
+    }
+    if bytes.trim_ascii_start().starts_with(b"[") {
+        return batch(parts, &bytes, next).await;
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// A JSON-RPC error as an HTTP response.
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    (
+        status,
+        axum::Json(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code, "message": message},
+        })),
+    )
+        .into_response()
+}
+
+/// A batch: each message through the service on its own, in order; the
+/// answers to its requests back as one array (`202` when it held none).
+async fn batch(parts: http::request::Parts, bytes: &[u8], next: Next) -> Response {
+    let version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(v) = version.as_deref().filter(|v| *v != "2025-03-26") {
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            &format!(
+                "JSON-RPC batches are part of MCP 2025-03-26 only, and this session speaks {v}; send each message in its own request"
+            ),
+        );
+    }
+    let Ok(items) = serde_json::from_slice::<Vec<serde_json::Value>>(bytes) else {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, "invalid batch");
+    };
+    if items.is_empty() {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, "an empty batch");
+    }
+    let mut answers = Vec::new();
+    for item in items {
+        let mut one = Request::from_parts(parts.clone(), axum::body::Body::from(item.to_string()));
+        one.headers_mut().remove(header::CONTENT_LENGTH);
+        let response = next.clone().run(one).await;
+        let status = response.status();
+        let event_stream = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let Ok(body) = axum::body::to_bytes(response.into_body(), usize::MAX).await else {
+            continue;
+        };
+        if !status.is_success() {
+            // The message's own error, when the service gave one.
+            if let Ok(error) = serde_json::from_slice::<serde_json::Value>(&body) {
+                answers.push(error);
+            }
+            continue;
+        }
+        answers.extend(answers_in(&body, event_stream));
+    }
+    if answers.is_empty() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    (
+        StatusCode::OK,
+        axum::Json(serde_json::Value::Array(answers)),
+    )
+        .into_response()
+}
+
+/// The JSON-RPC answers (results and errors) in one response body: plain
+/// JSON, or the `data:` lines of an event stream.
+fn answers_in(body: &[u8], event_stream: bool) -> Vec<serde_json::Value> {
+    let is_answer = |v: &serde_json::Value| {
+        v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())
+    };
+    if !event_stream {
+        return serde_json::from_slice::<serde_json::Value>(body)
+            .into_iter()
+            .filter(is_answer)
+            .collect();
+    }
+    String::from_utf8_lossy(body)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data.trim()).ok())
+        .filter(is_answer)
+        .collect()
 }
 
 /// 403 unless the Host header names an allowed host (for /health; rmcp

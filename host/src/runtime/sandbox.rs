@@ -91,6 +91,8 @@ pub(crate) struct CallState {
     limiter: CallLimiter,
     pub(crate) tool: Arc<str>,
     pub(crate) call_id: String,
+    /// The call's session (its client), for routing its log lines.
+    pub(crate) session: Option<Arc<str>>,
     deadline: Instant,
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
@@ -290,6 +292,7 @@ fn new_store(
         },
         tool: Arc::from(tool),
         call_id: req.context.call_id.to_string(),
+        session: req.context.session.as_deref().map(Arc::from),
         deadline: call_deadline,
         cancel: req.cancel.cloned(),
         interrupted: None,

@@ -67,6 +67,10 @@ pub struct ConfirmRequest<'a> {
     pub reason: &'a str,
 }
 
+/// What to do when the front end could not relay a confirmation
+/// ([`Decision::Failed`]).
+pub(crate) const ASK_FAILED_HINT: &str = "tell the person their client could not show the confirmation; they can check it and ask you to call again";
+
 /// A person's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -78,6 +82,9 @@ pub enum Decision {
     AbortAll,
     /// Nobody can be asked (no TTY, no client support).
     Unavailable,
+    /// Asking failed: the front end that should relay the question
+    /// answered with an error, or lost the connection.
+    Failed,
 }
 
 /// Asks a person to approve a call. Front ends supply their own (a TTY

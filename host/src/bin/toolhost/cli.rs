@@ -335,6 +335,9 @@ pub struct Settings {
     pub source: Option<PathBuf>,
     /// How many plugin or prompt files were skipped (warned about).
     pub problems: usize,
+    /// What the person should know about the configuration (a server
+    /// started with the defaults because the file is not trusted).
+    pub notice: Option<String>,
 }
 
 impl Settings {
@@ -361,7 +364,7 @@ impl Settings {
             }
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
-        let (mut config, source) = load_config(global, &start)?;
+        let (mut config, source, notice) = load_config(global, &start, defer_workspace)?;
         let origin = source
             .as_ref()
             .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
@@ -438,6 +441,7 @@ impl Settings {
             config,
             source,
             problems: built.problems.len(),
+            notice,
         })
     }
 }
@@ -461,16 +465,39 @@ fn cli_grants(specs: &[String]) -> anyhow::Result<Vec<(String, String, Grant)>> 
 
 /// The configuration `--config` names, or the one found for the workspace
 /// (which must be trusted), or the defaults.
-fn load_config(global: &GlobalArgs, start: &Path) -> anyhow::Result<(Config, Option<PathBuf>)> {
+///
+/// A server (`serving`) whose workspace file is not trusted starts with the
+/// defaults instead of stopping, and the notice says why: an MCP client
+/// that launched it would otherwise see only "connection closed".
+fn load_config(
+    global: &GlobalArgs,
+    start: &Path,
+    serving: bool,
+) -> anyhow::Result<(Config, Option<PathBuf>, Option<String>)> {
     let loaded = match &global.config {
         Some(path) => Some((Config::load(path), path.clone())),
         None => Config::find(start).map(|(path, in_ws)| (Config::load_found(&path, in_ws), path)),
     };
     match loaded {
-        Some((Ok(config), path)) => Ok((config, Some(path))),
+        Some((Ok(config), path)) => Ok((config, Some(path), None)),
+        Some((Err(toolhost::config::ConfigError::Untrusted { path }), _)) if serving => {
+            let notice = untrusted_notice(&path);
+            crate::output::warn(&notice);
+            Ok((Config::default(), None, Some(notice)))
+        }
         Some((Err(err), _)) => Err(UsageError(err.to_string()).into()),
-        None => Ok((Config::default(), None)),
+        None => Ok((Config::default(), None, None)),
     }
+}
+
+/// Why a server runs with the defaults: its workspace file is not trusted.
+fn untrusted_notice(path: &Path) -> String {
+    format!(
+        "{} is not trusted (new, or changed since it was trusted), so toolhost started with its safe defaults and none of that file's settings. To use it, review it, run `toolhost config trust` in {}, and restart the server.",
+        path.display(),
+        path.parent()
+            .map_or_else(|| ".".into(), |p| p.display().to_string())
+    )
 }
 
 /// `toolhost config trust`: trust the workspace's configuration file as it

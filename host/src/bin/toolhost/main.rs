@@ -280,6 +280,7 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
     let options = toolhost::mcp::ServeOptions {
         reload_interval: (args.reload_secs > 0)
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
+        notice: settings.notice.clone(),
         ..toolhost::mcp::ServeOptions::default()
     };
     // One thread runs the protocol (stdio or HTTP, JSON in and out); calls
@@ -332,10 +333,18 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // stderr shows what the filter lets through; MCP clients get what
+    // their own level asks for (`logging/setLevel`).
+    let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(toolhost::mcp::logging::layer())
         .init();
 }
 
