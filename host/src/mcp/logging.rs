@@ -67,6 +67,19 @@ fn forwarded(target: &str) -> bool {
 }
 
 impl<S: Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
+    /// Asked again per event (clients come and go): never cached as
+    /// "always" or "never" for the lines clients may get.
+    fn register_callsite(
+        &self,
+        metadata: &'static Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        if forwarded(metadata.target()) {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    }
+
     fn enabled(&self, metadata: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
         forwarded(metadata.target()) && feed().receiver_count() > 0
     }
