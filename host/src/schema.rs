@@ -101,10 +101,15 @@ pub fn tool_schema(info: &ToolInfo, effects: Effects, format: SchemaFormat) -> V
 /// as `content` shows it.
 pub const TEXT_MEMBER: &str = "text";
 
+/// Whether MCP lists `schema` as an output schema: only object schemas.
+fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
 /// Whether a tool's output schema gets [`TEXT_MEMBER`] over MCP: an object
 /// schema that does not use the name itself.
 fn takes_text(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
+    is_object_schema(schema)
         && schema
             .get("properties")
             .is_none_or(|p| p.get(TEXT_MEMBER).is_none())
@@ -116,7 +121,7 @@ fn takes_text(schema: &Value) -> bool {
 /// tool has none, or one that is not an object schema (MCP allows only
 /// those).
 pub fn mcp_output_schema(schema: Option<&Value>) -> Option<Value> {
-    let schema = schema.filter(|s| s.get("type").and_then(Value::as_str) == Some("object"))?;
+    let schema = schema.filter(|s| is_object_schema(s))?;
     let mut out = schema.clone();
     if takes_text(schema) {
         out["properties"][TEXT_MEMBER] = json!({
@@ -140,7 +145,7 @@ pub fn mcp_structured(
     structured: Option<Value>,
     text: &str,
 ) -> Option<Value> {
-    let Some(schema) = schema.filter(|_| mcp_output_schema(schema).is_some()) else {
+    let Some(schema) = schema.filter(|s| is_object_schema(s)) else {
         return structured.filter(Value::is_object);
     };
     let mut out = match structured {

@@ -24,8 +24,11 @@ pub(crate) struct Client {
     /// `None`: no elicitation capability; `Some(yes)`: accept or decline.
     elicit: Option<bool>,
     asked: Arc<AtomicUsize>,
-    roots: Vec<String>,
+    /// The roots it offers; a test may change them (then it notifies).
+    pub(crate) roots: Arc<std::sync::Mutex<Vec<String>>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    /// Every `notifications/message` received, in order.
+    pub(crate) logs: Arc<std::sync::Mutex<Vec<Value>>>,
     /// Every progress notification received, in order.
     pub(crate) progress: Arc<std::sync::Mutex<Vec<ProgressNotificationParam>>>,
 }
@@ -34,7 +37,7 @@ impl Client {
     /// A client offering these roots, and nothing else.
     pub(crate) fn with_roots(roots: Vec<String>) -> Self {
         Self {
-            roots,
+            roots: Arc::new(std::sync::Mutex::new(roots)),
             ..Self::default()
         }
     }
@@ -61,6 +64,8 @@ impl ClientHandler for Client {
     ) -> Result<rmcp::model::ListRootsResult, ErrorData> {
         Ok(rmcp::model::ListRootsResult::new(
             self.roots
+                .lock()
+                .expect("roots")
                 .iter()
                 .map(|r| rmcp::model::Root::new(r.clone()))
                 .collect(),
@@ -79,13 +84,23 @@ impl ClientHandler for Client {
         self.progress.lock().expect("progress").push(params);
     }
 
+    #[expect(deprecated, reason = "logging, as toolhost negotiates 2025-11-25")]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let line = serde_json::to_value(params).expect("a log line");
+        self.logs.lock().expect("logs").push(line);
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut caps = json!({});
         if self.elicit.is_some() {
             caps["elicitation"] = json!({});
         }
-        if !self.roots.is_empty() {
-            caps["roots"] = json!({"listChanged": false});
+        if !self.roots.lock().expect("roots").is_empty() {
+            caps["roots"] = json!({"listChanged": true});
         }
         let caps: ClientCapabilities = serde_json::from_value(caps).expect("capabilities");
         ClientConfig::new(caps, Implementation::new("e2e-client", "0"))
@@ -560,12 +575,59 @@ async fn the_first_root_is_the_workspace_when_none_is_configured() {
     let uri = url::Url::from_directory_path(ws.path())
         .expect("uri")
         .to_string();
-    let client = Client {
-        roots: vec!["https://example.com/not-local".into(), uri],
-        ..Client::default()
-    };
+    let client = Client::with_roots(vec!["https://example.com/not-local".into(), uri]);
     let session = connect(elsewhere.path(), &["serve"], client).await;
     read_ok(&session, "notes.txt", "from the root").await;
+    session.cancel().await.expect("close");
+}
+
+/// The roots change: calls afterwards use the new first root; a root that
+/// cannot be granted (`/`) changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workspace_follows_the_clients_roots() {
+    let first = workspace();
+    let second = workspace();
+    let elsewhere = workspace();
+    write(first.path(), "a.txt", "in the first\n");
+    write(second.path(), "b.txt", "in the second\n");
+    let uri = |p: &Path| url::Url::from_directory_path(p).expect("uri").to_string();
+    let client = Client::with_roots(vec![uri(first.path())]);
+    let roots = Arc::clone(&client.roots);
+    let session = connect(elsewhere.path(), &["serve"], client).await;
+    read_ok(&session, "a.txt", "in the first").await;
+
+    // A root toolhost may not grant is refused; the workspace stays.
+    *roots.lock().expect("roots") = vec!["file:///".into()];
+    session.notify_roots_list_changed().await.expect("notify");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    read_ok(&session, "a.txt", "in the first").await;
+
+    *roots.lock().expect("roots") = vec![uri(second.path())];
+    session.notify_roots_list_changed().await.expect("notify");
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = call(&session, "read_file", json!({"path": "b.txt"}))
+            .await
+            .expect("a result");
+        if !is_error(&r) {
+            assert!(text(&r).contains("in the second"), "{}", text(&r));
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the new root was never followed: {}",
+            text(&r)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let old = call(&session, "read_file", json!({"path": "a.txt"}))
+        .await
+        .expect("a result");
+    assert!(
+        is_error(&old),
+        "the old workspace is still used: {}",
+        text(&old)
+    );
     session.cancel().await.expect("close");
 }
 
@@ -578,10 +640,7 @@ async fn roots_leave_a_configured_workspace_alone() {
     let uri = url::Url::from_directory_path(root.path())
         .expect("uri")
         .to_string();
-    let client = Client {
-        roots: vec![uri],
-        ..Client::default()
-    };
+    let client = Client::with_roots(vec![uri]);
     let dir = ws.path().display().to_string();
     let session = connect(ws.path(), &["serve", "--workspace", &dir], client).await;
     read_ok(&session, "mine.txt", "configured").await;

@@ -9,6 +9,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A `toolhost serve --http 127.0.0.1:0` process and its address.
@@ -645,4 +646,71 @@ fn http_parse_errors_are_400_and_session_deletion_is_204() {
     );
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("2025-03-26"), "{body}");
+}
+
+/// A plugin's log lines reach the client whose call wrote them, at the
+/// level it chose, and never another client, even one listening at debug.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugins_log_lines_go_only_to_the_client_that_called_it() {
+    let ws = workspace();
+    let fixtures = crate::support::fixtures_dir().display().to_string();
+    let server = http_server(ws.path(), &["--plugin-dir", &fixtures]);
+    let connect = |client: Client| {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
+            "http://{}/mcp",
+            server.addr
+        ));
+        async move { client.serve(transport).await.expect("initialize over HTTP") }
+    };
+    let (a_client, b_client) = (Client::default(), Client::default());
+    let (a_logs, b_logs) = (Arc::clone(&a_client.logs), Arc::clone(&b_client.logs));
+    let a = connect(a_client).await;
+    let b = connect(b_client).await;
+    #[expect(deprecated, reason = "logging, as toolhost negotiates 2025-11-25")]
+    for peer in [&a, &b] {
+        peer.set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Debug,
+        ))
+        .await
+        .expect("setLevel");
+    }
+    let secret = "a-secret-only-for-a-7731";
+    let r = call(&a, "misbehave", json!({"action": "log", "text": secret}))
+        .await
+        .expect("a result");
+    assert!(!is_error(&r), "{}", text(&r));
+    let got = |logs: &Arc<std::sync::Mutex<Vec<serde_json::Value>>>| {
+        logs.lock()
+            .expect("logs")
+            .iter()
+            .any(|l| l["data"].as_str().is_some_and(|d| d.contains(secret)))
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !got(&a_logs) {
+        assert!(
+            std::time::Instant::now() < until,
+            "a never got its own log line"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let line = a_logs
+        .lock()
+        .expect("logs")
+        .iter()
+        .find(|l| l["data"].as_str().is_some_and(|d| d.contains(secret)))
+        .cloned()
+        .expect("the line");
+    assert_eq!(
+        (line["level"].as_str(), line["logger"].as_str()),
+        (Some("info"), Some("misbehave"))
+    );
+    // Give a leak every chance to arrive.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !got(&b_logs),
+        "b got a's log line: {:?}",
+        b_logs.lock().expect("logs")
+    );
+    a.cancel().await.expect("close");
+    b.cancel().await.expect("close");
 }

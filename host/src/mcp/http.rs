@@ -200,8 +200,10 @@ async fn session_room(
 const MAX_BODY: usize = 4 << 20;
 
 /// JSON-RPC over HTTP where rmcp answers otherwise:
-/// - a JSON body that does not parse gets `400` with a `-32700` error
-///   (rmcp says 415, which is for a wrong Content-Type);
+/// - a JSON body that does not parse gets `400` with a `-32700` error,
+///   and JSON that is no message `400` with `-32600` (rmcp says 415,
+///   which is for a wrong Content-Type; the body is parsed again only
+///   then, never on the way in);
 /// - a batch (a JSON array) is served one message at a time and answered
 ///   as one array, unless the client's `MCP-Protocol-Version` is one that
 ///   dropped batches: then `400` with `-32600` saying so;
@@ -237,20 +239,42 @@ async fn json_rpc_framing(request: Request, next: Next) -> Response {
         )
             .into_response();
     };
-    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
-        && (e.is_syntax() || e.is_eof())
-    {
-        return json_rpc_error(
+    if bytes.trim_ascii_start().starts_with(b"[") {
+        return match unparseable(&bytes) {
+            Some(parse_error) => parse_error,
+            None => batch(parts, &bytes, next).await,
+        };
+    }
+    let response = next
+        .run(Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes.clone()),
+        ))
+        .await;
+    // rmcp says 415 for a JSON body it cannot read (the Content-Type was
+    // checked above): only then is the body looked at again.
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return unparseable(&bytes).unwrap_or_else(|| {
+            json_rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "invalid request: not a JSON-RPC 2.0 request, response or notification this server knows",
+            )
+        });
+    }
+    response
+}
+
+/// `400` with `-32700` when `body` is not JSON.
+fn unparseable(body: &[u8]) -> Option<Response> {
+    let e = serde_json::from_slice::<serde::de::IgnoredAny>(body).err()?;
+    (e.is_syntax() || e.is_eof()).then(|| {
+        json_rpc_error(
             StatusCode::BAD_REQUEST,
             -32700,
             &format!("parse error: the body is not JSON ({e}); send one JSON-RPC message"),
-        );
-    }
-    if bytes.trim_ascii_start().starts_with(b"[") {
-        return batch(parts, &bytes, next).await;
-    }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+        )
+    })
 }
 
 /// A JSON-RPC error as an HTTP response.

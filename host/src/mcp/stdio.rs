@@ -19,6 +19,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage, NumberOrString, ProtocolVersion, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -169,16 +170,14 @@ enum Filed {
 /// One message as a line of JSON.
 fn to_line(item: &TxJsonRpcMessage<RoleServer>) -> String {
     serde_json::to_string(item).unwrap_or_else(|e| {
-        error_line(
-            None,
-            &ErrorData::internal_error(format!("cannot encode a message: {e}"), None),
-        )
+        let error = ErrorData::internal_error(format!("cannot encode a message: {e}"), None);
+        error_answer(None, &error).to_string()
     })
 }
 
-/// A JSON-RPC error answer as a line.
-fn error_line(id: Option<&Value>, error: &ErrorData) -> String {
-    json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error}).to_string()
+/// A JSON-RPC error answer.
+fn error_answer(id: Option<&Value>, error: &ErrorData) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error})
 }
 
 /// Read lines until the peer closes stdin (or the service stops
@@ -205,17 +204,15 @@ async fn read_lines(
             }
         }
         if line.len() > MAX_LINE && !line.ends_with(b"\n") {
-            // Skip the rest of the oversized line.
             tracing::warn!("a message longer than {MAX_LINE} bytes was dropped");
-            let mut rest = Vec::new();
-            if read.read_until(b'\n', &mut rest).await.unwrap_or(0) == 0 {
+            if !skip_line(&mut read).await {
                 return;
             }
             let too_long = ErrorData::invalid_request(
                 format!("the message is longer than {MAX_LINE} bytes; it was dropped"),
                 None,
             );
-            let _ = out.write(error_line(None, &too_long)).await;
+            let _ = out.write(error_answer(None, &too_long).to_string()).await;
             continue;
         }
         let text = trim(&line);
@@ -226,6 +223,23 @@ async fn read_lines(
             if tx.send(message).await.is_err() {
                 return;
             }
+        }
+    }
+}
+
+/// Skip the rest of a line without keeping it; false at the end of input.
+async fn skip_line(read: &mut BufReader<impl AsyncRead + Unpin>) -> bool {
+    loop {
+        let (used, done) = match read.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            },
+        };
+        read.consume(used);
+        if done {
+            return true;
         }
     }
 }
@@ -247,7 +261,7 @@ async fn messages(
                     ),
                     None,
                 );
-                let _ = out.write(error_line(None, &error)).await;
+                let _ = out.write(error_answer(None, &error).to_string()).await;
             } else {
                 tracing::debug!("unparseable input (not answered: too many)");
             }
@@ -261,17 +275,17 @@ async fn messages(
     match value {
         Value::Array(items) => batch(items, out).await,
         single => {
-            if let Some(line) = invalid_message(&single) {
-                let _ = out.write(line).await;
+            if let Some(answer) = invalid_message(&single) {
+                let _ = out.write(answer.to_string()).await;
             }
             Vec::new()
         }
     }
 }
 
-/// The error line for JSON that is not a valid message, if it is owed one
-/// (a request, or something with no method; never a notification).
-fn invalid_message(value: &Value) -> Option<String> {
+/// The error answer for JSON that is not a valid message, if it is owed
+/// one (a request, or something with no method; never a notification).
+fn invalid_message(value: &Value) -> Option<Value> {
     let id = value
         .get("id")
         .filter(|id| id.is_string() || id.is_number());
@@ -284,7 +298,7 @@ fn invalid_message(value: &Value) -> Option<String> {
         "invalid request: not a JSON-RPC 2.0 request, response or notification this server knows",
         None,
     );
-    Some(error_line(id, &error))
+    Some(error_answer(id, &error))
 }
 
 /// A batch: served when the negotiated version has batches, else refused.
@@ -303,32 +317,26 @@ async fn batch(items: Vec<Value>, out: &Out) -> Vec<RxJsonRpcMessage<RoleServer>
             ),
             None,
         );
-        let _ = out.write(error_line(None, &error)).await;
+        let _ = out.write(error_answer(None, &error).to_string()).await;
         return Vec::new();
     }
     if items.is_empty() {
         let error = ErrorData::invalid_request("an empty batch", None);
-        let _ = out.write(error_line(None, &error)).await;
+        let _ = out.write(error_answer(None, &error).to_string()).await;
         return Vec::new();
     }
     let mut messages = Vec::new();
     let mut waiting = HashSet::new();
     let mut answers = Vec::new();
     for item in items {
-        match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(item.clone()) {
+        match RxJsonRpcMessage::<RoleServer>::deserialize(&item) {
             Ok(message) => {
                 if let JsonRpcMessage::Request(r) = &message {
                     waiting.insert(r.id.clone());
                 }
                 messages.push(message);
             }
-            Err(_) => {
-                if let Some(line) = invalid_message(&item)
-                    && let Ok(answer) = serde_json::from_str::<Value>(&line)
-                {
-                    answers.push(answer);
-                }
-            }
+            Err(_) => answers.extend(invalid_message(&item)),
         }
     }
     if waiting.is_empty() {
