@@ -425,6 +425,9 @@ pub struct Built {
     pub executor: Executor,
     /// Plugin files that were not loaded, and prompt files for unknown tools.
     pub problems: Vec<LoadProblem>,
+    /// Plugin files left for [`Executor::finish_loading`] (only when
+    /// building with `defer_uncached`).
+    pub deferred: usize,
 }
 
 /// Where the configuration file `path` really is (symlinks resolved).

@@ -103,6 +103,9 @@ pub struct Executor {
     plugin_dirs: Vec<PathBuf>,
     /// Where approved dynamic tools are loaded from (again on reload).
     dynamic_store: Option<crate::dynamic::Store>,
+    /// Plugin files [`Executor::load_known_plugins`] left for
+    /// [`Executor::finish_loading`]: they must be compiled first.
+    deferred: Mutex<Vec<PathBuf>>,
     /// Description overrides, applied again to a reloaded registry.
     descriptions: HashMap<String, String>,
     /// Bumped each time the visible tool set changes.
@@ -171,6 +174,7 @@ impl Executor {
             registry: RwLock::new(Arc::new(registry)),
             plugin_dirs: Vec::new(),
             dynamic_store: None,
+            deferred: Mutex::new(Vec::new()),
             descriptions: HashMap::new(),
             changes: tokio::sync::watch::Sender::new(0),
             workspace: RwLock::new(None),

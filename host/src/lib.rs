@@ -64,9 +64,11 @@ pub use types::paths;
 pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;
 pub use executor::{CallOptions, Executor, Profile, UnknownStateDir};
-pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource};
+pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
-pub use runtime::{CacheDir, Limits, Runtime, RuntimeConfig, RuntimeError};
+pub use runtime::{
+    CacheDir, CompileEvent, CompileProgress, Limits, Runtime, RuntimeConfig, RuntimeError,
+};
 pub use types::confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
 pub use types::context::{CallContext, CallId, CancelToken, Progress, ProgressState};
 pub use types::grant::Grant;

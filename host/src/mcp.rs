@@ -64,6 +64,11 @@ pub struct ServeOptions {
     /// What the person should know, added to the instructions (e.g. the
     /// workspace configuration is not trusted, so the defaults are used).
     pub notice: Option<String>,
+    /// Once serving, load the plugin files left for later
+    /// ([`Executor::load_known_plugins`]) and compile every tool ahead of
+    /// its first call, on a background thread that gives way to calls
+    /// (`toolhost serve` sets it).
+    pub compile_ahead: bool,
 }
 
 /// How long a `tools/list_changed` notification may take to one client.
@@ -185,6 +190,9 @@ impl McpServer {
         server.spawn_change_notifier();
         if let Some(every) = options.reload_interval {
             server.spawn_plugin_watcher(every);
+        }
+        if options.compile_ahead {
+            spawn_compile_ahead(&server.shared.executor);
         }
         server
     }
@@ -756,6 +764,30 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
     }
     out.sort();
     out
+}
+
+/// See [`ServeOptions::compile_ahead`]. The thread stops when the server
+/// has gone.
+fn spawn_compile_ahead(executor: &Arc<Executor>) {
+    let executor = Arc::downgrade(executor);
+    let started = std::thread::Builder::new()
+        .name("toolhost-compile-ahead".to_owned())
+        .spawn(move || {
+            if let Some(executor) = executor.upgrade() {
+                match executor.load_deferred_plugins() {
+                    Ok(problems) => {
+                        for p in problems {
+                            tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
+                        }
+                    }
+                    Err(err) => tracing::warn!(%err, "cannot load the plugins left for later"),
+                }
+            }
+            while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
+        });
+    if let Err(err) = started {
+        tracing::warn!(%err, "cannot start compiling ahead of use; tools compile on first call");
+    }
 }
 
 /// Serve `executor` over stdin/stdout until the client closes the stream.

@@ -7,6 +7,7 @@ use crate::runtime::{Runtime, RuntimeError};
 use crate::types::grant::Grant;
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use toolhost_shared::dynamic::Meta;
@@ -100,11 +101,33 @@ impl Plugin {
     /// Load a plugin: compile it (or load it from the cache) and learn what
     /// it is (from the cached `describe()` or by calling it once).
     pub fn load(runtime: &Runtime, source: PluginSource) -> Result<Self, RuntimeError> {
+        Self::load_as(runtime, source, true).map(|loaded| loaded.expect("compiling is allowed"))
+    }
+
+    /// [`Plugin::load`] only if what the plugin is can be known without
+    /// compiling it (a built-in, or a component whose `describe()` answer is
+    /// in the compile cache); `None` otherwise.
+    pub fn load_known(
+        runtime: &Runtime,
+        source: PluginSource,
+    ) -> Result<Option<Self>, RuntimeError> {
+        Self::load_as(runtime, source, false)
+    }
+
+    pub(crate) fn load_as(
+        runtime: &Runtime,
+        source: PluginSource,
+        compile: bool,
+    ) -> Result<Option<Self>, RuntimeError> {
+        let mut crate_name = "";
         let (origin, wasm, hash) = match source {
-            PluginSource::Builtin(b) => (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned()),
+            PluginSource::Builtin(b) => {
+                crate_name = b.crate_name;
+                (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned())
+            }
             PluginSource::File(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| load_error(&path, e.to_string()))?;
-                return Self::load(runtime, PluginSource::Bytes(bytes.into(), path));
+                return Self::load_as(runtime, PluginSource::Bytes(bytes.into(), path), compile);
             }
             PluginSource::Bytes(bytes, path) => {
                 let hash = blake3::hash(&bytes).to_hex().to_string();
@@ -116,15 +139,21 @@ impl Plugin {
             origin: origin.to_string(),
             reason,
         };
-        let (info, pre) = match runtime.cached_info(&key) {
+        let recorded = match &origin {
+            Origin::Builtin => recorded_info(crate_name),
+            _ => None,
+        };
+        let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key)) {
             Some(info) => (info, OnceLock::new()),
+            None if !compile => return Ok(None),
             None => {
-                let pre = link(runtime, &key, &wasm).map_err(&fail)?;
+                let label = origin.to_string();
+                let pre = link(runtime, &key, &wasm, &label).map_err(&fail)?;
                 let info = runtime.describe(&key, &pre).map_err(&fail)?;
                 (info, OnceLock::from(Ok(pre)))
             }
         };
-        Ok(Self {
+        Ok(Some(Self {
             info,
             origin,
             key,
@@ -132,7 +161,7 @@ impl Plugin {
             pre,
             dynamic: None,
             settings: OnceLock::new(),
-        })
+        }))
     }
 
     /// Check `wasm` as `toolhost check` does (see
@@ -214,7 +243,7 @@ impl Plugin {
     /// The pre-linked component, compiled (or loaded from the cache) on first use.
     pub(crate) fn pre(&self, runtime: &Runtime) -> Result<&ToolPluginPre<CallState>, String> {
         self.pre
-            .get_or_init(|| link(runtime, &self.key, &self.wasm))
+            .get_or_init(|| link(runtime, &self.key, &self.wasm, self.name()))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -228,6 +257,44 @@ impl Plugin {
                 origin: self.origin.to_string(),
                 reason,
             })
+    }
+
+    /// [`Plugin::warm_up`] as work ahead of use: a call that has to compile
+    /// meanwhile does not count this one as a compile to wait for.
+    pub(crate) fn warm_up_in_background(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        runtime.in_background(|| self.warm_up(runtime))
+    }
+
+    /// The component's size in bytes.
+    pub(crate) fn wasm_len(&self) -> usize {
+        match &self.wasm {
+            Wasm::Static(bytes) => bytes.len(),
+            Wasm::Owned(bytes) => bytes.len(),
+        }
+    }
+
+    /// Whether compiling or linking the component failed (a call would get
+    /// the error again).
+    pub(crate) fn warm_up_failed(&self) -> bool {
+        self.pre.get().is_some_and(Result::is_err)
+    }
+
+    /// Whether the component is compiled and linked already (a call would
+    /// not have to wait for Cranelift or the compile cache).
+    pub fn is_warm(&self) -> bool {
+        self.pre.get().is_some_and(Result::is_ok)
+    }
+
+    /// Run `describe()` now, whatever answer was recorded or cached: what
+    /// the component itself says (the test that keeps host/builtins.json
+    /// current compares the two).
+    pub fn describe_now(&self, runtime: &Runtime) -> Result<ToolInfo, RuntimeError> {
+        let fail = |reason: String| RuntimeError::Load {
+            origin: self.origin.to_string(),
+            reason,
+        };
+        let pre = self.pre(runtime).map_err(fail)?;
+        runtime.describe(&self.key, pre).map_err(fail)
     }
 
     /// Run one call in a fresh sandbox: the bare sandbox step, which
@@ -254,10 +321,39 @@ fn load_error(path: &Path, reason: String) -> RuntimeError {
     }
 }
 
-/// Compile and pre-link `wasm`; an embedded component once per runtime.
-fn link(runtime: &Runtime, key: &str, wasm: &Wasm) -> Result<ToolPluginPre<CallState>, String> {
+/// Compile and pre-link `wasm` (`label` names it in compile progress); an
+/// embedded component once per runtime.
+fn link(
+    runtime: &Runtime,
+    key: &str,
+    wasm: &Wasm,
+    label: &str,
+) -> Result<ToolPluginPre<CallState>, String> {
     match wasm {
-        Wasm::Static(bytes) => runtime.link(key, bytes, true),
-        Wasm::Owned(bytes) => runtime.link(key, bytes, false),
+        Wasm::Static(bytes) => runtime.link(key, bytes, true, label),
+        Wasm::Owned(bytes) => runtime.link(key, bytes, false, label),
     }
+}
+
+/// The path of the recorded `describe()` answers of the built-ins, relative
+/// to the host crate.
+pub const RECORDED_BUILTINS: &str = "builtins.json";
+
+/// What the built-in from crate `crate_name` answered to `describe()` when
+/// host/builtins.json was last recorded: listing the built-ins needs no
+/// compile at all, so a first start answers `tools/list` at once and each
+/// built-in is compiled on its first call. The e2e test
+/// `cold_start::the_recorded_descriptions_are_what_the_components_say` keeps
+/// the file in step with the components (`TOOLHOST_BLESS=1` rewrites it).
+fn recorded_info(crate_name: &str) -> Option<ToolInfo> {
+    static RECORDED: OnceLock<HashMap<String, ToolInfo>> = OnceLock::new();
+    RECORDED
+        .get_or_init(|| {
+            serde_json::from_str(include_str!("../builtins.json")).unwrap_or_else(|err| {
+                tracing::warn!(%err, "host/builtins.json is unreadable: the built-ins are described by running them");
+                HashMap::new()
+            })
+        })
+        .get(crate_name)
+        .cloned()
 }

@@ -196,7 +196,28 @@ impl Registry {
     /// that fail to load or clash with a registered name are skipped and
     /// reported; the others are added.
     pub fn load_dir(&mut self, runtime: &Runtime, dir: &Path) -> Vec<LoadProblem> {
+        self.load_dir_as(runtime, dir, true).0
+    }
+
+    /// [`Registry::load_dir`] without compiling: files the compile cache
+    /// does not describe yet are left out and returned (second), to load
+    /// later with [`Registry::load_dir`].
+    pub fn load_dir_known(
+        &mut self,
+        runtime: &Runtime,
+        dir: &Path,
+    ) -> (Vec<LoadProblem>, Vec<PathBuf>) {
+        self.load_dir_as(runtime, dir, false)
+    }
+
+    fn load_dir_as(
+        &mut self,
+        runtime: &Runtime,
+        dir: &Path,
+        compile: bool,
+    ) -> (Vec<LoadProblem>, Vec<PathBuf>) {
         let mut problems = Vec::new();
+        let mut later = Vec::new();
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(err) => {
@@ -204,7 +225,7 @@ impl Registry {
                     path: dir.to_owned(),
                     reason: format!("cannot read the plugin directory: {err}"),
                 });
-                return problems;
+                return (problems, later);
             }
         };
         let mut files: Vec<PathBuf> = entries
@@ -214,16 +235,24 @@ impl Registry {
             .collect();
         files.sort();
         for path in files {
-            let added = Plugin::load(runtime, PluginSource::File(path.clone()))
+            let added = Plugin::load_as(runtime, PluginSource::File(path.clone()), compile)
                 .map_err(|e| match e {
                     RuntimeError::Load { reason, .. } => reason,
                     other => other.to_string(),
                 })
-                .and_then(|plugin| self.register(plugin, false).map_err(|e| e.to_string()));
-            if let Err(reason) = added {
-                problems.push(LoadProblem { path, reason });
+                .and_then(|plugin| match plugin {
+                    Some(plugin) => self
+                        .register(plugin, false)
+                        .map(|()| true)
+                        .map_err(|e| e.to_string()),
+                    None => Ok(false),
+                });
+            match added {
+                Ok(true) => {}
+                Ok(false) => later.push(path),
+                Err(reason) => problems.push(LoadProblem { path, reason }),
             }
         }
-        problems
+        (problems, later)
     }
 }

@@ -106,6 +106,106 @@ pub struct RuntimeConfig {
     pub epoch_tick: Duration,
     /// Default per-call limits.
     pub limits: Limits,
+    /// Told when a component has to be compiled (none by default).
+    pub progress: Option<CompileProgress>,
+}
+
+/// What [`CompileProgress`] is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompileEvent<'a> {
+    /// Cranelift starts compiling `what` (a tool name or a file), `bytes`
+    /// long: the compile cache did not have it.
+    Started {
+        /// The tool or file.
+        what: &'a str,
+        /// The component's size.
+        bytes: usize,
+    },
+    /// Compiling `what` ended (well or not).
+    Finished {
+        /// The tool or file.
+        what: &'a str,
+    },
+}
+
+/// A front end's hook for compile progress: the CLI shows a progress bar
+/// while a first use compiles. Called on the compiling thread; several
+/// compiles may overlap.
+#[derive(Clone)]
+pub struct CompileProgress(Arc<dyn Fn(CompileEvent<'_>) + Send + Sync>);
+
+impl CompileProgress {
+    /// Call `f` with every [`CompileEvent`].
+    pub fn new(f: impl Fn(CompileEvent<'_>) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    fn report(&self, event: CompileEvent<'_>) {
+        (self.0)(event);
+    }
+}
+
+impl std::fmt::Debug for CompileProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompileProgress(..)")
+    }
+}
+
+impl PartialEq for CompileProgress {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CompileProgress {}
+
+thread_local! {
+    /// Set on a thread compiling ahead of use ([`Runtime::in_background`]):
+    /// its compiles do not hold back the others.
+    static IN_BACKGROUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// One compile under way: reported to the progress hook, and counted while
+/// a call waits for it. Dropping it ends both, however the compile ended.
+struct Compiling<'a> {
+    runtime: &'a Runtime,
+    what: &'a str,
+    foreground: bool,
+}
+
+impl<'a> Compiling<'a> {
+    fn start(runtime: &'a Runtime, what: &'a str, bytes: usize) -> Self {
+        let foreground = !IN_BACKGROUND.get();
+        if foreground {
+            *runtime
+                .foreground
+                .0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) += 1;
+        }
+        if let Some(progress) = &runtime.progress {
+            progress.report(CompileEvent::Started { what, bytes });
+        }
+        Self {
+            runtime,
+            what,
+            foreground,
+        }
+    }
+}
+
+impl Drop for Compiling<'_> {
+    fn drop(&mut self) {
+        if let Some(progress) = &self.runtime.progress {
+            progress.report(CompileEvent::Finished { what: self.what });
+        }
+        if self.foreground {
+            let (count, done) = &self.runtime.foreground;
+            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+            done.notify_all();
+        }
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -118,6 +218,7 @@ impl Default for RuntimeConfig {
             }),
             epoch_tick: Duration::from_millis(5),
             limits: Limits::default(),
+            progress: None,
         }
     }
 }
@@ -155,6 +256,9 @@ pub struct Runtime {
     /// Embedded components (built-ins, runners) already linked, by cache
     /// key: a reload or a new dynamic tool on the same runner reuses them.
     embedded: Mutex<HashMap<String, ToolPluginPre<CallState>>>,
+    progress: Option<CompileProgress>,
+    /// Compiles a call is waiting for, and a signal when one ends.
+    foreground: (Mutex<usize>, Condvar),
     _ticker: Ticker,
 }
 
@@ -224,6 +328,8 @@ impl Runtime {
             max_calls: slots,
             workers: Slots::new(workers),
             embedded: Mutex::new(HashMap::new()),
+            progress: config.progress,
+            foreground: (Mutex::new(0), Condvar::new()),
         })
     }
 
@@ -291,6 +397,25 @@ impl Runtime {
         self.workers.free()
     }
 
+    /// Run `f` as work ahead of use: its compiles do not count as ones a
+    /// call waits for (see [`Runtime::wait_for_foreground_compiles`]).
+    pub(crate) fn in_background<T>(&self, f: impl FnOnce() -> T) -> T {
+        let was = IN_BACKGROUND.replace(true);
+        let out = f();
+        IN_BACKGROUND.set(was);
+        out
+    }
+
+    /// Wait until no compile that a call waits for is under way, so work
+    /// ahead of use never slows a first call down for long.
+    pub(crate) fn wait_for_foreground_compiles(&self) {
+        let (count, done) = &self.foreground;
+        let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *count > 0 {
+            count = done.wait(count).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
     /// The cache key of a component whose content hash is `hash`.
     pub(crate) fn cache_key(&self, hash: &str) -> String {
         self.cache.key(hash)
@@ -308,18 +433,26 @@ impl Runtime {
         key: &str,
         wasm: &[u8],
         embedded: bool,
+        label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
         if embedded {
-            self.embedded(key, || self.prepare(key, wasm))
+            self.embedded(key, || self.prepare(key, wasm, label))
         } else {
-            self.prepare(key, wasm)
+            self.prepare(key, wasm, label)
         }
     }
 
-    fn prepare(&self, key: &str, wasm: &[u8]) -> Result<ToolPluginPre<CallState>, String> {
+    fn prepare(
+        &self,
+        key: &str,
+        wasm: &[u8],
+        label: &str,
+    ) -> Result<ToolPluginPre<CallState>, String> {
         let component = self
             .cache
-            .component(&self.engine, key, wasm)
+            .component(&self.engine, key, wasm, || {
+                Compiling::start(self, label, wasm.len())
+            })
             .map_err(|e| format!("not a valid wasm component: {e}"))?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
@@ -355,7 +488,7 @@ impl Runtime {
             ));
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let pre = self.prepare(&key, wasm)?;
+        let pre = self.prepare(&key, wasm, "the component")?;
         let info = match self.cached_info(&key) {
             Some(info) => info,
             None => self.describe(&key, &pre)?,

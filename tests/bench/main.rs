@@ -5,6 +5,8 @@
 //!   trivial `echo` fixture, through the bare runtime and through the full
 //!   executor pipeline (p50/p99, calls/s), against the same tool logic called
 //!   natively;
+//! - start-up of `toolhost serve` (initialize + tools/list) and first calls
+//!   on an empty compile cache, against a warm one (startup.rs);
 //! - cold Cranelift compile vs compile-cache hit, per component;
 //! - read_file on a 10 MB file in the sandbox vs the same read_file code
 //!   compiled natively, and vs a bare `std::fs::read` + hash;
@@ -23,6 +25,7 @@
 mod dynamic;
 mod mcp;
 mod search;
+mod startup;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +39,8 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
+    "startup",
     "compile",
     "overhead",
     "read_file",
@@ -63,6 +67,9 @@ fn main() {
         num_cores(),
         if quick { ", quick mode" } else { "" }
     );
+    if wanted("startup") {
+        startup::run(if quick { 3 } else { 7 });
+    }
     if wanted("compile") {
         compile_vs_cache();
     }

@@ -9,6 +9,7 @@
 mod apply_patch;
 mod assistant_tools;
 mod cli;
+mod cold_start;
 mod command_sandbox;
 mod commands;
 mod config;
@@ -18,6 +19,7 @@ mod dynamic;
 mod executor;
 mod fan_out;
 mod file_tools;
+mod interop;
 mod layers;
 mod line_endings;
 mod mcp;

@@ -77,7 +77,7 @@ pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
 
 /// Compile every built-in and fixture plugin into the shared cache once, so
 /// the `toolhost` processes the tests start (many at once) only load them.
-fn warm_cache() {
+pub fn warm_cache() {
     static WARM: OnceLock<()> = OnceLock::new();
     WARM.get_or_init(|| {
         let runtime = runtime();

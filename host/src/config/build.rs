@@ -7,7 +7,8 @@ use crate::executor::audit::AuditLog;
 use crate::executor::{Executor, Profile};
 use crate::registry::{LoadProblem, Registry};
 use crate::runtime::{
-    CacheDir, Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT, Runtime, RuntimeConfig,
+    CacheDir, CompileProgress, Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT,
+    Runtime, RuntimeConfig,
 };
 use crate::types::grant::is_env_name;
 use std::path::{Path, PathBuf};
@@ -19,11 +20,18 @@ impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and
     /// configure an executor as this file says. `origin` names the file in
     /// errors. Unknown tool names anywhere are errors that list near names.
+    /// `progress` is told whenever a component has to be compiled. With
+    /// `defer_uncached`, plugin files the compile cache does not describe
+    /// yet are left for [`Executor::finish_loading`] (a server starts at
+    /// once); a configuration that names one of their tools then fails as
+    /// an unknown name, and the caller may build again without deferring.
     pub fn executor(
         &self,
         origin: &str,
         cache: CacheDir,
         profile: Option<Profile>,
+        progress: Option<CompileProgress>,
+        defer_uncached: bool,
     ) -> Result<Built, ConfigError> {
         let bad = |message: String| invalid(origin, message);
         let at_origin = |e: ConfigError| match e {
@@ -37,6 +45,7 @@ impl Config {
                 cache,
                 limits,
                 max_concurrent_calls: self.limits.max_concurrent_calls,
+                progress,
                 ..RuntimeConfig::default()
             })
             .map_err(|e| bad(e.to_string()))?,
@@ -55,7 +64,12 @@ impl Config {
         executor = self.with_state_dirs(executor, &bad)?;
         // Built-ins, plugin directories, approved dynamic tools: what every
         // reload loads again.
-        let (_, mut problems) = executor.reload_plugins().map_err(|e| bad(e.to_string()))?;
+        let (deferred, mut problems) = if defer_uncached {
+            executor.load_known_plugins()
+        } else {
+            executor.reload_plugins().map(|(_, problems)| (0, problems))
+        }
+        .map_err(|e| bad(e.to_string()))?;
         if executor.dynamic_store().is_some() {
             let d = &self.dynamic;
             let reserved: Vec<String> = executor
@@ -88,7 +102,11 @@ impl Config {
                 .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
             executor = executor.with_audit(log);
         }
-        Ok(Built { executor, problems })
+        Ok(Built {
+            executor,
+            problems,
+            deferred,
+        })
     }
 
     /// The state directories the built-ins get (todo plans, page cache,

@@ -82,16 +82,72 @@ impl Executor {
     /// (see [`Executor::replace_registry`]). Returns whether the visible
     /// tools changed and the files that were skipped.
     pub fn reload_plugins(&self) -> Result<(bool, Vec<LoadProblem>), RuntimeError> {
+        self.load_plugins(true)
+    }
+
+    /// [`Executor::reload_plugins`] without waiting for Cranelift: the
+    /// built-ins (described by what was recorded at build time) and the
+    /// plugin files the compile cache describes are loaded now; files it
+    /// does not know yet are left for [`Executor::finish_loading`]. Returns
+    /// how many were left.
+    pub fn load_known_plugins(&self) -> Result<(usize, Vec<LoadProblem>), RuntimeError> {
+        let (_, problems) = self.load_plugins(false)?;
+        let deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok((deferred.len(), problems))
+    }
+
+    fn load_plugins(&self, compile: bool) -> Result<(bool, Vec<LoadProblem>), RuntimeError> {
         let mut registry = Registry::new();
         registry.load_builtins(&self.runtime)?;
         let mut problems = Vec::new();
+        let mut deferred = Vec::new();
         for dir in &self.plugin_dirs {
-            problems.extend(registry.load_dir(&self.runtime, dir));
+            let (skipped, later) = if compile {
+                (registry.load_dir(&self.runtime, dir), Vec::new())
+            } else {
+                registry.load_dir_known(&self.runtime, dir)
+            };
+            problems.extend(skipped);
+            deferred.extend(later);
         }
         if let Some(store) = &self.dynamic_store {
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
+        *self.deferred.lock().unwrap_or_else(PoisonError::into_inner) = deferred;
         Ok((self.replace_registry(registry), problems))
+    }
+
+    /// Load the plugin files [`Executor::load_known_plugins`] left,
+    /// compiling them (a server does it in the background). The visible
+    /// tools change, and [`Executor::changes`] says so, when they are
+    /// added. Returns the files that could not be loaded.
+    pub fn load_deferred_plugins(&self) -> Result<Vec<LoadProblem>, RuntimeError> {
+        let deferred =
+            std::mem::take(&mut *self.deferred.lock().unwrap_or_else(PoisonError::into_inner));
+        if deferred.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.load_plugins(true).map(|(_, problems)| problems)
+    }
+
+    /// Compile the next visible tool that is not compiled yet, smallest
+    /// first, as work ahead of use: it waits while a call is compiling one,
+    /// so a first call is never held back for long, and later first calls
+    /// find their tool ready. Returns false when every tool is compiled.
+    pub fn warm_up_next(&self) -> bool {
+        let Some(plugin) = self
+            .tools()
+            .into_iter()
+            .filter(|p| !p.is_warm() && !p.warm_up_failed())
+            .min_by_key(|p| p.wasm_len())
+        else {
+            return false;
+        };
+        self.runtime.wait_for_foreground_compiles();
+        if let Err(err) = plugin.warm_up_in_background(&self.runtime) {
+            tracing::debug!(%err, tool = plugin.name(), "cannot compile ahead of use");
+        }
+        true
     }
 
     /// Load the approved tools of the dynamic-tool `store` on every

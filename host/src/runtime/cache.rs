@@ -81,14 +81,17 @@ impl CompileCache {
     }
 
     /// The compiled component: deserialised from the cache on a hit,
-    /// compiled (and stored) on a miss.
-    pub(crate) fn component(
+    /// compiled (and stored) on a miss. `compiling` is called when Cranelift
+    /// has to run; what it returns is dropped when compiling ends.
+    pub(crate) fn component<T>(
         &self,
         engine: &Engine,
         key: &str,
         wasm: &[u8],
+        compiling: impl FnOnce() -> T,
     ) -> wasmtime::Result<Component> {
         let Some(path) = self.path(key, "cwasm") else {
+            let _compiling = compiling();
             return Component::new(engine, wasm);
         };
         if path.is_file() {
@@ -99,7 +102,9 @@ impl CompileCache {
                 }
             }
         }
+        let compiled = compiling();
         let component = Component::new(engine, wasm)?;
+        drop(compiled);
         match component.serialize() {
             Ok(bytes) => write_atomic(&path, &bytes),
             Err(err) => tracing::warn!(%err, "cannot serialise a compiled component"),

@@ -344,13 +344,10 @@ impl Settings {
     /// Find and load the configuration, apply the profile and the flags
     /// over it, then build the runtime, plugins and executor it describes.
     ///
-    /// With `defer_workspace`, no workspace is set unless one was given or
-    /// configured (an MCP client's roots may supply it).
-    pub fn build(
-        global: &GlobalArgs,
-        mode: Option<Mode>,
-        defer_workspace: bool,
-    ) -> anyhow::Result<Self> {
+    /// When `serving`, no workspace is set unless one was given or
+    /// configured (an MCP client's roots may supply it), and plugin files
+    /// the compile cache does not know are loaded after the server starts.
+    pub fn build(global: &GlobalArgs, mode: Option<Mode>, serving: bool) -> anyhow::Result<Self> {
         let start = match &global.workspace {
             Some(dir) => {
                 if !dir.is_dir() {
@@ -364,7 +361,7 @@ impl Settings {
             }
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
-        let (mut config, source, notice) = load_config(global, &start, defer_workspace)?;
+        let (mut config, source, notice) = load_config(global, &start, serving)?;
         let origin = source
             .as_ref()
             .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
@@ -374,7 +371,7 @@ impl Settings {
         let mut cwd_refused = None;
         if global.workspace.is_some() {
             config.workspace = Some(start);
-        } else if config.workspace.is_none() && !defer_workspace {
+        } else if config.workspace.is_none() && !serving {
             let real = start.canonicalize().unwrap_or_else(|_| start.clone());
             match toolhost::paths::unsafe_workspace(&real) {
                 Some(why) => {
@@ -407,9 +404,27 @@ impl Settings {
             (Some(dir), false) => CacheDir::At(dir.clone()),
             (None, false) => CacheDir::Default,
         };
-        let built = config
-            .executor(&origin, cache, profile)
-            .map_err(|e| UsageError(e.to_string()))?;
+        let progress = crate::output::compile_progress();
+        // A server starts without compiling third-party plugins it has not
+        // seen (they are added in the background); if the configuration or
+        // a --grant names one of their tools, it waits for them after all.
+        let mut built = config.executor(
+            &origin,
+            cache.clone(),
+            profile.clone(),
+            progress.clone(),
+            serving,
+        );
+        let names_deferred = |b: &toolhost::config::Built| {
+            b.deferred > 0
+                && grants
+                    .iter()
+                    .any(|(_, tool, _)| !b.executor.registry().contains(tool))
+        };
+        if serving && built.as_ref().map_or(true, names_deferred) {
+            built = config.executor(&origin, cache, profile, progress, false);
+        }
+        let built = built.map_err(|e| UsageError(e.to_string()))?;
         for problem in &built.problems {
             crate::output::warn(&format!(
                 "skipped {}: {}",

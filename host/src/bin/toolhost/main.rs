@@ -281,6 +281,7 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
         reload_interval: (args.reload_secs > 0)
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
+        compile_ahead: true,
         ..toolhost::mcp::ServeOptions::default()
     };
     // One thread runs the protocol (stdio or HTTP, JSON in and out); calls

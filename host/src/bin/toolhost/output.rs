@@ -19,6 +19,56 @@ pub fn warn_info(message: &str) {
     eprintln!("{message}");
 }
 
+/// A progress bar on stderr while components compile, when stderr is a
+/// terminal (scripts and MCP clients see nothing): the first use of a tool,
+/// or of a new toolhost, compiles it once, and the compile cache serves it
+/// afterwards.
+pub fn compile_progress() -> Option<toolhost::CompileProgress> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::sync::{Mutex, PoisonError};
+    use toolhost::CompileEvent;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    // The bar and the components compiling now, in the order they started.
+    let state: Mutex<(Option<ProgressBar>, Vec<String>)> = Mutex::new((None, Vec::new()));
+    Some(toolhost::CompileProgress::new(move |event| {
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (bar, active) = &mut *state;
+        match event {
+            CompileEvent::Started { what, bytes } => {
+                active.push(what.to_owned());
+                let bar = bar.get_or_insert_with(|| {
+                    let bar = ProgressBar::new_spinner().with_style(
+                        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
+                    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+                    bar
+                });
+                bar.set_message(format!(
+                    "compiling {} ({:.1} MB, first use; cached afterwards)",
+                    active.join(", "),
+                    bytes as f64 / 1e6
+                ));
+            }
+            CompileEvent::Finished { what } => {
+                if let Some(at) = active.iter().position(|a| a == what) {
+                    active.remove(at);
+                }
+                if active.is_empty() {
+                    if let Some(bar) = bar.take() {
+                        bar.finish_and_clear();
+                    }
+                } else if let Some(bar) = bar {
+                    bar.set_message(format!("compiling {}", active.join(", ")));
+                }
+            }
+            _ => {}
+        }
+    }))
+}
+
 /// Print an error (with its causes) to stderr.
 pub fn error(err: &anyhow::Error) {
     eprintln!("error: {err:#}");

@@ -1,0 +1,160 @@
+//! Start-up: `toolhost serve` over stdio answering `initialize` and
+//! `tools/list` with an empty and with a warm compile cache, the first
+//! read_file call on an empty cache, and `toolhost call get_datetime` on an
+//! empty cache; the warm-cache figures, measured in the same run, are the
+//! baseline.
+
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Run the section: `runs` servers per cache state.
+pub fn run(runs: usize) {
+    println!("\n## Start-up (stdio server; empty vs warm compile cache)");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let ws = tempfile::tempdir().expect("temp");
+    std::fs::write(ws.path().join("a.txt"), "hello\n").expect("write");
+    let warm = tempfile::tempdir().expect("temp cache");
+    let mut empty_ready = Vec::new();
+    let mut first_read = Vec::new();
+    let mut warm_ready = Vec::new();
+    let mut warm_read = Vec::new();
+    runtime.block_on(async {
+        for _ in 0..runs {
+            let cache = tempfile::tempdir().expect("temp cache");
+            let (ready, read) = start(ws.path(), cache.path()).await;
+            empty_ready.push(ready);
+            first_read.push(read);
+        }
+        // Fill the warm cache (every tool compiled), then measure over it.
+        fill(ws.path(), warm.path());
+        for _ in 0..runs {
+            let (ready, read) = start(ws.path(), warm.path()).await;
+            warm_ready.push(ready);
+            warm_read.push(read);
+        }
+    });
+    let (empty, warm_start) = (median(&mut empty_ready), median(&mut warm_ready));
+    println!(
+        "initialize + tools/list, empty cache: median {:.1} ms, max {:.1} ms (target <= 1000 ms; warm cache {:.1} ms = {:.1}x)",
+        ms(empty),
+        ms(max(&empty_ready)),
+        ms(warm_start),
+        ms(empty) / ms(warm_start),
+    );
+    let (first, warm_first) = (median(&mut first_read), median(&mut warm_read));
+    println!(
+        "first read_file call, empty cache: median {:.0} ms, max {:.0} ms (target <= 2000 ms; warm cache {:.1} ms)",
+        ms(first),
+        ms(max(&first_read)),
+        ms(warm_first),
+    );
+    let mut cli_empty = Vec::new();
+    let mut cli_warm = Vec::new();
+    for _ in 0..runs {
+        let cache = tempfile::tempdir().expect("temp cache");
+        cli_empty.push(cli_call(ws.path(), cache.path()));
+        cli_warm.push(cli_call(ws.path(), warm.path()));
+    }
+    let (cold, hot) = (median(&mut cli_empty), median(&mut cli_warm));
+    println!(
+        "`toolhost call get_datetime`, empty cache: median {:.0} ms, max {:.0} ms (target <= 3000 ms; warm cache {:.1} ms = {:.0}x)",
+        ms(cold),
+        ms(max(&cli_empty)),
+        ms(hot),
+        ms(cold) / ms(hot),
+    );
+}
+
+fn command(program: &str, ws: &Path, cache: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    cmd.current_dir(ws)
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .env("XDG_CONFIG_HOME", cache.join("no-config"))
+        .env("XDG_STATE_HOME", cache.join("state"))
+        .env_remove("TOOLHOST_CONFIG");
+    cmd
+}
+
+/// Spawn a server, time spawn → `tools/list` answered, then the first
+/// read_file call.
+async fn start(ws: &Path, cache: &Path) -> (Duration, Duration) {
+    let mut cmd = command(env!("CARGO_BIN_EXE_toolhost"), ws, cache);
+    cmd.args(["serve", "--mode", "yolo", "--workspace"]).arg(ws);
+    let started = Instant::now();
+    let client =
+        ().serve(TokioChildProcess::new(tokio::process::Command::from(cmd)).expect("spawn"))
+            .await
+            .expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let ready = started.elapsed();
+    assert!(tools.iter().any(|t| t.name == "read_file"));
+    let args = serde_json::json!({"path": "a.txt"});
+    let call = Instant::now();
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(args.as_object().expect("object").clone()),
+        )
+        .await
+        .expect("read_file");
+    let read = call.elapsed();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    client.cancel().await.expect("close");
+    (ready, read)
+}
+
+/// Let a server compile every built-in into `cache` ahead of use, as it
+/// does in the background, and wait until it has.
+fn fill(ws: &Path, cache: &Path) {
+    let mut server = command(env!("CARGO_BIN_EXE_toolhost"), ws, cache)
+        .arg("serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn toolhost serve");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let compiled = || {
+        std::fs::read_dir(cache).map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .count()
+        })
+    };
+    while compiled() < toolhost::builtins().len() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+fn cli_call(ws: &Path, cache: &Path) -> Duration {
+    let started = Instant::now();
+    let out = command(env!("CARGO_BIN_EXE_toolhost"), ws, cache)
+        .args(["call", "get_datetime", "{}"])
+        .output()
+        .expect("run toolhost call");
+    let took = started.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    took
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+fn max(samples: &[Duration]) -> Duration {
+    samples.iter().copied().max().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}

@@ -1,0 +1,217 @@
+//! The built-ins are listed from host/builtins.json, their recorded
+//! `describe()` answers, and compiled on first use: a first start answers
+//! `tools/list` without Cranelift.
+
+use crate::support::{runtime, workspace};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use toolhost::{
+    CacheDir, CallOptions, CompileEvent, CompileProgress, Executor, Mode, Plugin, PluginSource,
+    Registry, Runtime, RuntimeConfig,
+};
+
+#[test]
+fn the_recorded_descriptions_are_what_the_components_say() {
+    let runtime = runtime();
+    let mut said = BTreeMap::new();
+    let mut stale = Vec::new();
+    for builtin in toolhost::builtins() {
+        let plugin = Plugin::load(&runtime, PluginSource::Builtin(builtin)).unwrap();
+        let fresh = plugin.describe_now(&runtime).unwrap();
+        if plugin.info() != &fresh {
+            stale.push(builtin.crate_name);
+        }
+        said.insert(builtin.crate_name, fresh);
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(toolhost::RECORDED_BUILTINS);
+    if std::env::var_os("TOOLHOST_BLESS").is_some() {
+        let text = serde_json::to_string_pretty(&said).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    assert!(
+        stale.is_empty(),
+        "{} is out of date for {stale:?}: run `TOOLHOST_BLESS=1 cargo test -p toolhost --test e2e \
+         cold_start::the_recorded` and commit the file",
+        path.display()
+    );
+    // Nothing recorded for a built-in that no longer exists.
+    let recorded: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let names: Vec<&String> = recorded.keys().collect();
+    let built: Vec<&str> = said.keys().copied().collect();
+    assert_eq!(names, built, "rerun with TOOLHOST_BLESS=1");
+}
+
+/// A runtime over an empty compile cache that counts what it compiles.
+fn counting_runtime(cache: &Path) -> (Arc<Runtime>, Arc<Mutex<Vec<String>>>) {
+    let compiled = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&compiled);
+    let progress = CompileProgress::new(move |event| {
+        if let CompileEvent::Started { what, .. } = event {
+            seen.lock().unwrap().push(what.to_owned());
+        }
+    });
+    let runtime = Runtime::new(RuntimeConfig {
+        cache: CacheDir::At(cache.to_owned()),
+        max_concurrent_calls: 2,
+        progress: Some(progress),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    (Arc::new(runtime), compiled)
+}
+
+#[test]
+fn listing_the_builtins_compiles_nothing_and_a_first_call_compiles_only_its_tool() {
+    let cache = tempfile::tempdir().unwrap();
+    let (runtime, compiled) = counting_runtime(cache.path());
+    let mut registry = Registry::new();
+    registry.load_builtins(&runtime).unwrap();
+    assert_eq!(registry.count(), toolhost::builtins().len());
+    assert!(compiled.lock().unwrap().is_empty(), "{compiled:?}");
+    assert!(registry.list().all(|p| !p.is_warm()));
+    let cached = std::fs::read_dir(cache.path()).unwrap().count();
+    assert_eq!(cached, 0, "listing wrote nothing to the compile cache");
+
+    let ws = workspace();
+    std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+    let executor = Executor::new(Arc::clone(&runtime), registry)
+        .with_workspace(ws.path())
+        .unwrap()
+        .with_mode(Mode::Yolo);
+    let result = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(result.success, "{result:?}");
+    assert!(result.content.contains("hello"), "{}", result.content);
+    assert_eq!(*compiled.lock().unwrap(), ["read_file"]);
+    // The second call, and a second runtime over the same cache, compile nothing.
+    let again = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(again.success, "{again:?}");
+    let (second, compiled_again) = counting_runtime(cache.path());
+    let mut registry = Registry::new();
+    registry.load_builtins(&second).unwrap();
+    registry.get("read_file").unwrap().warm_up(&second).unwrap();
+    assert!(
+        compiled_again.lock().unwrap().is_empty(),
+        "{compiled_again:?}"
+    );
+}
+
+/// `toolhost serve` over an empty compile cache, with a third-party plugin
+/// the cache has never seen: it answers at once, lists the built-ins, and
+/// adds the plugin (with tools/list_changed) once it is compiled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_start_answers_at_once_and_adds_new_plugins_when_compiled() {
+    use crate::mcp::{Client, call, connect_command, text};
+    let ws = workspace();
+    let plugins = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        crate::support::fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("echo.wasm"),
+    )
+    .unwrap();
+    let dir = ws.path().display().to_string();
+    let plugin_dir = plugins.path().display().to_string();
+    let mut command = crate::support::toolhost_command(
+        ws.path(),
+        &["serve", "--workspace", &dir, "--plugin-dir", &plugin_dir],
+    );
+    command.env("TOOLHOST_CACHE_DIR", cache.path());
+    let client = Client::default();
+    let changed = Arc::clone(&client.list_changed);
+    let started = std::time::Instant::now();
+    let session = connect_command(command, client).await;
+    let first = session.list_all_tools().await.unwrap();
+    let ready = started.elapsed();
+    // Loose, so a slow machine cannot fail it: the bench measures the
+    // real figure (docs/benchmarks.md).
+    assert!(ready < std::time::Duration::from_secs(10), "{ready:?}");
+    assert!(first.iter().any(|t| t.name == "read_file"));
+    assert_eq!(
+        first.iter().filter(|t| t.name != "echo").count(),
+        toolhost::builtins().len()
+    );
+    // The plugin arrives when compiled (it may already have).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let listed = session.list_all_tools().await.unwrap();
+        if listed.iter().any(|t| t.name == "echo") {
+            break;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        assert!(!left.is_zero(), "echo was never added");
+        let _ = tokio::time::timeout(left, changed.notified()).await;
+    }
+    let echoed = call(&session, "echo", serde_json::json!({"n": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), r#"{"n":1}"#);
+    let now = call(&session, "get_datetime", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(text(&now).contains("UTC"), "{}", text(&now));
+    session.cancel().await.unwrap();
+}
+
+/// A grant that names a plugin the cache has never seen makes the server
+/// wait for it, rather than refuse the grant as an unknown tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_for_an_uncompiled_plugin_waits_for_it() {
+    use crate::mcp::{Client, connect_command};
+    let ws = workspace();
+    let plugins = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        crate::support::fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("echo.wasm"),
+    )
+    .unwrap();
+    let plugin_dir = plugins.path().display().to_string();
+    let mut command = crate::support::toolhost_command(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            &plugin_dir,
+            "--grant",
+            "echo=workspace:read",
+            "serve",
+        ],
+    );
+    command.env("TOOLHOST_CACHE_DIR", cache.path());
+    let session = connect_command(command, Client::default()).await;
+    let listed = session.list_all_tools().await.unwrap();
+    assert!(
+        listed.iter().any(|t| t.name == "echo"),
+        "echo is listed at once"
+    );
+    session.cancel().await.unwrap();
+}
+
+/// `toolhost call` over an empty cache compiles only the tool it calls.
+#[test]
+fn a_first_cli_call_compiles_only_its_tool() {
+    let ws = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = crate::support::toolhost_command(ws.path(), &["call", "get_datetime", "{}"])
+        .env("TOOLHOST_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    let compiled = std::fs::read_dir(cache.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        })
+        .count();
+    assert_eq!(compiled, 1, "only get_datetime was compiled");
+}

@@ -1,0 +1,337 @@
+"""toolhost served to the official Python MCP SDK (the `mcp` package).
+
+Usage: python_sdk.py TOOLHOST_BINARY stdio|http
+
+Run by the e2e test `interop::the_official_python_sdk_*` (which .ci/run makes
+possible by installing `mcp` and `jsonschema` from PyPI). Everything the
+server needs lives in temporary directories; a web server for web_fetch is
+started here on 127.0.0.1. Exits non-zero, saying why, on the first failure.
+"""
+
+import http.server
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import anyio
+import jsonschema
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+# How long the client waits without news: shorter than the command below, so
+# only progress notifications (at least every 5 s) keep the call alive.
+QUIET_LIMIT = 8.0
+LONG_COMMAND = "sleep 12; echo finished"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+class Warnings(logging.Handler):
+    """Every warning the SDK logs (e.g. a schema it cannot use)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen = []
+
+    def emit(self, record):
+        self.seen.append(record.getMessage())
+
+
+def page_server():
+    """A web page on 127.0.0.1 for web_fetch."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"<html><body><h1>Interop</h1><p>served locally</p></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def sample_calls(page_url):
+    """One valid call per built-in; a tool missing here fails the run, so a
+    new built-in gets a sample call (and its structuredContent is checked)."""
+    return {
+        "read_file": {"path": "a.txt"},
+        "write_file": {"path": "written.txt", "content": "one\ntwo\n"},
+        "edit_file": {"path": "edit.txt", "old_str": "old", "new_str": "new"},
+        "multi_edit": {"path": "multi.txt", "edits": [{"old_str": "x", "new_str": "y"}]},
+        "apply_patch": {
+            "patch": "--- a/patch.txt\n+++ b/patch.txt\n@@ -1 +1 @@\n-before\n+after\n"
+        },
+        "delete_file": {"path": "doomed.txt"},
+        "list_files": {},
+        "list_dirs": {},
+        "find_files": {"pattern": "*.txt"},
+        "grep": {"pattern": "hello"},
+        "search_code": {"pattern": "hello"},
+        "get_datetime": {"timezone": "Europe/Madrid"},
+        "todo_manager": {
+            "items": [{"content": "Check the SDK", "activeForm": "Checking the SDK", "status": "in_progress"}]
+        },
+        "save_memory": {"fact": "The interop test ran."},
+        "memory_search": {"query": "interop"},
+        # The path memory_search found (filled in by check_tools).
+        "memory_get": {"path": None},
+        "run_command": {"command": "echo hi"},
+        "process": {"action": "list"},
+        "web_fetch": {"url": page_url},
+        "validate_output": {"outputType": "inline", "data": {"a": 1}, "schema": {"type": "object"}},
+        "create_tool": {
+            "name": "interop_tool",
+            "description": "A tool the interop test proposes and nobody approves.",
+            "kind": "javascript",
+            "source": "function run(args, ctx) { return 'ok'; }",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+
+
+def workspace():
+    ws = tempfile.mkdtemp(prefix="toolhost-interop-")
+    files = {
+        "a.txt": "hello from a\n",
+        "edit.txt": "the old text\n",
+        "multi.txt": "x marks\n",
+        "patch.txt": "before\n",
+        "doomed.txt": "bye\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(ws, name), "w") as f:
+            f.write(text)
+    return ws
+
+
+def server_env(home):
+    env = dict(os.environ)
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[var] = os.path.join(home, var.lower())
+    env.pop("TOOLHOST_CONFIG", None)
+    if "TOOLHOST_CACHE_DIR" in os.environ:
+        env["TOOLHOST_CACHE_DIR"] = os.environ["TOOLHOST_CACHE_DIR"]
+    return env
+
+
+def server_args(*serve):
+    """Every tool may run without confirmation, web_fetch may reach the
+    local page, and delete_file may delete."""
+    grant = "web_fetch=network:127.0.0.1,dir:web_cache:write"
+    return ["--allow-delete", "--grant", grant, "serve", "--mode", "yolo", *serve]
+
+
+async def check_tools(session, warnings, page_url):
+    before = len(warnings.seen)
+    listed = (await session.list_tools()).tools
+    check(not warnings.seen[before:], f"the SDK warned while listing tools: {warnings.seen[before:]}")
+    names = {t.name for t in listed}
+    calls = sample_calls(page_url)
+    check(names >= set(calls), f"tools missing from the list: {set(calls) - names}")
+    for tool in listed:
+        check(tool.title, f"{tool.name}: no title")
+        a = tool.annotations
+        check(
+            a is not None
+            and None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint),
+            f"{tool.name}: annotations incomplete: {a}",
+        )
+        for which, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+            if schema is not None:
+                try:
+                    jsonschema.Draft202012Validator.check_schema(schema)
+                except jsonschema.SchemaError as e:
+                    raise Failure(f"{tool.name}: its {which} schema is not valid draft 2020-12: {e.message}")
+    # In the order above: save_memory, then memory_search, then memory_get
+    # (which reads what the search found).
+    order = list(calls)
+    listed.sort(key=lambda t: order.index(t.name) if t.name in order else len(order))
+    for tool in listed:
+        if tool.name not in calls:
+            check(tool.name.startswith("fixture") or tool.name == "echo",
+                  f"{tool.name}: no sample call in python_sdk.py; add one")
+            continue
+        result = await session.call_tool(tool.name, calls[tool.name], read_timeout_seconds=60)
+        text = " ".join(c.text for c in result.content if c.type == "text")
+        check(not result.is_error, f"{tool.name} failed: {text}")
+        if tool.name == "memory_search":
+            calls["memory_get"]["path"] = result.structured_content["results"][0]["path"]
+        if tool.output_schema is not None:
+            check(result.structured_content is not None, f"{tool.name}: no structuredContent")
+            try:
+                jsonschema.validate(
+                    result.structured_content,
+                    tool.output_schema,
+                    cls=jsonschema.Draft202012Validator,
+                    format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+                )
+            except jsonschema.ValidationError as e:
+                raise Failure(f"{tool.name}: structuredContent does not match its outputSchema: {e.message}")
+            check(result.structured_content.get("text") == text,
+                  f"{tool.name}: structuredContent.text is not the content's text")
+    return len(listed)
+
+
+async def check_progress(session):
+    """A command longer than the client's quiet limit survives because
+    progress notifications keep arriving."""
+    last_news = time.monotonic()
+    notes = []
+
+    async def on_progress(progress, total, message):
+        nonlocal last_news
+        last_news = time.monotonic()
+        notes.append((progress, message))
+
+    outcome = {}
+
+    async def run():
+        outcome["result"] = await session.call_tool(
+            "run_command",
+            {"command": LONG_COMMAND, "timeout": 60},
+            progress_callback=on_progress,
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        while "result" not in outcome:
+            await anyio.sleep(0.2)
+            quiet = time.monotonic() - last_news
+            if quiet > QUIET_LIMIT:
+                group.cancel_scope.cancel()
+                raise Failure(f"no progress for {quiet:.1f} s during a long command (notes: {notes})")
+    result = outcome["result"]
+    text = " ".join(c.text for c in result.content if c.type == "text")
+    check(not result.is_error and "finished" in text, f"the long command failed: {text}")
+    check(len(notes) >= 2, f"too few progress notifications: {notes}")
+    values = [p for p, _ in notes]
+    check(values == sorted(values) and len(set(values)) == len(values), f"progress must grow: {values}")
+    return len(notes)
+
+
+async def read(session, path):
+    result = await session.call_tool("read_file", {"path": path}, read_timeout_seconds=30)
+    text = " ".join(c.text for c in result.content if c.type == "text")
+    return result.is_error, text
+
+
+async def over_stdio(binary, home, page_url):
+    first, second = workspace(), workspace()
+    with open(os.path.join(second, "b.txt"), "w") as f:
+        f.write("only in the second root\n")
+    roots = [first]
+
+    async def list_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=f"file://{r}") for r in roots])
+
+    params = StdioServerParameters(
+        command=binary, args=server_args(), cwd=home, env=server_env(home)
+    )
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
+    started = time.monotonic()
+    async with stdio_client(params, errlog=sys.stderr) as (read_stream, write_stream):
+        async with ClientSession(read_stream, write_stream, list_roots_callback=list_roots) as session:
+            await session.initialize()
+            ready = time.monotonic() - started
+            check(session.instructions and len(session.instructions) > 200, "instructions are missing")
+            tools = await check_tools(session, warnings, page_url)
+            notes = await check_progress(session)
+            # The workspace follows the roots.
+            missing, _ = await read(session, "b.txt")
+            check(missing, "b.txt was readable before its root was offered")
+            roots[:] = [second]
+            await session.send_roots_list_changed()
+            deadline = time.monotonic() + 10
+            while True:
+                failed, text = await read(session, "b.txt")
+                if not failed:
+                    check("only in the second root" in text, text)
+                    break
+                check(time.monotonic() < deadline, f"the new root was not followed: {text}")
+                await anyio.sleep(0.2)
+    print(f"stdio: ready in {ready * 1000:.0f} ms, {tools} tools checked, {notes} progress notes, roots followed")
+
+
+async def over_http(binary, home, page_url):
+    ws = workspace()
+    proc = subprocess.Popen(
+        [binary, *server_args("--http", "127.0.0.1:0")],
+        cwd=ws,
+        env=server_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = None
+        for line in proc.stderr:
+            if "serving MCP on " in line:
+                url = line.split("serving MCP on ", 1)[1].strip()
+                break
+        check(url, "the HTTP server never said where it listens")
+        threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
+        warnings = Warnings()
+        logging.getLogger().addHandler(warnings)
+        async with streamable_http_client(url) as (read_stream, write_stream):
+            async with ClientSession(read_stream, write_stream) as session:
+                await session.initialize()
+                tools = await check_tools(session, warnings, page_url)
+                notes = await check_progress(session)
+        check(not any("termination failed" in w.lower() for w in warnings.seen),
+              f"closing the session failed: {warnings.seen}")
+        print(f"http: {tools} tools checked, {notes} progress notes, session closed cleanly")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def leaves(group):
+    """The exceptions inside (nested) exception groups."""
+    for e in group.exceptions:
+        yield from leaves(e) if isinstance(e, BaseExceptionGroup) else [e]
+
+
+def main():
+    binary, transport = sys.argv[1], sys.argv[2]
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    page = page_server()
+    page_url = f"http://127.0.0.1:{page.server_address[1]}/page.html"
+    home = tempfile.mkdtemp(prefix="toolhost-interop-home-")
+    try:
+        if transport == "stdio":
+            anyio.run(over_stdio, binary, home, page_url)
+        else:
+            anyio.run(over_http, binary, home, page_url)
+    except* Failure as failures:
+        for failure in leaves(failures):
+            print(f"FAILED ({transport}): {failure}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        page.shutdown()
+
+
+if __name__ == "__main__":
+    main()
