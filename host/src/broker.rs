@@ -271,6 +271,17 @@ impl Broker {
         self.background.release(owner)
     }
 
+    /// The full outputs of cut commands `owner` still keeps: ids and sizes
+    /// in bytes, oldest first.
+    pub(crate) fn kept_outputs(&self, owner: &str) -> Vec<(String, usize)> {
+        self.kept.list(owner)
+    }
+
+    /// The full output `owner` keeps under `id`.
+    pub(crate) fn kept_output(&self, owner: &str, id: &str) -> Option<String> {
+        self.kept.get(owner, id)
+    }
+
     /// The secret and protected paths.
     pub fn path_rules(&self) -> &Arc<PathRules> {
         &self.rules

@@ -272,6 +272,18 @@ impl Executor {
         self.broker.end_session(session)
     }
 
+    /// The full outputs of cut commands that `session` still keeps (what
+    /// `process {action: "output"}` reads): ids and sizes in bytes, oldest
+    /// first. Only that session's own.
+    pub fn kept_outputs(&self, session: &str) -> Vec<(String, usize)> {
+        self.broker.kept_outputs(session)
+    }
+
+    /// The full output `session` keeps under `id` (`out-N`).
+    pub fn kept_output(&self, session: &str, id: &str) -> Option<String> {
+        self.broker.kept_output(session, id)
+    }
+
     /// Set the workspace directory (it must exist; it is canonicalised).
     pub fn with_workspace(mut self, dir: &Path) -> std::io::Result<Self> {
         self.workspace = RwLock::new(Some(Arc::from(checked_dir(dir)?)));

@@ -18,6 +18,8 @@
 //!   otherwise the mode decides, and a refusal says how to allow the call.
 //! - When the tool set changes (plugins reloaded), every connected client
 //!   gets `notifications/tools/list_changed`.
+//! - A cut command output is also a resource of the client that ran it
+//!   (`toolhost://outputs/ID`, resources.rs), linked from the result.
 //! - Over stdio, with no workspace configured, the client's first root
 //!   becomes the workspace (else the current directory). Over HTTP, where
 //!   clients come and go, the workspace is fixed at start.
@@ -26,6 +28,7 @@ mod confirm;
 pub mod http;
 pub mod logging;
 mod pool;
+mod resources;
 pub mod sessions;
 mod stdio;
 
@@ -37,8 +40,9 @@ use crate::types::result::{ErrorKind, ToolResult};
 use confirm::{Elicit, NoElicitation, supports_elicitation};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -484,7 +488,9 @@ impl McpServer {
                         .as_ref()
                         .ok()
                         .and_then(|p| p.info().output_schema.as_ref());
-                    Ok(to_mcp(result, schema))
+                    let mut out = to_mcp(result, schema);
+                    let linked = resources::link(&executor, &session.id, &mut out);
+                    Ok((out, linked))
                 }
             }
         });
@@ -510,9 +516,16 @@ impl McpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&id);
-        finished.map_err(|_| {
+        let (result, linked) = finished.map_err(|_| {
             McpError::internal_error("the call's thread ended without an answer", None)
-        })?
+        })??;
+        if linked {
+            // The session keeps a new output (and may have dropped its oldest).
+            let _ =
+                tokio::time::timeout(NOTIFY_TIMEOUT, context.peer.notify_resource_list_changed())
+                    .await;
+        }
+        Ok(result)
     }
 }
 
@@ -527,6 +540,8 @@ impl ServerHandler for McpServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_logging()
+                .enable_resources()
+                .enable_resources_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -570,6 +585,36 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.run_call(request, context).await.map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(unknown_cursor(&cursor));
+        }
+        Ok(resources::list(self.executor(), &self.session.id))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(unknown_cursor(&cursor));
+        }
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(self.executor(), &self.session.id, &request.uri).map(Into::into)
     }
 
     #[expect(

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A test client: answers elicitation as told, offers roots, counts
-/// `tools/list_changed`.
+/// `tools/list_changed` and `resources/list_changed`.
 #[derive(Clone, Default)]
 pub(crate) struct Client {
     /// `None`: no elicitation capability; `Some(yes)`: accept or decline.
@@ -27,6 +27,8 @@ pub(crate) struct Client {
     /// The roots it offers; a test may change them (then it notifies).
     pub(crate) roots: Arc<std::sync::Mutex<Vec<String>>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    /// Told on `notifications/resources/list_changed`.
+    pub(crate) resources_changed: Arc<tokio::sync::Notify>,
     /// Every `notifications/message` received, in order.
     pub(crate) logs: Arc<std::sync::Mutex<Vec<Value>>>,
     /// Every progress notification received, in order.
@@ -74,6 +76,10 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.resources_changed.notify_one();
     }
 
     async fn on_progress(

@@ -236,6 +236,22 @@ async fn http_client(addr: &str) -> RunningService<RoleClient, ()> {
     ().serve(transport).await.expect("initialize over HTTP")
 }
 
+/// An rmcp client of the HTTP server at `addr`, with the test client's
+/// handler (it hears list_changed notifications).
+async fn http_session(addr: &str, client: Client) -> crate::mcp::Session {
+    let transport =
+        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    client.serve(transport).await.expect("initialize over HTTP")
+}
+
+/// The JSON-RPC error code of a failed request.
+fn error_code(e: &rmcp::ServiceError) -> i32 {
+    match e {
+        rmcp::ServiceError::McpError(data) => data.code.0,
+        other => panic!("not a JSON-RPC error: {other}"),
+    }
+}
+
 /// The structured result's `field`, as a string.
 fn structured(result: &rmcp::model::CallToolResult, field: &str) -> String {
     result.structured_content.as_ref().expect("structured")[field]
@@ -711,6 +727,114 @@ async fn a_plugins_log_lines_go_only_to_the_client_that_called_it() {
         "b got a's log line: {:?}",
         b_logs.lock().expect("logs")
     );
+    a.cancel().await.expect("close");
+    b.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cut_outputs_are_resources_only_their_client_can_list_and_read() {
+    use rmcp::model::{ContentBlock, ReadResourceRequestParams, ResourceContents};
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let client = Client::default();
+    let a = http_session(&server.addr, client.clone()).await;
+    let b = http_client(&server.addr).await;
+    let caps = a.peer_info().expect("server info").capabilities.clone();
+    let resources = caps.resources.expect("the resources capability");
+    assert_eq!(resources.list_changed, Some(true));
+    assert!(
+        a.list_resources(None).await.unwrap().resources.is_empty(),
+        "nothing is kept yet"
+    );
+
+    let changed = client.resources_changed.notified();
+    let cut = call(&a, "run_command", json!({"command": "seq 1 200000"}))
+        .await
+        .expect("run_command");
+    let output_id = structured(&cut, "output_id");
+    let uri = format!("toolhost://outputs/{output_id}");
+    let link = cut
+        .content
+        .iter()
+        .find_map(|c| match c {
+            ContentBlock::ResourceLink(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no resource_link in {:?}", cut.content));
+    assert_eq!(link.uri, uri);
+    assert_eq!(link.mime_type.as_deref(), Some("text/plain"));
+    let full: String = (1..=200_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(link.size, Some(full.len() as u64));
+    tokio::time::timeout(Duration::from_secs(10), changed)
+        .await
+        .expect("resources/list_changed after a cut output");
+
+    // A lists and reads it, whole.
+    let listed = a.list_resources(None).await.unwrap().resources;
+    assert_eq!(
+        listed.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        [uri.as_str()]
+    );
+    let read = a
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .expect("a reads its own output");
+    match read.contents.as_slice() {
+        [ResourceContents::TextResourceContents { text, uri: u, .. }] => {
+            assert_eq!(u, &uri);
+            assert!(text == &full, "the full output, {} bytes", text.len());
+        }
+        other => panic!("{other:?}"),
+    }
+    let templates = a.list_resource_templates(None).await.unwrap();
+    assert_eq!(
+        templates.resource_templates[0].uri_template,
+        "toolhost://outputs/{output_id}"
+    );
+
+    // B sees none of it: its list is empty, and A's URI is answered exactly
+    // as one that never existed.
+    assert!(b.list_resources(None).await.unwrap().resources.is_empty());
+    let stolen = b
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .expect_err("b read a's output");
+    assert_eq!(error_code(&stolen), -32002);
+    let never = b
+        .read_resource(ReadResourceRequestParams::new(
+            "toolhost://outputs/out-999".to_owned(),
+        ))
+        .await
+        .expect_err("an id never kept");
+    assert_eq!(
+        stolen.to_string(),
+        never.to_string().replace("out-999", &output_id)
+    );
+    let elsewhere = a
+        .read_resource(ReadResourceRequestParams::new(
+            "file:///etc/passwd".to_owned(),
+        ))
+        .await
+        .expect_err("only kept outputs are resources");
+    assert_eq!(error_code(&elsewhere), -32002);
+    assert!(
+        elsewhere.to_string().contains("resources/list"),
+        "{elsewhere}"
+    );
+
+    // A short output is not cut: no link, nothing new listed.
+    let short = call(&a, "run_command", json!({"command": "echo hi"}))
+        .await
+        .unwrap();
+    assert!(
+        !short
+            .content
+            .iter()
+            .any(|c| matches!(c, ContentBlock::ResourceLink(_))),
+        "{:?}",
+        short.content
+    );
+    assert_eq!(a.list_resources(None).await.unwrap().resources.len(), 1);
     a.cancel().await.expect("close");
     b.cancel().await.expect("close");
 }

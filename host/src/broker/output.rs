@@ -130,6 +130,17 @@ impl Kept {
             .map(|(_, t)| t.clone())
     }
 
+    /// The ids and sizes (bytes) of what `owner` keeps, oldest first.
+    pub(crate) fn list(&self, owner: &str) -> Vec<(String, usize)> {
+        self.lock().get(owner).map_or_else(Vec::new, |shelf| {
+            shelf
+                .entries
+                .iter()
+                .map(|(id, text)| (id.clone(), text.len()))
+                .collect()
+        })
+    }
+
     /// `owner` is gone: forget its outputs.
     pub(crate) fn release(&self, owner: &str) {
         self.lock().remove(owner);
@@ -188,6 +199,7 @@ mod tests {
         let a = kept.keep("a", "secret of a".into());
         assert_eq!(kept.get("b", &a), None, "b cannot read a's output");
         let b = kept.keep("b", "of b".into());
+        assert_eq!(kept.list("b"), [(b.clone(), 4)], "b lists only its own");
         assert_eq!(a, b, "ids count per owner and tell nothing of others");
         assert_eq!(kept.get("b", &b).as_deref(), Some("of b"));
         kept.release("a");
