@@ -61,6 +61,10 @@ pub struct CommandConfig {
     /// Use the namespace sandbox where this host allows it; `false` keeps
     /// to the fallback (Landlock and seccomp alone).
     pub namespaces: bool,
+    /// Where the host may make mount namespaces itself (as root), build
+    /// the next command's view ahead in a thread of idle priority; `false`:
+    /// each command's child builds its own.
+    pub views_ahead: bool,
     /// Timeout when the request gives none.
     pub default_timeout: Duration,
     /// The longest timeout a request may ask for.
@@ -103,6 +107,7 @@ impl Default for CommandConfig {
             allowed_only: false,
             require_sandbox: false,
             namespaces: true,
+            views_ahead: true,
             default_timeout: Duration::from_secs(30),
             max_timeout: Duration::from_secs(600),
             max_output_chars: 30_000,
@@ -268,7 +273,11 @@ impl Broker {
     /// forget them and its kept outputs. Returns how many were running.
     pub(crate) fn end_session(&self, owner: &str) -> usize {
         self.kept.release(owner);
-        self.background.release(owner)
+        let killed = self.background.release(owner);
+        if let Some(Ok(processes)) = self.processes.get() {
+            processes.spawner.forget(owner);
+        }
+        killed
     }
 
     /// The full outputs of cut commands `owner` still keeps: ids and sizes
@@ -367,11 +376,23 @@ impl Broker {
         found
     }
 
+    /// How many commands entered a view made ahead (confine/spawn/ahead.rs).
+    pub(crate) fn views_made_ahead(&self) -> u64 {
+        self.processes
+            .get()
+            .and_then(|p| p.as_ref().ok())
+            .map_or(0, |p| p.spawner.views_made_ahead())
+    }
+
     fn processes(&self) -> Result<&Processes, CommandError> {
         self.processes
             .get_or_init(|| {
                 let pids = Pids::new().map(Arc::new);
-                let spawner = process::Spawner::new(pids.clone(), self.config.max_processes.max(1))
+                let spawner = process::Spawner::new(
+                    pids.clone(),
+                    self.config.max_processes.max(1),
+                    self.config.views_ahead,
+                )
                     .map_err(|e| format!("cannot start the command runner: {e}"))?;
                 let temp = tempfile::Builder::new()
                     .prefix("toolhost-cmd-")

@@ -203,6 +203,9 @@ pub struct CommandsSection {
     /// Confine commands in namespaces where the host allows it (`false`:
     /// Landlock and seccomp only).
     pub namespaces: bool,
+    /// As root, build each command's view ahead of it in an idle-priority
+    /// thread (`false`: each command's child builds its own).
+    pub views_ahead: bool,
     /// Seconds a command may run when the request names no timeout.
     pub timeout_secs: u64,
     /// The longest timeout a request may ask for, in seconds.
@@ -248,6 +251,7 @@ impl Default for CommandsSection {
             allowed_only: c.allowed_only,
             require_sandbox: c.require_sandbox,
             namespaces: c.namespaces,
+            views_ahead: c.views_ahead,
             timeout_secs: c.default_timeout.as_secs(),
             max_timeout_secs: c.max_timeout.as_secs(),
             max_output_chars: c.max_output_chars,
@@ -276,6 +280,7 @@ impl CommandsSection {
             allowed_only: self.allowed_only,
             require_sandbox: self.require_sandbox,
             namespaces: self.namespaces,
+            views_ahead: self.views_ahead,
             default_timeout: Duration::from_secs(self.timeout_secs),
             max_timeout: Duration::from_secs(self.max_timeout_secs),
             max_output_chars: self.max_output_chars,

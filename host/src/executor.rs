@@ -272,6 +272,14 @@ impl Executor {
         self.broker.end_session(session)
     }
 
+    /// How many commands so far entered a view made ahead of them (where
+    /// the host may make mount namespaces itself, a thread of idle
+    /// priority builds the next command's file system view before it
+    /// comes): a diagnostic for benchmarks and tests.
+    pub fn commands_in_views_made_ahead(&self) -> u64 {
+        self.broker.views_made_ahead()
+    }
+
     /// The full outputs of cut commands that `session` still keeps (what
     /// `process {action: "output"}` reads): ids and sizes in bytes, oldest
     /// first. Only that session's own.

@@ -323,7 +323,9 @@ impl BrokerCall {
                 (confine::candidates(first, path, cwd), argv)
             }
         };
-        Ok(prepared.launch(cwd, program, argv, envp))
+        let mut launch = prepared.launch(cwd, program, argv, envp);
+        launch.owner = Arc::clone(&self.owner);
+        Ok(launch)
     }
 
     /// Ask the caller's confirmer; `what` is shown as the arguments.
@@ -572,7 +574,7 @@ impl BrokerCall {
             exited: process::reap(
                 child.pid,
                 watchdog,
-                (child.cgroup, child.view),
+                (child.cgroup, child.held),
                 Some(Box::new(after)),
             ),
         };

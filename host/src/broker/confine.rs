@@ -2,8 +2,11 @@
 //! says. Two layers, prepared in the parent and applied by the child
 //! between `clone` and `execve` ([`spawn`]):
 //!
-//! 1. **Namespaces** (where user namespaces can be created): the command
-//!    gets its own user, mount, PID, IPC and UTS namespaces, and a network
+//! 1. **Namespaces** (where user namespaces can be created, or the host
+//!    runs as root): the command gets its own mount, PID, IPC and UTS
+//!    namespaces, a user namespace unless the host may make mount
+//!    namespaces itself (as root, where it would map root to root and
+//!    add nothing; the view is then made ahead, spawn/ahead.rs), and a network
 //!    namespace with only a loopback interface unless its grant allows the
 //!    network. In the mount namespace it sees the [`view`]: system
 //!    directories, the workspace and the configured read list, nothing else
@@ -52,6 +55,11 @@ pub(crate) struct Support {
     pub landlock_abi: i32,
     /// The seccomp programs with sockets restricted to `AF_UNIX`, and not.
     filters: Option<[Arc<BpfProgram>; 2]>,
+    /// The host may make mount namespaces itself (as root, with every
+    /// capability): commands need no user namespace, which as root would
+    /// map root to root and add nothing, and their views can be made ahead
+    /// (spawn/ahead.rs).
+    pub own_mounts: bool,
 }
 
 impl Support {
@@ -88,6 +96,7 @@ impl Support {
         Self {
             landlock_abi,
             filters,
+            own_mounts: spawn::own_mount_namespaces(),
         }
     }
 
@@ -197,7 +206,7 @@ impl Prepared {
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
         let namespaces = if plan.namespaces {
-            Some(namespaces(plan, &mut enforced)?)
+            Some(namespaces(plan, support.own_mounts, &mut enforced)?)
         } else {
             None
         };
@@ -295,19 +304,26 @@ impl Prepared {
             program,
             argv,
             envp,
+            owner: Arc::from(""),
+            net: None,
         }
     }
 }
 
 /// The namespaces and the view of `plan`.
-fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces, String> {
+fn namespaces(
+    plan: &Plan<'_>,
+    own_mounts: bool,
+    enforced: &mut Vec<String>,
+) -> Result<Namespaces, String> {
     let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
-    let mut flags = libc::CLONE_NEWUSER
-        | libc::CLONE_NEWNS
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWIPC
-        | libc::CLONE_NEWUTS;
-    enforced.extend(["user-ns", "mount-ns", "pid-ns", "ipc-ns", "uts-ns"].map(str::to_owned));
+    let mut flags =
+        libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if !own_mounts {
+        flags |= libc::CLONE_NEWUSER;
+        enforced.push("user-ns".to_owned());
+    }
+    enforced.extend(["mount-ns", "pid-ns", "ipc-ns", "uts-ns"].map(str::to_owned));
     if !plan.network {
         flags |= libc::CLONE_NEWNET;
         enforced.push("net-ns".to_owned());
@@ -343,7 +359,7 @@ fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces,
         .find(|w| base.starts_with(w))
     {
         return Err(format!(
-            "`{}` is writable by commands and holds toolhost's sandbox directory `{}`;              use a narrower workspace or writable directory, or set XDG_RUNTIME_DIR or TMPDIR elsewhere",
+            "`{}` is writable by commands and holds toolhost's sandbox directory `{}`; use a narrower workspace or writable directory, or set XDG_RUNTIME_DIR or TMPDIR elsewhere",
             w.display(),
             base.display()
         ));
@@ -351,6 +367,15 @@ fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces,
     let skeleton = skeletons
         .get(&view.entries)
         .map_err(|e| format!("cannot make the view's skeleton: {e}"))?;
+    let split = own_mounts.then(|| view.split(&skeleton.root)).flatten();
+    let (fixed, per_command) = match split {
+        Some((ops, per_command)) => {
+            let fixed =
+                spawn::Fixed::new(&skeleton.root, &skeleton.mask_file, &skeleton.mask_dir, ops);
+            (Some(Arc::new(fixed)), per_command)
+        }
+        None => (None, Vec::new()),
+    };
     Ok(Namespaces {
         flags,
         uid_map: id_map(uid.as_raw()),
@@ -360,6 +385,9 @@ fn namespaces(plan: &Plan<'_>, enforced: &mut Vec<String>) -> Result<Namespaces,
         mask_dir: skeleton.mask_dir.clone(),
         ops: view.rooted(&skeleton.root),
         loopback: !plan.network,
+        fixed,
+        per_command,
+        made: None,
     })
 }
 

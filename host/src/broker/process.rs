@@ -22,6 +22,7 @@ mod foreground;
 
 pub(crate) use foreground::run_to_end;
 
+use super::confine::Support;
 use super::confine::cgroup::{Ahead, CommandCgroup, Pids};
 use super::confine::spawn::{self, CgroupJoin, Launch, Spawned};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
@@ -50,18 +51,29 @@ type SpawnJob = (Launch, bool, mpsc::Sender<io::Result<Spawned>>);
 #[derive(Debug)]
 pub(crate) struct Spawner {
     jobs: Mutex<Option<mpsc::Sender<SpawnJob>>>,
+    /// How many commands entered a view made ahead (spawn/ahead.rs).
+    made_ahead: Arc<std::sync::atomic::AtomicU64>,
+    /// Network namespaces of ended commands, by owner (spawn/net.rs).
+    net_pool: Arc<spawn::NetPool>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
 impl Spawner {
     /// The spawner thread; with `pids`, each command gets a cgroup limited
-    /// to `max` tasks (usually prepared ahead, see [`Ahead`]).
-    pub(crate) fn new(pids: Option<Arc<Pids>>, max: u32) -> io::Result<Self> {
+    /// to `max` tasks (usually prepared ahead, see [`Ahead`]); with
+    /// `views_ahead`, views are made ahead where the host can.
+    pub(crate) fn new(pids: Option<Arc<Pids>>, max: u32, views_ahead: bool) -> io::Result<Self> {
         let (tx, rx) = mpsc::channel::<SpawnJob>();
+        let made_ahead = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let net_pool = Arc::new(spawn::NetPool::default());
+        let pool = Arc::clone(&net_pool);
+        let counted = Arc::clone(&made_ahead);
         let thread = thread::Builder::new()
             .name("toolhost-spawner".to_owned())
             .spawn(move || {
-                let mut spare = spawn::SpareNetwork::new();
+                let mut spare = spawn::SpareNetwork::new(pool);
+                let mut views =
+                    spawn::SpareViews::new(views_ahead && Support::get().own_mounts, counted);
                 // Made after the first command: a host that runs none
                 // makes no cgroup.
                 let mut ahead: Option<Ahead> = None;
@@ -70,6 +82,7 @@ impl Spawner {
                         let _ = reply.send(Err(e));
                         continue;
                     }
+                    views.fit(&mut launch);
                     let (result, left) =
                         spawn_in_cgroup(&mut launch, stdin, pids.as_deref(), &mut ahead);
                     let _ = reply.send(result);
@@ -96,9 +109,21 @@ impl Spawner {
                 }
             })?;
         Ok(Self {
+            made_ahead,
+            net_pool,
             jobs: Mutex::new(Some(tx)),
             thread: Some(thread),
         })
+    }
+
+    /// `owner` is gone: no command of it needs its network namespaces.
+    pub(crate) fn forget(&self, owner: &str) {
+        self.net_pool.forget(owner);
+    }
+
+    /// How many commands entered a view made ahead.
+    pub(crate) fn views_made_ahead(&self) -> u64 {
+        self.made_ahead.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Start `launch` on the spawner thread, with a piped stdin if `stdin`.
@@ -406,7 +431,7 @@ fn end_leader(pid: Pid, pid_namespace: bool, cgroup: Option<&CommandCgroup>) -> 
 pub(crate) fn reap(
     pgid: u32,
     watchdog: Option<Arc<Watchdog>>,
-    held: (Option<CommandCgroup>, Option<File>),
+    held: (Option<CommandCgroup>, spawn::Held),
     after: Option<Box<dyn FnOnce() + Send>>,
 ) -> mpsc::Receiver<Exit> {
     let (cgroup, view) = held;

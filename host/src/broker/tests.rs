@@ -961,3 +961,165 @@ fn a_running_command_reports_its_newest_output_line() {
         "an empty line is no news"
     );
 }
+
+/// Where the host may make mount namespaces itself (as root), commands
+/// after the first of a layout enter a view made ahead. Each is confined
+/// as one that builds its own (secrets masked, protected paths read-only,
+/// its own `/proc`, nothing of the host's tree), and no two share one: a
+/// file left in `/tmp` or `/dev/shm`, or a mount point made, never reaches
+/// the next command.
+#[test]
+fn views_made_ahead_confine_as_much_and_serve_one_command_each() {
+    let setup = Setup::new();
+    if !confined(&setup) || !Support::get().own_mounts {
+        // Views are made ahead only where the host may make mount
+        // namespaces itself (root).
+        return;
+    }
+    let ws = setup.dir.path();
+    std::fs::write(ws.join(".env"), "TOKEN=top-secret\n").unwrap();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    let marker = std::env::temp_dir().join(format!("toolhost-host-marker-{}", std::process::id()));
+    std::fs::write(&marker, "host-marker-text").unwrap();
+    let line = format!(
+        "ls -A /tmp /dev/shm; echo x > /tmp/left-behind; echo x > /dev/shm/left-behind; \
+         mkdir -p /tmp/made/left-behind-dir; \
+         cat .env; echo '[core] fsmonitor=evil' >> .git/config; \
+         echo planted > .git/hooks/pre-commit; \
+         echo pid1=$(cat /proc/1/comm); cat {}; echo done",
+        marker.display()
+    );
+    let call = setup.yolo();
+    let before = setup.broker.views_made_ahead();
+    let mut ahead = 0;
+    for _ in 0..40 {
+        let used = setup.broker.views_made_ahead();
+        let out = call.run(&shell(&line), None).unwrap();
+        let made_ahead = setup.broker.views_made_ahead() > used;
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(all.contains("done"), "{all}");
+        assert!(!all.contains("top-secret"), "a secret was read: {all}");
+        assert!(
+            !all.contains("left-behind"),
+            "a command saw the last one's files: {all}"
+        );
+        assert!(
+            all.contains("pid1=bash") || all.contains("pid1=sh"),
+            "{all}"
+        );
+        assert!(!all.contains("host-marker-text"), "the host's /tmp: {all}");
+        assert_eq!(
+            std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+            "[core]\n",
+            "{all}"
+        );
+        assert!(!ws.join(".git/hooks/pre-commit").exists(), "{all}");
+        if made_ahead {
+            ahead += 1;
+            if ahead == 3 {
+                break;
+            }
+        }
+        // Give the maker (idle priority) a moment to make the next.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_file(&marker);
+    assert!(
+        ahead >= 3,
+        "only {ahead} of the commands entered a view made ahead ({} in all)",
+        setup.broker.views_made_ahead() - before
+    );
+}
+
+/// As root, a command without network is born in a network namespace made
+/// ahead, or in one an earlier command of the same owner used once that
+/// command ended; never in one another owner's command used.
+#[test]
+fn network_namespaces_are_reused_only_by_their_owner() {
+    let setup = Setup::new();
+    if !confined(&setup) || !rustix::process::geteuid().is_root() {
+        // Spare network namespaces are made only as root.
+        return;
+    }
+    let mut seen: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..8 {
+        for (i, owner) in ["client-a", "client-b"].into_iter().enumerate() {
+            let mut call = setup.yolo();
+            call.owner = Arc::from(owner);
+            let out = call
+                .run(
+                    &shell("readlink /proc/self/ns/net; cat /proc/net/dev | grep -c :"),
+                    None,
+                )
+                .unwrap();
+            let mut lines = out.stdout.lines();
+            let ns = lines.next().unwrap_or_default().to_owned();
+            assert!(ns.starts_with("net:["), "{out:?}");
+            assert_eq!(lines.next(), Some("1"), "only the loopback: {out:?}");
+            seen[i].push(ns);
+            // The ended command's namespace goes back to the pool on the
+            // janitor thread.
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+    let [a, b] = &seen;
+    assert!(
+        a.iter().all(|ns| !b.contains(ns)),
+        "two owners shared a network namespace: {a:?} {b:?}"
+    );
+    let distinct = |v: &Vec<String>| v.iter().collect::<std::collections::HashSet<_>>().len();
+    assert!(
+        distinct(a) < a.len() && distinct(b) < b.len(),
+        "no namespace was reused by its owner: {a:?} {b:?}"
+    );
+}
+
+/// A command's pids cgroup serves later commands once it is empty: the
+/// limit holds in every one of them, and the count starts from nothing.
+#[test]
+fn the_process_limit_holds_in_cgroups_used_again() {
+    let setup = Setup::with(CommandConfig {
+        max_processes: 16,
+        ..CommandConfig::default()
+    });
+    if !confined(&setup)
+        || !setup
+            .broker
+            .confinement(false)
+            .iter()
+            .any(|c| c.ends_with("(cgroup)"))
+    {
+        // Only where the host can make pids cgroups.
+        return;
+    }
+    std::fs::write(
+        setup.dir.path().join("spread.sh"),
+        "[ \"$1\" -gt 0 ] && { bash spread.sh $(( $1 - 1 )) & bash spread.sh $(( $1 - 1 )); wait; }; sleep 0.3\n",
+    )
+    .unwrap();
+    let call = setup.yolo();
+    for round in 0..3 {
+        let out = call
+            .run(
+                &shell(
+                    "timeout 2 bash spread.sh 6 > log 2>&1; grep -c 'Resource temporarily' log; echo ended",
+                ),
+                None,
+            )
+            .unwrap();
+        let hits: u32 = out
+            .stdout
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(hits > 0, "round {round}: the limit did not hold: {out:?}");
+        // A quick command after: the count starts from nothing.
+        let quick = call
+            .run(&shell("echo a & echo b & wait; echo fine"), None)
+            .unwrap();
+        assert!(quick.stdout.contains("fine"), "round {round}: {quick:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

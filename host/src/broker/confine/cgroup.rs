@@ -9,10 +9,11 @@
 //! processes are gone.
 
 use std::io::{self, Write as _};
+use std::mem;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Where commands' cgroups are made: the host's own pids cgroup.
@@ -21,7 +22,15 @@ pub(crate) struct Pids {
     parent: PathBuf,
     /// cgroup v1, where a thread can join a cgroup alone (`tasks`).
     threads: bool,
+    /// Empty cgroups of ended commands, made the next commands' instead of
+    /// a `mkdir` and an `rmdir` each (a pids cgroup keeps nothing of the
+    /// tasks it held but counters no command can read: `/sys` is not in
+    /// its view).
+    free: Arc<Mutex<Vec<PathBuf>>>,
 }
+
+/// How many empty cgroups wait for a command.
+const FREE: usize = 8;
 
 /// One command's cgroup; removed on drop (once it is empty).
 #[derive(Debug)]
@@ -29,6 +38,8 @@ pub(crate) struct CommandCgroup {
     dir: PathBuf,
     /// Cleared while the spawner thread is still inside (see [`Ahead`]).
     released: Arc<AtomicBool>,
+    /// Where it goes once empty ([`Pids::free`]).
+    free: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 /// A cgroup the spawner thread has joined ahead of the next command, so
@@ -99,7 +110,11 @@ impl Pids {
         });
         for parent in candidates {
             let threads = parent.join("tasks").exists();
-            let pids = Self { parent, threads };
+            let pids = Self {
+                parent,
+                threads,
+                free: Arc::default(),
+            };
             pids.remove_stale();
             // One made and removed: the host may write here.
             if pids.create(1).is_ok() {
@@ -174,6 +189,21 @@ impl Pids {
     }
 
     fn make(&self, max: u32) -> io::Result<CommandCgroup> {
+        let reused = self
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        // One gone (another host's cleanup of stale ones) is made anew.
+        if let Some(dir) = reused
+            && std::fs::write(dir.join("pids.max"), max.to_string()).is_ok()
+        {
+            return Ok(CommandCgroup {
+                dir,
+                released: Arc::new(AtomicBool::new(true)),
+                free: Arc::clone(&self.free),
+            });
+        }
         // Unique names, also across processes that share a pid in
         // different PID namespaces.
         static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -191,6 +221,7 @@ impl Pids {
         let cgroup = CommandCgroup {
             dir,
             released: Arc::new(AtomicBool::new(true)),
+            free: Arc::clone(&self.free),
         };
         std::fs::write(cgroup.dir.join("pids.max"), max.to_string())?;
         Ok(cgroup)
@@ -222,12 +253,41 @@ impl CommandCgroup {
     }
 }
 
+impl CommandCgroup {
+    /// Nothing is in it any more.
+    fn is_empty(&self) -> bool {
+        let listed = |file: &str| std::fs::read_to_string(self.dir.join(file));
+        listed("cgroup.procs").is_ok_and(|p| p.trim().is_empty())
+            && listed("tasks").map_or(true, |t| t.trim().is_empty())
+    }
+}
+
+impl Drop for Pids {
+    fn drop(&mut self) {
+        for dir in self
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 impl Drop for CommandCgroup {
     fn drop(&mut self) {
         // The spawner thread leaves right after the spawn.
         let deadline = Instant::now() + Duration::from_secs(2);
         while !self.released.load(Ordering::Acquire) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_micros(200));
+        }
+        if self.released.load(Ordering::Acquire) && self.is_empty() {
+            let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+            if free.len() < FREE {
+                free.push(mem::take(&mut self.dir));
+                return;
+            }
         }
         // The kernel may still be tearing the last task down.
         for _ in 0..50 {
@@ -240,6 +300,32 @@ impl Drop for CommandCgroup {
         tracing::debug!(
             "cgroup {} is not empty yet; left behind",
             self.dir.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_cgroup_serves_the_next_command_with_its_new_limit() {
+        // Only where the host can make pids cgroups (root, or delegated).
+        let Some(pids) = Pids::new() else {
+            return;
+        };
+        let (first, _) = pids.create(5).unwrap();
+        let dir = first.dir.clone();
+        drop(first);
+        let (next, _) = pids.create(7).unwrap();
+        assert_eq!(next.dir, dir, "the empty one is used again");
+        let max = std::fs::read_to_string(dir.join("pids.max")).unwrap();
+        assert_eq!(max.trim(), "7");
+        drop(next);
+        drop(pids);
+        assert!(
+            !dir.exists(),
+            "the host removes its free cgroups when it goes"
         );
     }
 }

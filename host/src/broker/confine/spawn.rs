@@ -23,11 +23,15 @@ macro_rules! check {
     };
 }
 
+mod ahead;
 mod child;
 mod mounts;
+mod net;
 
 use super::view::Op;
+pub(crate) use ahead::{Fixed, SpareViews, own_mount_namespaces};
 use child::{ChildArgs, Report, STEPS, child};
+pub(crate) use net::{NetLease, NetPool, SpareNetwork};
 use seccompiler::BpfProgram;
 use std::ffi::CString;
 use std::fs::File;
@@ -36,7 +40,7 @@ use std::mem;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, LazyLock, mpsc};
+use std::sync::{Arc, LazyLock};
 
 /// The highest capability number of this kernel (every one up to it is
 /// dropped from the bounding set); 63 if it cannot be read.
@@ -71,6 +75,12 @@ pub(crate) struct Launch {
     pub seccomp: Option<Arc<BpfProgram>>,
     /// Paths to try for the program, in order (a PATH search).
     pub program: Vec<CString>,
+    /// The session whose call runs it (network namespaces are reused
+    /// only for the same owner, see net.rs).
+    pub owner: Arc<str>,
+    /// The network namespace it is born in, when the spawner thread
+    /// entered one for it (net.rs).
+    pub net: Option<NetLease>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
 }
@@ -103,6 +113,15 @@ pub(crate) struct Namespaces {
     pub ops: Vec<Op>,
     /// A network namespace whose loopback is brought up.
     pub loopback: bool,
+    /// Where the host may make mount namespaces itself (no user namespace
+    /// in `flags`): the part of the view every command of this layout
+    /// shares, which a namespace made ahead holds (ahead.rs)...
+    pub fixed: Option<Arc<Fixed>>,
+    /// ...and the rest, with view paths, which the child adds in it.
+    pub per_command: Vec<Op>,
+    /// A namespace made ahead for `fixed`, which the child enters instead
+    /// of building the view (set by [`SpareViews::fit`]).
+    pub made: Option<OwnedFd>,
 }
 
 /// A ruleset fd and the rules the child adds to it.
@@ -124,20 +143,32 @@ pub(crate) struct Spawned {
     pub stderr: File,
     /// The command's pids cgroup, removed when dropped.
     pub cgroup: Option<super::cgroup::CommandCgroup>,
-    /// The command's mount namespace, held open so that tearing its view
-    /// down (an RCU grace period per unmount batch) happens when the
-    /// holder lets go, after the caller has its answer, and not in the
-    /// command's exit.
-    pub view: Option<File>,
+    /// What its namespaces leave to tear down once it has ended.
+    pub held: Held,
     /// The command is the init of a PID namespace of its own: when it
     /// ends, the kernel has ended every other process of it.
     pub pid_namespace: bool,
 }
 
+/// What a command's namespaces leave behind, held until the command has
+/// ended and the caller has its answer, then dropped on a thread of its
+/// own.
+#[derive(Debug, Default)]
+#[expect(dead_code, reason = "held only for what dropping them does")]
+pub(crate) struct Held {
+    /// The command's mount namespace, held open so that tearing its view
+    /// down (an RCU grace period per unmount batch) happens when the
+    /// holder lets go, and not in the command's exit.
+    pub view: Option<File>,
+    /// The network namespace it was born in: back to its owner's pool
+    /// when dropped, so drop it only once the command has ended.
+    pub net: Option<NetLease>,
+}
+
 /// Start `launch` with piped stdout and stderr and, if `stdin`, a piped
 /// stdin (else `/dev/null`). Call from the spawner thread only: the child's
 /// parent-death signal follows the thread that clones.
-pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
+pub(crate) fn spawn(launch: &mut Launch, stdin: bool) -> io::Result<Spawned> {
     let (out_r, out_w) = io::pipe()?;
     let (err_r, err_w) = io::pipe()?;
     let (in_r, in_w): (OwnedFd, Option<File>) = if stdin {
@@ -212,15 +243,20 @@ pub(crate) fn spawn(launch: &Launch, stdin: bool) -> io::Result<Spawned> {
             format!("the sandbox could not {what}: {errno}"),
         ));
     }
-    let view = launch
-        .namespaces
-        .is_some()
-        .then(|| mount_namespace(pid))
-        .flatten();
+    let view = match &launch.namespaces {
+        Some(ns) => match &ns.made {
+            Some(made) => made.try_clone().ok().map(File::from),
+            None => mount_namespace(pid),
+        },
+        None => None,
+    };
     Ok(Spawned {
         pid: u32::try_from(pid).unwrap_or(0),
         cgroup: None,
-        view,
+        held: Held {
+            view,
+            net: launch.net.take(),
+        },
         pid_namespace: launch.namespaces.is_some(),
         stdin: in_w,
         stdout: File::from(OwnedFd::from(out_r)),
@@ -248,144 +284,4 @@ fn mount_namespace(pid: libc::pid_t) -> Option<File> {
     #[expect(unsafe_code, reason = "taking ownership of the fd the ioctl returned")]
     // SAFETY: a fresh fd nobody else owns.
     Some(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
-}
-
-/// Fresh network namespaces made ahead of time, so a command without
-/// network joins one by inheritance instead of making its own while a
-/// caller waits (setting one up is most of the cost of a namespaced
-/// spawn). A thread of idle priority makes them, so the work never takes a
-/// core from a caller or a command; the spawner thread enters one just
-/// before the clone. Only where the host may make network namespaces
-/// itself (root): elsewhere each command makes its own in its user
-/// namespace. A thread may enter a network namespace of its own; the
-/// host's other threads stay where they are.
-pub(crate) struct SpareNetwork {
-    /// The host's network namespace, for commands granted the network (and
-    /// those of the fallback); `None` where spares are not made.
-    host: Option<OwnedFd>,
-    /// Fresh namespaces from the maker thread (one waits at a time).
-    made: Option<mpsc::Receiver<OwnedFd>>,
-    /// The spawner thread is in the namespace of the last command, which
-    /// no other may share.
-    in_used: bool,
-}
-
-impl SpareNetwork {
-    /// Call on the spawner thread.
-    pub(crate) fn new() -> Self {
-        let host = rustix::process::geteuid()
-            .is_root()
-            .then(|| {
-                File::open("/proc/thread-self/ns/net")
-                    .ok()
-                    .map(OwnedFd::from)
-            })
-            .flatten();
-        let made = host.as_ref().and_then(|_| {
-            let (tx, rx) = mpsc::sync_channel::<OwnedFd>(0);
-            std::thread::Builder::new()
-                .name("toolhost-netns".to_owned())
-                .spawn(move || make_spares(&tx))
-                .ok()
-                .map(|_| rx)
-        });
-        Self {
-            host,
-            made,
-            in_used: false,
-        }
-    }
-
-    /// Put the spawner thread where `launch` must be born: in a fresh
-    /// namespace if it wants a private network and one is ready (it then
-    /// needs no `CLONE_NEWNET`), else in the host's.
-    pub(crate) fn fit(&mut self, launch: &mut Launch) -> io::Result<()> {
-        let Some(host) = &self.host else {
-            return Ok(());
-        };
-        let private = launch
-            .namespaces
-            .as_ref()
-            .is_some_and(|n| n.flags & libc::CLONE_NEWNET != 0);
-        if private
-            && let Some(fresh) = self.made.as_ref().and_then(|m| m.try_recv().ok())
-            && enter(&fresh).is_ok()
-        {
-            if let Some(ns) = &mut launch.namespaces {
-                ns.flags &= !libc::CLONE_NEWNET;
-                ns.loopback = false;
-            }
-            self.in_used = true;
-            return Ok(());
-        }
-        // Never share a used namespace: back to the host's (a private
-        // command then makes its own with `CLONE_NEWNET`).
-        if self.in_used {
-            enter(host).map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot return to the host's network namespace: {e}"),
-                )
-            })?;
-            self.in_used = false;
-        }
-        Ok(())
-    }
-}
-
-/// The maker thread: at idle priority, make a namespace with its loopback
-/// up and hand it over, again and again until the spawner is gone.
-fn make_spares(to: &mpsc::SyncSender<OwnedFd>) {
-    #[expect(unsafe_code, reason = "sched_setscheduler of this thread")]
-    // SAFETY: a plain C struct, then a system call on this thread only.
-    unsafe {
-        let param: libc::sched_param = mem::zeroed();
-        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
-    }
-    loop {
-        #[expect(unsafe_code, reason = "unshare of this thread's network namespace")]
-        // SAFETY: affects only the calling thread (the maker).
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            return;
-        }
-        let Ok(fd) = File::open("/proc/thread-self/ns/net") else {
-            return;
-        };
-        if loopback().is_err() || to.send(OwnedFd::from(fd)).is_err() {
-            return;
-        }
-    }
-}
-
-fn enter(ns: &OwnedFd) -> io::Result<()> {
-    #[expect(unsafe_code, reason = "setns of this thread's network namespace")]
-    // SAFETY: affects only the calling thread (the spawner).
-    let entered = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
-    if entered == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// Bring up `lo` in the calling thread's network namespace.
-fn loopback() -> io::Result<()> {
-    // Any AF_INET socket serves for the ioctls; the wildcard address
-    // binds while `lo` is still down.
-    let sock = std::net::UdpSocket::bind("0.0.0.0:0")?;
-    #[expect(unsafe_code, reason = "the SIOCGIFFLAGS and SIOCSIFFLAGS ioctls")]
-    // SAFETY: ioctls on a socket we own with a zeroed, named ifreq.
-    unsafe {
-        let mut request: libc::ifreq = mem::zeroed();
-        request.ifr_name[0] = b'l' as libc::c_char;
-        request.ifr_name[1] = b'o' as libc::c_char;
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &request) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 /// One step of building the view, applied in order by the child.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Op {
     /// Create a directory (an existing one is fine).
     Dir(CString),
@@ -217,43 +217,94 @@ impl View {
     /// The operations with their targets under `root` (a skeleton's).
     pub(crate) fn rooted(self, root: &Path) -> Vec<Op> {
         let root = root.as_os_str().as_bytes();
+        self.ops.into_iter().map(|op| op.under(root)).collect()
+    }
+
+    /// The operations split in two: those a mount namespace made ahead of
+    /// the command can hold (spawn/ahead.rs), with their targets under
+    /// `root`: everything but the command's `/proc`, which belongs to its
+    /// PID namespace, and the masks and read-only covers of what the scan
+    /// found at its start; and those, with view paths, which the child
+    /// applies once it is in that namespace. `None` when something lies
+    /// beneath `/proc` (a read list naming a path there): the child then
+    /// builds the whole view. Moving `/proc` after the rest keeps every
+    /// mount where the full order puts it, as nothing else lies beneath
+    /// it, and the masks and covers come last in both.
+    pub(crate) fn split(&self, root: &Path) -> Option<(Vec<Op>, Vec<Op>)> {
+        let root = root.as_os_str().as_bytes();
+        let mut proc: Option<&CString> = None;
+        let (mut fixed, mut per_command) = (Vec::new(), Vec::new());
+        for op in &self.ops {
+            let target = match op {
+                Op::Dir(t) | Op::File(t) | Op::Proc(t) | Op::Mask(t) | Op::ReadOnly(t) => t,
+                Op::Bind { dst, .. }
+                | Op::Device { dst, .. }
+                | Op::Tmpfs { dst, .. }
+                | Op::MaskHost { dst, .. } => dst,
+                Op::Symlink { link, .. } => link,
+                Op::RootReadOnly(_) => {
+                    fixed.push(op.clone().under(root));
+                    continue;
+                }
+            };
+            match op {
+                Op::Proc(dst) => {
+                    proc = Some(dst);
+                    per_command.push(op.clone());
+                }
+                Op::Mask(_) | Op::ReadOnly(_) => per_command.push(op.clone()),
+                _ if proc.is_some_and(|p| beneath(target, p)) => return None,
+                _ => fixed.push(op.clone().under(root)),
+            }
+        }
+        Some((fixed, per_command))
+    }
+}
+
+/// `path` is `dir` or lies beneath it.
+fn beneath(path: &CString, dir: &CString) -> bool {
+    let (path, dir) = (path.as_bytes(), dir.as_bytes());
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+}
+
+impl Op {
+    /// The operation with its target under `root`.
+    fn under(self, root: &[u8]) -> Self {
         let under = |c: CString| {
             let mut bytes = root.to_vec();
             bytes.extend_from_slice(c.as_bytes());
             CString::new(bytes).unwrap_or_default()
         };
-        self.ops
-            .into_iter()
-            .map(|op| match op {
-                Op::Dir(d) => Op::Dir(under(d)),
-                Op::File(d) => Op::File(under(d)),
-                Op::Bind { src, dst, writable } => Op::Bind {
-                    src,
-                    dst: under(dst),
-                    writable,
-                },
-                Op::Device { src, dst } => Op::Device {
-                    src,
-                    dst: under(dst),
-                },
-                Op::Tmpfs { dst, options } => Op::Tmpfs {
-                    dst: under(dst),
-                    options,
-                },
-                Op::Proc(d) => Op::Proc(under(d)),
-                Op::Symlink { target, link } => Op::Symlink {
-                    target,
-                    link: under(link),
-                },
-                Op::Mask(d) => Op::Mask(under(d)),
-                Op::MaskHost { dst, dir } => Op::MaskHost {
-                    dst: under(dst),
-                    dir,
-                },
-                Op::ReadOnly(d) => Op::ReadOnly(under(d)),
-                Op::RootReadOnly(_) => Op::RootReadOnly(c_path(root, Path::new(""))),
-            })
-            .collect()
+        match self {
+            Op::Dir(d) => Op::Dir(under(d)),
+            Op::File(d) => Op::File(under(d)),
+            Op::Bind { src, dst, writable } => Op::Bind {
+                src,
+                dst: under(dst),
+                writable,
+            },
+            Op::Device { src, dst } => Op::Device {
+                src,
+                dst: under(dst),
+            },
+            Op::Tmpfs { dst, options } => Op::Tmpfs {
+                dst: under(dst),
+                options,
+            },
+            Op::Proc(d) => Op::Proc(under(d)),
+            Op::Symlink { target, link } => Op::Symlink {
+                target,
+                link: under(link),
+            },
+            Op::Mask(d) => Op::Mask(under(d)),
+            Op::MaskHost { dst, dir } => Op::MaskHost {
+                dst: under(dst),
+                dir,
+            },
+            Op::ReadOnly(d) => Op::ReadOnly(under(d)),
+            Op::RootReadOnly(_) => Op::RootReadOnly(CString::new(root).unwrap_or_default()),
+        }
     }
 }
 

@@ -42,7 +42,7 @@ pub(crate) fn run_to_end(
         stdout,
         stderr,
         cgroup,
-        view,
+        held,
         pid_namespace,
         ..
     } = child;
@@ -68,7 +68,7 @@ pub(crate) fn run_to_end(
         } else if let Some(at) = killed_at {
             if now >= at + KILL_WAIT {
                 // Stuck in the kernel: a thread reaps it whenever it ends.
-                drop(reap(pid, watchdog.clone(), (cgroup, view), None));
+                drop(reap(pid, watchdog.clone(), (cgroup, held), None));
                 return Ended {
                     exit_code: None,
                     timed_out,
@@ -167,7 +167,7 @@ pub(crate) fn run_to_end(
     let (exit_code, duration) = exit.unwrap_or((None, started.elapsed()));
     // The view is torn down and the emptied cgroup removed once the
     // caller has its answer.
-    drop_later((view, cgroup));
+    drop_later((held, cgroup));
     Ended {
         exit_code,
         timed_out,

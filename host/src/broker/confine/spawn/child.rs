@@ -4,7 +4,7 @@
 //! [`Report`] and the child exits.
 
 use super::CgroupJoin;
-use super::mounts::{apply_op, mask_sources};
+use super::mounts::{Masks, Tree, apply_op, mask_sources, mask_tree};
 use super::{Landlock, Launch, Namespaces};
 use std::ffi::CStr;
 use std::mem;
@@ -98,7 +98,10 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             );
         }
         if let Some(ns) = &launch.namespaces {
-            enter_namespaces(ns, report);
+            match &ns.made {
+                Some(made) => enter_made(ns, made.as_raw_fd(), report),
+                None => enter_namespaces(ns, report),
+            }
         }
         check!(report, 9, libc::chdir(launch.cwd.as_ptr()));
         for (resource, value) in &launch.rlimits {
@@ -143,9 +146,11 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
 fn enter_namespaces(ns: &Namespaces, report: &Report) {
     // SAFETY: system calls on prepared data.
     unsafe {
-        write_file(c"/proc/self/setgroups", c"deny", report, 4);
-        write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
-        write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
+        if ns.flags & libc::CLONE_NEWUSER != 0 {
+            write_file(c"/proc/self/setgroups", c"deny", report, 4);
+            write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
+            write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
+        }
         let none = ptr::null::<libc::c_char>();
         check!(
             report,
@@ -166,21 +171,19 @@ fn enter_namespaces(ns: &Namespaces, report: &Report) {
             5,
             libc::mount(root, root, none, libc::MS_BIND, ptr::null())
         );
-        mask_sources(ns, report);
+        if let Err(step) = mask_sources(&ns.mask_file, &ns.mask_dir) {
+            fail(report, step);
+        }
+        let mut masks = Masks::Paths {
+            file: &ns.mask_file,
+            dir: &ns.mask_dir,
+        };
         for op in &ns.ops {
-            apply_op(op, ns, report);
+            if let Err(step) = apply_op(op, &mut masks) {
+                fail(report, step);
+            }
         }
-        if ns.flags & libc::CLONE_NEWUTS != 0 {
-            let name = c"toolhost";
-            check!(
-                report,
-                17,
-                libc::sethostname(name.as_ptr(), name.count_bytes())
-            );
-        }
-        if ns.loopback {
-            loopback_up(report);
-        }
+        finish_namespaces(ns, report);
         check!(report, 8, libc::chdir(root));
         check!(
             report,
@@ -189,6 +192,74 @@ fn enter_namespaces(ns: &Namespaces, report: &Report) {
         );
         check!(report, 8, libc::umount2(c".".as_ptr(), libc::MNT_DETACH));
         check!(report, 8, libc::chdir(c"/".as_ptr()));
+    }
+}
+
+/// Enter `made`, a mount namespace made ahead with the fixed part of the
+/// view in place and its root the view's (ahead.rs), and add the
+/// command's own mounts. Masks come from trees cloned here first: the
+/// namespace's own mask sources went with the host's tree.
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn enter_made(ns: &Namespaces, made: RawFd, report: &Report) {
+    let masked = ns
+        .per_command
+        .iter()
+        .any(|op| matches!(op, super::Op::Mask(_) | super::Op::MaskHost { .. }));
+    let tree = |path| match mask_tree(path) {
+        Ok(tree) => tree,
+        Err(step) => fail(report, step),
+    };
+    let none = || Tree {
+        fd: -1,
+        placed: false,
+    };
+    let mut masks = if masked {
+        Masks::Trees {
+            file: tree(&ns.mask_file),
+            dir: tree(&ns.mask_dir),
+        }
+    } else {
+        Masks::Trees {
+            file: none(),
+            dir: none(),
+        }
+    };
+    // SAFETY: system calls on prepared data; setns also moves this
+    // process's root and working directory to the namespace's root.
+    unsafe {
+        check!(report, 8, libc::setns(made, libc::CLONE_NEWNS));
+        for op in &ns.per_command {
+            if let Err(step) = apply_op(op, &mut masks) {
+                fail(report, step);
+            }
+        }
+        if let Masks::Trees { file, dir } = &masks {
+            for fd in [file.fd, dir.fd] {
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+    finish_namespaces(ns, report);
+}
+
+/// The host name and the loopback interface, once the view is built.
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn finish_namespaces(ns: &Namespaces, report: &Report) {
+    // SAFETY: system calls on prepared data.
+    unsafe {
+        if ns.flags & libc::CLONE_NEWUTS != 0 {
+            let name = c"toolhost";
+            check!(
+                report,
+                17,
+                libc::sethostname(name.as_ptr(), name.count_bytes())
+            );
+        }
+    }
+    if ns.loopback {
+        loopback_up(report);
     }
 }
 

@@ -1,14 +1,46 @@
-//! The view's mount operations, in the child (see view.rs for what they
-//! build): binds, tmpfs, proc, masks and read-only covers placed on file
-//! descriptors opened without following symlinks.
+//! The view's mount operations (see view.rs for what they build): binds,
+//! tmpfs, proc, masks and read-only covers placed on file descriptors
+//! opened without following symlinks. Applied by a command's child, or by
+//! the thread that makes views ahead (ahead.rs): each only makes system
+//! calls and, on a failure, returns the child's step with `errno` set.
 
-use super::Namespaces;
-use super::child::{Report, errno, fail};
+use super::child::errno;
 use crate::broker::confine::view::Op;
 use std::ffi::CStr;
+use std::ffi::CString;
 use std::mem;
 use std::os::fd::RawFd;
 use std::ptr;
+
+/// Return `Err(step)` when `$call` is negative (errno tells why).
+macro_rules! sys {
+    ($step:expr, $call:expr) => {
+        if $call < 0 {
+            return Err($step);
+        }
+    };
+}
+
+/// The step of the child that builds the view.
+const VIEW: usize = 6;
+
+/// Where masks come from.
+pub(super) enum Masks<'a> {
+    /// The mask file and directory by path, read-only mounts of this
+    /// namespace ([`mask_sources`]).
+    Paths { file: &'a CString, dir: &'a CString },
+    /// Read-only detached trees of each, cloned before entering a
+    /// namespace made ahead (whose own masks were detached with the
+    /// host's tree): the first mask of a kind moves the tree itself, later
+    /// ones clone it from where it went.
+    Trees { file: Tree, dir: Tree },
+}
+
+/// A detached mask tree; `fd` < 0 when there is none.
+pub(super) struct Tree {
+    pub(super) fd: RawFd,
+    pub(super) placed: bool,
+}
 
 /// `mount_setattr` flags and attributes (linux/mount.h).
 const AT_RECURSIVE: libc::c_uint = 0x8000;
@@ -27,7 +59,7 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+#[expect(unsafe_code, reason = "system calls only")]
 fn set_attributes(dirfd: RawFd, path: &CStr, flags: libc::c_uint, set: u64) -> libc::c_long {
     let attr = MountAttr {
         attr_set: set,
@@ -50,8 +82,8 @@ fn set_attributes(dirfd: RawFd, path: &CStr, flags: libc::c_uint, set: u64) -> l
 
 /// Open `path` as an `O_PATH` fd without following any symlink on the
 /// way; `None` if it is gone or a symlink now (nothing to cover there).
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
-fn open_no_symlinks(path: &CStr, report: &Report) -> Option<RawFd> {
+#[expect(unsafe_code, reason = "system calls only")]
+fn open_no_symlinks(path: &CStr) -> Result<Option<RawFd>, usize> {
     // SAFETY: a plain C struct, all zeroes is valid; then system calls on
     // local data.
     let fd = unsafe {
@@ -68,45 +100,116 @@ fn open_no_symlinks(path: &CStr, report: &Report) -> Option<RawFd> {
     };
     if fd < 0 {
         match errno() {
-            libc::ENOENT | libc::ELOOP | libc::ENOTDIR => None,
-            _ => fail(report, 6),
+            libc::ENOENT | libc::ELOOP | libc::ENOTDIR => Ok(None),
+            _ => Err(VIEW),
         }
     } else {
-        Some(fd as RawFd)
+        Ok(Some(fd as RawFd))
     }
 }
 
-/// Mount `tree` (an open_tree fd) over `target`, made read-only first
-/// unless it already is.
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
-fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool, report: &Report) {
-    if tree < 0 {
-        fail(report, 6);
-    }
+/// Mount `tree` (an open_tree fd, closed here) over `target`, made
+/// read-only first unless it already is.
+#[expect(unsafe_code, reason = "system calls only")]
+fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool) -> Result<(), usize> {
+    sys!(VIEW, tree);
     let tree = tree as RawFd;
+    let moved = place(tree, target, make_read_only);
+    // SAFETY: closing the fd this function owns.
+    unsafe { libc::close(tree) };
+    moved
+}
+
+/// Mount the detached tree `tree` over `target`, made read-only first if
+/// `make_read_only`; `tree` stays open (it names the mount now placed).
+#[expect(unsafe_code, reason = "system calls only")]
+fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), usize> {
     if make_read_only {
-        let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
-        let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-        check!(report, 6, set_attributes(tree, c"", flags, set) as i32);
+        read_only_tree(tree)?;
     }
-    // SAFETY: a system call on fds this function owns.
-    unsafe {
-        let moved = libc::syscall(
+    // SAFETY: a system call on fds the caller owns.
+    let moved = unsafe {
+        libc::syscall(
             libc::SYS_move_mount,
             tree,
             c"".as_ptr(),
             target,
             c"".as_ptr(),
             MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
-        );
-        libc::close(tree);
-        check!(report, 6, moved as i32);
+        )
+    };
+    sys!(VIEW, moved);
+    Ok(())
+}
+
+/// Make the detached tree `tree` read-only, `nosuid` and `nodev`.
+fn read_only_tree(tree: RawFd) -> Result<(), usize> {
+    let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
+    let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    sys!(VIEW, set_attributes(tree, c"", flags, set));
+    Ok(())
+}
+
+/// A read-only detached copy of the mount at `path` (a mask source), for
+/// [`Masks::Trees`].
+#[expect(unsafe_code, reason = "system calls only")]
+pub(super) fn mask_tree(path: &CStr) -> Result<Tree, usize> {
+    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+    // SAFETY: a system call on a prepared path.
+    let tree = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
+    sys!(VIEW, tree);
+    let tree = tree as RawFd;
+    if let Err(step) = read_only_tree(tree) {
+        // SAFETY: closing the fd this function owns.
+        unsafe { libc::close(tree) };
+        return Err(step);
+    }
+    Ok(Tree {
+        fd: tree,
+        placed: false,
+    })
+}
+
+/// Cover the open `target` with the mask of its kind.
+#[expect(unsafe_code, reason = "system calls only")]
+fn mask(target: RawFd, masks: &mut Masks<'_>) -> Result<(), usize> {
+    // SAFETY: a plain C struct, then system calls on fds and paths the
+    // caller holds.
+    unsafe {
+        let mut stat: libc::stat = mem::zeroed();
+        sys!(VIEW, libc::fstat(target, &mut stat));
+        let dir = stat.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        let clone = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+        match masks {
+            Masks::Paths { file, dir: d } => {
+                let source = if dir { d } else { file };
+                let tree =
+                    libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, source.as_ptr(), clone);
+                cover(tree, target, false)
+            }
+            Masks::Trees { file, dir: d } => {
+                let tree = if dir { d } else { file };
+                if tree.fd < 0 {
+                    *libc::__errno_location() = libc::EBADF;
+                    return Err(VIEW);
+                }
+                if tree.placed {
+                    let flags = clone | libc::AT_EMPTY_PATH as libc::c_uint;
+                    let copy = libc::syscall(libc::SYS_open_tree, tree.fd, c"".as_ptr(), flags);
+                    cover(copy, target, false)
+                } else {
+                    place(tree.fd, target, false)?;
+                    tree.placed = true;
+                    Ok(())
+                }
+            }
+        }
     }
 }
 
 /// One operation of the view (see view.rs).
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
-pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
+#[expect(unsafe_code, reason = "system calls only")]
+pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
     let none = ptr::null::<libc::c_char>();
     let exists = || errno() == libc::EEXIST;
     // SAFETY: system calls on prepared data.
@@ -114,7 +217,7 @@ pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
         match op {
             Op::Dir(path) => {
                 if libc::mkdir(path.as_ptr(), 0o755) < 0 && !exists() {
-                    fail(report, 6);
+                    return Err(VIEW);
                 }
             }
             Op::File(path) => {
@@ -123,42 +226,30 @@ pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
                     libc::O_RDONLY | libc::O_CREAT | libc::O_CLOEXEC,
                     0o644,
                 );
-                check!(report, 6, fd);
+                sys!(VIEW, fd);
                 libc::close(fd);
             }
             Op::Bind { src, dst, writable } => {
-                check!(
-                    report,
-                    6,
-                    libc::mount(
-                        src.as_ptr(),
-                        dst.as_ptr(),
-                        none,
-                        libc::MS_BIND | libc::MS_REC,
-                        ptr::null()
-                    )
+                let flags = libc::MS_BIND | libc::MS_REC;
+                sys!(
+                    VIEW,
+                    libc::mount(src.as_ptr(), dst.as_ptr(), none, flags, ptr::null())
                 );
                 let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 if !writable {
                     set |= MOUNT_ATTR_RDONLY;
                 }
-                check!(
-                    report,
-                    6,
-                    set_attributes(libc::AT_FDCWD, dst, AT_RECURSIVE, set) as i32
-                );
+                sys!(VIEW, set_attributes(libc::AT_FDCWD, dst, AT_RECURSIVE, set));
             }
             Op::Device { src, dst } => {
-                check!(
-                    report,
-                    6,
+                sys!(
+                    VIEW,
                     libc::mount(src.as_ptr(), dst.as_ptr(), none, libc::MS_BIND, ptr::null())
                 );
             }
             Op::Tmpfs { dst, options } => {
-                check!(
-                    report,
-                    6,
+                sys!(
+                    VIEW,
                     libc::mount(
                         c"tmpfs".as_ptr(),
                         dst.as_ptr(),
@@ -169,9 +260,8 @@ pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
                 );
             }
             Op::Proc(dst) => {
-                check!(
-                    report,
-                    6,
+                sys!(
+                    VIEW,
                     libc::mount(
                         c"proc".as_ptr(),
                         dst.as_ptr(),
@@ -183,71 +273,71 @@ pub(super) fn apply_op(op: &Op, ns: &Namespaces, report: &Report) {
             }
             Op::Symlink { target, link } => {
                 if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && !exists() {
-                    fail(report, 6);
+                    return Err(VIEW);
                 }
             }
-            Op::MaskHost { dst, dir } => {
-                let mask = if *dir { &ns.mask_dir } else { &ns.mask_file };
-                check!(
-                    report,
-                    6,
-                    libc::mount(
-                        mask.as_ptr(),
-                        dst.as_ptr(),
-                        none,
-                        libc::MS_BIND,
-                        ptr::null()
-                    )
-                );
-            }
+            Op::MaskHost { dst, dir } => match masks {
+                Masks::Paths { file, dir: d } => {
+                    let mask = if *dir { d } else { file };
+                    sys!(
+                        VIEW,
+                        libc::mount(
+                            mask.as_ptr(),
+                            dst.as_ptr(),
+                            none,
+                            libc::MS_BIND,
+                            ptr::null()
+                        )
+                    );
+                }
+                Masks::Trees { .. } => {
+                    if let Some(target) = open_no_symlinks(dst)? {
+                        let masked = mask(target, masks);
+                        libc::close(target);
+                        masked?;
+                    }
+                }
+            },
             Op::Mask(dst) => {
-                if let Some(target) = open_no_symlinks(dst, report) {
-                    let mut stat: libc::stat = mem::zeroed();
-                    check!(report, 6, libc::fstat(target, &mut stat));
-                    let mask = if stat.st_mode & libc::S_IFMT == libc::S_IFDIR {
-                        &ns.mask_dir
-                    } else {
-                        &ns.mask_file
-                    };
-                    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
-                    let tree =
-                        libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, mask.as_ptr(), flags);
-                    cover(tree, target, false, report);
+                if let Some(target) = open_no_symlinks(dst)? {
+                    let masked = mask(target, masks);
                     libc::close(target);
+                    masked?;
                 }
             }
             Op::ReadOnly(dst) => {
-                if let Some(target) = open_no_symlinks(dst, report) {
+                if let Some(target) = open_no_symlinks(dst)? {
                     let flags = OPEN_TREE_CLONE
                         | libc::O_CLOEXEC as libc::c_uint
                         | libc::AT_EMPTY_PATH as libc::c_uint
                         | AT_RECURSIVE;
                     let tree = libc::syscall(libc::SYS_open_tree, target, c"".as_ptr(), flags);
-                    cover(tree, target, true, report);
+                    let covered = cover(tree, target, true);
                     libc::close(target);
+                    covered?;
                 }
             }
             Op::RootReadOnly(root) => {
-                check!(
-                    report,
-                    6,
-                    set_attributes(libc::AT_FDCWD, root, 0, MOUNT_ATTR_RDONLY) as i32
+                sys!(
+                    VIEW,
+                    set_attributes(libc::AT_FDCWD, root, 0, MOUNT_ATTR_RDONLY)
                 );
             }
         }
     }
+    Ok(())
 }
 
 /// The empty file and directory that mask secrets (mode 000), each made
-/// a read-only mount of its own, so every mask cloned from them is.
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
-pub(super) fn mask_sources(ns: &Namespaces, report: &Report) {
+/// a read-only mount of its own, so every mask cloned from them is (step
+/// 5 of the child).
+#[expect(unsafe_code, reason = "system calls only")]
+pub(super) fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), usize> {
     let none = ptr::null::<libc::c_char>();
     // SAFETY: system calls on prepared paths.
     unsafe {
-        for mask in [&ns.mask_file, &ns.mask_dir] {
-            check!(
-                report,
+        for mask in [file, dir] {
+            sys!(
                 5,
                 libc::mount(
                     mask.as_ptr(),
@@ -258,11 +348,8 @@ pub(super) fn mask_sources(ns: &Namespaces, report: &Report) {
                 )
             );
             let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-            check!(
-                report,
-                5,
-                set_attributes(libc::AT_FDCWD, mask, 0, set) as i32
-            );
+            sys!(5, set_attributes(libc::AT_FDCWD, mask, 0, set));
         }
     }
+    Ok(())
 }

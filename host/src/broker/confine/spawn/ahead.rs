@@ -1,0 +1,263 @@
+//! Views made ahead. Where the host may make mount namespaces itself (as
+//! root), a thread of idle priority makes the next command's mount
+//! namespace before the command comes: the skeleton bound as the root,
+//! every operation that is the same for each command of the layout
+//! (system directories, devices, the workspace and read list, the masks of
+//! system secrets, the root read-only), then `pivot_root` into it and the
+//! host's tree detached. The command's child enters it with one `setns`
+//! and adds only its own part: its `/proc`, tmpfs mounts, and the masks
+//! and read-only covers of what the scan found at its start. A namespace
+//! serves one command, never two (its `/tmp` and `/dev/shm` are that
+//! command's); when none is ready, or it was made for another layout, the
+//! child builds the whole view itself, as where user namespaces are used.
+
+use super::mounts::{Masks, apply_op, mask_sources};
+use crate::broker::confine::view::Op;
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::mem;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
+
+/// The part of a view every command of a layout shares.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Fixed {
+    /// The skeleton's root, which becomes the namespace's root.
+    pub root: CString,
+    pub mask_file: CString,
+    pub mask_dir: CString,
+    /// The operations, targets under `root`.
+    pub ops: Vec<Op>,
+    /// The device and inode of each bind's source when asked for: a
+    /// directory removed and made again at the same path is another one,
+    /// and a view bound to the old one must not serve.
+    sources: Vec<Option<(u64, u64)>>,
+}
+
+impl Fixed {
+    pub(crate) fn new(root: &Path, mask_file: &CString, mask_dir: &CString, ops: Vec<Op>) -> Self {
+        let sources = ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Bind { src, .. } => Some(src),
+                _ => None,
+            })
+            .map(|src| {
+                let path = Path::new(std::ffi::OsStr::from_bytes(src.as_bytes()));
+                std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+            })
+            .collect();
+        Self {
+            root: CString::new(root.as_os_str().as_bytes()).unwrap_or_default(),
+            mask_file: mask_file.clone(),
+            mask_dir: mask_dir.clone(),
+            ops,
+            sources,
+        }
+    }
+}
+
+/// Whether this process may make mount namespaces without a user
+/// namespace: a thread makes one and returns to the host's.
+pub(crate) fn own_mount_namespaces() -> bool {
+    std::thread::Builder::new()
+        .name("toolhost-probe".to_owned())
+        .spawn(|| {
+            let Ok(host) = File::open("/proc/thread-self/ns/mnt") else {
+                return false;
+            };
+            #[expect(unsafe_code, reason = "unshare and setns of this thread only")]
+            // SAFETY: both affect only the calling thread, which ends here.
+            unsafe {
+                libc::unshare(libc::CLONE_NEWNS) == 0
+                    && libc::setns(host.as_raw_fd(), libc::CLONE_NEWNS) == 0
+            }
+        })
+        .ok()
+        .and_then(|t| t.join().ok())
+        .unwrap_or(false)
+}
+
+/// What the maker is asked for.
+#[derive(Default)]
+struct Asked {
+    /// The layout to make views of: the last one a command asked for.
+    fixed: Option<Arc<Fixed>>,
+    /// The spawner is gone.
+    stopped: bool,
+}
+
+type Want = (Mutex<Asked>, Condvar);
+
+/// The spawner thread's end of the maker.
+pub(crate) struct SpareViews {
+    want: Arc<Want>,
+    made: Option<mpsc::Receiver<(Arc<Fixed>, OwnedFd)>>,
+    /// How many commands were given a view made ahead.
+    used: Arc<AtomicU64>,
+}
+
+impl SpareViews {
+    /// Start the maker where the host may make mount namespaces itself.
+    pub(crate) fn new(own_mounts: bool, used: Arc<AtomicU64>) -> Self {
+        let want: Arc<Want> = Arc::default();
+        let made = own_mounts
+            .then(|| {
+                let (tx, rx) = mpsc::sync_channel(0);
+                let asked = Arc::clone(&want);
+                std::thread::Builder::new()
+                    .name("toolhost-views".to_owned())
+                    .spawn(move || make(&asked, &tx))
+                    .ok()
+                    .map(|_| rx)
+            })
+            .flatten();
+        Self { want, made, used }
+    }
+
+    /// Give `launch` a view made ahead if one is ready for its layout, and
+    /// ask for the next one like it.
+    pub(crate) fn fit(&mut self, launch: &mut super::Launch) {
+        let Some(ns) = launch.namespaces.as_mut() else {
+            return;
+        };
+        let (Some(fixed), Some(made)) = (&ns.fixed, &self.made) else {
+            return;
+        };
+        if let Ok((made_for, view)) = made.try_recv()
+            && made_for == *fixed
+        {
+            ns.made = Some(view);
+            ns.flags &= !libc::CLONE_NEWNS;
+            self.used.fetch_add(1, Ordering::Relaxed);
+        }
+        let (asked, wake) = &*self.want;
+        let mut asked = asked.lock().unwrap_or_else(PoisonError::into_inner);
+        if asked.fixed.as_ref() != Some(fixed) {
+            asked.fixed = Some(Arc::clone(fixed));
+            wake.notify_one();
+        }
+    }
+}
+
+impl Drop for SpareViews {
+    fn drop(&mut self) {
+        // The maker sees the channel closed when it next hands one over;
+        // one waiting for its first request is woken to see it.
+        self.made = None;
+        let (asked, wake) = &*self.want;
+        asked.lock().unwrap_or_else(PoisonError::into_inner).stopped = true;
+        wake.notify_one();
+    }
+}
+
+/// The maker thread: at idle priority, make a view of the layout asked
+/// for and hand it over, again and again until the spawner is gone.
+fn make(want: &Arc<Want>, to: &mpsc::SyncSender<(Arc<Fixed>, OwnedFd)>) {
+    #[expect(unsafe_code, reason = "sched_setscheduler of this thread")]
+    // SAFETY: a plain C struct, then a system call on this thread only.
+    unsafe {
+        let param: libc::sched_param = mem::zeroed();
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+    }
+    let (Ok(host), Ok(proc)) = (File::open("/proc/thread-self/ns/mnt"), File::open("/proc")) else {
+        return;
+    };
+    loop {
+        let fixed = {
+            let (asked, wake) = &**want;
+            let mut asked = asked.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if asked.stopped {
+                    return;
+                }
+                match &asked.fixed {
+                    Some(f) => break Arc::clone(f),
+                    None => asked = wake.wait(asked).unwrap_or_else(PoisonError::into_inner),
+                }
+            }
+        };
+        match build(&fixed, &host, &proc) {
+            Ok(view) => {
+                if to.send((fixed, view)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "cannot make command views ahead ({e}); each command builds its own"
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// A mount namespace holding `fixed`, its root the view's; the thread is
+/// back in the host's namespace (`host`) afterwards.
+fn build(fixed: &Fixed, host: &File, proc: &File) -> io::Result<OwnedFd> {
+    #[expect(unsafe_code, reason = "unshare of this thread's mount namespace")]
+    // SAFETY: affects only the calling thread (the maker).
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let made = fill(fixed, proc);
+    #[expect(unsafe_code, reason = "setns of this thread's mount namespace")]
+    // SAFETY: affects only the calling thread (the maker).
+    if unsafe { libc::setns(host.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
+        // Stuck in a view: it must make no more.
+        return Err(io::Error::last_os_error());
+    }
+    made
+}
+
+/// In a fresh mount namespace: build the fixed part of the view, enter
+/// it, and return the namespace.
+#[expect(unsafe_code, reason = "mounts in this thread's own mount namespace")]
+fn fill(fixed: &Fixed, proc: &File) -> io::Result<OwnedFd> {
+    let failed = |step: usize| {
+        let e = io::Error::last_os_error();
+        io::Error::new(e.kind(), format!("step {step} of the view: {e}"))
+    };
+    let none = std::ptr::null::<libc::c_char>();
+    let root = fixed.root.as_ptr();
+    // SAFETY: system calls on prepared paths, in this thread's own mount
+    // namespace (made by `build`).
+    unsafe {
+        let slave = libc::MS_REC | libc::MS_SLAVE;
+        if libc::mount(none, c"/".as_ptr(), none, slave, std::ptr::null()) < 0
+            || libc::mount(root, root, none, libc::MS_BIND, std::ptr::null()) < 0
+        {
+            return Err(failed(5));
+        }
+        mask_sources(&fixed.mask_file, &fixed.mask_dir).map_err(failed)?;
+        let mut masks = Masks::Paths {
+            file: &fixed.mask_file,
+            dir: &fixed.mask_dir,
+        };
+        for op in &fixed.ops {
+            apply_op(op, &mut masks).map_err(failed)?;
+        }
+        if libc::chdir(root) < 0
+            || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) < 0
+            || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) < 0
+            || libc::chdir(c"/".as_ptr()) < 0
+        {
+            return Err(failed(8));
+        }
+        let ns = libc::openat(
+            proc.as_raw_fd(),
+            c"thread-self/ns/mnt".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if ns < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(<OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(ns))
+    }
+}
