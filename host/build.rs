@@ -83,8 +83,17 @@ fn main() {
 
     let fixtures_dir = out_dir.join("fixtures");
     fs::create_dir_all(&fixtures_dir).expect("create the fixtures dir");
+    // Components no host loads (they exist to be refused, by `toolhost
+    // check`) go beneath it, out of a plugin directory's way.
+    let refused_dir = fixtures_dir.join("refused");
+    fs::create_dir_all(&refused_dir).expect("create the refused fixtures dir");
     for name in &fixtures {
-        copy_wasm(&built, name, &fixtures_dir);
+        let dir = if name.starts_with("fixture_nonconforming") {
+            &refused_dir
+        } else {
+            &fixtures_dir
+        };
+        copy_wasm(&built, name, dir);
     }
     println!(
         "cargo:rustc-env=TOOLHOST_FIXTURES_DIR={}",

@@ -433,6 +433,10 @@ pub struct Built {
     /// Plugin files left for [`Executor::finish_loading`] (only when
     /// building with `defer_uncached`).
     pub deferred: usize,
+    /// Grants for tools that are not loaded: kept, and applied when a
+    /// tool of that name is loaded (a plugin dropped in later); each says
+    /// which.
+    pub waiting_grants: Vec<String>,
 }
 
 /// Where the configuration file `path` really is (symlinks resolved).
@@ -610,5 +614,6 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 }
 
 mod build;
+pub use build::waiting_grant;
 #[cfg(test)]
 mod tests;

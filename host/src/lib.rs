@@ -67,7 +67,8 @@ pub use executor::{CallOptions, Executor, Profile, UnknownStateDir};
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
 pub use runtime::{
-    CacheDir, CompileEvent, CompileProgress, Limits, Runtime, RuntimeConfig, RuntimeError,
+    CacheDir, CheckReport, CompileEvent, CompileProgress, Limits, Runtime, RuntimeConfig,
+    RuntimeError,
 };
 pub use types::confirm::{ConfirmRequest, Confirmer, Decision, Mode, NoConfirmer};
 pub use types::context::{CallContext, CallId, CancelToken, Progress, ProgressState};
@@ -75,4 +76,6 @@ pub use types::grant::Grant;
 pub use types::names::ParseError;
 pub use types::result::{CallError, ErrorKind, ToolResult};
 pub use types::sensitivity::Sensitivity;
-pub use types::tool_info::{Capability, InfoError, ToolInfo, is_snake_case};
+pub use types::tool_info::{
+    Capability, InfoError, Problem, Severity, ToolInfo, is_snake_case, snake_case_suggestion,
+};

@@ -11,7 +11,7 @@ pub(crate) mod fanout;
 pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
-use crate::types::tool_info::ToolInfo;
+use crate::types::tool_info::{Problem, Severity, ToolInfo, problems_of};
 use cache::CompileCache;
 use sandbox::CallState;
 use std::collections::HashMap;
@@ -468,37 +468,98 @@ impl Runtime {
         key: &str,
         pre: &ToolPluginPre<CallState>,
     ) -> Result<ToolInfo, String> {
-        let info = sandbox::describe(self, pre)?;
+        let info = ToolInfo::from_wit(sandbox::describe(self, pre)?).map_err(|e| e.to_string())?;
         self.cache.store_info(key, &info);
         Ok(info)
     }
 
-    /// Compile, link and describe `wasm`, then run the conformance checks
-    /// of `toolhost check` on what it says it is. Returns its cache key,
-    /// its tool-info and the linked component, or every problem found, one
-    /// per line.
+    /// Compile, link and describe `wasm`, then run every check of
+    /// `toolhost check` on what it says it is. Returns its cache key, its
+    /// tool-info and the linked component, or every error found, one per
+    /// line.
     pub(crate) fn check_component(
         &self,
         wasm: &[u8],
     ) -> Result<(String, ToolInfo, ToolPluginPre<CallState>), String> {
+        let (checked, problems) = self.check_wasm(wasm);
+        let errors: Vec<String> = problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect();
+        match checked {
+            Some(found) if errors.is_empty() => Ok(found),
+            _ => Err(errors.join("\n")),
+        }
+    }
+
+    /// Every problem of `wasm` (errors and warnings) as `toolhost check`
+    /// reports them, and what it is when it loads.
+    #[expect(clippy::type_complexity, reason = "crate-internal plumbing")]
+    fn check_wasm(
+        &self,
+        wasm: &[u8],
+    ) -> (
+        Option<(String, ToolInfo, ToolPluginPre<CallState>)>,
+        Vec<Problem>,
+    ) {
         if wasm.len() as u64 > MAX_COMPONENT_BYTES {
-            return Err(format!(
-                "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
-                wasm.len()
-            ));
+            let problem = Problem::component(
+                format!(
+                    "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
+                    wasm.len()
+                ),
+                "make it smaller: build in release mode and strip debug information",
+            );
+            return (None, vec![problem]);
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let pre = self.prepare(&key, wasm, "the component")?;
-        let info = match self.cached_info(&key) {
-            Some(info) => info,
-            None => self.describe(&key, &pre)?,
+        let pre = match self.prepare(&key, wasm, "the component") {
+            Ok(pre) => pre,
+            Err(e) => {
+                let fix = "build it for wasm32-wasip2 against the `toolhost:plugin@0.1.0` WIT this host ships (the SDKs do)";
+                return (None, vec![Problem::component(e, fix)]);
+            }
         };
-        let problems = info.conformance_problems();
-        if problems.is_empty() {
-            Ok((key, info, pre))
-        } else {
-            Err(problems.join("\n"))
+        let raw = match sandbox::describe(self, &pre) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let fix = "`describe` must return without touching files, commands or the network";
+                return (None, vec![Problem::component(e, fix)]);
+            }
+        };
+        let problems = problems_of(&raw);
+        let checked = ToolInfo::from_wit(raw).ok().map(|info| {
+            self.cache.store_info(&key, &info);
+            (key, info, pre)
+        });
+        (checked, problems)
+    }
+
+    /// `toolhost check` of one component: what it is (when it loads) and
+    /// every problem found, errors and warnings, each with what to fix.
+    pub fn check_report(&self, wasm: &[u8]) -> CheckReport {
+        let (checked, problems) = self.check_wasm(wasm);
+        CheckReport {
+            info: checked.map(|(_, info, _)| info),
+            problems,
         }
+    }
+}
+
+/// What `toolhost check` found in one component.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// What the component says it is, when its description could be read.
+    pub info: Option<ToolInfo>,
+    /// Errors and warnings, in the order found.
+    pub problems: Vec<Problem>,
+}
+
+impl CheckReport {
+    /// No error (warnings allowed): the component loads.
+    pub fn conforms(&self) -> bool {
+        self.info.is_some() && self.problems.iter().all(|p| p.severity != Severity::Error)
     }
 }
 

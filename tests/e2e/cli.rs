@@ -192,7 +192,6 @@ fn usage_errors_exit_two() {
         &["call", "read_file", "{}", "--timeout", "-1"],
         &["--grant", "read_file", "tools"],
         &["--grant", "read_file=workspace:rw", "tools"],
-        &["--grant", "nope=workspace:read", "tools"],
         &["--workspace", "/definitely/not/here", "tools"],
         &["frobnicate"],
     ] {
@@ -200,6 +199,42 @@ fn usage_errors_exit_two() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).is_empty());
     }
+}
+
+/// A grant for a tool that is not loaded is kept, with a warning naming
+/// it (a plugin dropped in later gets it; see mcp.rs), from the command
+/// line and from the configuration alike.
+#[test]
+fn a_grant_for_a_tool_not_loaded_waits_with_a_warning() {
+    let ws = workspace();
+    let conf = workspace();
+    write(
+        conf.path(),
+        "grants.toml",
+        "[grants.later_tool]\nworkspace = \"read\"\n",
+    );
+    let config = conf.path().join("grants.toml").display().to_string();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--config",
+            &config,
+            "--grant",
+            "nope=workspace:read",
+            "tools",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    for key in ["--grant nope=workspace:read", "grants.later_tool"] {
+        assert!(
+            err.lines().any(
+                |l| l.contains(key) && l.contains("applies when a tool of that name is loaded")
+            ),
+            "{key}: {err}"
+        );
+    }
+    assert!(stdout(&out).contains("read_file"), "{}", stdout(&out));
 }
 
 #[test]

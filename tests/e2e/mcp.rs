@@ -532,38 +532,12 @@ async fn confirmation_goes_through_elicitation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_plugin_is_announced_with_list_changed() {
-    let ws = workspace();
-    let plugins = workspace();
-    let dir = ws.path().display().to_string();
-    let plugin_dir = plugins.path().display().to_string();
+    let (ws, plugins) = (workspace(), workspace());
     let client = Client::default();
-    let changed = Arc::clone(&client.list_changed);
-    let session = connect(
-        ws.path(),
-        &[
-            "serve",
-            "--workspace",
-            &dir,
-            "--plugin-dir",
-            &plugin_dir,
-            "--reload-secs",
-            "1",
-        ],
-        client,
-    )
-    .await;
+    let session = serve_watching(ws.path(), plugins.path(), &[], client.clone()).await;
     let before = session.list_all_tools().await.expect("list");
     assert!(!before.iter().any(|t| t.name == "echo"));
-    // Let the watcher take its first look at the empty directory.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    std::fs::copy(
-        fixtures_dir().join("fixture_echo.wasm"),
-        plugins.path().join("echo.wasm"),
-    )
-    .expect("copy");
-    tokio::time::timeout(Duration::from_secs(30), changed.notified())
-        .await
-        .expect("tools/list_changed within 30 s");
+    drop_in(plugins.path(), "fixture_echo.wasm", &client).await;
     let after = session.list_all_tools().await.expect("list");
     assert!(after.iter().any(|t| t.name == "echo"));
     let r = call(&session, "echo", json!({"new": true}))
@@ -571,6 +545,33 @@ async fn a_new_plugin_is_announced_with_list_changed() {
         .expect("answered");
     assert_eq!(text(&r), r#"{"new":true}"#);
     session.cancel().await.expect("close");
+}
+
+/// `toolhost serve` watching `plugins` every second, with `extra` flags.
+async fn serve_watching(ws: &Path, plugins: &Path, extra: &[&str], client: Client) -> Session {
+    let (dir, plugin_dir) = (ws.display().to_string(), plugins.display().to_string());
+    let mut args = vec![
+        "serve",
+        "--workspace",
+        &dir,
+        "--plugin-dir",
+        &plugin_dir,
+        "--reload-secs",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    connect(ws, &args, client).await
+}
+
+/// Copy the fixture `file` into `plugins` once the watcher has looked at
+/// it, and wait for the server to announce it.
+async fn drop_in(plugins: &Path, file: &str, client: &Client) {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let changed = client.list_changed.notified();
+    std::fs::copy(fixtures_dir().join(file), plugins.join(file)).expect("copy");
+    tokio::time::timeout(Duration::from_secs(60), changed)
+        .await
+        .expect("tools/list_changed within 60 s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -745,5 +746,29 @@ async fn long_calls_report_progress_over_stdio() {
     )
     .await;
     progress_flow(&session, &client).await;
+    session.cancel().await.expect("close");
+}
+
+/// A `--grant` for a tool that is not there yet applies when its plugin is
+/// dropped into the plugin directory of a running server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_waits_for_its_tool_to_be_dropped_in() {
+    let (ws, plugins) = (workspace(), workspace());
+    let client = Client::default();
+    let grant = ["--mode", "yolo", "--grant", "misbehave=workspace:write"];
+    let session = serve_watching(ws.path(), plugins.path(), &grant, client.clone()).await;
+    drop_in(plugins.path(), "fixture_misbehave.wasm", &client).await;
+    let r = call(
+        &session,
+        "misbehave",
+        json!({"action": "write", "path": "granted.txt", "content": "yes"}),
+    )
+    .await
+    .expect("answered");
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("granted.txt")).expect("written"),
+        "yes"
+    );
     session.cancel().await.expect("close");
 }

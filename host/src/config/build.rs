@@ -88,7 +88,8 @@ impl Config {
                 .with_workspace(dir)
                 .map_err(|e| bad(e.to_string()))?;
         }
-        executor = self.with_tool_sections(executor, &mut problems, &bad)?;
+        let mut waiting_grants = Vec::new();
+        executor = self.with_tool_sections(executor, &mut problems, &mut waiting_grants, &bad)?;
         if let Some(profile) = profile {
             executor = executor
                 .with_profile(profile)
@@ -106,6 +107,7 @@ impl Config {
             executor,
             problems,
             deferred,
+            waiting_grants,
         })
     }
 
@@ -162,6 +164,7 @@ impl Config {
         &self,
         mut executor: Executor,
         problems: &mut Vec<LoadProblem>,
+        waiting_grants: &mut Vec<String>,
         bad: &impl Fn(String) -> ConfigError,
     ) -> Result<Executor, ConfigError> {
         let known = |executor: &Executor, tool: &str, key: &str| {
@@ -171,8 +174,17 @@ impl Config {
                 .map(|_| ())
                 .map_err(|e| bad(format!("{key}.{tool}: {e}")))
         };
+        // A grant may wait for its tool: a plugin dropped in later is
+        // granted as configured when it loads.
+        let waiting = |executor: &Executor, tool: &str, key: &str| {
+            executor
+                .registry()
+                .get(tool)
+                .err()
+                .map(|e| waiting_grant(key, &e.to_string()))
+        };
         for (tool, section) in &self.grants {
-            known(&executor, tool, "grants")?;
+            waiting_grants.extend(waiting(&executor, tool, &format!("grants.{tool}")));
             check_grant(tool, section).map_err(&bad)?;
             executor = executor.with_grant(tool, section.to_grant());
         }
@@ -232,7 +244,8 @@ impl Config {
                 known(&executor, tool, &format!("profiles.{name}"))?;
             }
             for tool in section.grants.keys() {
-                known(&executor, tool, &format!("profiles.{name}.grants"))?;
+                let key = format!("profiles.{name}.grants.{tool}");
+                waiting_grants.extend(waiting(&executor, tool, &key));
             }
         }
         Ok(executor)
@@ -326,6 +339,11 @@ fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), ConfigError
             format!("{key} is {value}; use {min} to {max}"),
         ))
     }
+}
+
+/// What to say about the grant at `key` whose tool is not loaded (`why`).
+pub fn waiting_grant(key: &str, why: &str) -> String {
+    format!("{key}: {why}; the grant is kept and applies when a tool of that name is loaded")
 }
 
 pub(super) fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String> {

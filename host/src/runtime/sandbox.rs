@@ -28,7 +28,6 @@ use crate::net::{NetHooks, NetPolicy};
 use crate::types::grant::{Access, Effective};
 use crate::types::paths::PathRules;
 use crate::types::result::{CallError, ErrorKind};
-use crate::types::tool_info::ToolInfo;
 use pipe::CappedPipe;
 use std::path::Path;
 use std::sync::Arc;
@@ -527,7 +526,7 @@ fn with_notes(mut err: CallError, notes: &[String]) -> CallError {
 pub(crate) fn describe(
     runtime: &Runtime,
     pre: &ToolPluginPre<CallState>,
-) -> Result<ToolInfo, String> {
+) -> Result<wit::ToolInfo, String> {
     let limits = Limits {
         timeout: Duration::from_secs(10),
         ..runtime.limits.clone()
@@ -550,15 +549,13 @@ pub(crate) fn describe(
     let _slot = runtime.slot();
     let (mut store, captured) =
         new_store(runtime, "(describe)", &req, None).map_err(|e| e.message)?;
-    let info = pre
-        .instantiate(&mut store)
+    pre.instantiate(&mut store)
         .and_then(|instance| instance.toolhost_plugin_tool().call_describe(&mut store))
         .map_err(|e| {
             let stderr = captured.finish("(describe)", &call_id);
             let err = classify(&e, store.data(), &limits, &stderr);
             format!("its describe() failed: {}", err.message)
-        })?;
-    ToolInfo::from_wit(info).map_err(|e| e.to_string())
+        })
 }
 
 fn convert_output(out: wit::ToolOutput, max: usize, tool: &str) -> PluginOutput {

@@ -116,38 +116,210 @@ impl ToolInfo {
             version: info.version,
         })
     }
+}
 
-    /// What is wrong with this self-description for `toolhost check` and
-    /// create_tool's component check (empty: nothing): a description too
-    /// short to tell a model what the tool does, schemas that are not JSON
-    /// Schema, an empty version.
-    pub fn conformance_problems(&self) -> Vec<String> {
-        let mut problems = Vec::new();
-        if self.description.trim().len() < MIN_DESCRIPTION_CHARS {
-            problems.push(format!(
-                "`{}`: the description is too short to tell a model what the tool does (at least {MIN_DESCRIPTION_CHARS} characters)",
-                self.name
-            ));
+/// How much a [`Problem`] matters: an error keeps the tool from loading; a
+/// warning is advice and changes no exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The component does not load.
+    Error,
+    /// It loads; clients or people get less than they could.
+    Warning,
+}
+
+/// One thing wrong with a component, for `toolhost check`: where, what, and
+/// what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Error or warning.
+    pub severity: Severity,
+    /// What it is about: `component`, `name`, `description`,
+    /// `input_schema`, `output_schema`, `version`, `capabilities`.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// What to change.
+    pub fix: String,
+}
+
+impl Problem {
+    fn error(field: &'static str, message: String, fix: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            field,
+            message,
+            fix: fix.into(),
         }
-        if !jsonschema::meta::is_valid(&self.input_schema) {
-            problems.push(format!(
-                "`{}`: the input schema is not valid JSON Schema",
-                self.name
-            ));
-        }
-        if let Some(out) = &self.output_schema
-            && !jsonschema::meta::is_valid(out)
-        {
-            problems.push(format!(
-                "`{}`: the output schema is not valid JSON Schema",
-                self.name
-            ));
-        }
-        if self.version.trim().is_empty() {
-            problems.push(format!("`{}`: the version is empty", self.name));
-        }
-        problems
     }
+
+    fn warning(field: &'static str, message: String, fix: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            field,
+            message,
+            fix: fix.into(),
+        }
+    }
+
+    /// The component itself could not be loaded (not a component, built
+    /// for another world, `describe` failed): nothing else can be checked.
+    pub(crate) fn component(message: String, fix: impl Into<String>) -> Self {
+        Self::error("component", message, fix)
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}; fix: {}", self.field, self.message, self.fix)
+    }
+}
+
+/// Everything wrong with what a component's `describe` returned, errors
+/// and warnings, all at once (the checks behind loading stop at the
+/// first; these go on).
+pub(crate) fn problems_of(info: &wit::ToolInfo) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let name = &info.name;
+    if !is_snake_case(name) {
+        let suggestion = snake_case_suggestion(name);
+        problems.push(Problem::error(
+            "name",
+            format!(
+                "tool name `{name}` is not snake_case (lowercase letters, digits and `_`, starting with a letter, at most 64 characters)"
+            ),
+            format!("name it `{suggestion}`"),
+        ));
+    }
+    if info.description.trim().chars().count() < MIN_DESCRIPTION_CHARS {
+        problems.push(Problem::error(
+            "description",
+            format!(
+                "the description is too short to tell a model what the tool does ({} characters; at least {MIN_DESCRIPTION_CHARS})",
+                info.description.trim().chars().count()
+            ),
+            "say what the tool does, what it needs and what it returns, in a sentence or two",
+        ));
+    }
+    match serde_json::from_str::<serde_json::Value>(&info.input_schema) {
+        Err(e) => problems.push(Problem::error(
+            "input_schema",
+            format!("the input schema is not valid JSON: {e}"),
+            "return the schema as JSON text (in Rust it is derived from the `Args` type)",
+        )),
+        Ok(schema) => {
+            if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                problems.push(Problem::error(
+                    "input_schema",
+                    "the input schema must describe a JSON object".to_owned(),
+                    "give it \"type\": \"object\" with the arguments under \"properties\"",
+                ));
+            }
+            if !jsonschema::meta::is_valid(&schema) {
+                problems.push(Problem::error(
+                    "input_schema",
+                    "the input schema is not valid JSON Schema".to_owned(),
+                    "check it against the JSON Schema 2020-12 meta-schema",
+                ));
+            }
+        }
+    }
+    match info.output_schema.as_deref() {
+        None => problems.push(Problem::warning(
+            "output_schema",
+            "there is no output schema: MCP clients get no outputSchema and no structured result"
+                .to_owned(),
+            "declare one for the structured output (in Rust, `Tool::output_schema`)",
+        )),
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Err(e) => problems.push(Problem::error(
+                "output_schema",
+                format!("the output schema is not valid JSON: {e}"),
+                "return the schema as JSON text, or none",
+            )),
+            Ok(schema) if !jsonschema::meta::is_valid(&schema) => problems.push(Problem::error(
+                "output_schema",
+                "the output schema is not valid JSON Schema".to_owned(),
+                "check it against the JSON Schema 2020-12 meta-schema",
+            )),
+            Ok(_) => {}
+        },
+    }
+    let version = info.version.trim();
+    if version.is_empty() {
+        problems.push(Problem::error(
+            "version",
+            "the version is empty".to_owned(),
+            "give the tool a version such as `0.1.0` (in Rust, the crate's version)",
+        ));
+    } else if !is_semver(version) {
+        problems.push(Problem::warning(
+            "version",
+            format!("the version `{version}` is not MAJOR.MINOR.PATCH"),
+            "use a semantic version such as `0.1.0`",
+        ));
+    }
+    for cap in &info.capabilities {
+        if let wit::Capability::Network(hosts) = cap {
+            if hosts.is_empty() {
+                problems.push(Problem::error(
+                    "capabilities",
+                    "the network capability names no host".to_owned(),
+                    "list the hosts the tool connects to",
+                ));
+            } else if hosts.iter().any(|h| h == "*") {
+                problems.push(Problem::warning(
+                    "capabilities",
+                    "the network capability asks for every host (`*`)".to_owned(),
+                    "list the hosts the tool connects to: a person grants what it asks for",
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// `MAJOR.MINOR.PATCH`, with an optional `-pre` or `+build` tail.
+fn is_semver(version: &str) -> bool {
+    let core = version.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A snake_case name close to `name`: `CountWords` and `count-words` both
+/// give `count_words`.
+pub fn snake_case_suggestion(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+            prev_lower = true;
+        } else {
+            out.push('_');
+            prev_lower = false;
+        }
+    }
+    let mut name = out
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name.insert_str(0, "tool_");
+    }
+    name.truncate(64);
+    name.trim_end_matches('_').to_owned()
 }
 
 pub use toolhost_shared::dynamic::is_snake_case;
@@ -169,6 +341,16 @@ mod tests {
     fn snake_case_names() {
         for ok in ["read_file", "grep", "v2_tool", "a1"] {
             assert!(is_snake_case(ok), "{ok}");
+        }
+        for (bad, good) in [
+            ("CountWords", "count_words"),
+            ("count-words", "count_words"),
+            ("Count-Words", "count_words"),
+            ("2fast", "tool_2fast"),
+            ("__x__", "x"),
+        ] {
+            assert_eq!(snake_case_suggestion(bad), good);
+            assert!(is_snake_case(good), "{good}");
         }
         for bad in [
             "",

@@ -156,13 +156,21 @@ pub enum Command {
     Serve(ServeArgs),
     /// Check plugin components the way they are checked before loading:
     /// each compiles, links against this host's world, and describes itself
-    /// with a valid name, description and JSON Schemas.
+    /// with a valid name, description, JSON Schemas, version and
+    /// capabilities. Every problem of a file is reported in one run, each
+    /// with what to fix; warnings (no output schema, a version that is not
+    /// MAJOR.MINOR.PATCH, every network host asked for) do not fail it.
     ///
     /// Exit status: 0 if every file conforms, 1 otherwise.
     Check {
         /// The `.wasm` files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// One JSON array for scripts: per file `file`, `conforms`, `tool`
+        /// (name, version, capabilities) and `problems` (severity, field,
+        /// message, fix).
+        #[arg(long)]
+        json: bool,
     },
     /// Review the tools agents created with create_tool: list them, show
     /// one, approve it (it is loaded, also by a running `toolhost serve`)
@@ -415,11 +423,14 @@ impl Settings {
             progress.clone(),
             serving,
         );
+        // A grant naming a tool not loaded yet may name a deferred plugin
+        // file: load them all, so what waits for a tool really does.
         let names_deferred = |b: &toolhost::config::Built| {
             b.deferred > 0
-                && grants
-                    .iter()
-                    .any(|(_, tool, _)| !b.executor.registry().contains(tool))
+                && (!b.waiting_grants.is_empty()
+                    || grants
+                        .iter()
+                        .any(|(_, tool, _)| !b.executor.registry().contains(tool)))
         };
         if serving && built.as_ref().map_or(true, names_deferred) {
             built = config.executor(&origin, cache, profile, progress, false);
@@ -432,12 +443,20 @@ impl Settings {
                 problem.reason
             ));
         }
+        for waiting in &built.waiting_grants {
+            crate::output::warn(waiting);
+        }
         // --grant replaces the file's grant for that tool; checked here so a
         // typo is blamed on the flag.
         let mut executor = built.executor;
         for (spec, tool, mut grant) in grants {
+            // Kept for a tool not loaded yet: a plugin dropped in later
+            // (`serve` reloads) gets it.
             if let Err(err) = executor.registry().get(&tool) {
-                return Err(UsageError(format!("--grant {spec}: {err}")).into());
+                crate::output::warn(&toolhost::config::waiting_grant(
+                    &format!("--grant {spec}"),
+                    &err.to_string(),
+                ));
             }
             if let Err(err) = executor.resolve_state_dirs(&mut grant) {
                 return Err(UsageError(format!("--grant {spec}: {err}")).into());

@@ -86,7 +86,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             output::schemas(&schemas)?;
         }
         Command::Config { action } => output::config(&settings, &action)?,
-        Command::Check { files } => return check(&settings, &files),
+        Command::Check { files, json } => return check(&settings, &files, json),
         Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
         Command::Call(args) => return call(&settings, agent, &args),
         // Handled above: serving takes the settings whole.
@@ -100,38 +100,40 @@ fn usage(err: toolhost::RegistryError) -> UsageError {
     UsageError(err.to_string())
 }
 
-/// `toolhost check`: the conformance checks, file by file.
-fn check(settings: &Settings, files: &[std::path::PathBuf]) -> anyhow::Result<ExitCode> {
+/// `toolhost check`: the conformance checks, file by file, every problem
+/// of each.
+fn check(
+    settings: &Settings,
+    files: &[std::path::PathBuf],
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let runtime = settings.executor.runtime();
-    let mut failed = 0;
-    for file in files {
-        let checked = std::fs::read(file)
-            .map_err(|e| format!("cannot read it: {e}"))
-            .and_then(|wasm| {
-                toolhost::dynamic::check_component(runtime, wasm, file).map_err(|e| e.to_string())
-            });
-        match checked {
-            Ok(plugin) => {
-                let info = plugin.info();
-                let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
-                output::text(&format!(
-                    "ok: {}: `{}` {}, asks for: {}\n",
-                    file.display(),
-                    info.name,
-                    info.version,
-                    output::caps_text(&caps),
-                ))?;
-            }
-            Err(problems) => {
-                failed += 1;
-                output::warn(&format!(
-                    "{}: does not conform:\n{problems}",
-                    file.display()
-                ));
-            }
+    let reports: Vec<(&std::path::PathBuf, toolhost::CheckReport)> = files
+        .iter()
+        .map(|file| {
+            let report = match std::fs::read(file) {
+                Ok(wasm) => runtime.check_report(&wasm),
+                Err(e) => toolhost::CheckReport {
+                    info: None,
+                    problems: vec![toolhost::Problem {
+                        severity: toolhost::Severity::Error,
+                        field: "component",
+                        message: format!("cannot read it: {e}"),
+                        fix: "give the path of a built `.wasm` component".to_owned(),
+                    }],
+                },
+            };
+            (file, report)
+        })
+        .collect();
+    if json {
+        output::check_json(&reports)?;
+    } else {
+        for (file, report) in &reports {
+            output::check_text(file, report)?;
         }
     }
-    Ok(if failed == 0 {
+    Ok(if reports.iter().all(|(_, r)| r.conforms()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_TOOL_ERROR)
