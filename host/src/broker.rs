@@ -62,7 +62,7 @@ pub struct CommandConfig {
     /// to the fallback (Landlock and seccomp alone).
     pub namespaces: bool,
     /// Where the host may make mount namespaces itself (as root), build
-    /// the next command's view ahead in a thread of idle priority; `false`:
+    /// the next command's view ahead in a thread of low priority (nice 19); `false`:
     /// each command's child builds its own.
     pub views_ahead: bool,
     /// Timeout when the request gives none.

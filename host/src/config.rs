@@ -203,7 +203,7 @@ pub struct CommandsSection {
     /// Confine commands in namespaces where the host allows it (`false`:
     /// Landlock and seccomp only).
     pub namespaces: bool,
-    /// As root, build each command's view ahead of it in an idle-priority
+    /// As root, build each command's view ahead of it in a low-priority
     /// thread (`false`: each command's child builds its own).
     pub views_ahead: bool,
     /// Seconds a command may run when the request names no timeout.

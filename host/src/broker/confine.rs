@@ -306,6 +306,7 @@ impl Prepared {
             envp,
             owner: Arc::from(""),
             net: None,
+            stale_view: None,
         }
     }
 }

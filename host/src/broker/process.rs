@@ -65,7 +65,7 @@ impl Spawner {
     pub(crate) fn new(pids: Option<Arc<Pids>>, max: u32, views_ahead: bool) -> io::Result<Self> {
         let (tx, rx) = mpsc::channel::<SpawnJob>();
         let made_ahead = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let net_pool = Arc::new(spawn::NetPool::default());
+        let net_pool = Arc::new(spawn::NetPool::new(Support::get().landlock_abi >= 1));
         let pool = Arc::clone(&net_pool);
         let counted = Arc::clone(&made_ahead);
         let thread = thread::Builder::new()
@@ -434,10 +434,13 @@ pub(crate) fn reap(
     held: (Option<CommandCgroup>, spawn::Held),
     after: Option<Box<dyn FnOnce() + Send>>,
 ) -> mpsc::Receiver<Exit> {
-    let (cgroup, view) = held;
+    type Held = (Option<CommandCgroup>, spawn::Held);
     let (tx, rx) = mpsc::channel();
     let late_watchdog = watchdog.clone();
-    let finish = move |tx: mpsc::Sender<Exit>| {
+    // What the command leaves goes to the thread only once it runs: a
+    // thread that cannot start must not drop it (a network namespace would
+    // go back to its pool) before the command is dead.
+    let finish = move |tx: mpsc::Sender<Exit>, (cgroup, view): Held| {
         let exit = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)).and_then(|pid| {
             let exited = || {
                 rustix::process::waitid(
@@ -460,28 +463,31 @@ pub(crate) fn reap(
         drop(view);
         drop(cgroup);
     };
-    let (job_tx, job_rx) = mpsc::channel::<mpsc::Sender<Exit>>();
+    let (job_tx, job_rx) = mpsc::channel::<(mpsc::Sender<Exit>, Held)>();
     let spawned = thread::Builder::new()
         .name("toolhost-reaper".to_owned())
         .spawn(move || {
-            if let Ok(tx) = job_rx.recv() {
-                finish(tx);
+            if let Ok((tx, held)) = job_rx.recv() {
+                finish(tx, held);
             }
         });
     match spawned {
         Ok(_) => {
-            let _ = job_tx.send(tx);
+            let _ = job_tx.send((tx, held));
         }
         Err(e) => {
             tracing::warn!("cannot start a reaper thread ({e}); killing the command");
             kill_group(pgid);
-            // The closure went with the failed thread: reap here.
+            // The closure went with the failed thread: reap here, and let
+            // go of what the command held only once it is dead.
+            let (cgroup, view) = held;
             if let Some(pid) = Pid::from_raw(i32::try_from(pgid).unwrap_or(0)) {
-                let _ = tx.send(end_leader(pid, false, None));
+                let _ = tx.send(end_leader(pid, false, cgroup.as_ref()));
             }
             if let Some(w) = &late_watchdog {
                 w.forget(pgid);
             }
+            drop((view, cgroup));
         }
     }
     rx

@@ -1021,7 +1021,7 @@ fn views_made_ahead_confine_as_much_and_serve_one_command_each() {
                 break;
             }
         }
-        // Give the maker (idle priority) a moment to make the next.
+        // Give the maker (low priority) a moment to make the next.
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = std::fs::remove_file(&marker);
@@ -1121,5 +1121,35 @@ fn the_process_limit_holds_in_cgroups_used_again() {
             .unwrap();
         assert!(quick.stdout.contains("fine"), "round {round}: {quick:?}");
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// No command reaches the kernel keyrings: on a root host, without a user
+/// namespace, they would be the host root's.
+#[test]
+fn commands_cannot_reach_the_kernel_keyrings() {
+    let setup = Setup::new();
+    if !confined(&setup) {
+        return;
+    }
+    // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0) and
+    // add_key, by number, whatever tools the machine has.
+    let line = r#"python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl, add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[os.uname().machine]
+r1 = libc.syscall(keyctl, 0, -4, 0)
+e1 = ctypes.get_errno()
+r2 = libc.syscall(add_key, b"user", b"planted", b"x", 1, -4)
+e2 = ctypes.get_errno()
+print(r1, e1, r2, e2)
+'"#;
+    for setup in both_layers() {
+        let out = setup.yolo().run(&shell(line), None).unwrap();
+        assert_eq!(
+            out.stdout.trim(),
+            format!("-1 {e} -1 {e}", e = libc::EACCES),
+            "{out:?}"
+        );
     }
 }

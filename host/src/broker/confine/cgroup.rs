@@ -25,12 +25,14 @@ pub(crate) struct Pids {
     /// Empty cgroups of ended commands, made the next commands' instead of
     /// a `mkdir` and an `rmdir` each (a pids cgroup keeps nothing of the
     /// tasks it held but counters no command can read: `/sys` is not in
-    /// its view).
-    free: Arc<Mutex<Vec<PathBuf>>>,
+    /// its view). `None` once the host let go of them.
+    free: Free,
 }
 
 /// How many empty cgroups wait for a command.
 const FREE: usize = 8;
+
+type Free = Arc<Mutex<Option<Vec<PathBuf>>>>;
 
 /// One command's cgroup; removed on drop (once it is empty).
 #[derive(Debug)]
@@ -39,7 +41,7 @@ pub(crate) struct CommandCgroup {
     /// Cleared while the spawner thread is still inside (see [`Ahead`]).
     released: Arc<AtomicBool>,
     /// Where it goes once empty ([`Pids::free`]).
-    free: Arc<Mutex<Vec<PathBuf>>>,
+    free: Free,
 }
 
 /// A cgroup the spawner thread has joined ahead of the next command, so
@@ -113,7 +115,7 @@ impl Pids {
             let pids = Self {
                 parent,
                 threads,
-                free: Arc::default(),
+                free: Arc::new(Mutex::new(Some(Vec::new()))),
             };
             pids.remove_stale();
             // One made and removed: the host may write here.
@@ -193,16 +195,22 @@ impl Pids {
             .free
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        // One gone (another host's cleanup of stale ones) is made anew.
-        if let Some(dir) = reused
-            && std::fs::write(dir.join("pids.max"), max.to_string()).is_ok()
-        {
-            return Ok(CommandCgroup {
-                dir,
-                released: Arc::new(AtomicBool::new(true)),
-                free: Arc::clone(&self.free),
-            });
+            .as_mut()
+            .and_then(Vec::pop);
+        // Touched, so no host's cleanup takes it for a stale one; one gone
+        // (such a cleanup) or unusable is made anew.
+        if let Some(dir) = reused {
+            let touched = std::fs::File::open(&dir)
+                .and_then(|d| d.set_modified(std::time::SystemTime::now()))
+                .is_ok();
+            if touched && std::fs::write(dir.join("pids.max"), max.to_string()).is_ok() {
+                return Ok(CommandCgroup {
+                    dir,
+                    released: Arc::new(AtomicBool::new(true)),
+                    free: Arc::clone(&self.free),
+                });
+            }
+            let _ = std::fs::remove_dir(&dir);
         }
         // Unique names, also across processes that share a pid in
         // different PID namespaces.
@@ -254,22 +262,22 @@ impl CommandCgroup {
 }
 
 impl CommandCgroup {
-    /// Nothing is in it any more.
+    /// Nothing is in it or counted in it any more (`pids.current` counts
+    /// tasks still exiting, which `cgroup.procs` no longer lists).
     fn is_empty(&self) -> bool {
-        let listed = |file: &str| std::fs::read_to_string(self.dir.join(file));
-        listed("cgroup.procs").is_ok_and(|p| p.trim().is_empty())
-            && listed("tasks").map_or(true, |t| t.trim().is_empty())
+        std::fs::read_to_string(self.dir.join("pids.current")).is_ok_and(|n| n.trim() == "0")
     }
 }
 
 impl Drop for Pids {
     fn drop(&mut self) {
-        for dir in self
+        // Closed: a command's cgroup dropped after this is removed.
+        let free = self
             .free
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-        {
+            .take();
+        for dir in free.into_iter().flatten() {
             let _ = std::fs::remove_dir(dir);
         }
     }
@@ -284,7 +292,7 @@ impl Drop for CommandCgroup {
         }
         if self.released.load(Ordering::Acquire) && self.is_empty() {
             let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-            if free.len() < FREE {
+            if let Some(free) = free.as_mut().filter(|f| f.len() < FREE) {
                 free.push(mem::take(&mut self.dir));
                 return;
             }

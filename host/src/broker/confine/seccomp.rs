@@ -29,10 +29,16 @@ pub(super) fn filter(restrict_sockets: bool) -> Result<BpfProgram, String> {
     rules.insert(libc::SYS_setsid, Vec::new());
     rules.insert(libc::SYS_setpgid, Vec::new());
     rules.insert(libc::SYS_ioctl, vec![arg(1, SeccompCmpOp::Eq, TIOCSTI)?]);
+    // The kernel keyrings: a command has no use for them, and without a
+    // user namespace of its own (a root host) the user and persistent
+    // keyrings it would reach are the host root's (Kerberos tickets...).
     for call in [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
     ] {
         rules.insert(call, Vec::new());
     }

@@ -81,6 +81,9 @@ pub(crate) struct Launch {
     /// The network namespace it is born in, when the spawner thread
     /// entered one for it (net.rs).
     pub net: Option<NetLease>,
+    /// A view made ahead for another layout, let go of with this
+    /// command's own (ahead.rs).
+    pub stale_view: Option<OwnedFd>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
 }
@@ -163,6 +166,8 @@ pub(crate) struct Held {
     /// The network namespace it was born in: back to its owner's pool
     /// when dropped, so drop it only once the command has ended.
     pub net: Option<NetLease>,
+    /// A view made ahead that served nobody.
+    pub stale_view: Option<OwnedFd>,
 }
 
 /// Start `launch` with piped stdout and stderr and, if `stdin`, a piped
@@ -256,6 +261,7 @@ pub(crate) fn spawn(launch: &mut Launch, stdin: bool) -> io::Result<Spawned> {
         held: Held {
             view,
             net: launch.net.take(),
+            stale_view: launch.stale_view.take(),
         },
         pid_namespace: launch.namespaces.is_some(),
         stdin: in_w,

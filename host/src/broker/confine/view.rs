@@ -59,6 +59,11 @@ pub(crate) enum Op {
     MaskHost { dst: CString, dir: bool },
     /// Make a protected path read-only (no symlink followed).
     ReadOnly(CString),
+    /// Fail unless what is at this path (no symlink followed), if
+    /// anything, is still covered by a mount: a system secret masked in a
+    /// view made ahead, which the host may have replaced since (a
+    /// replaced file takes its mounts with it).
+    Covered(CString),
     /// The root of the view read-only, once everything is mounted.
     RootReadOnly(CString),
 }
@@ -236,7 +241,12 @@ impl View {
         let (mut fixed, mut per_command) = (Vec::new(), Vec::new());
         for op in &self.ops {
             let target = match op {
-                Op::Dir(t) | Op::File(t) | Op::Proc(t) | Op::Mask(t) | Op::ReadOnly(t) => t,
+                Op::Dir(t)
+                | Op::File(t)
+                | Op::Proc(t)
+                | Op::Mask(t)
+                | Op::ReadOnly(t)
+                | Op::Covered(t) => t,
                 Op::Bind { dst, .. }
                 | Op::Device { dst, .. }
                 | Op::Tmpfs { dst, .. }
@@ -254,6 +264,10 @@ impl View {
                 }
                 Op::Mask(_) | Op::ReadOnly(_) => per_command.push(op.clone()),
                 _ if proc.is_some_and(|p| beneath(target, p)) => return None,
+                Op::MaskHost { dst, .. } => {
+                    per_command.push(Op::Covered(dst.clone()));
+                    fixed.push(op.clone().under(root));
+                }
                 _ => fixed.push(op.clone().under(root)),
             }
         }
@@ -303,6 +317,7 @@ impl Op {
                 dir,
             },
             Op::ReadOnly(d) => Op::ReadOnly(under(d)),
+            Op::Covered(d) => Op::Covered(under(d)),
             Op::RootReadOnly(_) => Op::RootReadOnly(CString::new(root).unwrap_or_default()),
         }
     }

@@ -1,5 +1,5 @@
 //! Views made ahead. Where the host may make mount namespaces itself (as
-//! root), a thread of idle priority makes the next command's mount
+//! root), a thread of low priority (nice 19) makes the next command's mount
 //! namespace before the command comes: the skeleton bound as the root,
 //! every operation that is the same for each command of the layout
 //! (system directories, devices, the workspace and read list, the masks of
@@ -16,7 +16,6 @@ use crate::broker::confine::view::Op;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::mem;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt as _;
@@ -33,23 +32,36 @@ pub(crate) struct Fixed {
     pub mask_dir: CString,
     /// The operations, targets under `root`.
     pub ops: Vec<Op>,
-    /// The device and inode of each bind's source when asked for: a
-    /// directory removed and made again at the same path is another one,
-    /// and a view bound to the old one must not serve.
+    /// The device and inode of each bind's source and of each system
+    /// secret masked, when asked for: a directory removed and made again
+    /// at the same path is another one, and a view bound to the old one
+    /// (or whose mask went with a replaced secret) must not serve.
     sources: Vec<Option<(u64, u64)>>,
 }
 
 impl Fixed {
     pub(crate) fn new(root: &Path, mask_file: &CString, mask_dir: &CString, ops: Vec<Op>) -> Self {
+        let root_bytes = root.as_os_str().as_bytes();
+        let identity = |path: &[u8], follow: bool| {
+            let path = Path::new(std::ffi::OsStr::from_bytes(path));
+            let meta = if follow {
+                std::fs::metadata(path)
+            } else {
+                std::fs::symlink_metadata(path)
+            };
+            meta.ok().map(|m| (m.dev(), m.ino()))
+        };
+        // Bind sources, and the system secrets masked (a replaced one
+        // loses its mask in a view already made).
         let sources = ops
             .iter()
             .filter_map(|op| match op {
-                Op::Bind { src, .. } => Some(src),
+                Op::Bind { src, .. } => Some(identity(src.as_bytes(), true)),
+                Op::MaskHost { dst, .. } => dst
+                    .as_bytes()
+                    .strip_prefix(root_bytes)
+                    .map(|host| identity(host, false)),
                 _ => None,
-            })
-            .map(|src| {
-                let path = Path::new(std::ffi::OsStr::from_bytes(src.as_bytes()));
-                std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
             })
             .collect();
         Self {
@@ -129,19 +141,27 @@ impl SpareViews {
         let (Some(fixed), Some(made)) = (&ns.fixed, &self.made) else {
             return;
         };
-        if let Ok((made_for, view)) = made.try_recv()
-            && made_for == *fixed
+        let mut stale = None;
+        if let Ok((made_for, view)) = made.try_recv() {
+            if made_for == *fixed {
+                ns.made = Some(view);
+                ns.flags &= !libc::CLONE_NEWNS;
+                self.used.fetch_add(1, Ordering::Relaxed);
+            } else {
+                stale = Some(view);
+            }
+        }
         {
-            ns.made = Some(view);
-            ns.flags &= !libc::CLONE_NEWNS;
-            self.used.fetch_add(1, Ordering::Relaxed);
+            let (asked, wake) = &*self.want;
+            let mut asked = asked.lock().unwrap_or_else(PoisonError::into_inner);
+            if asked.fixed.as_ref() != Some(fixed) {
+                asked.fixed = Some(Arc::clone(fixed));
+                wake.notify_one();
+            }
         }
-        let (asked, wake) = &*self.want;
-        let mut asked = asked.lock().unwrap_or_else(PoisonError::into_inner);
-        if asked.fixed.as_ref() != Some(fixed) {
-            asked.fixed = Some(Arc::clone(fixed));
-            wake.notify_one();
-        }
+        // Torn down with the command's own view, after its answer, not on
+        // this thread.
+        launch.stale_view = stale;
     }
 }
 
@@ -156,15 +176,10 @@ impl Drop for SpareViews {
     }
 }
 
-/// The maker thread: at idle priority, make a view of the layout asked
+/// The maker thread: at low priority, make a view of the layout asked
 /// for and hand it over, again and again until the spawner is gone.
 fn make(want: &Arc<Want>, to: &mpsc::SyncSender<(Arc<Fixed>, OwnedFd)>) {
-    #[expect(unsafe_code, reason = "sched_setscheduler of this thread")]
-    // SAFETY: a plain C struct, then a system call on this thread only.
-    unsafe {
-        let param: libc::sched_param = mem::zeroed();
-        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
-    }
+    super::net::low_priority();
     let (Ok(host), Ok(proc)) = (File::open("/proc/thread-self/ns/mnt"), File::open("/proc")) else {
         return;
     };
@@ -259,5 +274,62 @@ fn fill(fixed: &Fixed, proc: &File) -> io::Result<OwnedFd> {
             return Err(io::Error::last_os_error());
         }
         Ok(<OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mounts::{Masks, Tree, apply_op};
+    use super::*;
+
+    fn path(p: &Path) -> CString {
+        CString::new(p.as_os_str().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_replaced_secret_makes_another_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let secret = dir.path().join("shadow");
+        std::fs::write(&secret, "a").unwrap();
+        let mask = path(&dir.path().join("mask"));
+        // The target is the secret's path under the root.
+        let ops = || {
+            let mut bytes = root.as_os_str().as_bytes().to_vec();
+            bytes.extend_from_slice(secret.as_os_str().as_bytes());
+            vec![Op::MaskHost {
+                dst: CString::new(bytes).unwrap(),
+                dir: false,
+            }]
+        };
+        let before = Fixed::new(&root, &mask, &mask, ops());
+        assert_eq!(before, Fixed::new(&root, &mask, &mask, ops()));
+        // Replaced as `passwd` does: a new file renamed over the old.
+        let new = dir.path().join("shadow+");
+        std::fs::write(&new, "b").unwrap();
+        std::fs::rename(&new, &secret).unwrap();
+        assert_ne!(before, Fixed::new(&root, &mask, &mask, ops()));
+    }
+
+    #[test]
+    fn covered_fails_where_no_mount_covers_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let none = || Tree {
+            fd: -1,
+            placed: false,
+        };
+        let mut masks = Masks::Trees {
+            file: none(),
+            dir: none(),
+        };
+        // A plain file is no mount's root: the mask that was there is gone.
+        assert!(apply_op(&Op::Covered(path(&file)), &mut masks).is_err());
+        // Nothing there: nothing to hide.
+        let gone = dir.path().join("gone");
+        assert!(apply_op(&Op::Covered(path(&gone)), &mut masks).is_ok());
+        // A mount's root passes.
+        assert!(apply_op(&Op::Covered(c"/proc".to_owned()), &mut masks).is_ok());
     }
 }

@@ -21,6 +21,9 @@ macro_rules! sys {
     };
 }
 
+/// `statx`'s attribute of a mount's root (linux/stat.h, Linux 5.8).
+const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
+
 /// The step of the child that builds the view.
 const VIEW: usize = 6;
 
@@ -315,6 +318,26 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
                     let covered = cover(tree, target, true);
                     libc::close(target);
                     covered?;
+                }
+            }
+            Op::Covered(dst) => {
+                let mut stx: libc::statx = mem::zeroed();
+                let looked = libc::statx(
+                    libc::AT_FDCWD,
+                    dst.as_ptr(),
+                    libc::AT_SYMLINK_NOFOLLOW,
+                    libc::STATX_TYPE,
+                    &mut stx,
+                );
+                if looked < 0 {
+                    if errno() != libc::ENOENT {
+                        return Err(VIEW);
+                    }
+                } else if stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
+                    && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT == 0
+                {
+                    *libc::__errno_location() = libc::ESTALE;
+                    return Err(VIEW);
                 }
             }
             Op::RootReadOnly(root) => {

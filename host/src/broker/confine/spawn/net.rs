@@ -3,11 +3,13 @@
 //! what a namespaced command costs, so neither happens while a caller
 //! waits:
 //!
-//! - a thread of idle priority makes fresh ones ahead ([`SpareNetwork`]);
+//! - a thread of low priority (nice 19) makes fresh ones ahead ([`SpareNetwork`]);
 //! - once a command has ended (its PID namespace with it, so no process
-//!   and no socket of it is left), its namespace goes back to a pool of
-//!   its owner (the session whose call ran it) and serves that owner's
-//!   next command ([`NetPool`]); another owner never gets it;
+//!   of it is left; a socket it handed to another command of the same
+//!   owner may be), its namespace goes back to a pool of its owner (the
+//!   session whose call ran it) and serves that owner's next command
+//!   ([`NetPool`]), where Landlock keeps commands from changing
+//!   `/proc/sys/net`; another owner never gets it;
 //! - the ones let go of are held and dropped together, so the kernel tears
 //!   them down in one batch (one RCU grace period and one pass of every
 //!   network subsystem for the lot) instead of one per command.
@@ -33,6 +35,10 @@ const POOLED: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct NetPool {
     state: Mutex<PoolState>,
+    /// Namespaces serve their owner's next command (only where Landlock
+    /// keeps commands from writing `/proc/sys/net`, whose settings would
+    /// otherwise carry over).
+    reuse: bool,
 }
 
 #[derive(Debug, Default)]
@@ -43,6 +49,13 @@ struct PoolState {
 }
 
 impl NetPool {
+    pub(crate) fn new(reuse: bool) -> Self {
+        Self {
+            state: Mutex::default(),
+            reuse,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -56,6 +69,10 @@ impl NetPool {
 
     /// `owner`'s command that used `ns` has ended.
     fn give_back(&self, owner: Arc<str>, ns: OwnedFd) {
+        if !self.reuse {
+            self.retire_one(ns);
+            return;
+        }
         let gone = {
             let mut state = self.lock();
             state.idle.push_back((owner, ns));
@@ -205,15 +222,25 @@ impl SpareNetwork {
     }
 }
 
-/// The maker thread: at idle priority, make a namespace with its loopback
+/// Run the calling thread at the lowest priority that still gets a share
+/// of a busy machine (nice 19): work made ahead never takes a core from a
+/// caller or a command, and a thread that holds a kernel lock (the
+/// namespace or network locks) is never starved while holding it, as
+/// `SCHED_IDLE` could be.
+pub(super) fn low_priority() {
+    let tid = rustix::thread::gettid().as_raw_nonzero().get();
+    #[expect(unsafe_code, reason = "setpriority of this thread")]
+    // SAFETY: a system call on this thread only (Linux applies a tid's
+    // nice value to that thread).
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, tid.unsigned_abs(), 19);
+    }
+}
+
+/// The maker thread: at low priority, make a namespace with its loopback
 /// up and hand it over, again and again until the spawner is gone.
 fn make_spares(to: &mpsc::SyncSender<OwnedFd>) {
-    #[expect(unsafe_code, reason = "sched_setscheduler of this thread")]
-    // SAFETY: a plain C struct, then a system call on this thread only.
-    unsafe {
-        let param: libc::sched_param = mem::zeroed();
-        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
-    }
+    low_priority();
     loop {
         #[expect(unsafe_code, reason = "unshare of this thread's network namespace")]
         // SAFETY: affects only the calling thread (the maker).
