@@ -586,3 +586,48 @@ mod snapshots {
         insta::assert_snapshot!(normalise(&transcript, ws.path()));
     }
 }
+
+/// `toolhost completions SHELL` prints a script the shell loads and that
+/// completes subcommands and their values, for every shell clap_complete
+/// knows; bash runs it here.
+#[test]
+fn completions_complete_subcommands_in_a_real_bash() {
+    let ws = workspace();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = toolhost(ws.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        assert!(stdout(&out).contains("completions"), "{shell}");
+    }
+    let out = toolhost(ws.path(), &["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("possible values"), "{}", stderr(&out));
+
+    let script = ws.path().join("toolhost.bash");
+    std::fs::write(
+        &script,
+        stdout(&toolhost(ws.path(), &["completions", "bash"])),
+    )
+    .unwrap();
+    let complete = |words: &str, cword: usize| {
+        let line = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE=\"{words}\"; \
+             COMP_POINT=${{#COMP_LINE}}; _toolhost toolhost \"${{COMP_WORDS[$COMP_CWORD]}}\" \
+             \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &line])
+            .output()
+            .expect("bash runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let subcommands = complete("toolhost ch", 1);
+    assert!(
+        subcommands.lines().any(|l| l == "check") && !subcommands.contains("call"),
+        "{subcommands}"
+    );
+    let shells = complete("toolhost completions ''", 2);
+    for shell in ["bash", "zsh", "fish"] {
+        assert!(shells.lines().any(|l| l == shell), "{shells}");
+    }
+}

@@ -121,6 +121,14 @@ impl CommandArgs {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print a shell completion script for toolhost, e.g.
+    /// `toolhost completions bash > ~/.local/share/bash-completion/completions/toolhost`
+    /// or `toolhost completions zsh > ~/.zfunc/_toolhost`. Reads no
+    /// configuration and loads no tool.
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
     /// List the available tools: name, capabilities, sensitivity, description.
     Tools {
         /// Print a JSON array instead of a table.

@@ -37,6 +37,13 @@ fn main() -> ExitCode {
 }
 
 fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Completions { shell } = cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut command, "toolhost", &mut script);
+        output::text(&String::from_utf8_lossy(&script))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
         Command::Serve(args) => args.mode,
@@ -89,8 +96,9 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check { files, json } => return check(&settings, &files, json),
         Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
         Command::Call(args) => return call(&settings, agent, &args),
-        // Handled above: serving takes the settings whole.
-        Command::Serve(_) => {}
+        // Handled above: serving takes the settings whole, completions
+        // need none.
+        Command::Serve(_) | Command::Completions { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }
