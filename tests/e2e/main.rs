@@ -28,6 +28,7 @@ mod mcp_protocol;
 mod pipeline;
 mod read_file;
 mod sandbox;
+mod scaffold;
 mod search_tools;
 mod secrets;
 mod sensitivity;

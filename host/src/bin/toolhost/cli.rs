@@ -121,6 +121,26 @@ impl CommandArgs {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a new tool project: a tool with an input and an output schema,
+    /// a test and a README, that builds, passes `toolhost check` and runs
+    /// as it is (`toolhost new count_words`, then follow what it prints).
+    New {
+        /// The tool's name, snake_case (e.g. `count_words`); also the
+        /// project's.
+        name: String,
+        /// The language.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: crate::scaffold::Lang,
+        /// Where to create it (default: ./NAME); it must not exist or be
+        /// empty.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// toolhost's `sdk` directory to build against (default: the one
+        /// this toolhost was built from, if it is still there; else the
+        /// published toolhost-sdk of this version).
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+    },
     /// Print a shell completion script for toolhost, e.g.
     /// `toolhost completions bash > ~/.local/share/bash-completion/completions/toolhost`
     /// or `toolhost completions zsh > ~/.zfunc/_toolhost`. Reads no

@@ -2,6 +2,7 @@
 
 mod cli;
 mod output;
+mod scaffold;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -37,6 +38,17 @@ fn main() -> ExitCode {
 }
 
 fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::New {
+        name,
+        lang,
+        dir,
+        sdk,
+    } = &cli.command
+    {
+        let told = scaffold::new_project(name, *lang, dir.as_deref(), sdk.as_deref())?;
+        output::text(&told)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Command::Completions { shell } = cli.command {
         let mut command = <Cli as clap::CommandFactory>::command();
         let mut script = Vec::new();
@@ -98,7 +110,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Call(args) => return call(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
-        Command::Serve(_) | Command::Completions { .. } => {}
+        Command::Serve(_) | Command::Completions { .. } | Command::New { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,118 @@
+//! `toolhost new`: the project it writes builds for wasm32-wasip2, its own
+//! test passes, `toolhost check` accepts the component without a warning,
+//! and `toolhost call` runs it with the grant its README gives.
+
+use crate::support::{json, stderr, stdout, toolhost, workspace, write};
+use std::path::Path;
+use std::process::Command;
+
+/// `cargo ARGS` in `dir`, with one target directory for every run of this
+/// test (the SDK's dependencies compile once).
+fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target"),
+        )
+        .output()
+        .expect("cargo runs")
+}
+
+#[test]
+fn a_new_rust_tool_builds_tests_checks_and_runs() {
+    let base = workspace();
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+    let sdk = sdk.to_str().unwrap();
+
+    // A bad name gets a valid one to use, and nothing is written.
+    let out = toolhost(base.path(), &["new", "Count-Words", "--sdk", sdk]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("e.g. `count_words`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!base.path().join("Count-Words").exists());
+
+    let out = toolhost(base.path(), &["new", "count_words", "--sdk", sdk]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("cargo build --release --target wasm32-wasip2"));
+    let project = base.path().join("count_words");
+    for file in ["Cargo.toml", "src/lib.rs", "README.md", "Cargo.lock"] {
+        assert!(project.join(file).is_file(), "{file}");
+    }
+    // Never over an author's files.
+    let again = toolhost(base.path(), &["new", "count_words", "--sdk", sdk]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+
+    let built = cargo(
+        &project,
+        &["build", "--release", "--target", "wasm32-wasip2"],
+    );
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let tested = cargo(&project, &["test"]);
+    assert!(
+        tested.status.success() && String::from_utf8_lossy(&tested.stdout).contains("1 passed"),
+        "{}{}",
+        String::from_utf8_lossy(&tested.stdout),
+        String::from_utf8_lossy(&tested.stderr)
+    );
+
+    let release =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/wasm32-wasip2/release");
+    let wasm = release.join("count_words.wasm");
+    let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(stdout(&check).contains("`count_words` 0.1.0, asks for: workspace:read"));
+    assert!(!stderr(&check).contains("warning"), "{}", stderr(&check));
+
+    // Run as the README says, on a file of a workspace.
+    let ws = workspace();
+    write(ws.path(), "notes.txt", "one two\nthree\n");
+    let plugins = workspace();
+    std::fs::copy(&wasm, plugins.path().join("count_words.wasm")).unwrap();
+    let plugin_dir = plugins.path().to_str().unwrap();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            plugin_dir,
+            "--grant",
+            "count_words=workspace:read",
+            "call",
+            "count_words",
+            r#"{"path":"notes.txt"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = json(&out);
+    assert_eq!(
+        result["content"],
+        "notes.txt: 2 lines, 3 words, 14 characters"
+    );
+    assert_eq!(
+        result["structured"],
+        serde_json::json!({"lines": 2, "words": 3, "chars": 14})
+    );
+    // Without the grant it reaches nothing, and says how to grant it.
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            plugin_dir,
+            "call",
+            "count_words",
+            r#"{"path":"notes.txt"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(json(&out)["error"]["kind"], "denied", "{}", stdout(&out));
+}
