@@ -31,7 +31,6 @@ fn main() {
         "runners",
         "tests/fixtures",
         "sdk",
-        "wit",
         "Cargo.toml",
         "Cargo.lock",
     ] {

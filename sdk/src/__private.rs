@@ -4,7 +4,7 @@
 #[expect(missing_docs, reason = "generated WIT bindings")]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "tool-plugin",
         pub_export_macro: true,
         export_macro_name: "__toolhost_export",

@@ -116,3 +116,24 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     );
     assert_eq!(json(&out)["error"]["kind"], "denied", "{}", stdout(&out));
 }
+
+/// The SDK ships the WIT it was built for: its package holds
+/// `wit/plugin.wit`, which is the one the host is built against (there is
+/// one copy). `.ci/run` also runs `cargo package` on it in full.
+#[test]
+fn the_sdk_package_holds_its_wit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO"))
+        .args(["package", "-p", "toolhost-sdk", "--list", "--allow-dirty"])
+        .current_dir(&root)
+        .output()
+        .expect("cargo runs");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(listed.lines().any(|l| l == "wit/plugin.wit"), "{listed}");
+    assert!(!root.join("wit").exists(), "a second copy of the WIT");
+}
