@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("executor", 7),
     // front ends
     ("config", 8),
+    ("harness", 8),
     ("mcp", 9),
 ];
 

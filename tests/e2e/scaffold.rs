@@ -1,6 +1,7 @@
 //! `toolhost new`: the project it writes builds for wasm32-wasip2, its own
 //! test passes, `toolhost check` accepts the component without a warning,
-//! and `toolhost call` runs it with the grant its README gives.
+//! its cases pass through `toolhost test` in the real host, and `toolhost
+//! call` runs it with the grant its README gives.
 
 use crate::support::{json, stderr, stdout, toolhost, workspace, write};
 use std::path::Path;
@@ -40,7 +41,13 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("cargo build --release --target wasm32-wasip2"));
     let project = base.path().join("count_words");
-    for file in ["Cargo.toml", "src/lib.rs", "README.md", "Cargo.lock"] {
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "README.md",
+        "Cargo.lock",
+        "tests/cases.json",
+    ] {
         assert!(project.join(file).is_file(), "{file}");
     }
     // Never over an author's files.
@@ -72,6 +79,46 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert!(stdout(&check).contains("`count_words` 0.1.0, asks for: workspace:read"));
     assert!(!stderr(&check).contains("warning"), "{}", stderr(&check));
+
+    // Its own cases pass in the real host; a wrong expectation fails and
+    // says what differed; cases that are not JSON are a usage error.
+    let wasm_arg = wasm.to_str().unwrap();
+    let cases = project.join("tests/cases.json");
+    let out = toolhost(base.path(), &["test", wasm_arg, cases.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("count_words: 4 passed, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
+    write(
+        base.path(),
+        "wrong.json",
+        r#"[{"args": {"path": "a.txt"}, "grant": "workspace:read", "files": {"a.txt": "x"},
+            "expect": {"structured": {"words": 5}}}]"#,
+    );
+    let out = toolhost(base.path(), &["test", wasm_arg, "wrong.json", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let outcomes = json(&out);
+    assert_eq!(outcomes[0]["name"], "case 1");
+    assert_eq!(
+        outcomes[0]["failures"][0],
+        "structured.words: expected 5, got 1"
+    );
+    write(base.path(), "broken.json", "{not json");
+    let out = toolhost(base.path(), &["test", wasm_arg, "broken.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("JSON array of cases"),
+        "{}",
+        stderr(&out)
+    );
 
     // Run as the README says, on a file of a workspace.
     let ws = workspace();

@@ -141,6 +141,22 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
+    /// Test a built component in the real host: run each case of CASES (a
+    /// JSON array) in a fresh workspace and compare the result. A case:
+    /// `{"name", "args", "grant": "workspace:read", "files": {"a.txt":
+    /// "..."}, "expect": {"success", "content", "content_contains",
+    /// "structured" (members to match), "error_kind", "files"}}`.
+    ///
+    /// Exit status: 0 if every case passes, 1 otherwise.
+    Test {
+        /// The `.wasm` component.
+        wasm: PathBuf,
+        /// The cases, a JSON file.
+        cases: PathBuf,
+        /// Print each case's outcome and result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script for toolhost, e.g.
     /// `toolhost completions bash > ~/.local/share/bash-completion/completions/toolhost`
     /// or `toolhost completions zsh > ~/.zfunc/_toolhost`. Reads no

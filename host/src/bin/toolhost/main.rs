@@ -9,6 +9,7 @@ use clap::Parser;
 use cli::{CallArgs, Cli, Command, DynamicAction, Settings, UsageError};
 use std::io::Read;
 use std::process::ExitCode;
+use std::sync::Arc;
 use toolhost::{CallContext, CallOptions};
 
 /// Exit status when a tool reports an error.
@@ -106,6 +107,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Config { action } => output::config(&settings, &action)?,
         Command::Check { files, json } => return check(&settings, &files, json),
+        Command::Test { wasm, cases, json } => return test(&settings, &wasm, &cases, json),
         Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
         Command::Call(args) => return call(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
@@ -154,6 +156,36 @@ fn check(
         }
     }
     Ok(if reports.iter().all(|(_, r)| r.conforms()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    })
+}
+
+/// `toolhost test`: a built component's cases, run in the real host.
+fn test(
+    settings: &Settings,
+    wasm: &std::path::Path,
+    cases: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(cases)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", cases.display())))?;
+    let cases: Vec<toolhost::harness::Case> = serde_json::from_str(&text).map_err(|e| {
+        UsageError(format!(
+            "{}: {e}; it must be a JSON array of cases (see `toolhost test --help`)",
+            cases.display()
+        ))
+    })?;
+    let harness = toolhost::harness::Harness::new(Arc::clone(settings.executor.runtime()), wasm)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let outcomes: Vec<toolhost::harness::Outcome> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, case)| harness.run(case, i))
+        .collect();
+    output::test_outcomes(harness.tool(), &outcomes, json)?;
+    Ok(if outcomes.iter().all(toolhost::harness::Outcome::passed) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_TOOL_ERROR)
@@ -294,7 +326,7 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
     };
     // A person at this terminal is not the one to ask: clients are asked
     // through elicitation, per call.
-    let executor = std::sync::Arc::new(
+    let executor = Arc::new(
         settings
             .executor
             .with_confirmer(Box::new(toolhost::NoConfirmer)),

@@ -327,6 +327,35 @@ pub fn check_json(reports: &[(&std::path::PathBuf, toolhost::CheckReport)]) -> s
     json_out(&all)
 }
 
+/// `toolhost test`: each case `ok` or `FAILED` with what differed, and a
+/// count; or everything as JSON.
+pub fn test_outcomes(
+    tool: &str,
+    outcomes: &[toolhost::harness::Outcome],
+    json: bool,
+) -> std::io::Result<()> {
+    if json {
+        return json_out(&outcomes);
+    }
+    let mut report = String::new();
+    for o in outcomes {
+        if o.passed() {
+            report.push_str(&format!("ok: {}\n", o.name));
+        } else {
+            report.push_str(&format!("FAILED: {}\n", o.name));
+            for f in &o.failures {
+                report.push_str(&format!("  - {f}\n"));
+            }
+        }
+    }
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    report.push_str(&format!(
+        "{tool}: {} passed, {failed} failed\n",
+        outcomes.len() - failed
+    ));
+    text(&report)
+}
+
 /// Print plain text to stdout.
 pub fn text(text: &str) -> std::io::Result<()> {
     out(text)

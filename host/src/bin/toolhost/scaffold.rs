@@ -81,12 +81,15 @@ pub fn new_project(
             .replace("{Type}", &type_name)
             .replace("{sdk_dependency}", &sdk_dependency)
     };
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("cannot create {}", dir.display()))?;
+    for sub in ["src", "tests"] {
+        std::fs::create_dir_all(dir.join(sub))
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     for (file, template) in [
         ("Cargo.toml", RUST_CARGO),
         ("src/lib.rs", RUST_LIB),
         ("README.md", RUST_README),
+        ("tests/cases.json", CASES),
         (".gitignore", "/target\n"),
     ] {
         let path = dir.join(file);
@@ -100,7 +103,8 @@ pub fn new_project(
     Ok(format!(
         "created {dir}: the tool `{name}` in Rust.\n\
          build:  cd {dir} && cargo build --release --target wasm32-wasip2\n\
-         test:   cargo test   (and, built: toolhost check target/wasm32-wasip2/release/{name}.wasm)\n\
+         test:   cargo test; then, built: toolhost check target/wasm32-wasip2/release/{name}.wasm\n        \
+         and toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json\n\
          run:    toolhost --plugin-dir target/wasm32-wasip2/release --grant {name}=workspace:read call {name} '{{\"path\":\"README.md\"}}'\n",
         dir = dir.display()
     ))
@@ -234,6 +238,39 @@ mod tests {
 }
 "#;
 
+const CASES: &str = r#"[
+  {
+    "name": "counts the lines, words and characters of a file",
+    "args": {"path": "notes.txt"},
+    "grant": "workspace:read",
+    "files": {"notes.txt": "one two\nthree\n"},
+    "expect": {
+      "success": true,
+      "content": "notes.txt: 2 lines, 3 words, 14 characters",
+      "structured": {"lines": 2, "words": 3, "chars": 14}
+    }
+  },
+  {
+    "name": "a missing file is one to look for again",
+    "args": {"path": "nope.txt"},
+    "grant": "workspace:read",
+    "expect": {"error_kind": "retry"}
+  },
+  {
+    "name": "without a grant it reaches nothing",
+    "args": {"path": "notes.txt"},
+    "files": {"notes.txt": "x"},
+    "expect": {"error_kind": "denied"}
+  },
+  {
+    "name": "a misspelt argument is refused",
+    "args": {"pth": "notes.txt"},
+    "grant": "workspace:read",
+    "expect": {"error_kind": "invalid_input"}
+  }
+]
+"#;
+
 const RUST_README: &str = r#"# {name}
 
 A toolhost tool: counts the lines, words and
@@ -254,7 +291,13 @@ The component is `target/wasm32-wasip2/release/{name}.wasm`.
 ```sh
 cargo test                                              # the tool's logic, natively
 toolhost check target/wasm32-wasip2/release/{name}.wasm # every problem, each with its fix
+toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json
 ```
+
+`toolhost test` runs each case of `tests/cases.json` through the real host:
+a fresh workspace with the case's `files`, the case's `grant`, the call,
+and the result compared with `expect` (`success`, `content`,
+`content_contains`, `structured` members, `error_kind`, `files`).
 
 ## Run
 
