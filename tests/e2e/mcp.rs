@@ -428,11 +428,10 @@ fn frames_until(lines: &mut impl Iterator<Item = std::io::Result<String>>, id: u
 
 #[test]
 fn a_plugin_printing_to_stdout_does_not_break_the_stream() {
-    use std::io::{BufRead as _, Write as _};
     let ws = workspace();
     let dir = ws.path().display().to_string();
     let plugins = fixtures();
-    let mut child = toolhost_command(
+    let mut server = RawServer::start(
         ws.path(),
         &[
             "serve",
@@ -443,56 +442,79 @@ fn a_plugin_printing_to_stdout_does_not_break_the_stream() {
             "--mode",
             "yolo",
         ],
-    )
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let send = |stdin: &mut std::process::ChildStdin, frame: Value| {
-        writeln!(stdin, "{frame}").expect("send");
-        stdin.flush().expect("flush");
-    };
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}}),
     );
-    frames_until(&mut lines, 1);
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "misbehave", "arguments": {"action": "print", "lines": 5000}}}),
-    );
-    let printed = frames_until(&mut lines, 2);
+    let printed = server.call(2, "misbehave", json!({"action": "print", "lines": 5000}));
     assert_eq!(
         printed["result"]["content"][0]["text"],
         "printed 5000 lines"
     );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "echo", "arguments": {"still": "framed"}}}),
-    );
-    let echoed = frames_until(&mut lines, 3);
+    let echoed = server.call(3, "echo", json!({"still": "framed"}));
     assert_eq!(
         echoed["result"]["content"][0]["text"],
         r#"{"still":"framed"}"#
     );
-    drop(stdin);
     // Closing stdin ends the server; nothing but frames came before.
-    for line in lines {
-        let line = line.expect("utf-8");
-        assert!(serde_json::from_str::<Value>(&line).is_ok(), "{line:?}");
+    server.close();
+}
+
+/// `toolhost serve` over stdio, spoken to frame by frame, initialized.
+pub(crate) struct RawServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl RawServer {
+    pub(crate) fn start(cwd: &Path, args: &[&str]) -> Self {
+        use std::io::BufRead as _;
+        let mut child = toolhost_command(cwd, args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take();
+        let lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut server = Self {
+            child,
+            stdin,
+            lines,
+        };
+        server.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        );
+        frames_until(&mut server.lines, 1);
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
     }
-    assert!(child.wait().expect("exit").success());
+
+    fn send(&mut self, frame: Value) {
+        use std::io::Write as _;
+        let stdin = self.stdin.as_mut().expect("open");
+        writeln!(stdin, "{frame}").expect("send");
+        stdin.flush().expect("flush");
+    }
+
+    /// `tools/call` of `tool` as request `id`; the answer.
+    pub(crate) fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments}}),
+        );
+        frames_until(&mut self.lines, id)
+    }
+
+    /// Close stdin; every line left is a frame, and the server exits 0.
+    pub(crate) fn close(mut self) {
+        drop(self.stdin.take());
+        for line in self.lines.by_ref() {
+            let line = line.expect("utf-8");
+            assert!(serde_json::from_str::<Value>(&line).is_ok(), "{line:?}");
+        }
+        assert!(self.child.wait().expect("exit").success());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

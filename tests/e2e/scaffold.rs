@@ -1,7 +1,7 @@
 //! `toolhost new`: the project it writes builds for wasm32-wasip2, its own
 //! test passes, `toolhost check` accepts the component without a warning,
 //! its cases pass through `toolhost test` in the real host, and `toolhost
-//! call` runs it with the grant its README gives.
+//! call` and `toolhost serve` run it with the grant its README gives.
 
 use crate::support::{json, stderr, stdout, toolhost, workspace, write};
 use std::path::Path;
@@ -149,6 +149,26 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         result["structured"],
         serde_json::json!({"lines": 2, "words": 3, "chars": 14})
     );
+    // Over MCP, as the README says.
+    let dir = ws.path().to_str().unwrap();
+    let mut server = crate::mcp::RawServer::start(
+        ws.path(),
+        &[
+            "serve",
+            "--workspace",
+            dir,
+            "--plugin-dir",
+            plugin_dir,
+            "--grant",
+            "count_words=workspace:read",
+        ],
+    );
+    let answer = server.call(2, "count_words", serde_json::json!({"path": "notes.txt"}));
+    assert_eq!(
+        answer["result"]["structuredContent"]["words"], 3,
+        "{answer}"
+    );
+    server.close();
     // Without the grant it reaches nothing, and says how to grant it.
     let out = toolhost(
         ws.path(),
