@@ -204,3 +204,82 @@ fn the_sdk_package_holds_its_wit() {
     assert!(listed.lines().any(|l| l == "wit/plugin.wit"), "{listed}");
     assert!(!root.join("wit").exists(), "a second copy of the WIT");
 }
+
+/// The code block in `## fence` of docs/plugin-guide.md.
+fn guide_block(guide: &str, heading: &str, fence: &str) -> String {
+    let after = guide
+        .split_once(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no `{heading}` in the guide"))
+        .1;
+    let start = after
+        .split_once(&format!("```{fence}\n"))
+        .unwrap_or_else(|| panic!("no {fence} block under `{heading}`"))
+        .1;
+    start
+        .split_once("```")
+        .expect("a closed block")
+        .0
+        .to_owned()
+}
+
+/// The guide's own example (its Cargo.toml and src/lib.rs, as printed)
+/// builds, passes `toolhost check` and runs as the guide says.
+#[test]
+fn the_guides_example_builds_checks_and_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let guide = std::fs::read_to_string(root.join("docs/plugin-guide.md")).unwrap();
+    let manifest = guide_block(&guide, "## Cargo.toml", "toml");
+    let lib = guide_block(&guide, "## src/lib.rs", "rust");
+    let sdk = root.join("sdk").canonicalize().unwrap();
+    let manifest = manifest.replace(
+        r#"toolhost-sdk = { path = "../toolhost/sdk" }"#,
+        &format!(
+            "toolhost-sdk = {{ path = {:?} }}",
+            sdk.display().to_string()
+        ),
+    );
+    assert!(manifest.contains(&sdk.display().to_string()), "{manifest}");
+    let base = workspace();
+    let project = base.path().join("word_count");
+    write(
+        &project,
+        "Cargo.toml",
+        &format!("{manifest}\n[workspace]\n"),
+    );
+    write(&project, "src/lib.rs", &lib);
+    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+
+    let built = cargo(
+        &project,
+        &["build", "--release", "--target", "wasm32-wasip2"],
+    );
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let release =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/wasm32-wasip2/release");
+    let wasm = release.join("word_count.wasm");
+    let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+
+    let ws = workspace();
+    write(ws.path(), "README.md", "three little words\n");
+    let plugins = workspace();
+    std::fs::copy(&wasm, plugins.path().join("word_count.wasm")).unwrap();
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--plugin-dir",
+            plugins.path().to_str().unwrap(),
+            "--grant",
+            "word_count=workspace:read",
+            "call",
+            "word_count",
+            r#"{"path":"README.md"}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "3 words");
+}
