@@ -21,6 +21,20 @@ fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("cargo runs")
 }
 
+/// Build the project at `dir` for wasm32-wasip2; its component.
+fn build_component(dir: &Path) -> std::path::PathBuf {
+    let built = cargo(dir, &["build", "--release", "--target", "wasm32-wasip2"]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("scaffold-target/wasm32-wasip2/release")
+        .join(format!("{name}.wasm"))
+}
+
 #[test]
 fn a_new_rust_tool_builds_tests_checks_and_runs() {
     let base = workspace();
@@ -55,15 +69,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
     assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
 
-    let built = cargo(
-        &project,
-        &["build", "--release", "--target", "wasm32-wasip2"],
-    );
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    let wasm = build_component(&project);
     let tested = cargo(&project, &["test"]);
     assert!(
         tested.status.success() && String::from_utf8_lossy(&tested.stdout).contains("1 passed"),
@@ -72,9 +78,6 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         String::from_utf8_lossy(&tested.stderr)
     );
 
-    let release =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/wasm32-wasip2/release");
-    let wasm = release.join("count_words.wasm");
     let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert!(stdout(&check).contains("`count_words` 0.1.0, asks for: workspace:read"));
@@ -241,26 +244,11 @@ fn the_guides_example_builds_checks_and_runs() {
     assert!(manifest.contains(&sdk.display().to_string()), "{manifest}");
     let base = workspace();
     let project = base.path().join("word_count");
-    write(
-        &project,
-        "Cargo.toml",
-        &format!("{manifest}\n[workspace]\n"),
-    );
+    write(&project, "Cargo.toml", format!("{manifest}\n[workspace]\n"));
     write(&project, "src/lib.rs", &lib);
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
-    let built = cargo(
-        &project,
-        &["build", "--release", "--target", "wasm32-wasip2"],
-    );
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let release =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/wasm32-wasip2/release");
-    let wasm = release.join("word_count.wasm");
+    let wasm = build_component(&project);
     let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
 
