@@ -11,7 +11,7 @@
 //! command's); when none is ready, or it was made for another layout, the
 //! child builds the whole view itself, as where user namespaces are used.
 
-use super::mounts::{Masks, apply_op, mask_sources};
+use super::mounts::build_view;
 use crate::broker::confine::view::Op;
 use std::ffi::CString;
 use std::fs::File;
@@ -233,48 +233,18 @@ fn build(fixed: &Fixed, host: &File, proc: &File) -> io::Result<OwnedFd> {
 
 /// In a fresh mount namespace: build the fixed part of the view, enter
 /// it, and return the namespace.
-#[expect(unsafe_code, reason = "mounts in this thread's own mount namespace")]
 fn fill(fixed: &Fixed, proc: &File) -> io::Result<OwnedFd> {
-    let failed = |step: usize| {
+    build_view(&fixed.root, &fixed.mask_file, &fixed.mask_dir, &fixed.ops).map_err(|step| {
         let e = io::Error::last_os_error();
         io::Error::new(e.kind(), format!("step {step} of the view: {e}"))
-    };
-    let none = std::ptr::null::<libc::c_char>();
-    let root = fixed.root.as_ptr();
-    // SAFETY: system calls on prepared paths, in this thread's own mount
-    // namespace (made by `build`).
-    unsafe {
-        let slave = libc::MS_REC | libc::MS_SLAVE;
-        if libc::mount(none, c"/".as_ptr(), none, slave, std::ptr::null()) < 0
-            || libc::mount(root, root, none, libc::MS_BIND, std::ptr::null()) < 0
-        {
-            return Err(failed(5));
-        }
-        mask_sources(&fixed.mask_file, &fixed.mask_dir).map_err(failed)?;
-        let mut masks = Masks::Paths {
-            file: &fixed.mask_file,
-            dir: &fixed.mask_dir,
-        };
-        for op in &fixed.ops {
-            apply_op(op, &mut masks).map_err(failed)?;
-        }
-        if libc::chdir(root) < 0
-            || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) < 0
-            || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) < 0
-            || libc::chdir(c"/".as_ptr()) < 0
-        {
-            return Err(failed(8));
-        }
-        let ns = libc::openat(
-            proc.as_raw_fd(),
-            c"thread-self/ns/mnt".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        );
-        if ns < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(<OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(ns))
-    }
+    })?;
+    let ns = rustix::fs::openat(
+        proc,
+        c"thread-self/ns/mnt",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    Ok(ns)
 }
 
 #[cfg(test)]

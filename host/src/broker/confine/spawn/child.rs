@@ -4,7 +4,7 @@
 //! [`Report`] and the child exits.
 
 use super::CgroupJoin;
-use super::mounts::{Masks, Tree, apply_op, mask_sources, mask_tree};
+use super::mounts::{Masks, Tree, apply_op, build_view, mask_tree};
 use super::{Landlock, Launch, Namespaces};
 use std::ffi::CStr;
 use std::mem;
@@ -142,57 +142,18 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-#[expect(unsafe_code, reason = "the child of clone: system calls only")]
 fn enter_namespaces(ns: &Namespaces, report: &Report) {
-    // SAFETY: system calls on prepared data.
-    unsafe {
-        if ns.flags & libc::CLONE_NEWUSER != 0 {
-            write_file(c"/proc/self/setgroups", c"deny", report, 4);
-            write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
-            write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
-        }
-        let none = ptr::null::<libc::c_char>();
-        check!(
-            report,
-            5,
-            libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_SLAVE,
-                ptr::null()
-            )
-        );
-        // The skeleton becomes a mount of its own, the view's root, and
-        // everything is mounted onto it from the host's tree.
-        let root = ns.root.as_ptr();
-        check!(
-            report,
-            5,
-            libc::mount(root, root, none, libc::MS_BIND, ptr::null())
-        );
-        if let Err(step) = mask_sources(&ns.mask_file, &ns.mask_dir) {
-            fail(report, step);
-        }
-        let mut masks = Masks::Paths {
-            file: &ns.mask_file,
-            dir: &ns.mask_dir,
-        };
-        for op in &ns.ops {
-            if let Err(step) = apply_op(op, &mut masks) {
-                fail(report, step);
-            }
-        }
-        finish_namespaces(ns, report);
-        check!(report, 8, libc::chdir(root));
-        check!(
-            report,
-            8,
-            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as i32
-        );
-        check!(report, 8, libc::umount2(c".".as_ptr(), libc::MNT_DETACH));
-        check!(report, 8, libc::chdir(c"/".as_ptr()));
+    if ns.flags & libc::CLONE_NEWUSER != 0 {
+        write_file(c"/proc/self/setgroups", c"deny", report, 4);
+        write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
+        write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
     }
+    // The skeleton becomes a mount of its own, the view's root, and
+    // everything is mounted onto it from the host's tree.
+    if let Err(step) = build_view(&ns.root, &ns.mask_file, &ns.mask_dir, &ns.ops) {
+        fail(report, step);
+    }
+    finish_namespaces(ns, report);
 }
 
 /// Enter `made`, a mount namespace made ahead with the fixed part of the
@@ -204,7 +165,7 @@ fn enter_made(ns: &Namespaces, made: RawFd, report: &Report) {
     let masked = ns
         .per_command
         .iter()
-        .any(|op| matches!(op, super::Op::Mask(_) | super::Op::MaskHost { .. }));
+        .any(|op| matches!(op, super::Op::Mask(_)));
     let tree = |path| match mask_tree(path) {
         Ok(tree) => tree,
         Err(step) => fail(report, step),

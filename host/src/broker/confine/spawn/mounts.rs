@@ -279,29 +279,26 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
                     return Err(VIEW);
                 }
             }
-            Op::MaskHost { dst, dir } => match masks {
-                Masks::Paths { file, dir: d } => {
-                    let mask = if *dir { d } else { file };
-                    sys!(
-                        VIEW,
-                        libc::mount(
-                            mask.as_ptr(),
-                            dst.as_ptr(),
-                            none,
-                            libc::MS_BIND,
-                            ptr::null()
-                        )
-                    );
-                }
-                Masks::Trees { .. } => {
-                    if let Some(target) = open_no_symlinks(dst)? {
-                        let masked = mask(target, masks);
-                        libc::close(target);
-                        masked?;
-                    }
-                }
-            },
-            Op::Mask(dst) => {
+            // A system secret, with the sources by path (the host's
+            // directories, which no command can change); otherwise, as
+            // any mask, placed on what the path is now.
+            Op::MaskHost { dst, dir } if matches!(masks, Masks::Paths { .. }) => {
+                let Masks::Paths { file, dir: d } = masks else {
+                    return Err(VIEW);
+                };
+                let mask = if *dir { d } else { file };
+                sys!(
+                    VIEW,
+                    libc::mount(
+                        mask.as_ptr(),
+                        dst.as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        ptr::null()
+                    )
+                );
+            }
+            Op::Mask(dst) | Op::MaskHost { dst, .. } => {
                 if let Some(target) = open_no_symlinks(dst)? {
                     let masked = mask(target, masks);
                     libc::close(target);
@@ -351,11 +348,50 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
     Ok(())
 }
 
+/// The whole view in this process's (or thread's) fresh mount namespace:
+/// nothing propagates back to the host, the skeleton at `root` becomes a
+/// mount of its own, the masks' sources read-only, every operation of
+/// `ops` applied, then `root` is the root and the host's tree is detached.
+/// Used by a command's child and by the thread that makes views ahead.
+#[expect(unsafe_code, reason = "system calls only")]
+pub(super) fn build_view(
+    root: &CStr,
+    mask_file: &CString,
+    mask_dir: &CString,
+    ops: &[Op],
+) -> Result<(), usize> {
+    let none = ptr::null::<libc::c_char>();
+    // SAFETY: system calls on prepared paths.
+    unsafe {
+        let slave = libc::MS_REC | libc::MS_SLAVE;
+        sys!(
+            5,
+            libc::mount(none, c"/".as_ptr(), none, slave, ptr::null())
+        );
+        let root = root.as_ptr();
+        sys!(5, libc::mount(root, root, none, libc::MS_BIND, ptr::null()));
+        mask_sources(mask_file, mask_dir)?;
+        let mut masks = Masks::Paths {
+            file: mask_file,
+            dir: mask_dir,
+        };
+        for op in ops {
+            apply_op(op, &mut masks)?;
+        }
+        sys!(8, libc::chdir(root));
+        let pivot = libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr());
+        sys!(8, pivot);
+        sys!(8, libc::umount2(c".".as_ptr(), libc::MNT_DETACH));
+        sys!(8, libc::chdir(c"/".as_ptr()));
+    }
+    Ok(())
+}
+
 /// The empty file and directory that mask secrets (mode 000), each made
 /// a read-only mount of its own, so every mask cloned from them is (step
 /// 5 of the child).
 #[expect(unsafe_code, reason = "system calls only")]
-pub(super) fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), usize> {
+fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), usize> {
     let none = ptr::null::<libc::c_char>();
     // SAFETY: system calls on prepared paths.
     unsafe {
