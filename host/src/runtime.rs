@@ -521,6 +521,12 @@ impl Runtime {
                 return (None, vec![Problem::component(e, fix)]);
             }
         };
+        // A component described before is checked from the cache's record
+        // of its answer (one that loaded), not instantiated again.
+        if let Some(info) = self.cached_info(&key) {
+            let problems = problems_of(&(&info).into());
+            return (Some((key, info, pre)), problems);
+        }
         let raw = match sandbox::describe(self, &pre) {
             Ok(raw) => raw,
             Err(e) => {

@@ -22,6 +22,39 @@ impl From<wit::Capability> for Capability {
     }
 }
 
+impl From<&Capability> for wit::Capability {
+    fn from(c: &Capability) -> Self {
+        match c {
+            Capability::WorkspaceRead => Self::WorkspaceRead,
+            Capability::WorkspaceWrite => Self::WorkspaceWrite,
+            Capability::Commands => Self::Commands,
+            Capability::Network(hosts) => Self::Network(hosts.clone()),
+            Capability::Directory { name, writable } => Self::Directory(wit::DirectoryAccess {
+                name: name.clone(),
+                writable: *writable,
+            }),
+        }
+    }
+}
+
+/// What a plugin said about itself, from what was kept of it (the
+/// compile cache's record), for the checks that read the raw answer.
+impl From<&ToolInfo> for wit::ToolInfo {
+    fn from(info: &ToolInfo) -> Self {
+        Self {
+            name: info.name.clone(),
+            description: info.description.clone(),
+            input_schema: info.input_schema.to_string(),
+            output_schema: info.output_schema.as_ref().map(ToString::to_string),
+            sensitive: info.sensitive,
+            capabilities: info.capabilities.iter().map(Into::into).collect(),
+            version: info.version.clone(),
+            title: Some(info.title.clone()),
+            idempotent: info.idempotent,
+        }
+    }
+}
+
 /// A tool's self-description, as returned by its `describe` export.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolInfo {
