@@ -114,12 +114,7 @@ impl Harness {
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?
             .into();
         let report = runtime.check_report(&wasm);
-        let Some(info) = report.info.filter(|_| {
-            report
-                .problems
-                .iter()
-                .all(|p| p.severity != crate::types::tool_info::Severity::Error)
-        }) else {
+        let Some(info) = report.info.clone().filter(|_| report.conforms()) else {
             let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
             return Err(format!(
                 "{} does not load:\n  {}",

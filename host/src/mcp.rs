@@ -559,10 +559,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // Every tool comes in one page: any cursor is one this server never gave.
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            return Err(unknown_cursor(&cursor));
-        }
+        one_page(request)?;
         let agent = context
             .peer
             .peer_info()
@@ -592,9 +589,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            return Err(unknown_cursor(&cursor));
-        }
+        one_page(request)?;
         Ok(resources::list(self.executor(), &self.session.id))
     }
 
@@ -603,9 +598,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            return Err(unknown_cursor(&cursor));
-        }
+        one_page(request)?;
         Ok(resources::templates())
     }
 
@@ -737,14 +730,18 @@ fn to_mcp(result: ToolResult, output_schema: Option<&serde_json::Value>) -> Call
     }
 }
 
-/// The error for a cursor this server never gave (its lists are one page).
-fn unknown_cursor(cursor: &str) -> McpError {
-    McpError::invalid_params(
-        format!(
-            "unknown cursor `{cursor}`: this server lists everything in one page; list again without a cursor"
-        ),
-        None,
-    )
+/// Every list of this server comes in one page: any cursor is one it
+/// never gave (-32602).
+fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        None => Ok(()),
+        Some(cursor) => Err(McpError::invalid_params(
+            format!(
+                "unknown cursor `{cursor}`: this server lists everything in one page; list again without a cursor"
+            ),
+            None,
+        )),
+    }
 }
 
 /// The local directories among the client's roots, in its order.
