@@ -288,3 +288,35 @@ fn loopback() -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns() -> OwnedFd {
+        File::open("/dev/null").unwrap().into()
+    }
+
+    #[test]
+    fn a_namespace_serves_only_its_owner_and_only_where_reuse_is_safe() {
+        let pool = NetPool::new(true);
+        pool.give_back(Arc::from("a"), ns());
+        assert!(pool.take("b").is_none(), "another owner never gets it");
+        assert!(pool.take("a").is_some());
+        assert!(
+            pool.take("a").is_none(),
+            "one namespace serves one command at a time"
+        );
+        for _ in 0..POOLED + 3 {
+            pool.give_back(Arc::from("a"), ns());
+        }
+        assert_eq!(pool.lock().idle.len(), POOLED, "the oldest are let go of");
+        pool.forget("a");
+        assert!(pool.take("a").is_none(), "a session that ended keeps none");
+
+        // Without Landlock, /proc/sys/net settings could carry over.
+        let unsafe_here = NetPool::new(false);
+        unsafe_here.give_back(Arc::from("a"), ns());
+        assert!(unsafe_here.take("a").is_none());
+    }
+}
