@@ -30,7 +30,9 @@ fn main() {
         "plugins",
         "runners",
         "tests/fixtures",
-        "sdk",
+        "sdk/rust",
+        "sdk/shared",
+        "sdk/builtin",
         "Cargo.toml",
         "Cargo.lock",
     ] {

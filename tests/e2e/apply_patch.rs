@@ -267,7 +267,7 @@ fn corpus() -> Vec<String> {
     let mut texts = Vec::new();
     for dir in [
         "host/src",
-        "sdk/src",
+        "sdk/rust/src",
         "docs",
         "plugins/apply_patch/src",
         "plugins/read_file/src",

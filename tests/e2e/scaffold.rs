@@ -1,93 +1,150 @@
-//! `toolhost new`: the project it writes builds for wasm32-wasip2, its own
-//! test passes, `toolhost check` accepts the component without a warning,
-//! its cases pass through `toolhost test` in the real host, and `toolhost
-//! call` and `toolhost serve` run it with the grant its README gives.
+//! `toolhost new` in Rust, JavaScript and Python, run as docs/plugin-guide.md
+//! says (its shell blocks are executed as written): the project builds a
+//! wasm32-wasip2 component, its own test passes, `toolhost check` accepts it
+//! without a warning, its cases pass through `toolhost test` in the real
+//! host, and `toolhost call` and `toolhost serve` run it with the grant its
+//! README gives. Every code block of the guide is exercised here.
 
 use crate::support::{json, stderr, stdout, toolhost, workspace, write};
 use std::path::Path;
 use std::process::Command;
 
-/// `cargo ARGS` in `dir`, with one target directory for every run of this
-/// test (the SDK's dependencies compile once).
-fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO"))
-        .args(args)
+/// toolhost's `sdk` directory: rust/, javascript/ and python/.
+fn sdk_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sdk")
+        .canonicalize()
+        .unwrap()
+}
+
+/// `program ARGS` in `dir` with what `toolhost` needs to run as the tests
+/// run it (the binary first on the PATH; `TOOLHOST` names it for the SDKs'
+/// test helpers); fails the test, with its output, unless it succeeds.
+fn run_ok(dir: &Path, program: &str, args: &[&str]) -> String {
+    let model = crate::support::toolhost_command(dir, &[]);
+    let binary = Path::new(model.get_program());
+    let path = std::env::join_paths(std::iter::once(binary.parent().unwrap().to_owned()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(dir)
-        .env(
-            "CARGO_TARGET_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target"),
-        )
-        .output()
-        .expect("cargo runs")
-}
-
-/// Build the project at `dir` for wasm32-wasip2; its component.
-fn build_component(dir: &Path) -> std::path::PathBuf {
-    let built = cargo(dir, &["build", "--release", "--target", "wasm32-wasip2"]);
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let name = dir.file_name().unwrap().to_str().unwrap();
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("scaffold-target/wasm32-wasip2/release")
-        .join(format!("{name}.wasm"))
-}
-
-#[test]
-fn a_new_rust_tool_builds_tests_checks_and_runs() {
-    let base = workspace();
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
-    let sdk = sdk.to_str().unwrap();
-
-    // A bad name gets a valid one to use, and nothing is written.
-    let out = toolhost(base.path(), &["new", "Count-Words", "--sdk", sdk]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("e.g. `count_words`"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!base.path().join("Count-Words").exists());
-
-    let out = toolhost(base.path(), &["new", "count_words", "--sdk", sdk]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("cargo build --release --target wasm32-wasip2"));
-    let project = base.path().join("count_words");
-    for file in [
-        "Cargo.toml",
-        "src/lib.rs",
-        "README.md",
-        "Cargo.lock",
-        "tests/cases.json",
-    ] {
-        assert!(project.join(file).is_file(), "{file}");
+        .env("TOOLHOST", binary)
+        .env("PATH", path)
+        .env_remove("CARGO_TARGET_DIR");
+    for (key, value) in model.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
     }
-    // Never over an author's files.
-    let again = toolhost(base.path(), &["new", "count_words", "--sdk", sdk]);
-    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
-
-    let wasm = build_component(&project);
-    let tested = cargo(&project, &["test"]);
-    assert!(
-        tested.status.success() && String::from_utf8_lossy(&tested.stdout).contains("1 passed"),
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    let text = format!(
         "{}{}",
-        String::from_utf8_lossy(&tested.stdout),
-        String::from_utf8_lossy(&tested.stderr)
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
+    assert!(
+        out.status.success(),
+        "{program} {args:?} in {}:\n{text}",
+        dir.display()
+    );
+    text
+}
 
-    let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
+/// The fenced code blocks of docs/plugin-guide.md: the `## ` section each
+/// is in, its language and its text.
+fn guide_blocks() -> Vec<(String, String, String)> {
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/plugin-guide.md"),
+    )
+    .unwrap();
+    let mut blocks = Vec::new();
+    let mut section = String::new();
+    let mut open: Option<(String, String)> = None;
+    for line in guide.lines() {
+        match &mut open {
+            Some((lang, text)) if line == "```" => {
+                blocks.push((section.clone(), std::mem::take(lang), std::mem::take(text)));
+                open = None;
+            }
+            Some((_, text)) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            None if line.starts_with("```") => {
+                open = Some((line.trim_start_matches('`').to_owned(), String::new()));
+            }
+            None => {
+                if let Some(heading) = line.strip_prefix("## ") {
+                    section = heading.to_owned();
+                }
+            }
+        }
+    }
+    assert!(open.is_none(), "an unclosed code block in the guide");
+    blocks
+}
+
+/// The guide's block of `lang` in section `section`.
+fn guide_block(section: &str, lang: &str) -> String {
+    guide_blocks()
+        .into_iter()
+        .find(|(s, l, _)| s == section && l == lang)
+        .unwrap_or_else(|| panic!("no {lang} block in the guide's `## {section}`"))
+        .2
+}
+
+/// Run the guide's shell block of `section` with bash in `dir`, as a
+/// person would type it; its output.
+fn run_guide(dir: &Path, section: &str) -> String {
+    let script = guide_block(section, "sh");
+    run_ok(dir, "bash", &["-euo", "pipefail", "-c", &script])
+}
+
+/// The code the guide shows for a language is what `toolhost new` wrote.
+fn guide_shows(section: &str, lang: &str, written: &Path) {
+    let shown = guide_block(section, lang);
+    let written = std::fs::read_to_string(written).unwrap();
+    assert!(
+        written.contains(&shown),
+        "the guide's {lang} code differs from what `toolhost new` writes:\n{shown}"
+    );
+}
+
+/// `toolhost check` accepts the component without a warning.
+fn conforms(wasm: &Path, name: &str) {
+    let check = toolhost(wasm.parent().unwrap(), &["check", wasm.to_str().unwrap()]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
-    assert!(stdout(&check).contains("`count_words` 0.1.0, asks for: workspace:read"));
+    assert!(
+        stdout(&check).contains(&format!("`{name}` 0.1.0, asks for: workspace:read")),
+        "{}",
+        stdout(&check)
+    );
     assert!(!stderr(&check).contains("warning"), "{}", stderr(&check));
+}
 
-    // Its own cases pass in the real host; a wrong expectation fails and
-    // says what differed; cases that are not JSON are a usage error.
-    let wasm_arg = wasm.to_str().unwrap();
-    let cases = project.join("tests/cases.json");
-    let out = toolhost(base.path(), &["test", wasm_arg, cases.to_str().unwrap()]);
+/// tests/sdk/`file` (a tool that walks through an SDK) copied into
+/// `project`; its file name.
+fn tour_source(project: &Path, file: &str) -> String {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/sdk")
+        .join(file);
+    std::fs::copy(&source, project.join(file)).unwrap();
+    file.to_owned()
+}
+
+/// The SDK tour built at `wasm` passes tests/sdk/sdk_tour.json: the same
+/// cases, so the same behaviour, in every language.
+fn tour_passes(wasm: &Path) {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk/sdk_tour.json");
+    let out = toolhost(
+        wasm.parent().unwrap(),
+        &["test", wasm.to_str().unwrap(), cases.to_str().unwrap()],
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -96,10 +153,144 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         stderr(&out)
     );
     assert!(
-        stdout(&out).contains("count_words: 4 passed, 0 failed"),
+        stdout(&out).contains("sdk_tour: 14 passed, 0 failed"),
         "{}",
         stdout(&out)
     );
+}
+
+/// The guide's JavaScript section: `toolhost new --lang javascript`, npm
+/// install, build, `toolhost check`, `npm test` (the harness, through the
+/// SDK's helper) and a call; then MCP, the guide's grant in
+/// `toolhost.toml`, its example case, and the SDK tour.
+#[test]
+fn a_new_javascript_tool_builds_tests_checks_and_runs() {
+    let base = workspace();
+    let said = run_guide(base.path(), "JavaScript");
+    assert!(
+        said.contains("# pass 1") && said.contains("# fail 0"),
+        "{said}"
+    );
+    assert!(said.contains("README.md: "), "{said}");
+    let project = base.path().join("count_words");
+    guide_shows("JavaScript", "js", &project.join("count_words.js"));
+    let wasm = project.join("count_words.wasm");
+    conforms(&wasm, "count_words");
+    runs_as_its_readme_says(&wasm, "count_words");
+
+    // The guide's grant, in toolhost.toml beside the component.
+    write(&project, "toolhost.toml", guide_block("Grants", "toml"));
+    let said = run_guide(&project, "Grants");
+    assert!(said.contains("\nREADME.md: "), "{said}");
+    // The guide's example case.
+    let case = guide_block("Test the built component", "json");
+    write(base.path(), "case.json", format!("[{case}]"));
+    let out = toolhost(base.path(), &["test", wasm.to_str().unwrap(), "case.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("ok: counts a file"),
+        "{}",
+        stdout(&out)
+    );
+
+    let tour = tour_source(&project, "sdk_tour.js");
+    run_ok(
+        &project,
+        "npx",
+        &["toolhost-js", "build", &tour, "-o", "sdk_tour.wasm"],
+    );
+    tour_passes(&project.join("sdk_tour.wasm"));
+}
+
+/// The guide's Python section: `toolhost new --lang python`, a venv with
+/// requirements.txt, `toolhost-py build`, `toolhost check`, its unittest
+/// (the harness, through the SDK's helper) and a call; then MCP and the
+/// SDK tour.
+#[test]
+fn a_new_python_tool_builds_tests_checks_and_runs() {
+    let base = workspace();
+    let said = run_guide(base.path(), "Python");
+    assert!(
+        said.contains("Ran 1 test") && said.contains("\nOK"),
+        "{said}"
+    );
+    assert!(said.contains("README.md: "), "{said}");
+    let project = base.path().join("count_words");
+    guide_shows("Python", "python", &project.join("count_words.py"));
+    let wasm = project.join("count_words.wasm");
+    conforms(&wasm, "count_words");
+    runs_as_its_readme_says(&wasm, "count_words");
+
+    let tour = tour_source(&project, "sdk_tour.py");
+    run_ok(
+        &project,
+        ".venv/bin/toolhost-py",
+        &["build", &tour, "-o", "sdk_tour.wasm"],
+    );
+    tour_passes(&project.join("sdk_tour.wasm"));
+}
+
+/// The guide's Rust section: `toolhost new`, cargo build for
+/// wasm32-wasip2, `cargo test`, `toolhost check`, `toolhost test` and a
+/// call; then bad names, a second `new` over the project, wrong and broken
+/// cases, and MCP.
+#[test]
+fn a_new_rust_tool_builds_tests_checks_and_runs() {
+    let base = workspace();
+    let said = run_guide(base.path(), "Rust");
+    assert!(said.contains("test result: ok. 1 passed"), "{said}");
+    assert!(said.contains("count_words: 4 passed, 0 failed"), "{said}");
+    assert!(said.contains("README.md: "), "{said}");
+    let project = base.path().join("count_words");
+    guide_shows("Rust", "rust", &project.join("src/lib.rs"));
+    for file in ["Cargo.toml", "README.md", "Cargo.lock", "tests/cases.json"] {
+        assert!(project.join(file).is_file(), "{file}");
+    }
+    let wasm = project.join("target/wasm32-wasip2/release/count_words.wasm");
+    conforms(&wasm, "count_words");
+
+    // A bad name gets a valid one to use, and nothing is written.
+    let sdk = sdk_dir();
+    let sdk = sdk.to_str().unwrap();
+    let out = toolhost(base.path(), &["new", "Count-Words", "--sdk", sdk]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("e.g. `count_words`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!base.path().join("Count-Words").exists());
+    // Never over an author's files; an --sdk without the language's SDK is named.
+    let again = toolhost(base.path(), &["new", "count_words", "--sdk", sdk]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+    let out = toolhost(
+        base.path(),
+        &[
+            "new",
+            "other",
+            "--lang",
+            "python",
+            "--sdk",
+            base.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no python/pyproject.toml there"),
+        "{}",
+        stderr(&out)
+    );
+
+    let wasm_arg = wasm.to_str().unwrap();
+    // A wrong expectation fails and says what differed; cases that are
+    // not JSON are a usage error.
     write(
         base.path(),
         "wrong.json",
@@ -123,11 +314,19 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         stderr(&out)
     );
 
+    runs_as_its_readme_says(&wasm, "count_words");
+}
+
+/// The component `wasm` of tool `name`, run as every project's README
+/// says: `toolhost call` and `toolhost serve` with the grant, on a file of
+/// a workspace; without the grant it reaches nothing.
+fn runs_as_its_readme_says(wasm: &Path, name: &str) {
+    let grant = format!("{name}=workspace:read");
     // Run as the README says, on a file of a workspace.
     let ws = workspace();
     write(ws.path(), "notes.txt", "one two\nthree\n");
     let plugins = workspace();
-    std::fs::copy(&wasm, plugins.path().join("count_words.wasm")).unwrap();
+    std::fs::copy(wasm, plugins.path().join(format!("{name}.wasm"))).unwrap();
     let plugin_dir = plugins.path().to_str().unwrap();
     let out = toolhost(
         ws.path(),
@@ -135,9 +334,9 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
             "--plugin-dir",
             plugin_dir,
             "--grant",
-            "count_words=workspace:read",
+            &grant,
             "call",
-            "count_words",
+            name,
             r#"{"path":"notes.txt"}"#,
             "--json",
         ],
@@ -163,10 +362,10 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
             "--plugin-dir",
             plugin_dir,
             "--grant",
-            "count_words=workspace:read",
+            &grant,
         ],
     );
-    let answer = server.call(2, "count_words", serde_json::json!({"path": "notes.txt"}));
+    let answer = server.call(2, name, serde_json::json!({"path": "notes.txt"}));
     assert_eq!(
         answer["result"]["structuredContent"]["words"], 3,
         "{answer}"
@@ -179,7 +378,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
             "--plugin-dir",
             plugin_dir,
             "call",
-            "count_words",
+            name,
             r#"{"path":"notes.txt"}"#,
             "--json",
         ],
@@ -187,11 +386,13 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(json(&out)["error"]["kind"], "denied", "{}", stdout(&out));
 }
 
-/// The SDK ships the WIT it was built for: its package holds
-/// `wit/plugin.wit`, which is the one the host is built against (there is
-/// one copy). `.ci/run` also runs `cargo package` on it in full.
+/// Every SDK ships the WIT it was built for: the Rust crate's package
+/// holds `wit/plugin.wit` (the one the host is built against), and the
+/// JavaScript and Python packages hold the same bytes (npm's package list
+/// shows it; the Python test above builds from an installed wheel).
+/// `.ci/run` also runs `cargo package` on the crate in full.
 #[test]
-fn the_sdk_package_holds_its_wit() {
+fn every_sdk_package_holds_its_wit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new(env!("CARGO"))
         .args(["package", "-p", "toolhost-sdk", "--list", "--allow-dirty"])
@@ -205,69 +406,65 @@ fn the_sdk_package_holds_its_wit() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(listed.lines().any(|l| l == "wit/plugin.wit"), "{listed}");
-    assert!(!root.join("wit").exists(), "a second copy of the WIT");
+    let wit = std::fs::read(root.join("sdk/rust/wit/plugin.wit")).unwrap();
+    for copy in [
+        "sdk/javascript/wit/plugin.wit",
+        "sdk/python/toolhost/wit/plugin.wit",
+    ] {
+        assert!(
+            std::fs::read(root.join(copy)).unwrap() == wit,
+            "{copy} differs from sdk/rust/wit/plugin.wit: copy it over"
+        );
+    }
+    let packed = run_ok(
+        &root.join("sdk/javascript"),
+        "npm",
+        &["pack", "--dry-run", "--json"],
+    );
+    assert!(packed.contains("\"wit/plugin.wit\""), "{packed}");
+    assert!(!root.join("wit").exists() && !root.join("sdk/wit").exists());
 }
 
-/// The code block in `## fence` of docs/plugin-guide.md.
-fn guide_block(guide: &str, heading: &str, fence: &str) -> String {
-    let after = guide
-        .split_once(&format!("\n{heading}\n"))
-        .unwrap_or_else(|| panic!("no `{heading}` in the guide"))
-        .1;
-    let start = after
-        .split_once(&format!("```{fence}\n"))
-        .unwrap_or_else(|| panic!("no {fence} block under `{heading}`"))
-        .1;
-    start
-        .split_once("```")
-        .expect("a closed block")
-        .0
-        .to_owned()
-}
-
-/// The guide's own example (its Cargo.toml and src/lib.rs, as printed)
-/// builds, passes `toolhost check` and runs as the guide says.
+/// The JavaScript and Python SDKs' own unit tests (schemas, argument
+/// checks, paths), natively.
 #[test]
-fn the_guides_example_builds_checks_and_runs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let guide = std::fs::read_to_string(root.join("docs/plugin-guide.md")).unwrap();
-    let manifest = guide_block(&guide, "## Cargo.toml", "toml");
-    let lib = guide_block(&guide, "## src/lib.rs", "rust");
-    let sdk = root.join("sdk").canonicalize().unwrap();
-    let manifest = manifest.replace(
-        r#"toolhost-sdk = { path = "../toolhost/sdk" }"#,
-        &format!(
-            "toolhost-sdk = {{ path = {:?} }}",
-            sdk.display().to_string()
-        ),
+fn the_javascript_and_python_sdks_pass_their_unit_tests() {
+    let sdk = sdk_dir();
+    let js = run_ok(&sdk.join("javascript"), "node", &["--test", "test/"]);
+    assert!(js.contains("# fail 0") && !js.contains("# pass 0"), "{js}");
+    let py = run_ok(
+        &sdk.join("python"),
+        "python3",
+        &["-B", "-m", "unittest", "discover", "-s", "tests"],
     );
-    assert!(manifest.contains(&sdk.display().to_string()), "{manifest}");
-    let base = workspace();
-    let project = base.path().join("word_count");
-    write(&project, "Cargo.toml", format!("{manifest}\n[workspace]\n"));
-    write(&project, "src/lib.rs", &lib);
-    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+    assert!(py.contains("\nOK"), "{py}");
+}
 
-    let wasm = build_component(&project);
-    let check = toolhost(base.path(), &["check", wasm.to_str().unwrap()]);
-    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
-
-    let ws = workspace();
-    write(ws.path(), "README.md", "three little words\n");
-    let plugins = workspace();
-    std::fs::copy(&wasm, plugins.path().join("word_count.wasm")).unwrap();
-    let out = toolhost(
-        ws.path(),
-        &[
-            "--plugin-dir",
-            plugins.path().to_str().unwrap(),
-            "--grant",
-            "word_count=workspace:read",
-            "call",
-            "word_count",
-            r#"{"path":"README.md"}"#,
-        ],
+/// Every code block of the guide is one the tests above run or compare:
+/// a new one must be exercised too.
+#[test]
+fn every_code_block_of_the_guide_is_exercised() {
+    let exercised = [
+        ("Rust", "sh"),
+        ("Rust", "rust"),
+        ("JavaScript", "sh"),
+        ("JavaScript", "js"),
+        ("Python", "sh"),
+        ("Python", "python"),
+        ("Grants", "toml"),
+        ("Grants", "sh"),
+        ("Test the built component", "json"),
+    ];
+    let blocks = guide_blocks();
+    for (section, lang, _) in &blocks {
+        assert!(
+            exercised.contains(&(section.as_str(), lang.as_str())),
+            "the guide's {lang} block in `## {section}` is not exercised: run or compare it in tests/e2e/scaffold.rs"
+        );
+    }
+    assert_eq!(
+        blocks.len(),
+        exercised.len(),
+        "one block per section and language"
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), "3 words");
 }

@@ -135,7 +135,8 @@ pub enum Command {
         /// empty.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// toolhost's `sdk` directory to build against (default: the one
+        /// toolhost's `sdk` directory (holding rust/, javascript/, python/)
+        /// to build against (default: the one
         /// this toolhost was built from, if it is still there; else the
         /// published toolhost-sdk of this version).
         #[arg(long, value_name = "DIR")]

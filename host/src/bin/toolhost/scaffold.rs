@@ -11,12 +11,123 @@ use crate::cli::UsageError;
 pub enum Lang {
     /// A Rust crate on toolhost-sdk, built with cargo for wasm32-wasip2.
     Rust,
+    /// A JavaScript module on @toolhost/sdk, built with componentize-js.
+    Javascript,
+    /// A Python module on toolhost-sdk, built with componentize-py.
+    Python,
 }
 
-/// Where the SDK this toolhost was built from lies, if it is still there.
+impl Lang {
+    /// The language's directory under toolhost's `sdk`, and a file that
+    /// marks it.
+    fn sdk_dir(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Rust => ("rust", "Cargo.toml"),
+            Self::Javascript => ("javascript", "package.json"),
+            Self::Python => ("python", "pyproject.toml"),
+        }
+    }
+
+    /// What the project's files are made from.
+    fn templates(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Rust => &[
+                ("Cargo.toml", include_str!("templates/rust/Cargo.toml")),
+                ("src/lib.rs", include_str!("templates/rust/lib.rs.in")),
+                ("README.md", include_str!("templates/rust/README.md")),
+                ("tests/cases.json", CASES),
+                (".gitignore", "/target\n"),
+            ],
+            Self::Javascript => &[
+                (
+                    "package.json",
+                    include_str!("templates/javascript/package.json"),
+                ),
+                (".npmrc", include_str!("templates/javascript/npmrc")),
+                ("{name}.js", include_str!("templates/javascript/tool.js")),
+                (
+                    "tests/tool.test.js",
+                    include_str!("templates/javascript/tool.test.js"),
+                ),
+                ("README.md", include_str!("templates/javascript/README.md")),
+                ("tests/cases.json", CASES),
+                (".gitignore", "/node_modules\n/*.wasm\n"),
+            ],
+            Self::Python => &[
+                ("{name}.py", include_str!("templates/python/tool.py")),
+                ("requirements.txt", "{sdk_dependency}\n"),
+                (
+                    "test_{name}.py",
+                    include_str!("templates/python/test_tool.py"),
+                ),
+                ("README.md", include_str!("templates/python/README.md")),
+                ("tests/cases.json", CASES),
+                (".gitignore", "/.venv\n/*.wasm\n__pycache__/\n"),
+            ],
+        }
+    }
+
+    /// How the project names the SDK: the directory `sdk` if there is one,
+    /// else the published package of this version.
+    fn dependency(self, sdk: Option<&Path>) -> String {
+        let version = env!("CARGO_PKG_VERSION");
+        match (self, sdk) {
+            (Self::Rust, Some(path)) => {
+                format!(
+                    "toolhost-sdk = {{ path = {:?} }}",
+                    path.display().to_string()
+                )
+            }
+            (Self::Rust, None) => format!("toolhost-sdk = \"{version}\""),
+            (Self::Javascript, Some(path)) => format!("file:{}", path.display()),
+            (Self::Javascript, None) => format!("^{version}"),
+            (Self::Python, Some(path)) => path.display().to_string(),
+            (Self::Python, None) => format!("toolhost-sdk=={version}"),
+        }
+    }
+
+    /// What to tell the author once the project is written.
+    fn next_steps(self, dir: &Path, name: &str) -> String {
+        let dir = dir.display();
+        let run = format!(
+            "toolhost --plugin-dir {{plugins}} --grant {name}=workspace:read call {name} '{{\"path\":\"README.md\"}}'"
+        );
+        match self {
+            Self::Rust => format!(
+                "created {dir}: the tool `{name}` in Rust.\n\
+                 build:  cd {dir} && cargo build --release --target wasm32-wasip2\n\
+                 test:   cargo test; then, built: toolhost check target/wasm32-wasip2/release/{name}.wasm\n        \
+                 and toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json\n\
+                 run:    {}\n",
+                run.replace("{plugins}", "target/wasm32-wasip2/release")
+            ),
+            Self::Javascript => format!(
+                "created {dir}: the tool `{name}` in JavaScript.\n\
+                 build:  cd {dir} && npm install && npm run build\n\
+                 test:   toolhost check {name}.wasm && npm test\n\
+                 run:    {}\n",
+                run.replace("{plugins}", ".")
+            ),
+            Self::Python => format!(
+                "created {dir}: the tool `{name}` in Python.\n\
+                 build:  cd {dir} && python3 -m venv .venv && .venv/bin/pip install -r requirements.txt\n        \
+                 and .venv/bin/toolhost-py build {name}.py\n\
+                 test:   toolhost check {name}.wasm && .venv/bin/python -m unittest\n\
+                 run:    {}\n",
+                run.replace("{plugins}", ".")
+            ),
+        }
+    }
+}
+
+/// The cases every new project's test runs through the real host.
+const CASES: &str = include_str!("templates/cases.json");
+
+/// Where toolhost's `sdk` directory (the one this toolhost was built
+/// from) lies, if it is still there.
 fn own_sdk() -> Option<PathBuf> {
     let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
-    sdk.join("Cargo.toml")
+    sdk.join("rust/Cargo.toml")
         .is_file()
         .then(|| sdk.canonicalize().ok())
         .flatten()
@@ -45,8 +156,8 @@ pub fn new_project(
         ))
         .into());
     }
-    let mut lock = None;
-    let sdk_dependency = match sdk.map(Path::to_owned).or_else(own_sdk) {
+    let (sub, marker) = lang.sdk_dir();
+    let language_sdk = match sdk.map(Path::to_owned).or_else(own_sdk) {
         Some(path) => {
             let path = path.canonicalize().map_err(|e| {
                 UsageError(format!(
@@ -54,26 +165,18 @@ pub fn new_project(
                     path.display()
                 ))
             })?;
-            if !path.join("Cargo.toml").is_file() {
+            if !path.join(sub).join(marker).is_file() {
                 return Err(UsageError(format!(
-                    "--sdk {}: no Cargo.toml there; give toolhost's `sdk` directory",
+                    "--sdk {}: no {sub}/{marker} there; give toolhost's `sdk` directory",
                     path.display()
                 ))
                 .into());
             }
-            // The versions the SDK was tested with, trimmed by the first build.
-            lock = path
-                .parent()
-                .map(|p| p.join("Cargo.lock"))
-                .filter(|l| l.is_file());
-            format!(
-                "toolhost-sdk = {{ path = {:?} }}",
-                path.display().to_string()
-            )
+            Some(path.join(sub))
         }
-        None => format!("toolhost-sdk = \"{}\"", env!("CARGO_PKG_VERSION")),
+        None => None,
     };
-    let Lang::Rust = lang;
+    let sdk_dependency = lang.dependency(language_sdk.as_deref());
     let type_name = type_name(name);
     let fill = |template: &str| {
         template
@@ -81,33 +184,25 @@ pub fn new_project(
             .replace("{Type}", &type_name)
             .replace("{sdk_dependency}", &sdk_dependency)
     };
-    for sub in ["src", "tests"] {
-        std::fs::create_dir_all(dir.join(sub))
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    for (file, template) in [
-        ("Cargo.toml", RUST_CARGO),
-        ("src/lib.rs", RUST_LIB),
-        ("README.md", RUST_README),
-        ("tests/cases.json", CASES),
-        (".gitignore", "/target\n"),
-    ] {
-        let path = dir.join(file);
+    for (file, template) in lang.templates() {
+        let path = dir.join(fill(file));
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
         std::fs::write(&path, fill(template))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    // The versions the Rust SDK was tested with, trimmed by the first build.
+    let lock = language_sdk
+        .filter(|_| lang == Lang::Rust)
+        .and_then(|rust| rust.ancestors().nth(2).map(|root| root.join("Cargo.lock")))
+        .filter(|lock| lock.is_file());
     if let Some(lock) = lock {
         std::fs::copy(&lock, dir.join("Cargo.lock"))
             .with_context(|| format!("cannot copy {}", lock.display()))?;
     }
-    Ok(format!(
-        "created {dir}: the tool `{name}` in Rust.\n\
-         build:  cd {dir} && cargo build --release --target wasm32-wasip2\n\
-         test:   cargo test; then, built: toolhost check target/wasm32-wasip2/release/{name}.wasm\n        \
-         and toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json\n\
-         run:    toolhost --plugin-dir target/wasm32-wasip2/release --grant {name}=workspace:read call {name} '{{\"path\":\"README.md\"}}'\n",
-        dir = dir.display()
-    ))
+    Ok(lang.next_steps(&dir, name))
 }
 
 /// `count_words` → `CountWords`.
@@ -121,201 +216,3 @@ fn type_name(name: &str) -> String {
         })
         .collect()
 }
-
-const RUST_CARGO: &str = r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[lib]
-# cdylib: the component toolhost loads; rlib: the native tests.
-crate-type = ["cdylib", "rlib"]
-
-[dependencies]
-{sdk_dependency}
-
-# A workspace of its own, wherever the project lies.
-[workspace]
-
-[profile.release]
-opt-level = "s"
-lto = true
-strip = true
-"#;
-
-const RUST_LIB: &str = r#"//! `{name}`: counts the lines, words and characters of a text file in the
-//! workspace. Change `Args`, `Counts`, the description and `call` to make
-//! it your tool.
-
-use toolhost_sdk::schemars::JsonSchema;
-use toolhost_sdk::serde::{Deserialize, Serialize};
-use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool, fs};
-
-/// Arguments of `{name}`: the model sees these doc comments.
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "toolhost_sdk::serde", deny_unknown_fields)]
-#[schemars(crate = "toolhost_sdk::schemars")]
-pub struct Args {
-    /// Workspace-relative path of the text file.
-    pub path: String,
-}
-
-/// What `{name}` returns as its structured result.
-#[derive(Debug, PartialEq, Serialize, JsonSchema)]
-#[serde(crate = "toolhost_sdk::serde")]
-#[schemars(crate = "toolhost_sdk::schemars")]
-pub struct Counts {
-    /// Lines in the file.
-    pub lines: usize,
-    /// Words: runs of characters between whitespace.
-    pub words: usize,
-    /// Characters (Unicode scalar values).
-    pub chars: usize,
-}
-
-/// The tool.
-pub struct {Type};
-
-impl Tool for {Type} {
-    type Args = Args;
-    const NAME: &'static str = "{name}";
-    const DESCRIPTION: &'static str =
-        "Count the lines, words and characters of a UTF-8 text file in the workspace.";
-
-    fn capabilities() -> Vec<Capability> {
-        vec![Capability::WorkspaceRead]
-    }
-
-    fn output_schema() -> Option<Value> {
-        Some(toolhost_sdk::json_schema::<Counts>())
-    }
-
-    fn call(args: Args, ctx: &Context) -> Result<Output, ToolError> {
-        let path = fs::resolve(&args.path, ctx)?;
-        let text = String::from_utf8(fs::read_regular(&path)?).map_err(|_| {
-            ToolError::invalid_input(format!("`{}` is not UTF-8 text", path.shown()))
-        })?;
-        let counts = Counts {
-            lines: text.lines().count(),
-            words: text.split_whitespace().count(),
-            chars: text.chars().count(),
-        };
-        let summary = format!(
-            "{}: {} lines, {} words, {} characters",
-            path.shown(),
-            counts.lines,
-            counts.words,
-            counts.chars
-        );
-        Ok(Output::text(summary).with_structured(counts))
-    }
-}
-
-export_tool!({Type});
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_a_file_and_refuses_paths_outside_the_workspace() {
-        let dir = std::env::temp_dir().join(format!("{name}-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("a.txt"), "one two\nthree é\n").unwrap();
-        let ctx = Context::for_workspace(dir.display().to_string());
-
-        let out = {Type}::call(Args { path: "a.txt".into() }, &ctx).unwrap();
-        assert_eq!(out.content(), "a.txt: 2 lines, 4 words, 16 characters");
-        assert_eq!(out.structured().unwrap()["words"], 4);
-
-        let outside = {Type}::call(Args { path: "../x".into() }, &ctx);
-        assert!(matches!(outside, Err(ToolError::Denied(_))));
-        let missing = {Type}::call(Args { path: "nope.txt".into() }, &ctx);
-        assert!(matches!(missing, Err(ToolError::Retry(_))));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
-"#;
-
-const CASES: &str = r#"[
-  {
-    "name": "counts the lines, words and characters of a file",
-    "args": {"path": "notes.txt"},
-    "grant": "workspace:read",
-    "files": {"notes.txt": "one two\nthree\n"},
-    "expect": {
-      "success": true,
-      "content": "notes.txt: 2 lines, 3 words, 14 characters",
-      "structured": {"lines": 2, "words": 3, "chars": 14}
-    }
-  },
-  {
-    "name": "a missing file is one to look for again",
-    "args": {"path": "nope.txt"},
-    "grant": "workspace:read",
-    "expect": {"error_kind": "retry"}
-  },
-  {
-    "name": "without a grant it reaches nothing",
-    "args": {"path": "notes.txt"},
-    "files": {"notes.txt": "x"},
-    "expect": {"error_kind": "denied"}
-  },
-  {
-    "name": "a misspelt argument is refused",
-    "args": {"pth": "notes.txt"},
-    "grant": "workspace:read",
-    "expect": {"error_kind": "invalid_input"}
-  }
-]
-"#;
-
-const RUST_README: &str = r#"# {name}
-
-A toolhost tool: counts the lines, words and
-characters of a text file in the workspace. It is a WebAssembly component
-(wasm32-wasip2) built on `toolhost-sdk`.
-
-## Build
-
-```sh
-rustup target add wasm32-wasip2     # once
-cargo build --release --target wasm32-wasip2
-```
-
-The component is `target/wasm32-wasip2/release/{name}.wasm`.
-
-## Test
-
-```sh
-cargo test                                              # the tool's logic, natively
-toolhost check target/wasm32-wasip2/release/{name}.wasm # every problem, each with its fix
-toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json
-```
-
-`toolhost test` runs each case of `tests/cases.json` through the real host:
-a fresh workspace with the case's `files`, the case's `grant`, the call,
-and the result compared with `expect` (`success`, `content`,
-`content_contains`, `structured` members, `error_kind`, `files`).
-
-## Run
-
-A tool gets nothing until a person grants it what it asks for:
-
-```sh
-toolhost --plugin-dir target/wasm32-wasip2/release --grant {name}=workspace:read \
-  call {name} '{"path":"README.md"}'
-```
-
-Over MCP: `toolhost serve --plugin-dir target/wasm32-wasip2/release
---grant {name}=workspace:read`.
-
-## Make it yours
-
-`src/lib.rs` holds everything: `Args` (the input schema is derived from
-it, doc comments included), `Counts` (the output schema), the description
-the model reads, the capabilities it asks for, and `call`. Return
-`ToolError::invalid_input`, `retry`, `denied` or `failed(..).with_hint(..)`
-so the model knows what to do next.
-"#;

@@ -1,0 +1,315 @@
+// The toolhost SDK for JavaScript: declare a tool with its schemas, get
+// checked arguments, report the four error kinds, and reach the workspace,
+// the command broker and the log through the host. Build the module with
+// `toolhost-js build` (componentize-js) into a wasm32-wasip2 component.
+
+import * as files from 'toolhost:plugin/files@0.1.0';
+import * as broker from 'toolhost:plugin/commands@0.1.0';
+import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
+import { check, s } from './schema.js';
+
+export { s, check };
+
+/** A result that is not a success, of one of the kinds the model acts on. */
+export class ToolError extends Error {
+  constructor(kind, message, hint) {
+    super(message);
+    this.name = 'ToolError';
+    this.kind = kind;
+    this.hint = hint;
+  }
+}
+
+/** The arguments are wrong: the model fixes its call. */
+export class InvalidInput extends ToolError {
+  constructor(message) {
+    super('invalid-input', message);
+  }
+}
+
+/** A condition the model can correct (a file not found, text not unique): try again differently. */
+export class Retry extends ToolError {
+  constructor(message) {
+    super('retry', message);
+  }
+}
+
+/** A policy or a missing grant refused the action. */
+export class Denied extends ToolError {
+  constructor(message) {
+    super('denied', message);
+  }
+}
+
+/** The tool failed for another reason; `hint` says what to do next. */
+export class Failed extends ToolError {
+  constructor(message, hint) {
+    super('failed', message, hint);
+  }
+}
+
+const GRANT_REMEDY = '--grant TOOL=';
+
+/**
+ * `workspace:read`, `workspace:write`, `commands`, `network:HOST`,
+ * `dir:NAME:read` or `dir:NAME:write`, the words of `--grant`, as the WIT
+ * capabilities `describe` returns.
+ */
+function capabilities(words) {
+  const out = [];
+  const hosts = [];
+  for (const word of words) {
+    const [kind, rest, access] = word.split(':');
+    if (word === 'workspace:read') out.push({ tag: 'workspace-read' });
+    else if (word === 'workspace:write') out.push({ tag: 'workspace-write' });
+    else if (word === 'commands') out.push({ tag: 'commands' });
+    else if (kind === 'network' && rest) hosts.push(word.slice('network:'.length));
+    else if (kind === 'dir' && rest && (access === 'read' || access === 'write')) {
+      out.push({ tag: 'directory', val: { name: rest, writable: access === 'write' } });
+    } else {
+      throw new Error(
+        `capability \`${word}\`: use workspace:read, workspace:write, commands, network:HOST, dir:NAME:read or dir:NAME:write`,
+      );
+    }
+  }
+  if (hosts.length) out.push({ tag: 'network', val: hosts });
+  return out;
+}
+
+/** An error thrown by a host import (`{tag, val}`, possibly inside an Error's `payload`). */
+function hostError(err) {
+  const variant = err && typeof err === 'object' && 'payload' in err ? err.payload : err;
+  return variant && typeof variant === 'object' && typeof variant.tag === 'string' ? variant : null;
+}
+
+/** A file operation's error as the tool error the model acts on. */
+function fileError(err) {
+  const e = hostError(err);
+  if (!e) return err;
+  switch (e.tag) {
+    case 'not-found':
+    case 'invalid':
+      return new Retry(e.val);
+    case 'denied':
+      return new Denied(e.val);
+    default:
+      return new Failed(e.val);
+  }
+}
+
+/** A broker error as the tool error the model acts on. */
+function commandError(err) {
+  const e = hostError(err);
+  if (!e) return err;
+  switch (e.tag) {
+    case 'invalid':
+      return new InvalidInput(e.val);
+    case 'failed':
+      return new Failed(e.val);
+    default:
+      return new Denied(e.val);
+  }
+}
+
+/** Log lines, forwarded by the host to its log (stderr). */
+export const log = {
+  trace: (message) => hostLog('trace', String(message)),
+  debug: (message) => hostLog('debug', String(message)),
+  info: (message) => hostLog('info', String(message)),
+  warn: (message) => hostLog('warn', String(message)),
+  error: (message) => hostLog('error', String(message)),
+};
+
+/** Who is calling and how, and the host services of this call. */
+export class Context {
+  constructor(ctx) {
+    this.callId = ctx.callId;
+    this.agent = ctx.agent;
+    this.session = ctx.session;
+    this.channel = ctx.channel;
+    this.chat = ctx.chat;
+    /** The workspace root's host path, if the workspace is granted. */
+    this.workspaceRoot = ctx.workspaceRoot;
+    /** True when the caller asked to describe, not change. */
+    this.dryRun = ctx.dryRun;
+    /** This tool's settings from the host configuration. */
+    this.settings = JSON.parse(ctx.settings || '{}');
+    /** Paths the call changed; `writeText` adds to it. */
+    this.changedPaths = [];
+    this.log = log;
+  }
+
+  /**
+   * `path` as the host resolves it: workspace-relative (an absolute path
+   * under the workspace root is made relative), or `/NAME/...` for a
+   * granted directory. Paths leading out of the workspace are refused.
+   */
+  path(path) {
+    const given = String(path).trim();
+    if (given === '') {
+      throw new InvalidInput('the path is empty; give a path relative to the workspace root, e.g. `src/main.js`');
+    }
+    const root = this.workspaceRoot;
+    let relative = given;
+    if (given.startsWith('/')) {
+      if (root && (given === root || given.startsWith(root.endsWith('/') ? root : `${root}/`))) {
+        relative = given.slice(root.length).replace(/^\/+/, '');
+      } else {
+        return given; // a granted directory `/NAME/...`; the host confines it
+      }
+    } else if (!root) {
+      throw new Denied(
+        `this tool was not granted access to the workspace; a person can grant it with \`${GRANT_REMEDY}workspace:read\` (or workspace:write)`,
+      );
+    }
+    const parts = [];
+    for (const part of relative.split('/')) {
+      if (part === '' || part === '.') continue;
+      if (part === '..') {
+        if (parts.length === 0) {
+          throw new Denied(`\`${given}\` leads outside the workspace; only paths under the workspace root are allowed`);
+        }
+        parts.pop();
+      } else parts.push(part);
+    }
+    return parts.length ? parts.join('/') : '.';
+  }
+
+  /** The bytes of a file, at most `maxBytes` (default 64 MiB). */
+  readBytes(path, { maxBytes = 64 * 1024 * 1024 } = {}) {
+    const at = this.path(path);
+    try {
+      return files.read(at, BigInt(maxBytes));
+    } catch (err) {
+      throw fileError(err);
+    }
+  }
+
+  /** A UTF-8 text file's content; other bytes are refused as invalid input. */
+  readText(path, options) {
+    const bytes = this.readBytes(path, options);
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new InvalidInput(`\`${this.path(path)}\` is not UTF-8 text`);
+    }
+  }
+
+  /** Replace or create a file atomically (parents are created); the path is added to `changedPaths`. */
+  writeText(path, text) {
+    const at = this.path(path);
+    try {
+      files.writeAtomic(at, new TextEncoder().encode(String(text)));
+    } catch (err) {
+      throw fileError(err);
+    }
+    this.changedPaths.push(at);
+  }
+
+  /**
+   * The tree under a directory, as ripgrep walks it: `[{path, kind, size, modifiedNs}]`.
+   * Options: `respectIgnore` (true), `hidden` (false), `maxDepth`, `metadata` (false).
+   */
+  walk(path, { respectIgnore = true, hidden = false, maxDepth, metadata = false } = {}) {
+    const at = this.path(path);
+    try {
+      return files.walk(at, { respectIgnore, hidden, maxDepth, metadata });
+    } catch (err) {
+      throw fileError(err);
+    }
+  }
+
+  /**
+   * Run a command through the host's broker: an argument vector (run
+   * directly) or a shell line. Returns `{exitCode, stdout, stderr,
+   * timedOut, truncated, durationMs}`. Needs the `commands` capability.
+   */
+  run(command, { cwd, timeoutMs, env = {} } = {}) {
+    const program = Array.isArray(command)
+      ? { tag: 'argv', val: command.map(String) }
+      : { tag: 'shell', val: String(command) };
+    try {
+      const done = broker.run({ program, cwd, timeoutMs, env: Object.entries(env).map(([k, v]) => [k, String(v)]) });
+      return { ...done, durationMs: Number(done.durationMs) };
+    } catch (err) {
+      throw commandError(err);
+    }
+  }
+}
+
+/** A call's return value as the WIT `tool-output`. */
+function output(value, ctx) {
+  if (value && typeof value.then === 'function') {
+    throw new Failed('`run` returned a Promise', 'the host calls a tool synchronously: make `run` a plain (not async) function');
+  }
+  if (typeof value === 'string') return { content: value, structured: undefined, changedPaths: ctx.changedPaths };
+  if (value && typeof value === 'object' && typeof value.content === 'string') {
+    return {
+      content: value.content,
+      structured: value.structured === undefined ? undefined : JSON.stringify(value.structured),
+      changedPaths: [...new Set([...ctx.changedPaths, ...(value.changedPaths ?? [])])],
+    };
+  }
+  throw new Failed(
+    `the tool returned ${value === undefined ? 'nothing' : typeof value}`,
+    'a tool returns a string, or { content, structured } with a string content',
+  );
+}
+
+/** Any thrown value as the WIT `tool-error`: a ToolError keeps its kind, anything else is `failed`. */
+function toolError(err) {
+  if (err instanceof ToolError) {
+    if (err.kind === 'failed') return { tag: 'failed', val: { message: err.message, hint: err.hint } };
+    return { tag: err.kind, val: err.message };
+  }
+  const variant = hostError(err);
+  if (variant) return toolError(fileError(variant));
+  const message = err instanceof Error ? err.message : String(err);
+  return { tag: 'failed', val: { message: message || 'the tool failed', hint: undefined } };
+}
+
+/**
+ * Declare a tool. Export what it returns as `tool`:
+ *
+ *   export const tool = defineTool({ name, description, input, output, capabilities, run });
+ *
+ * - `input`: the JSON Schema of the arguments (an object schema, e.g. from `s.object`);
+ * - `output`: the JSON Schema of `structured`, if the tool returns one;
+ * - `capabilities`: what it needs, in the words of `--grant` (`workspace:read`, ...);
+ * - `sensitive`: true if it changes something; `idempotent`, `title`, `version`;
+ * - `run(args, ctx)`: returns a string or `{ content, structured }`; throws
+ *   `InvalidInput`, `Retry`, `Denied` or `Failed`; anything else thrown is `failed`.
+ */
+export function defineTool(spec) {
+  for (const key of ['name', 'description', 'input', 'run']) {
+    if (spec[key] === undefined) throw new Error(`defineTool: \`${key}\` is missing`);
+  }
+  const info = {
+    name: spec.name,
+    description: spec.description,
+    inputSchema: JSON.stringify(spec.input),
+    outputSchema: spec.output === undefined ? undefined : JSON.stringify(spec.output),
+    sensitive: Boolean(spec.sensitive),
+    capabilities: capabilities(spec.capabilities ?? []),
+    version: spec.version ?? '0.1.0',
+    title: spec.title,
+    idempotent: Boolean(spec.idempotent),
+  };
+  return {
+    describe: () => info,
+    call(argsText, wit) {
+      const ctx = new Context(wit);
+      let args;
+      try {
+        args = check(spec.input, JSON.parse(argsText));
+      } catch (err) {
+        throw toolError(new InvalidInput(err.message));
+      }
+      try {
+        return output(spec.run(args, ctx), ctx);
+      } catch (err) {
+        throw toolError(err);
+      }
+    },
+  };
+}

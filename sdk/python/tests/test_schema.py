@@ -1,0 +1,168 @@
+"""The schemas derived from type hints and the argument conversion,
+natively (no host needed): ``python3 -m unittest discover -s tests``."""
+
+import enum
+import unittest
+from dataclasses import dataclass, field
+from typing import Annotated, Literal, NotRequired, Optional, TypedDict
+
+import toolhost
+from toolhost import Context, InvalidInput, Output, tool
+from toolhost.schema import ArgumentError, SchemaError, convert, schema_of, split_docstring
+
+
+class Mode(enum.Enum):
+    FAST = "fast"
+    EXACT = "exact"
+
+
+@dataclass
+class Range:
+    """Lines to read.
+
+    Attributes:
+        start: The first line, from 1.
+    """
+
+    start: int
+    count: Annotated[int, "How many lines."] = 20
+    tags: list[str] = field(default_factory=list)
+
+
+class Found(TypedDict):
+    path: Annotated[str, "Where."]
+    line: NotRequired[int]
+
+
+def last_declared():
+    return toolhost._declared[-1]
+
+
+class Schemas(unittest.TestCase):
+    def test_function_parameters_make_the_input_schema(self):
+        @tool(capabilities=["workspace:read"])
+        def find(pattern: str, ctx: Context, mode: Mode = Mode.FAST, limit: Optional[int] = None,
+                 within: Optional[Range] = None, kind: Literal["file", "dir"] = "file") -> Output[list[Found]]:
+            """Find things.
+
+            Several lines of description.
+
+            Args:
+                pattern: What to look for,
+                    over two lines.
+                limit: At most this many.
+            """
+            return Output("")
+
+        declared = last_declared()
+        self.assertEqual(declared.name, "find")
+        self.assertEqual(declared.description, "Find things.\n\nSeveral lines of description.")
+        self.assertEqual(declared.context_param, "ctx")
+        self.assertEqual(declared.input_schema, {
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "What to look for, over two lines."},
+                "mode": {"enum": ["fast", "exact"], "default": "fast"},
+                "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "description": "At most this many."},
+                "within": {"anyOf": [{
+                    "type": "object",
+                    "properties": {
+                        "start": {"type": "integer", "description": "The first line, from 1."},
+                        "count": {"type": "integer", "description": "How many lines.", "default": 20},
+                        "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+                    },
+                    "required": ["start"],
+                    "additionalProperties": False,
+                    "description": "Lines to read.",
+                }, {"type": "null"}]},
+                "kind": {"enum": ["file", "dir"], "default": "file"},
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
+        })
+        self.assertEqual(declared.output_schema, {"type": "array", "items": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Where."}, "line": {"type": "integer"}},
+            "required": ["path"],
+            "additionalProperties": False,
+        }})
+
+    def test_a_type_without_a_schema_is_named(self):
+        with self.assertRaisesRegex(SchemaError, "`complex` has no JSON Schema"):
+            schema_of(complex)
+        with self.assertRaisesRegex(TypeError, "`x` needs a type hint"):
+            @tool
+            def untyped(x):
+                return ""
+
+    def test_a_bad_capability_is_refused_with_the_words_to_use(self):
+        with self.assertRaisesRegex(ValueError, "capability `workspace`: use workspace:read"):
+            @tool(capabilities=["workspace"])
+            def reader() -> str:
+                return ""
+
+    def test_docstring_sections(self):
+        head, described = split_docstring("Do it.\n\nArgs:\n    a (int): First.\n    b: Second,\n        continued.\n")
+        self.assertEqual(head, "Do it.")
+        self.assertEqual(described, {"a": "First.", "b": "Second, continued."})
+
+
+class Conversion(unittest.TestCase):
+    def test_values_become_the_hinted_types(self):
+        self.assertEqual(convert(Range, {"start": 3}, "r"), Range(3, 20, []))
+        self.assertIs(convert(Mode, "exact", "m"), Mode.EXACT)
+        self.assertEqual(convert(float, 2, "f"), 2.0)
+        self.assertEqual(convert(Optional[int], None, "o"), None)
+        self.assertEqual(convert(dict[str, int], {"a": 1}, "d"), {"a": 1})
+
+    def test_what_does_not_fit_is_named(self):
+        cases = [
+            (int, True, "x", "`x` must be an integer, not boolean"),
+            (str, 1, "x", "`x` must be a string, not integer"),
+            (Mode, "slow", "x", "`x` must be one of 'fast', 'exact'"),
+            (list[int], [1, "2"], "x", "`x[1]` must be an integer, not string"),
+            (Range, {"start": 1, "stop": 2}, "x", "`x.stop` is not an argument of this tool; it takes `start`, `count`, `tags`"),
+            (Range, {}, "x", "`x.start` is missing"),
+        ]
+        for hint, value, at, message in cases:
+            with self.subTest(message):
+                with self.assertRaises(ArgumentError) as raised:
+                    convert(hint, value, at)
+                self.assertEqual(str(raised.exception), message)
+
+
+class Invoke(unittest.TestCase):
+    def test_results_and_errors(self):
+        @tool
+        def shout(text: str, times: int = 1) -> Output[Found]:
+            """Shout."""
+            if not text:
+                raise InvalidInput("`text` is empty")
+            return Output((text.upper() + " ") * times, Found(path=text))
+
+        declared = last_declared()
+        ctx = Context(workspace_root="/w")
+        out = declared.invoke('{"text": "hi", "times": 2}', ctx)
+        self.assertEqual((out.content, out.structured), ("HI HI ", {"path": "hi"}))
+        with self.assertRaisesRegex(InvalidInput, "`times` must be an integer"):
+            declared.invoke('{"text": "hi", "times": "2"}', ctx)
+        with self.assertRaisesRegex(InvalidInput, "`text` is empty"):
+            declared.invoke('{"text": ""}', ctx)
+        with self.assertRaises(InvalidInput):
+            declared.invoke("not json", ctx)
+
+    def test_paths_stay_in_the_workspace(self):
+        ctx = Context(workspace_root="/home/me/proj")
+        self.assertEqual(ctx.path("src/../a.txt"), "a.txt")
+        self.assertEqual(ctx.path("/home/me/proj/src/x.py"), "src/x.py")
+        self.assertEqual(ctx.path("/memory/notes.md"), "/memory/notes.md")
+        with self.assertRaises(toolhost.Denied):
+            ctx.path("../secret")
+        with self.assertRaises(toolhost.Denied):
+            Context().path("a.txt")
+        with self.assertRaises(InvalidInput):
+            ctx.path("  ")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,69 @@
+"""The component's export: the WIT `tool` interface over the module's
+`@tool` function. `toolhost-py build` makes the entry module import this."""
+
+from __future__ import annotations
+
+import json
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports import types
+
+from . import Context, Declared, Failed, ToolError, declared
+
+
+def _capability(word: str) -> types.Capability:
+    if word == "workspace:read":
+        return types.Capability_WorkspaceRead()
+    if word == "workspace:write":
+        return types.Capability_WorkspaceWrite()
+    if word == "commands":
+        return types.Capability_Commands()
+    kind, _, rest = word.partition(":")
+    if kind == "network":
+        return types.Capability_Network([rest])
+    name, _, access = rest.partition(":")
+    return types.Capability_Directory(types.DirectoryAccess(name, access == "write"))
+
+
+def _info(tool: Declared) -> types.ToolInfo:
+    caps = [_capability(w) for w in tool.capabilities if not w.startswith("network:")]
+    hosts = [w.partition(":")[2] for w in tool.capabilities if w.startswith("network:")]
+    if hosts:
+        caps.append(types.Capability_Network(hosts))
+    return types.ToolInfo(
+        name=tool.name,
+        description=tool.description,
+        input_schema=json.dumps(tool.input_schema),
+        output_schema=None if tool.output_schema is None else json.dumps(tool.output_schema),
+        sensitive=tool.sensitive,
+        capabilities=caps,
+        version=tool.version,
+        title=tool.title,
+        idempotent=tool.idempotent,
+    )
+
+
+def _error(err: BaseException) -> types.ToolError:
+    if not isinstance(err, ToolError):
+        err = Failed(str(err) or type(err).__name__)
+    if err.kind == "failed":
+        return types.ToolError_Failed(types.Failure(err.message, err.hint))
+    if err.kind == "invalid-input":
+        return types.ToolError_InvalidInput(err.message)
+    if err.kind == "retry":
+        return types.ToolError_Retry(err.message)
+    return types.ToolError_Denied(err.message)
+
+
+class Tool(exports.Tool):
+    def describe(self) -> types.ToolInfo:
+        return _info(declared())
+
+    def call(self, args: str, ctx: types.CallContext) -> types.ToolOutput:
+        try:
+            out = declared().invoke(args, Context(ctx))
+            structured = None if out.structured is None else json.dumps(out.structured, ensure_ascii=False)
+            return types.ToolOutput(out.content, structured, out.changed_paths)
+        except Exception as err:  # every failure is a result, never a trap
+            raise Err(_error(err)) from None
