@@ -18,10 +18,14 @@
 //! - MCP throughput over stdio at 1 and 50 calls in flight (mcp.rs), against
 //!   the in-process executor, and the time to answer after a cancel;
 //! - a JavaScript dynamic tool per call vs the echo component and native
-//!   Rust (dynamic.rs).
+//!   Rust (dynamic.rs);
+//! - tool authors: `toolhost new` to a passing test in Rust, JavaScript and
+//!   Python from an empty build cache, and each word count per call beside
+//!   the echo component (authors.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
+mod authors;
 mod dynamic;
 mod mcp;
 mod search;
@@ -39,7 +43,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "startup",
     "compile",
     "overhead",
@@ -48,6 +52,7 @@ const SECTIONS: [&str; 8] = [
     "commands",
     "mcp",
     "dynamic",
+    "authors",
 ];
 
 fn main() {
@@ -93,6 +98,9 @@ fn main() {
     }
     if wanted("dynamic") {
         dynamic::run(&runtime, 2_000 / scale);
+    }
+    if wanted("authors") {
+        authors::run(&runtime, 1_000 / scale);
     }
 }
 
