@@ -153,7 +153,7 @@ fn tour_passes(wasm: &Path) {
         stderr(&out)
     );
     assert!(
-        stdout(&out).contains("sdk_tour: 14 passed, 0 failed"),
+        stdout(&out).contains("sdk_tour: 16 passed, 0 failed"),
         "{}",
         stdout(&out)
     );
@@ -430,7 +430,7 @@ fn every_sdk_package_holds_its_wit() {
 #[test]
 fn the_javascript_and_python_sdks_pass_their_unit_tests() {
     let sdk = sdk_dir();
-    let js = run_ok(&sdk.join("javascript"), "node", &["--test", "test/"]);
+    let js = run_ok(&sdk.join("javascript"), "npm", &["test"]);
     assert!(js.contains("# fail 0") && !js.contains("# pass 0"), "{js}");
     let py = run_ok(
         &sdk.join("python"),

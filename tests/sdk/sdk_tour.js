@@ -7,7 +7,7 @@ export const tool = defineTool({
   name: 'sdk_tour',
   description: 'Exercise the toolhost SDK: errors, defaults, files, commands and the log.',
   input: s.object({
-    action: s.enum(['throw', 'fail', 'retry', 'deny', 'invalid', 'defaults', 'write', 'escape', 'run', 'nothing']),
+    action: s.enum(['throw', 'fail', 'retry', 'deny', 'invalid', 'defaults', 'write', 'escape', 'run', 'nothing', 'odd-throw', 'odd-hint']),
     text: s.optional(s.string('Text to write or echo.')),
     times: s.integer({ description: 'How many times to repeat the text.', default: 2, minimum: 1 }),
   }),
@@ -25,6 +25,8 @@ export const tool = defineTool({
       case 'write': ctx.writeText('out/a.txt', text.repeat(times)); return { content: 'wrote out/a.txt', structured: { written: text.length * times } };
       case 'escape': return ctx.readText('../outside.txt');
       case 'run': return ctx.run(['echo', text]).stdout;
+      case 'odd-throw': throw undefined;
+      case 'odd-hint': throw new Failed('it failed', 42);
       default: return undefined;
     }
   },

@@ -6,7 +6,8 @@ from typing import Annotated, Literal, Optional
 
 from toolhost import Context, Denied, Failed, InvalidInput, Output, Retry, tool
 
-Action = Literal["throw", "fail", "retry", "deny", "invalid", "defaults", "write", "escape", "run", "nothing"]
+Action = Literal["throw", "fail", "retry", "deny", "invalid", "defaults", "write", "escape", "run", "nothing",
+                 "odd-throw", "odd-hint"]
 
 
 @tool(capabilities=["workspace:write", "commands"], sensitive=True)
@@ -37,4 +38,8 @@ def sdk_tour(action: Action, ctx: Context, text: Optional[str] = None,
         return Output(ctx.read_text("../outside.txt"))
     if action == "run":
         return Output(ctx.run(["echo", text]).stdout)
+    if action == "odd-throw":
+        raise SystemExit(3)
+    if action == "odd-hint":
+        raise Failed("it failed", 42)
     return None

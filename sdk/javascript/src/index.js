@@ -10,13 +10,19 @@ import { check, s } from './schema.js';
 
 export { s, check };
 
-/** A result that is not a success, of one of the kinds the model acts on. */
+const KINDS = ['invalid-input', 'retry', 'denied', 'failed'];
+
+/**
+ * A result that is not a success, of one of the kinds the model acts on:
+ * `invalid-input`, `retry`, `denied` or `failed` (use the subclasses).
+ */
 export class ToolError extends Error {
   constructor(kind, message, hint) {
-    super(message);
+    super(String(message));
     this.name = 'ToolError';
-    this.kind = kind;
-    this.hint = hint;
+    const spelled = String(kind).replace(/_/g, '-');
+    this.kind = KINDS.includes(spelled) ? spelled : 'failed';
+    this.hint = hint === undefined || hint === null ? undefined : String(hint);
   }
 }
 
@@ -47,6 +53,16 @@ export class Failed extends ToolError {
     super('failed', message, hint);
   }
 }
+
+/**
+ * The broker's answer to a command in a dry run: the message says what it
+ * would have done, nothing ran. A `Denied` if not caught; a tool that
+ * supports dry runs returns the message instead.
+ */
+export class DryRun extends Denied {}
+
+/** A command needed a person's confirmation and did not get it. A `Denied` if not caught. */
+export class NotConfirmed extends Denied {}
 
 const GRANT_REMEDY = '--grant TOOL=';
 
@@ -106,6 +122,10 @@ function commandError(err) {
       return new InvalidInput(e.val);
     case 'failed':
       return new Failed(e.val);
+    case 'dry-run':
+      return new DryRun(e.val);
+    case 'not-confirmed':
+      return new NotConfirmed(e.val);
     default:
       return new Denied(e.val);
   }
@@ -122,7 +142,9 @@ export const log = {
 
 /** Who is calling and how, and the host services of this call. */
 export class Context {
-  constructor(ctx) {
+  /** `ctx`: the WIT call context; `dirs`: the named directories the tool declares. */
+  constructor(ctx, dirs = []) {
+    this.dirs = dirs;
     this.callId = ctx.callId;
     this.agent = ctx.agent;
     this.session = ctx.session;
@@ -141,38 +163,36 @@ export class Context {
 
   /**
    * `path` as the host resolves it: workspace-relative (an absolute path
-   * under the workspace root is made relative), or `/NAME/...` for a
-   * granted directory. Paths leading out of the workspace are refused.
+   * under the workspace root is made relative), or `/NAME/...` under a
+   * directory NAME the tool declares. Paths leading out of either are
+   * refused.
    */
   path(path) {
-    const given = String(path).trim();
+    if (typeof path !== 'string') {
+      throw new InvalidInput(`the path must be a string, not ${path === null ? 'null' : typeof path}`);
+    }
+    const given = path.trim();
     if (given === '') {
       throw new InvalidInput('the path is empty; give a path relative to the workspace root, e.g. `src/main.js`');
     }
-    const root = this.workspaceRoot;
-    let relative = given;
-    if (given.startsWith('/')) {
-      if (root && (given === root || given.startsWith(root.endsWith('/') ? root : `${root}/`))) {
-        relative = given.slice(root.length).replace(/^\/+/, '');
-      } else {
-        return given; // a granted directory `/NAME/...`; the host confines it
-      }
-    } else if (!root) {
-      throw new Denied(
+    const root = this.workspaceRoot?.replace(/\/+$/, '');
+    const noWorkspace = () =>
+      new Denied(
         `this tool was not granted access to the workspace; a person can grant it with \`${GRANT_REMEDY}workspace:read\` (or workspace:write)`,
       );
+    if (!given.startsWith('/')) {
+      if (!root) throw noWorkspace();
+      return normalise(given, '', `\`${given}\` leads outside the workspace; only paths under the workspace root are allowed`);
     }
-    const parts = [];
-    for (const part of relative.split('/')) {
-      if (part === '' || part === '.') continue;
-      if (part === '..') {
-        if (parts.length === 0) {
-          throw new Denied(`\`${given}\` leads outside the workspace; only paths under the workspace root are allowed`);
-        }
-        parts.pop();
-      } else parts.push(part);
+    if (root && (given === root || given.startsWith(`${root}/`))) {
+      return normalise(given.slice(root.length), '', `\`${given}\` leads outside the workspace`);
     }
-    return parts.length ? parts.join('/') : '.';
+    const name = given.split('/')[1];
+    if (this.dirs.includes(name)) {
+      return normalise(given.slice(name.length + 1), `/${name}/`, `\`${given}\` leads outside the directory /${name}`);
+    }
+    if (!root) throw noWorkspace();
+    throw new Denied(`\`${given}\` is outside the workspace; give a path relative to the workspace root`);
   }
 
   /** The bytes of a file, at most `maxBytes` (default 64 MiB). */
@@ -203,7 +223,7 @@ export class Context {
     } catch (err) {
       throw fileError(err);
     }
-    this.changedPaths.push(at);
+    if (!at.startsWith('/')) this.changedPaths.push(at);
   }
 
   /**
@@ -213,7 +233,9 @@ export class Context {
   walk(path, { respectIgnore = true, hidden = false, maxDepth, metadata = false } = {}) {
     const at = this.path(path);
     try {
-      return files.walk(at, { respectIgnore, hidden, maxDepth, metadata });
+      return files
+        .walk(at, { respectIgnore, hidden, maxDepth, metadata })
+        .map((e) => ({ path: e.path, kind: e.kind, size: Number(e.size), modifiedNs: Number(e.modifiedNs) }));
     } catch (err) {
       throw fileError(err);
     }
@@ -237,6 +259,20 @@ export class Context {
   }
 }
 
+/** `relative` with `.` and `..` resolved, under `prefix`; `..` past its start is refused with `escape`. */
+function normalise(relative, prefix, escape) {
+  const parts = [];
+  for (const part of relative.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) throw new Denied(escape);
+      parts.pop();
+    } else parts.push(part);
+  }
+  if (prefix) return `${prefix}${parts.join('/')}`.replace(/\/$/, '');
+  return parts.length ? parts.join('/') : '.';
+}
+
 /** A call's return value as the WIT `tool-output`. */
 function output(value, ctx) {
   if (value && typeof value.then === 'function') {
@@ -244,11 +280,19 @@ function output(value, ctx) {
   }
   if (typeof value === 'string') return { content: value, structured: undefined, changedPaths: ctx.changedPaths };
   if (value && typeof value === 'object' && typeof value.content === 'string') {
-    return {
-      content: value.content,
-      structured: value.structured === undefined ? undefined : JSON.stringify(value.structured),
-      changedPaths: [...new Set([...ctx.changedPaths, ...(value.changedPaths ?? [])])],
-    };
+    const extra = value.changedPaths ?? [];
+    if (!Array.isArray(extra) || !extra.every((p) => typeof p === 'string')) {
+      throw new Failed('`changedPaths` must be an array of workspace-relative paths (strings)');
+    }
+    let structured;
+    if (value.structured !== undefined) {
+      try {
+        structured = JSON.stringify(value.structured, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
+      } catch (err) {
+        throw new Failed(`the structured result is not JSON: ${err?.message ?? err}`);
+      }
+    }
+    return { content: value.content, structured, changedPaths: [...new Set([...ctx.changedPaths, ...extra])] };
   }
   throw new Failed(
     `the tool returned ${value === undefined ? 'nothing' : typeof value}`,
@@ -258,14 +302,18 @@ function output(value, ctx) {
 
 /** Any thrown value as the WIT `tool-error`: a ToolError keeps its kind, anything else is `failed`. */
 function toolError(err) {
-  if (err instanceof ToolError) {
-    if (err.kind === 'failed') return { tag: 'failed', val: { message: err.message, hint: err.hint } };
-    return { tag: err.kind, val: err.message };
+  try {
+    if (err instanceof ToolError) {
+      if (err.kind === 'failed') return { tag: 'failed', val: { message: err.message, hint: err.hint } };
+      return { tag: err.kind, val: err.message };
+    }
+    const variant = hostError(err);
+    if (variant) return toolError(fileError(variant));
+    const message = err instanceof Error ? String(err.message) : String(err);
+    return { tag: 'failed', val: { message: message || 'the tool failed', hint: undefined } };
+  } catch {
+    return { tag: 'failed', val: { message: 'the tool threw a value that cannot be shown', hint: undefined } };
   }
-  const variant = hostError(err);
-  if (variant) return toolError(fileError(variant));
-  const message = err instanceof Error ? err.message : String(err);
-  return { tag: 'failed', val: { message: message || 'the tool failed', hint: undefined } };
 }
 
 /**
@@ -284,6 +332,13 @@ export function defineTool(spec) {
   for (const key of ['name', 'description', 'input', 'run']) {
     if (spec[key] === undefined) throw new Error(`defineTool: \`${key}\` is missing`);
   }
+  if (spec.input?.type !== 'object') {
+    throw new Error('defineTool: `input` must be an object schema (e.g. `s.object({ ... })`): a tool takes named arguments');
+  }
+  if (spec.output !== undefined && spec.output?.type !== 'object') {
+    throw new Error('defineTool: `output` must be an object schema (e.g. `s.object({ ... })`): MCP clients take only those');
+  }
+  const dirs = (spec.capabilities ?? []).filter((w) => w.startsWith('dir:')).map((w) => w.split(':')[1]);
   const info = {
     name: spec.name,
     description: spec.description,
@@ -298,14 +353,14 @@ export function defineTool(spec) {
   return {
     describe: () => info,
     call(argsText, wit) {
-      const ctx = new Context(wit);
-      let args;
       try {
-        args = check(spec.input, JSON.parse(argsText));
-      } catch (err) {
-        throw toolError(new InvalidInput(err.message));
-      }
-      try {
+        const ctx = new Context(wit, dirs);
+        let args;
+        try {
+          args = check(spec.input, JSON.parse(argsText));
+        } catch (err) {
+          throw new InvalidInput(err?.message ?? String(err));
+        }
         return output(spec.run(args, ctx), ctx);
       } catch (err) {
         throw toolError(err);

@@ -67,6 +67,8 @@ function fits(type, value) {
  */
 export function check(schema, value, at = '') {
   const where = at === '' ? 'the arguments' : `\`${at}\``;
+  if (schema === true || schema === undefined) return value;
+  if (schema === false) throw new Error(`${where} is not allowed here`);
   const types = schema.type === undefined ? [] : [schema.type].flat();
   if (types.length && !types.some((t) => fits(t, value))) {
     throw new Error(`${where} must be ${types.join(' or ')}, not ${typeOf(value)}`);
@@ -89,21 +91,22 @@ export function check(schema, value, at = '') {
     return schema.items ? value.map((item, i) => check(schema.items, item, `${at}[${i}]`)) : value;
   }
   if (typeOf(value) === 'object' && schema.properties) {
+    // Members are defined, not assigned: a member named `__proto__` stays a member.
     const out = {};
+    const put = (name, v) => Object.defineProperty(out, name, { value: v, enumerable: true, writable: true, configurable: true });
     for (const [name, member] of Object.entries(value)) {
-      const inner = schema.properties[name];
       const path = at === '' ? name : `${at}.${name}`;
-      if (inner) out[name] = check(inner, member, path);
+      if (Object.hasOwn(schema.properties, name)) put(name, check(schema.properties[name], member, path));
       else if (schema.additionalProperties === false) {
         const known = Object.keys(schema.properties).map((k) => `\`${k}\``).join(', ');
         throw new Error(`\`${path}\` is not an argument of this tool; it takes ${known || 'none'}`);
-      } else out[name] = member;
+      } else put(name, check(schema.additionalProperties, member, path));
     }
     for (const [name, member] of Object.entries(schema.properties)) {
-      if (name in out) continue;
-      if ('default' in member) out[name] = JSON.parse(JSON.stringify(member.default));
+      if (Object.hasOwn(out, name)) continue;
+      if (member && typeof member === 'object' && Object.hasOwn(member, 'default')) put(name, JSON.parse(JSON.stringify(member.default)));
       else if ((schema.required ?? []).includes(name)) {
-        throw new Error(`\`${at === '' ? name : `${at}.${name}`}\` is missing${member.description ? `: ${member.description}` : ''}`);
+        throw new Error(`\`${at === '' ? name : `${at}.${name}`}\` is missing${member?.description ? `: ${member.description}` : ''}`);
       }
     }
     return out;

@@ -42,7 +42,7 @@ class Schemas(unittest.TestCase):
     def test_function_parameters_make_the_input_schema(self):
         @tool(capabilities=["workspace:read"])
         def find(pattern: str, ctx: Context, mode: Mode = Mode.FAST, limit: Optional[int] = None,
-                 within: Optional[Range] = None, kind: Literal["file", "dir"] = "file") -> Output[list[Found]]:
+                 within: Optional[Range] = None, kind: Literal["file", "dir"] = "file") -> Output[Found]:
             """Find things.
 
             Several lines of description.
@@ -80,12 +80,12 @@ class Schemas(unittest.TestCase):
             "required": ["pattern"],
             "additionalProperties": False,
         })
-        self.assertEqual(declared.output_schema, {"type": "array", "items": {
+        self.assertEqual(declared.output_schema, {
             "type": "object",
             "properties": {"path": {"type": "string", "description": "Where."}, "line": {"type": "integer"}},
             "required": ["path"],
             "additionalProperties": False,
-        }})
+        })
 
     def test_a_type_without_a_schema_is_named(self):
         with self.assertRaisesRegex(SchemaError, "`complex` has no JSON Schema"):
@@ -94,6 +94,27 @@ class Schemas(unittest.TestCase):
             @tool
             def untyped(x):
                 return ""
+
+    def test_an_output_that_is_not_an_object_is_refused(self):
+        with self.assertRaisesRegex(TypeError, "the return hint must give an object"):
+            @tool
+            def listing() -> Output[list[str]]:
+                return Output("")
+
+    def test_a_default_json_cannot_write_is_refused(self):
+        with self.assertRaisesRegex(SchemaError, "the default of `at` .* cannot be written as JSON"):
+            @tool
+            def odd(at: float = float("nan")) -> str:
+                return ""
+
+    def test_fixed_tuples_have_one_schema_per_item(self):
+        self.assertEqual(schema_of(tuple[int, str]), {
+            "type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False, "minItems": 2,
+        })
+        self.assertEqual(schema_of(tuple[int, ...]), {"type": "array", "items": {"type": "integer"}})
+        self.assertEqual(convert(tuple[int, str], [1, "a"], "t"), (1, "a"))
+        with self.assertRaisesRegex(ArgumentError, "`t` must be an array of 2 items"):
+            convert(tuple[int, str], [1], "t")
 
     def test_a_bad_capability_is_refused_with_the_words_to_use(self):
         with self.assertRaisesRegex(ValueError, "capability `workspace`: use workspace:read"):
@@ -114,10 +135,25 @@ class Conversion(unittest.TestCase):
         self.assertEqual(convert(float, 2, "f"), 2.0)
         self.assertEqual(convert(Optional[int], None, "o"), None)
         self.assertEqual(convert(dict[str, int], {"a": 1}, "d"), {"a": 1})
+        self.assertEqual(convert(int, 5.0, "i"), 5)  # JSON Schema's integer, as the host checks it
+
+    def test_typeddict_members_that_may_be_left_out_stay_out(self):
+        class Partial(TypedDict, total=False):
+            a: int
+            b: int
+
+        self.assertEqual(convert(Partial, {"a": 1}, "p"), {"a": 1})
+        self.assertEqual(convert(Found, {"path": "x"}, "f"), {"path": "x"})
+
+    def test_defaults_are_not_shared_between_calls(self):
+        first = convert(Range, {"start": 1}, "r")
+        first.tags.append("x")
+        self.assertEqual(convert(Range, {"start": 1}, "r").tags, [])
 
     def test_what_does_not_fit_is_named(self):
         cases = [
             (int, True, "x", "`x` must be an integer, not boolean"),
+            (int, 1.5, "x", "`x` must be an integer, not number"),
             (str, 1, "x", "`x` must be a string, not integer"),
             (Mode, "slow", "x", "`x` must be one of 'fast', 'exact'"),
             (list[int], [1, "2"], "x", "`x[1]` must be an integer, not string"),
@@ -151,17 +187,54 @@ class Invoke(unittest.TestCase):
         with self.assertRaises(InvalidInput):
             declared.invoke("not json", ctx)
 
-    def test_paths_stay_in_the_workspace(self):
-        ctx = Context(workspace_root="/home/me/proj")
+    def test_bad_results_are_failures_that_say_what_to_return(self):
+        @tool
+        def bad(what: str) -> Output[dict]:
+            """Return something wrong."""
+            return {
+                "content": Output(None),
+                "changed": Output("x", None, "a.txt"),
+                "nan": Output("x", {"v": float("nan")}),
+                "set": Output("x", {"v": {object()}}),
+                "nothing": None,
+            }[what]
+
+        declared = last_declared()
+        for what, message in [
+            ("content", "Output.content must be a str, not NoneType"),
+            ("changed", "Output.changed_paths must be a list"),
+            ("nan", "the structured result is not JSON"),
+            ("set", "the structured result is not JSON"),
+            ("nothing", "the tool returned NoneType"),
+        ]:
+            with self.subTest(what):
+                with self.assertRaisesRegex(toolhost.Failed, message):
+                    declared.invoke(f'{{"what": "{what}"}}', Context(workspace_root="/w"))
+
+    def test_errors_keep_text_whatever_they_were_given(self):
+        err = toolhost.Failed(ValueError("no"), 42)
+        self.assertEqual((err.message, err.hint), ("no", "42"))
+
+    def test_paths_stay_in_the_workspace_or_a_declared_directory(self):
+        ctx = Context(workspace_root="/home/me/proj", dirs=("memory",))
         self.assertEqual(ctx.path("src/../a.txt"), "a.txt")
         self.assertEqual(ctx.path("/home/me/proj/src/x.py"), "src/x.py")
-        self.assertEqual(ctx.path("/memory/notes.md"), "/memory/notes.md")
-        with self.assertRaises(toolhost.Denied):
-            ctx.path("../secret")
-        with self.assertRaises(toolhost.Denied):
-            Context().path("a.txt")
-        with self.assertRaises(InvalidInput):
-            ctx.path("  ")
+        self.assertEqual(ctx.path("/home/me/proj"), ".")
+        self.assertEqual(ctx.path("/memory/a/../notes.md"), "/memory/notes.md")
+        for path, kind, message in [
+            ("../secret", toolhost.Denied, "leads outside the workspace"),
+            ("/memory/../etc", toolhost.Denied, "leads outside the directory /memory"),
+            ("/etc/passwd", toolhost.Denied, "is outside the workspace"),
+            ("/home/me/project2/x", toolhost.Denied, "is outside the workspace"),
+            ("  ", InvalidInput, "the path is empty"),
+            (None, InvalidInput, "must be a string, not NoneType"),
+        ]:
+            with self.subTest(path):
+                with self.assertRaisesRegex(kind, message):
+                    ctx.path(path)
+        for path in ("a.txt", "/home/me/proj/a.txt"):
+            with self.assertRaisesRegex(toolhost.Denied, "not granted access to the workspace"):
+                Context().path(path)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ __all__ = [
     "Retry",
     "Denied",
     "Failed",
+    "DryRun",
+    "NotConfirmed",
     "log",
 ]
 
@@ -45,10 +47,10 @@ class ToolError(Exception):
 
     kind = "failed"
 
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+    def __init__(self, message: Any, hint: Any = None):
+        super().__init__(str(message))
+        self.message = str(message)
+        self.hint = None if hint is None else str(hint)
 
 
 class InvalidInput(ToolError):
@@ -73,6 +75,16 @@ class Failed(ToolError):
     """The tool failed for another reason; ``hint`` says what to do next."""
 
     kind = "failed"
+
+
+class DryRun(Denied):
+    """The broker's answer to a command in a dry run: the message says what
+    it would have done, nothing ran. A ``Denied`` if not caught; a tool
+    that supports dry runs returns the message instead."""
+
+
+class NotConfirmed(Denied):
+    """A command needed a person's confirmation and did not get it."""
 
 
 T = TypeVar("T")
@@ -122,21 +134,56 @@ def _host_error(err: Exception) -> ToolError | None:
         return None
     value = err.value
     name = type(value).__name__
-    kind, message = name.rsplit("_", 1)[1], getattr(value, "value", str(value))
+    kind, message = name.rsplit("_", 1)[-1], getattr(value, "value", str(value))
     if kind in ("NotFound", "Invalid") and name.startswith("FileError"):
         return Retry(message)
-    if kind in ("Denied", "NotConfirmed", "DryRun"):
+    if kind == "DryRun":
+        return DryRun(message)
+    if kind == "NotConfirmed":
+        return NotConfirmed(message)
+    if kind == "Denied":
         return Denied(message)
     if kind == "Invalid":
         return InvalidInput(message)
     return Failed(message)
 
 
+def _normalise(relative: str, prefix: str, escape: str) -> str:
+    """``relative`` with ``.`` and ``..`` resolved, under ``prefix``; ``..``
+    past its start is refused with ``escape``."""
+    parts: list[str] = []
+    for part in relative.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise Denied(escape)
+            parts.pop()
+        else:
+            parts.append(part)
+    if prefix:
+        return (prefix + "/".join(parts)).rstrip("/")
+    return "/".join(parts) or "."
+
+
+@dataclass
+class Entry:
+    """One entry ``Context.walk`` found: ``kind`` is ``file``,
+    ``directory``, ``symlink`` or ``other``."""
+
+    path: str
+    kind: str
+    size: int
+    modified_ns: int
+
+
 class Context:
     """Who is calling and how, and the host services of this call."""
 
-    def __init__(self, wit: Any = None, **overrides: Any):
+    def __init__(self, wit: Any = None, dirs: tuple[str, ...] = (), **overrides: Any):
         get = lambda name, default=None: overrides.get(name, getattr(wit, name, default))  # noqa: E731
+        #: The named directories the tool declares (`dir:NAME:...`).
+        self.dirs = tuple(dirs)
         self.call_id: str = get("call_id", "")
         self.agent: str | None = get("agent")
         self.session: str | None = get("session")
@@ -156,39 +203,32 @@ class Context:
     def path(self, path: str) -> str:
         """``path`` as the host resolves it: workspace-relative (an absolute
         path under the workspace root is made relative), or ``/NAME/...``
-        for a granted directory. Paths leading out of the workspace are
-        refused."""
-        given = str(path).strip()
+        under a directory NAME the tool declares. Paths leading out of
+        either are refused."""
+        if not isinstance(path, str):
+            raise InvalidInput(f"the path must be a string, not {type(path).__name__}")
+        given = path.strip()
         if not given:
             raise InvalidInput(
                 "the path is empty; give a path relative to the workspace root, e.g. `src/main.py`"
             )
-        root = self.workspace_root
-        relative = given
-        if given.startswith("/"):
-            base = root.rstrip("/") if root else None
-            if base and (given == base or given.startswith(base + "/")):
-                relative = given[len(base) :]
-            else:
-                return given  # a granted directory `/NAME/...`; the host confines it
-        elif not root:
-            raise Denied(
-                "this tool was not granted access to the workspace; a person can grant it with "
-                f"`{GRANT_REMEDY}workspace:read` (or workspace:write)"
-            )
-        parts: list[str] = []
-        for part in relative.split("/"):
-            if part in ("", "."):
-                continue
-            if part == "..":
-                if not parts:
-                    raise Denied(
-                        f"`{given}` leads outside the workspace; only paths under the workspace root are allowed"
-                    )
-                parts.pop()
-            else:
-                parts.append(part)
-        return "/".join(parts) or "."
+        root = self.workspace_root.rstrip("/") if self.workspace_root else None
+        no_workspace = Denied(
+            "this tool was not granted access to the workspace; a person can grant it with "
+            f"`{GRANT_REMEDY}workspace:read` (or workspace:write)"
+        )
+        if not given.startswith("/"):
+            if not root:
+                raise no_workspace
+            return _normalise(given, "", f"`{given}` leads outside the workspace; only paths under the workspace root are allowed")
+        if root and (given == root or given.startswith(root + "/")):
+            return _normalise(given[len(root):], "", f"`{given}` leads outside the workspace")
+        name = given.split("/")[1]
+        if name in self.dirs:
+            return _normalise(given[len(name) + 1:], f"/{name}/", f"`{given}` leads outside the directory /{name}")
+        if not root:
+            raise no_workspace
+        raise Denied(f"`{given}` is outside the workspace; give a path relative to the workspace root")
 
     def read_bytes(self, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:
         """The bytes of a file, at most ``max_bytes``."""
@@ -218,32 +258,33 @@ class Context:
             files.write_atomic(at, str(text).encode("utf-8"))
         except Exception as err:
             raise (_host_error(err) or err) from None
-        self.changed_paths.append(at)
+        if not at.startswith("/"):
+            self.changed_paths.append(at)
 
     def walk(self, path: str = ".", respect_ignore: bool = True, hidden: bool = False,
-             max_depth: int | None = None, metadata: bool = False) -> list:
-        """The tree under a directory as ripgrep walks it: entries with
-        ``path``, ``kind``, ``size``, ``modified_ns``."""
+             max_depth: int | None = None, metadata: bool = False) -> list[Entry]:
+        """The tree under a directory as ripgrep walks it."""
         from wit_world.imports import files
 
         at = self.path(path)
         try:
-            return files.walk(at, files.WalkOptions(respect_ignore, hidden, max_depth, metadata))
+            found = files.walk(at, files.WalkOptions(respect_ignore, hidden, max_depth, metadata))
         except Exception as err:
             raise (_host_error(err) or err) from None
+        return [Entry(e.path, e.kind.name.lower(), e.size, e.modified_ns) for e in found]
 
-    def run(self, command: str | list[str], cwd: str | None = None,
+    def run(self, command: str | list[str] | tuple[str, ...], cwd: str | None = None,
             timeout_ms: int | None = None, env: dict[str, str] | None = None) -> Any:
         """Run a command through the host's broker: an argument list (run
-        directly) or a shell line. Returns an object with ``exit_code``,
+        directly: a list or tuple) or a shell line (a str). Returns an object with ``exit_code``,
         ``stdout``, ``stderr``, ``timed_out``, ``truncated``,
         ``duration_ms``. Needs the ``commands`` capability."""
         from wit_world.imports import commands
 
         program = (
             commands.Program_Argv([str(a) for a in command])
-            if isinstance(command, list)
-            else commands.Program_Shell(str(command))
+            if not isinstance(command, str)
+            else commands.Program_Shell(command)
         )
         request = commands.CommandRequest(program, cwd, timeout_ms, [(k, str(v)) for k, v in (env or {}).items()])
         try:
@@ -300,15 +341,36 @@ class Declared:
         if isinstance(result, str):
             return Output(result, None, list(ctx.changed_paths))
         if isinstance(result, Output):
-            changed = list(dict.fromkeys([*ctx.changed_paths, *result.changed_paths]))
-            return Output(result.content, _schema.to_json(result.structured), changed)
+            if not isinstance(result.content, str):
+                raise Failed(f"Output.content must be a str, not {type(result.content).__name__}")
+            extra = result.changed_paths
+            if not isinstance(extra, (list, tuple)) or not all(isinstance(p, str) for p in extra):
+                raise Failed("Output.changed_paths must be a list of workspace-relative paths (str)")
+            changed = list(dict.fromkeys([*ctx.changed_paths, *extra]))
+            return Output(result.content, _json_value(result.structured), changed)
         if result is not None and self.output_schema is not None:
-            structured = _schema.to_json(result)
+            structured = _json_value(result)
             return Output(json.dumps(structured, ensure_ascii=False), structured, list(ctx.changed_paths))
         raise Failed(
             f"the tool returned {type(result).__name__}",
             "a tool returns a str, an Output(content, structured), or a value of its return type",
         )
+
+    @property
+    def dirs(self) -> tuple[str, ...]:
+        """The named directories the tool declares."""
+        return tuple(w.split(":")[1] for w in self.capabilities if w.startswith("dir:"))
+
+
+def _json_value(value: Any) -> Any:
+    """A structured result as plain JSON values; ``Failed`` if it has none
+    (a set of objects, NaN, a value json cannot write)."""
+    plain = _schema.to_json(value)
+    try:
+        json.dumps(plain, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise Failed(f"the structured result is not JSON: {err}") from None
+    return plain
 
 
 _declared: list[Declared] = []
@@ -356,12 +418,18 @@ def tool(
             structured_type = args[0] if args else None
         else:
             structured_type = None if returned in (str, type(None)) else returned
+        output_schema = None if structured_type is None else _schema.schema_of(structured_type)
+        if output_schema is not None and output_schema.get("type") != "object":
+            raise TypeError(
+                f"@tool {fn.__name__}: the return hint must give an object (a dataclass, a TypedDict "
+                "or a dict) as Output[T] or T, or be str: MCP clients take only object output schemas"
+            )
         _declared.append(
             Declared(
                 name=name or fn.__name__,
                 description=description or head,
                 input_schema=_schema.object_schema(members, described),
-                output_schema=None if structured_type is None else _schema.schema_of(structured_type),
+                output_schema=output_schema,
                 capabilities=_check_capabilities(capabilities or []),
                 sensitive=sensitive,
                 idempotent=idempotent,

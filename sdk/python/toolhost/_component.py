@@ -44,24 +44,34 @@ def _info(tool: Declared) -> types.ToolInfo:
 
 def _error(err: BaseException) -> types.ToolError:
     if not isinstance(err, ToolError):
-        err = Failed(str(err) or type(err).__name__)
-    if err.kind == "failed":
-        return types.ToolError_Failed(types.Failure(err.message, err.hint))
+        try:
+            err = Failed(str(err) or type(err).__name__)
+        except BaseException:  # a __str__ that raises
+            err = Failed(type(err).__name__)
     if err.kind == "invalid-input":
         return types.ToolError_InvalidInput(err.message)
     if err.kind == "retry":
         return types.ToolError_Retry(err.message)
-    return types.ToolError_Denied(err.message)
+    if err.kind == "denied":
+        return types.ToolError_Denied(err.message)
+    return types.ToolError_Failed(types.Failure(err.message, err.hint))
+
+
+# Made when the component is built (componentize-py runs the module then),
+# so a module without exactly one @tool, or with a schema that is not JSON,
+# fails the build instead of the host's first `describe`.
+_TOOL = declared()
+_INFO = _info(_TOOL)
 
 
 class Tool(exports.Tool):
     def describe(self) -> types.ToolInfo:
-        return _info(declared())
+        return _INFO
 
     def call(self, args: str, ctx: types.CallContext) -> types.ToolOutput:
         try:
-            out = declared().invoke(args, Context(ctx))
+            out = _TOOL.invoke(args, Context(ctx, _TOOL.dirs))
             structured = None if out.structured is None else json.dumps(out.structured, ensure_ascii=False)
             return types.ToolOutput(out.content, structured, out.changed_paths)
-        except Exception as err:  # every failure is a result, never a trap
+        except BaseException as err:  # every failure is a result, never a trap (SystemExit too)
             raise Err(_error(err)) from None

@@ -11,15 +11,19 @@ Pure Python: no host import, so it also runs natively.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import inspect
+import json
 import re
 import types
 import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 _MISSING = object()
+#: The default of a TypedDict member that may be left out: when it is, the key is absent.
+_ABSENT = object()
 _WRAPPERS = tuple(getattr(typing, n) for n in ("Required", "NotRequired", "ReadOnly") if hasattr(typing, n))
 
 
@@ -101,6 +105,9 @@ def schema_of(tp: Any, description: str | None = None) -> dict[str, Any]:
         out = {"enum": list(get_args(tp))}
     elif isinstance(tp, type) and issubclass(tp, enum.Enum):
         out = {"enum": [m.value for m in tp]}
+    elif get_origin(tp) is tuple and get_args(tp) and get_args(tp)[-1] is not Ellipsis:
+        items = [schema_of(a) for a in get_args(tp)]
+        out = {"type": "array", "prefixItems": items, "items": False, "minItems": len(items)}
     elif get_origin(tp) in (list, tuple, set, frozenset) or tp in (list, tuple, set):
         args = get_args(tp)
         out = {"type": "array"}
@@ -137,7 +144,7 @@ def fields_of(tp: Any) -> list[tuple[str, Any, Any]]:
             out.append((f.name, hints[f.name], default))
         return out
     required = getattr(tp, "__required_keys__", frozenset(hints))
-    return [(name, hint, _MISSING if name in required else None) for name, hint in hints.items()]
+    return [(name, hint, _MISSING if name in required else _ABSENT) for name, hint in hints.items()]
 
 
 def object_schema(
@@ -150,8 +157,12 @@ def object_schema(
         prop = schema_of(hint, described.get(name))
         if default is _MISSING:
             required.append(name)
-        elif default is not None and not callable(default):
-            prop["default"] = default.value if isinstance(default, enum.Enum) else default
+        elif default is not None and default is not _ABSENT:
+            prop["default"] = to_json(default)
+            try:
+                json.dumps(prop["default"], allow_nan=False)
+            except (TypeError, ValueError):
+                raise SchemaError(f"the default of `{name}` ({default!r}) cannot be written as JSON") from None
         properties[name] = prop
     out: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
@@ -202,6 +213,8 @@ def convert(tp: Any, value: Any, at: str) -> Any:
         return value
     if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
+    if tp is int and isinstance(value, float) and value.is_integer():
+        return int(value)  # JSON Schema counts 5.0 as an integer, and so does the host
     for simple, name in ((str, "a string"), (bool, "true or false"), (int, "an integer")):
         if tp is simple:
             if isinstance(value, simple) and not (simple is int and isinstance(value, bool)):
@@ -219,6 +232,11 @@ def convert(tp: Any, value: Any, at: str) -> Any:
         except ValueError:
             raise ArgumentError(f"{where} must be one of {', '.join(repr(m.value) for m in tp)}") from None
     origin = get_origin(tp) or tp
+    if origin is tuple and get_args(tp) and get_args(tp)[-1] is not Ellipsis:
+        args = get_args(tp)
+        if not isinstance(value, list) or len(value) != len(args):
+            raise ArgumentError(f"{where} must be an array of {len(args)} items")
+        return tuple(convert(a, v, f"{at}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
     if origin in (list, tuple, set, frozenset):
         if not isinstance(value, list):
             raise ArgumentError(f"{where} must be an array, not {_kind(value)}")
@@ -251,8 +269,8 @@ def convert_members(members: list[tuple[str, Any, Any]], value: Any, at: str = "
             out[name] = convert(hint, value[name], _join(at, name))
         elif default is _MISSING:
             raise ArgumentError(f"`{_join(at, name)}` is missing")
-        else:
-            out[name] = default
+        elif default is not _ABSENT:
+            out[name] = copy.deepcopy(default)
     return out
 
 

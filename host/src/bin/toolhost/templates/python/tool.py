@@ -20,6 +20,7 @@ def {name}(path: str, ctx: Context) -> Output[Counts]:
         path: Workspace-relative path of the text file.
     """
     text = ctx.read_text(path)
-    counts = Counts(lines=len(text.splitlines()), words=len(text.split()), chars=len(text))
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    counts = Counts(lines=lines, words=len(text.split()), chars=len(text))
     summary = f"{ctx.path(path)}: {counts['lines']} lines, {counts['words']} words, {counts['chars']} characters"
     return Output(summary, counts)

@@ -1,0 +1,30 @@
+// What the host answers in native tests: an in-memory workspace (`files`),
+// a broker that records requests, and a log that keeps its lines.
+export const workspace = new Map();
+export const logged = [];
+export const ran = [];
+
+export function read(path, maxBytes) {
+  if (typeof maxBytes !== 'bigint') throw new TypeError('max-bytes is a u64: a BigInt');
+  if (!workspace.has(path)) throw { tag: 'not-found', val: `\`${path}\`: no such file` };
+  return new TextEncoder().encode(workspace.get(path));
+}
+
+export function writeAtomic(path, data) {
+  if (path.startsWith('/')) throw { payload: { tag: 'denied', val: `no grant for \`${path}\`` } };
+  workspace.set(path, new TextDecoder().decode(data));
+}
+
+export function walk(path) {
+  return [...workspace.keys()].map((p) => ({ path: p, kind: 'file', size: 3n, modifiedNs: 5n }));
+}
+
+export function run(request) {
+  ran.push(request);
+  if (request.program.tag === 'shell') throw { tag: 'dry-run', val: 'would run it' };
+  return { exitCode: 0, stdout: request.program.val.join(' '), stderr: '', timedOut: false, truncated: false, durationMs: 7n, confinement: [] };
+}
+
+export function log(level, message) {
+  logged.push([level, message]);
+}
