@@ -309,6 +309,23 @@ pub fn regular_file(path: &WorkspacePath) -> Result<std::fs::Metadata, ToolError
     Ok(meta)
 }
 
+/// Read a whole regular file as UTF-8 text; other bytes are
+/// [`ToolError::InvalidInput`] naming the file.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+/// std::fs::write(dir.path().join("a.txt"), "héllo").unwrap();
+/// std::fs::write(dir.path().join("b.bin"), [0xff, 0xfe]).unwrap();
+/// let read = |p| toolhost_sdk::fs::read_text(&toolhost_sdk::fs::resolve(p, &ctx).unwrap());
+/// assert_eq!(read("a.txt").unwrap(), "héllo");
+/// assert!(matches!(read("b.bin"), Err(toolhost_sdk::ToolError::InvalidInput(m)) if m == "`b.bin` is not UTF-8 text"));
+/// ```
+pub fn read_text(path: &WorkspacePath) -> Result<String, ToolError> {
+    String::from_utf8(read_regular(path)?)
+        .map_err(|_| ToolError::invalid_input(format!("`{}` is not UTF-8 text", path.shown())))
+}
+
 /// Read a whole regular file.
 ///
 /// ```

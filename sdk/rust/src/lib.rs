@@ -75,6 +75,50 @@ pub use schema::json_schema;
 pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};
 pub use serde_json::{self, Value, json};
+/// A tool from one function: its parameters are the arguments (the input
+/// schema is derived from their types; a `&Context` parameter gets the
+/// call's context; `Option<T>` ones may be left out), its doc comment is the
+/// description, and the doc's `# Arguments` list describes each argument.
+/// It writes the [`Tool`] implementation (a unit struct named after the
+/// function in CamelCase, with an `Args` struct beside it) and
+/// [`export_tool!`]; the function stays as it is, for native tests.
+///
+/// Options: `capabilities = [WorkspaceRead, ...]` (variants of
+/// [`Capability`], or expressions of that type), `output = Type` (the
+/// structured result, for the output schema), `sensitive`, `idempotent`,
+/// `title = "..."`, `name = "..."` (default: the function's name).
+///
+/// ```
+/// use toolhost_sdk::{Context, Output, Tool, ToolError, fs, tool};
+///
+/// /// Say how long a text file of the workspace is.
+/// ///
+/// /// # Arguments
+/// ///
+/// /// * `path` - Workspace-relative path of the file.
+/// /// * `unit` - `bytes` (the default) or `chars`.
+/// #[tool(capabilities = [WorkspaceRead], idempotent)]
+/// pub fn file_length(ctx: &Context, path: String, unit: Option<String>) -> Result<Output, ToolError> {
+///     let text = fs::read_text(&fs::resolve(&path, ctx)?)?;
+///     let n = if unit.as_deref() == Some("chars") { text.chars().count() } else { text.len() };
+///     Ok(Output::text(n.to_string()))
+/// }
+///
+/// assert_eq!(FileLength::NAME, "file_length");
+/// assert_eq!(FileLength::DESCRIPTION, "Say how long a text file of the workspace is.");
+/// let schema = toolhost_sdk::json_schema::<FileLengthArgs>();
+/// assert_eq!(schema["properties"]["path"]["description"], "Workspace-relative path of the file.");
+/// assert_eq!(schema["required"], toolhost_sdk::json!(["path"]));
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("a.txt"), "héllo").unwrap();
+/// let ctx = Context::for_workspace(dir.path().display().to_string());
+/// let out = file_length(&ctx, "a.txt".into(), Some("chars".into())).unwrap();
+/// assert_eq!(out.content(), "5");
+/// let args = serde_json::from_str(r#"{"path": "a.txt"}"#).unwrap();
+/// assert_eq!(FileLength::call(args, &ctx).unwrap().content(), "6");
+/// ```
+pub use toolhost_sdk_macros::tool;
 pub use toolhost_shared::Capability;
 
 /// A tool: a name, a description for the model, typed arguments and a `call`.

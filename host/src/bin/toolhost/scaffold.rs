@@ -177,11 +177,9 @@ pub fn new_project(
         None => None,
     };
     let sdk_dependency = lang.dependency(language_sdk.as_deref());
-    let type_name = type_name(name);
     let fill = |template: &str| {
         template
             .replace("{name}", name)
-            .replace("{Type}", &type_name)
             .replace("{sdk_dependency}", &sdk_dependency)
     };
     for (file, template) in lang.templates() {
@@ -203,16 +201,4 @@ pub fn new_project(
             .with_context(|| format!("cannot copy {}", lock.display()))?;
     }
     Ok(lang.next_steps(&dir, name))
-}
-
-/// `count_words` → `CountWords`.
-fn type_name(name: &str) -> String {
-    name.split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_uppercase().chain(chars).collect()
-            })
-        })
-        .collect()
 }
