@@ -134,6 +134,81 @@ pub struct Config {
     pub profiles: BTreeMap<String, ProfileSection>,
     /// Tools agents create with create_tool.
     pub dynamic: DynamicSection,
+    /// The tool loop of `toolhost agent`.
+    pub agent: AgentSection,
+}
+
+/// `[agent]`: the tool loop of `toolhost agent` (flags override each key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    /// The OpenAI-compatible endpoint, e.g. `http://127.0.0.1:11434/v1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The model the endpoint serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The environment variable holding the API key (the key itself is
+    /// never written in the configuration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Requests to the model per run, the last one without tools.
+    pub max_tool_rounds: u32,
+    /// Tool calls per run.
+    pub max_tool_calls: u32,
+    /// Characters of tool results per run.
+    pub max_result_chars: usize,
+    /// Seconds one request to the endpoint may take.
+    pub request_timeout_secs: u64,
+    /// Text put before the tools' guidance in the system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+}
+
+impl Default for AgentSection {
+    fn default() -> Self {
+        let budget = crate::agent::Budget::default();
+        Self {
+            endpoint: None,
+            model: None,
+            api_key_env: None,
+            max_tool_rounds: budget.max_tool_rounds,
+            max_tool_calls: budget.max_tool_calls,
+            max_result_chars: budget.max_result_chars,
+            request_timeout_secs: 120,
+            system: None,
+        }
+    }
+}
+
+impl AgentSection {
+    /// The budget it sets, checked.
+    pub fn budget(&self) -> Result<crate::agent::Budget, ConfigError> {
+        build::in_range("agent.max_tool_rounds", self.max_tool_rounds.into(), 1, 100)?;
+        build::in_range(
+            "agent.max_tool_calls",
+            self.max_tool_calls.into(),
+            1,
+            10_000,
+        )?;
+        build::in_range(
+            "agent.max_result_chars",
+            self.max_result_chars as u64,
+            1_000,
+            100_000_000,
+        )?;
+        build::in_range(
+            "agent.request_timeout_secs",
+            self.request_timeout_secs,
+            1,
+            3_600,
+        )?;
+        Ok(crate::agent::Budget {
+            max_tool_rounds: self.max_tool_rounds,
+            max_tool_calls: self.max_tool_calls,
+            max_result_chars: self.max_result_chars,
+        })
+    }
 }
 
 /// `[dynamic]`: the dynamic-tool store and create_tool's limits.

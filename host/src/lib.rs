@@ -51,8 +51,9 @@ mod trust;
 pub mod dynamic;
 // 7: the executor: the 8-step call pipeline (hooks and audit are its steps)
 mod executor;
-// 8-9: front ends: configuration, the test harness, MCP (the CLI is the
-// binary)
+// 8-9: front ends: configuration, the test harness, the tool loop, MCP
+// (the CLI is the binary)
+pub mod agent;
 pub mod config;
 pub mod harness;
 #[cfg(feature = "mcp")]

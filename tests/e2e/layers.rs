@@ -36,6 +36,7 @@ const LAYERS: &[(&str, u8)] = &[
     // front ends
     ("config", 8),
     ("harness", 8),
+    ("agent", 8),
     ("mcp", 9),
 ];
 

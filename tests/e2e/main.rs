@@ -6,6 +6,7 @@
     reason = "helpers fail the test loudly on an unexpected value"
 )]
 
+mod agent;
 mod apply_patch;
 mod assistant_tools;
 mod cli;

@@ -40,6 +40,7 @@ impl Config {
         };
         let limits = self.limits().map_err(at_origin)?;
         self.check_commands().map_err(at_origin)?;
+        self.agent.budget().map_err(at_origin)?;
         let runtime = Arc::new(
             Runtime::new(RuntimeConfig {
                 cache,
@@ -330,7 +331,7 @@ impl Config {
 }
 
 /// `value` of `key` within `min..=max`, or an error saying so.
-fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+pub(super) fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {
     if (min..=max).contains(&value) {
         Ok(())
     } else {

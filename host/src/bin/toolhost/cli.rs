@@ -229,6 +229,55 @@ pub enum Command {
     /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
     /// usage error.
     Call(CallArgs),
+    /// Give a task to a model with the visible tools and run its tool calls
+    /// until it answers (the tool loop): each call goes through the same
+    /// pipeline as `toolhost call` (grants, confirmation, audit, hooks),
+    /// the calls of one round run at once, the last request is sent without
+    /// tools, and a fallback message answers when the rounds run out.
+    ///
+    /// The endpoint speaks OpenAI's chat completions (OpenAI, Ollama,
+    /// llama.cpp, vLLM, LiteLLM ...). The API key is read only from the
+    /// environment variable --api-key-env names; it is never printed or
+    /// logged. Flags override the configuration's `[agent]` section.
+    ///
+    /// Exit status: 0 when the model answered, 1 on the fallback or when the
+    /// endpoint failed, 2 on a usage error.
+    Agent(AgentArgs),
+}
+
+/// `toolhost agent` flags.
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The task; `-` reads it from stdin.
+    pub task: String,
+    /// The endpoint: a base URL such as http://127.0.0.1:11434/v1 (the
+    /// path /chat/completions is added) or the full completions URL.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model the endpoint serves.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The environment variable holding the API key (none: no key is sent).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Requests to the model, the last one without tools (default 5).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// Tool calls the run may make (default 50).
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u32>,
+    /// Characters of tool results the run may give the model (default 200000).
+    #[arg(long, value_name = "N")]
+    pub max_result_chars: Option<usize>,
+    /// Print {"answer","stop","rounds","tool_calls","transcript"} as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// When to ask before running (as for `toolhost call`).
+    #[arg(long, value_name = "yolo|confirm-sensitive|confirm-all")]
+    pub mode: Option<Mode>,
+    /// The session the run's calls belong to.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 /// `toolhost serve` flags.

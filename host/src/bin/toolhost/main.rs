@@ -59,6 +59,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
+        Command::Agent(args) => args.mode,
         Command::Serve(args) => args.mode,
         _ => None,
     };
@@ -83,7 +84,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let mut settings = Settings::build(&cli.global, mode, false)?;
-    if matches!(cli.command, Command::Call(_)) {
+    if matches!(cli.command, Command::Call(_) | Command::Agent(_)) {
         settings.executor.refuse_background(
             "`toolhost call` exits when the call ends, which would kill a background command \
              at once; run it in the foreground with a `timeout` (up to 600 s), or start it \
@@ -110,6 +111,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Test { wasm, cases, json } => return test(&settings, &wasm, &cases, json),
         Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
         Command::Call(args) => return call(&settings, agent, &args),
+        Command::Agent(args) => return agent_run(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
         Command::Serve(_) | Command::Completions { .. } | Command::New { .. } => {}
@@ -303,6 +305,91 @@ fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Re
     } else {
         ExitCode::from(EXIT_TOOL_ERROR)
     })
+}
+
+/// `toolhost agent`: the tool loop, flags over the configuration's `[agent]`.
+fn agent_run(
+    settings: &Settings,
+    agent: Option<&str>,
+    args: &cli::AgentArgs,
+) -> anyhow::Result<ExitCode> {
+    let section = &settings.config.agent;
+    let task = if args.task == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the task from stdin")?;
+        text
+    } else {
+        args.task.clone()
+    };
+    if task.trim().is_empty() {
+        return Err(
+            UsageError("the task is empty; say what the model should do".to_owned()).into(),
+        );
+    }
+    let endpoint = args
+        .endpoint
+        .as_ref()
+        .or(section.endpoint.as_ref())
+        .ok_or_else(|| {
+            UsageError(
+                "no endpoint: give --endpoint URL (e.g. http://127.0.0.1:11434/v1) or set \
+             [agent] endpoint in toolhost.toml"
+                    .to_owned(),
+            )
+        })?;
+    let model = args
+        .model
+        .as_ref()
+        .or(section.model.as_ref())
+        .ok_or_else(|| {
+            UsageError(
+                "no model: give --model NAME or set [agent] model in toolhost.toml".to_owned(),
+            )
+        })?;
+    let mut budget = toolhost::config::AgentSection {
+        max_tool_rounds: args.max_rounds.unwrap_or(section.max_tool_rounds),
+        max_tool_calls: args.max_tool_calls.unwrap_or(section.max_tool_calls),
+        max_result_chars: args.max_result_chars.unwrap_or(section.max_result_chars),
+        ..section.clone()
+    }
+    .budget()
+    .map_err(|e| UsageError(e.to_string()))?;
+    budget.max_tool_rounds = budget.max_tool_rounds.max(1);
+    let mut endpoint = toolhost::agent::Endpoint::new(endpoint)
+        .map_err(|e| UsageError(e.to_string()))?
+        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs));
+    if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
+        let key = std::env::var(var).map_err(|_| {
+            UsageError(format!(
+                "the environment variable {var} (--api-key-env) is not set; export it with the API key"
+            ))
+        })?;
+        endpoint = endpoint.with_api_key(key);
+    }
+    let mut run = toolhost::agent::ToolLoop::new(&settings.executor, endpoint, model)
+        .with_budget(budget)
+        .with_context(CallContext {
+            agent: agent.map(str::to_owned),
+            channel: Some("agent".to_owned()),
+            session: args.session.clone(),
+            ..CallContext::new()
+        });
+    if let Some(system) = &section.system {
+        run = run.with_system(system.clone());
+    }
+    match run.run(&task) {
+        Ok(outcome) => {
+            output::agent_outcome(&outcome, args.json)?;
+            Ok(match outcome.stop {
+                toolhost::agent::Stop::Answered => ExitCode::SUCCESS,
+                toolhost::agent::Stop::Fallback => ExitCode::from(EXIT_TOOL_ERROR),
+            })
+        }
+        Err(toolhost::agent::AgentError::Usage(message)) => Err(UsageError(message).into()),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// `toolhost serve`: the executor over MCP until the client leaves (stdio)

@@ -356,6 +356,18 @@ pub fn test_outcomes(
     text(&report)
 }
 
+/// `toolhost agent`: the answer, or the whole outcome as JSON.
+pub fn agent_outcome(outcome: &toolhost::agent::Outcome, json: bool) -> std::io::Result<()> {
+    if json {
+        return json_out(outcome);
+    }
+    let mut text = outcome.answer.clone();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    out(&text)
+}
+
 /// Print plain text to stdout.
 pub fn text(text: &str) -> std::io::Result<()> {
     out(text)

@@ -1,0 +1,502 @@
+//! The tool loop (seed 001's multi-turn loop, seed 003's budgets): a model
+//! behind an OpenAI-compatible chat completions endpoint gets the task and
+//! the visible tools; each tool call it answers with runs through the
+//! executor's pipeline (confirmation, audit, hooks) and goes back as a
+//! `role: tool` message with the call's id; this repeats for at most
+//! `max_tool_rounds` requests, the last one sent without tools so the model
+//! answers in text; when even that brings no text, a fallback message is
+//! the answer.
+//!
+//! The API key is sent only in the `Authorization` header. It is never
+//! logged, never in the transcript, and any text shown from the endpoint
+//! (an error body) has it replaced by `[redacted]`.
+
+use crate::executor::{CallOptions, Executor};
+use crate::schema::SchemaFormat;
+use crate::types::context::CallContext;
+use crate::types::result::ToolResult;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How far one run may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Requests to the model, the last one without tools (seed 001's
+    /// `maxToolRounds`, default 5).
+    pub max_tool_rounds: u32,
+    /// Tool calls run in the whole run; calls past it are answered with a
+    /// message instead of running.
+    pub max_tool_calls: u32,
+    /// Characters of tool results given to the model in the whole run;
+    /// results past it are cut, with a message.
+    pub max_result_chars: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            max_tool_rounds: 5,
+            max_tool_calls: 50,
+            max_result_chars: 200_000,
+        }
+    }
+}
+
+/// An OpenAI-compatible chat completions endpoint.
+#[derive(Clone)]
+pub struct Endpoint {
+    url: String,
+    api_key: Option<String>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// The endpoint at `url`: a base such as `http://127.0.0.1:8080/v1`
+    /// (`/chat/completions` is added) or the full completions URL.
+    pub fn new(url: &str) -> Result<Self, AgentError> {
+        let url = url.trim().trim_end_matches('/');
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(AgentError::Usage(format!(
+                "the endpoint `{url}` is not an http(s) URL; give one such as \
+                 https://api.openai.com/v1 or http://127.0.0.1:11434/v1"
+            )));
+        }
+        let url = if url.ends_with("/chat/completions") {
+            url.to_owned()
+        } else {
+            format!("{url}/chat/completions")
+        };
+        Ok(Self {
+            url,
+            api_key: None,
+            timeout: Duration::from_secs(120),
+        })
+    }
+
+    /// Send `Authorization: Bearer KEY`.
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into()).filter(|k: &String| !k.is_empty());
+        self
+    }
+
+    /// How long one request may take (default 120 s).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The completions URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `text` with the API key replaced by `[redacted]`.
+    fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) if key.len() >= 4 => text.replace(key.as_str(), "[redacted]"),
+            _ => text.to_owned(),
+        }
+    }
+
+    /// POST `body`; the response's JSON.
+    fn complete(&self, body: &Value) -> Result<Value, AgentError> {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(self.timeout))
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let mut request = agent
+            .post(&self.url)
+            .header("Content-Type", "application/json");
+        if let Some(key) = &self.api_key {
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        let mut response = request.send(body.to_string()).map_err(|e| {
+            AgentError::Endpoint(self.redact(&format!(
+                "cannot reach the endpoint {}: {e}; check the URL and that the server runs",
+                self.url
+            )))
+        })?;
+        let status = response.status();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .map_err(|e| {
+                AgentError::Endpoint(format!("the endpoint's answer could not be read: {e}"))
+            })?;
+        if !status.is_success() {
+            let hint = match status.as_u16() {
+                401 | 403 => "; check the API key (--api-key-env names the variable holding it)",
+                404 => "; check the endpoint URL and the model name",
+                429 => "; the endpoint is rate limiting: wait and try again",
+                _ => "",
+            };
+            return Err(AgentError::Endpoint(self.redact(&format!(
+                "the endpoint answered {status}: {}{hint}",
+                excerpt(&text)
+            ))));
+        }
+        serde_json::from_str(&text).map_err(|e| {
+            AgentError::Endpoint(self.redact(&format!(
+                "the endpoint's answer is not JSON ({e}): {}",
+                excerpt(&text)
+            )))
+        })
+    }
+}
+
+/// At most 500 characters of `text`, for a message.
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(500) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Why a run ended without an answer: for the person, not the model.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The endpoint could not be reached, answered an HTTP error, or
+    /// answered something that is not a chat completion.
+    #[error("{0}")]
+    Endpoint(String),
+    /// The loop was set up wrongly (a bad URL, no model).
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The model answered in text.
+    Answered,
+    /// The rounds ran out without a text answer: the fallback message.
+    Fallback,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    /// The model's final text, or the fallback message.
+    pub answer: String,
+    /// How it ended.
+    pub stop: Stop,
+    /// Requests made to the model.
+    pub rounds: u32,
+    /// Tool calls run (calls refused by the budget not counted).
+    pub tool_calls: u32,
+    /// Every message of the conversation, the system prompt first and the
+    /// model's last answer last.
+    pub transcript: Vec<Value>,
+}
+
+/// One run's tool loop over an executor.
+pub struct ToolLoop<'a> {
+    executor: &'a Executor,
+    endpoint: Endpoint,
+    model: String,
+    budget: Budget,
+    context: CallContext,
+    system: Option<String>,
+}
+
+impl<'a> ToolLoop<'a> {
+    /// A loop asking `model` at `endpoint`, running tools through
+    /// `executor` (its profile, mode, confirmer and audit apply).
+    pub fn new(executor: &'a Executor, endpoint: Endpoint, model: impl Into<String>) -> Self {
+        Self {
+            executor,
+            endpoint,
+            model: model.into(),
+            budget: Budget::default(),
+            context: CallContext {
+                channel: Some("agent".to_owned()),
+                ..CallContext::new()
+            },
+            system: None,
+        }
+    }
+
+    /// The budget of this run.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Who the calls are made for (agent, session, chat); each tool call
+    /// gets its own call id.
+    pub fn with_context(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Text put before the tools' guidance in the system prompt.
+    pub fn with_system(mut self, text: impl Into<String>) -> Self {
+        self.system = Some(text.into());
+        self
+    }
+
+    /// Run `task` to an answer.
+    pub fn run(&self, task: &str) -> Result<Outcome, AgentError> {
+        if self.model.trim().is_empty() {
+            return Err(AgentError::Usage(
+                "no model given; name the model the endpoint serves (--model)".to_owned(),
+            ));
+        }
+        let agent = self.context.agent.as_deref();
+        let tools = self
+            .executor
+            .schemas_for(agent, None::<&[&str]>, SchemaFormat::OpenAi)
+            .map_err(|e| AgentError::Usage(e.to_string()))?;
+        let guidance = self.executor.instructions(agent);
+        let system = match &self.system {
+            Some(text) => format!("{text}\n\n{guidance}"),
+            None => guidance,
+        };
+        let mut messages = vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": task}),
+        ];
+        let mut spent = Spent::default();
+        let rounds = self.budget.max_tool_rounds.max(1);
+        for round in 1..=rounds {
+            let last = round == rounds;
+            let mut body = json!({"model": self.model, "messages": messages});
+            if !last && !tools.is_empty() {
+                body["tools"] = Value::Array(tools.clone());
+            }
+            let response = self.endpoint.complete(&body)?;
+            let message = response
+                .pointer("/choices/0/message")
+                .cloned()
+                .ok_or_else(|| {
+                    AgentError::Endpoint(self.endpoint.redact(&format!(
+                        "the endpoint's answer has no choices[0].message: {}",
+                        excerpt(&response.to_string())
+                    )))
+                })?;
+            let text = message
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let calls = message
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            messages.push(assistant_message(&message));
+            if calls.is_empty() || last {
+                if !text.trim().is_empty() {
+                    return Ok(Outcome {
+                        answer: text,
+                        stop: Stop::Answered,
+                        rounds: round,
+                        tool_calls: spent.calls,
+                        transcript: messages,
+                    });
+                }
+                if last {
+                    break;
+                }
+                // Neither text nor calls: ask once more (the next round).
+                continue;
+            }
+            let answers = self.run_calls(&calls, &mut spent);
+            messages.extend(answers);
+        }
+        Ok(Outcome {
+            answer: format!(
+                "I could not reach an answer within {rounds} rounds of tool calls ({} tool calls \
+                 made). Ask again with a narrower task, or allow more rounds (max_tool_rounds).",
+                spent.calls
+            ),
+            stop: Stop::Fallback,
+            rounds,
+            tool_calls: spent.calls,
+            transcript: messages,
+        })
+    }
+
+    /// Run one round's tool calls, concurrently, within the budget; their
+    /// `role: tool` messages in the order the model gave them.
+    fn run_calls(&self, calls: &[Value], spent: &mut Spent) -> Vec<Value> {
+        let planned: Vec<Planned> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let id = call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("call_{i}"), str::to_owned);
+                let name = call
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let args = arguments(call.pointer("/function/arguments"));
+                let within = spent.calls < self.budget.max_tool_calls;
+                if within && args.is_ok() && !name.is_empty() {
+                    spent.calls += 1;
+                }
+                Planned {
+                    id,
+                    name,
+                    args,
+                    within,
+                }
+            })
+            .collect();
+        let results: Vec<String> = std::thread::scope(|scope| {
+            let running: Vec<_> = planned
+                .iter()
+                .map(|p| scope.spawn(move || self.answer(p)))
+                .collect();
+            running
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        "error (failed): the tool call stopped unexpectedly".to_owned()
+                    })
+                })
+                .collect()
+        });
+        planned
+            .iter()
+            .zip(results)
+            .map(|(p, content)| {
+                let content = spent.take(content, self.budget.max_result_chars);
+                json!({"role": "tool", "tool_call_id": p.id, "content": content})
+            })
+            .collect()
+    }
+
+    /// What the model is told about one planned call.
+    fn answer(&self, planned: &Planned) -> String {
+        if planned.name.is_empty() {
+            return "error (invalid_input): this tool call names no function; call a tool by \
+                    its name"
+                .to_owned();
+        }
+        let args = match &planned.args {
+            Ok(args) => args,
+            Err(why) => {
+                return format!(
+                    "error (invalid_input): the arguments of this call to `{}` are not a JSON \
+                     object ({why}); call it again with its arguments as one JSON object",
+                    planned.name
+                );
+            }
+        };
+        if !planned.within {
+            return format!(
+                "error (budget): this run may make at most {} tool calls and has made them; \
+                 `{}` did not run. Answer with what you have.",
+                self.budget.max_tool_calls, planned.name
+            );
+        }
+        let options = CallOptions {
+            context: CallContext {
+                call_id: crate::types::context::CallId::new(),
+                ..self.context.clone()
+            },
+            ..CallOptions::default()
+        };
+        render(&self.executor.call(&planned.name, args, &options))
+    }
+}
+
+/// One tool call as the model asked for it.
+struct Planned {
+    id: String,
+    name: String,
+    /// The arguments as JSON object text, or why they are not one.
+    args: Result<String, String>,
+    /// Whether the budget lets it run.
+    within: bool,
+}
+
+/// What a run has used of its budget.
+#[derive(Default)]
+struct Spent {
+    calls: u32,
+    chars: usize,
+}
+
+impl Spent {
+    /// `content` within what is left of the result budget.
+    fn take(&mut self, content: String, max: usize) -> String {
+        let left = max.saturating_sub(self.chars);
+        let length = content.chars().count();
+        if length <= left {
+            self.chars += length;
+            return content;
+        }
+        self.chars = max;
+        let kept: String = content.chars().take(left).collect();
+        format!(
+            "{kept}\n[cut: this run's tool results may total at most {max} characters, and that \
+             is reached; answer with what you have]"
+        )
+    }
+}
+
+/// A call's `function.arguments` (JSON text, or an object some servers
+/// send) as JSON object text.
+fn arguments(raw: Option<&Value>) -> Result<String, String> {
+    let parsed = match raw {
+        None | Some(Value::Null) => return Ok("{}".to_owned()),
+        Some(Value::String(text)) if text.trim().is_empty() => return Ok("{}".to_owned()),
+        Some(Value::String(text)) => {
+            serde_json::from_str::<Value>(text).map_err(|e| e.to_string())?
+        }
+        Some(other) => other.clone(),
+    };
+    match parsed {
+        Value::Object(_) => Ok(parsed.to_string()),
+        other => Err(format!("got {}", kind_of(&other))),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The assistant message to keep in the conversation: role, content and
+/// tool calls as the endpoint gave them.
+fn assistant_message(message: &Value) -> Value {
+    let mut kept = json!({"role": "assistant", "content": message.get("content").cloned().unwrap_or(Value::Null)});
+    if let Some(calls) = message.get("tool_calls").filter(|c| c.is_array()) {
+        kept["tool_calls"] = calls.clone();
+    }
+    kept
+}
+
+/// A tool result as the text of its `role: tool` message.
+fn render(result: &ToolResult) -> String {
+    match &result.error {
+        None => result.content.clone(),
+        Some(err) => format!("error ({}): {}", err.kind, result.content),
+    }
+}

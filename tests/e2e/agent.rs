@@ -1,0 +1,477 @@
+//! `toolhost agent`, the tool loop, against a scripted chat completions
+//! endpoint the test starts on 127.0.0.1 (no real model): a two-round
+//! conversation, calls run at once, the last round sent without tools, the
+//! fallback, a malformed call the model corrects, the budget, and endpoint
+//! failures that never show the API key.
+
+use crate::support::{json, stderr, stdout, toolhost_with_env, workspace, write};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// What the model answers to one request (the request's JSON body in):
+/// an HTTP status and a body.
+type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send>;
+
+/// One request the fake model received.
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// A scripted chat completions endpoint: each request gets the next turn's
+/// answer; every request is kept.
+struct FakeModel {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl FakeModel {
+    fn start(turns: Vec<Turn>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut turns = turns.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let Some(request) = read_request(&mut stream) else {
+                    continue;
+                };
+                let (status, body) = match turns.next() {
+                    Some(turn) => turn(&request.body),
+                    None => (
+                        500,
+                        r#"{"error":"the script has no more turns"}"#.to_owned(),
+                    ),
+                };
+                kept.lock().unwrap().push(request);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let path = line.split_whitespace().nth(1)?.to_owned();
+    let mut length = 0;
+    let mut authorization = None;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().ok()?,
+            "authorization" => authorization = Some(value.trim().to_owned()),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Seen {
+        path,
+        authorization,
+        body: serde_json::from_slice(&body).ok()?,
+    })
+}
+
+/// An answer in text.
+fn text(content: &str) -> (u16, String) {
+    let body = json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": content}}]});
+    (200, body.to_string())
+}
+
+/// An answer with tool calls: (id, function name, arguments as sent).
+fn calls(list: &[(&str, &str, &str)]) -> (u16, String) {
+    let calls: Vec<Value> = list
+        .iter()
+        .map(|(id, name, args)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": calls}}]});
+    (200, body.to_string())
+}
+
+/// The `role: tool` messages at the end of a request, by call id.
+fn tool_messages(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect()
+}
+
+const KEY: &str = "sk-test-key-0123456789";
+
+/// `toolhost agent` in `ws` against `model`, the key in TEST_MODEL_KEY.
+fn agent(ws: &Path, model: &FakeModel, extra: &[&str], task: &str) -> std::process::Output {
+    let url = model.url();
+    let mut args = vec![
+        "agent",
+        "--mode",
+        "yolo",
+        "--endpoint",
+        &url,
+        "--model",
+        "fake-1",
+        "--api-key-env",
+        "TEST_MODEL_KEY",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    args.push(task);
+    let out = toolhost_with_env(ws, &args, &[("TEST_MODEL_KEY", Path::new(KEY))]);
+    assert!(
+        !stdout(&out).contains(KEY) && !stderr(&out).contains(KEY),
+        "the key was shown"
+    );
+    out
+}
+
+#[test]
+fn a_two_round_conversation_runs_the_tool_and_answers() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", "hello from the file\n");
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("call_1", "read_file", r#"{"path":"notes.txt"}"#)])),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert_eq!(answers.len(), 1, "{request}");
+            assert_eq!(answers[0].0, "call_1");
+            assert!(
+                answers[0].1.contains("hello from the file"),
+                "{}",
+                answers[0].1
+            );
+            text("The file says hello.")
+        }),
+    ]);
+    let audit = ws.path().join("audit.jsonl");
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--session", "s1", "--audit", audit.to_str().unwrap()],
+        "What does notes.txt say?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Through the pipeline: audited, and the key is nowhere in the record.
+    let record = std::fs::read_to_string(&audit).unwrap();
+    assert!(record.contains("\"read_file\""), "{record}");
+    assert!(record.contains("\"agent\""), "the channel: {record}");
+    assert!(!record.contains(KEY));
+    let outcome = json(&out);
+    assert_eq!(outcome["answer"], "The file says hello.");
+    assert_eq!(outcome["stop"], "answered");
+    assert_eq!(outcome["rounds"], 2);
+    assert_eq!(outcome["tool_calls"], 1);
+    let transcript = outcome["transcript"].as_array().unwrap();
+    let roles: Vec<&str> = transcript
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant"]);
+
+    let seen = model.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].path, "/v1/chat/completions");
+    assert_eq!(
+        seen[0].authorization.as_deref(),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert_eq!(seen[0].body["model"], "fake-1");
+    let offered: Vec<&str> = seen[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && offered.contains(&"edit_file"),
+        "{offered:?}"
+    );
+    // The system prompt carries the guidance for the visible tools.
+    let system = seen[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("read_file"), "{system}");
+    assert_eq!(
+        seen[0].body["messages"][1]["content"],
+        "What does notes.txt say?"
+    );
+}
+
+#[test]
+fn the_calls_of_one_round_run_at_once_and_answer_in_order() {
+    let ws = workspace();
+    // The first call waits for a file only the second makes: run one after
+    // the other, the first would time out without it.
+    let wait = r#"{"command":"for i in $(seq 100); do [ -e flag ] && break; sleep 0.1; done; [ -e flag ] && echo waited","timeout":20}"#;
+    let make = r#"{"command":"touch flag && echo made"}"#;
+    let model = FakeModel::start(vec![
+        Box::new(move |_| calls(&[("a", "run_command", wait), ("b", "run_command", make)])),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert_eq!(answers.len(), 2, "{request}");
+            assert_eq!(answers[0].0, "a");
+            assert!(answers[0].1.contains("waited"), "{}", answers[0].1);
+            assert_eq!(answers[1].0, "b");
+            assert!(answers[1].1.contains("made"), "{}", answers[1].1);
+            text("both ran")
+        }),
+    ]);
+    let out = agent(ws.path(), &model, &[], "Run both.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["tool_calls"], 2);
+}
+
+#[test]
+fn the_last_round_goes_without_tools_and_the_fallback_answers_when_rounds_run_out() {
+    let ws = workspace();
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("c1", "get_datetime", "{}")])),
+        // Asked without tools, it still calls one: no text, so the fallback.
+        Box::new(|_| calls(&[("c2", "get_datetime", "{}")])),
+    ]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--max-rounds", "2"],
+        "What time is it?",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let outcome = json(&out);
+    assert_eq!(outcome["stop"], "fallback");
+    assert_eq!(outcome["rounds"], 2);
+    assert_eq!(outcome["tool_calls"], 1, "the last round's call is not run");
+    assert!(
+        outcome["answer"]
+            .as_str()
+            .unwrap()
+            .contains("could not reach an answer within 2 rounds"),
+        "{outcome}"
+    );
+    let seen = model.seen();
+    assert!(seen[0].body.get("tools").is_some());
+    assert!(seen[1].body.get("tools").is_none(), "{}", seen[1].body);
+
+    // Asked without tools, it answers: that is the answer.
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("c1", "get_datetime", "{}")])),
+        Box::new(|_| text("It is now.")),
+    ]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--max-rounds", "2"],
+        "What time is it?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["answer"], "It is now.");
+}
+
+#[test]
+fn malformed_and_unknown_calls_are_explained_to_the_model_which_corrects_them() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "alpha\n");
+    let model = FakeModel::start(vec![
+        Box::new(|_| {
+            calls(&[
+                ("bad", "read_file", "{not json"),
+                ("ghost", "no_such_tool", "{}"),
+                ("list", "read_file", "[1]"),
+            ])
+        }),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert!(
+                answers[0].1.contains("not a JSON object"),
+                "{}",
+                answers[0].1
+            );
+            assert!(
+                answers[1].1.starts_with("error (not_found)"),
+                "{}",
+                answers[1].1
+            );
+            assert!(answers[2].1.contains("got an array"), "{}", answers[2].1);
+            calls(&[("good", "read_file", r#"{"path":"a.txt"}"#)])
+        }),
+        Box::new(|request| {
+            assert!(tool_messages(request)[0].1.contains("alpha"), "{request}");
+            text("a.txt holds alpha")
+        }),
+    ]);
+    let out = agent(ws.path(), &model, &[], "Read a.txt.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome = json(&out);
+    assert_eq!(outcome["answer"], "a.txt holds alpha");
+    assert_eq!(outcome["rounds"], 3);
+}
+
+#[test]
+fn the_budget_stops_tool_calls_and_tells_the_model() {
+    let ws = workspace();
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("one", "get_datetime", "{}"), ("two", "get_datetime", "{}")])),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert!(!answers[0].1.starts_with("error"), "{}", answers[0].1);
+            assert!(
+                answers[1].1.contains("at most 1 tool calls"),
+                "{}",
+                answers[1].1
+            );
+            text("done with one")
+        }),
+    ]);
+    let out = agent(ws.path(), &model, &["--max-tool-calls", "1"], "Twice.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["tool_calls"], 1);
+
+    // Results past the character budget are cut, with a note.
+    write(ws.path(), "big.txt", "x".repeat(5_000));
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("big", "read_file", r#"{"path":"big.txt"}"#)])),
+        Box::new(|request| {
+            let answer = &tool_messages(request)[0].1;
+            assert!(
+                answer.contains("may total at most 1000 characters"),
+                "{answer}"
+            );
+            assert!(answer.chars().count() < 1_200, "{}", answer.len());
+            text("cut")
+        }),
+    ]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--max-result-chars", "1000"],
+        "Read big.txt.",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn endpoint_failures_are_clear_and_never_show_the_key() {
+    let ws = workspace();
+    // Nothing listens: connection refused.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = toolhost_with_env(
+        ws.path(),
+        &[
+            "agent",
+            "--endpoint",
+            &url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "K",
+            "hi",
+        ],
+        &[("K", Path::new(KEY))],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot reach the endpoint"),
+        "{}",
+        stderr(&out)
+    );
+
+    // An HTTP error whose body echoes the key: shown, the key redacted.
+    let model = FakeModel::start(vec![Box::new(|_| {
+        (
+            401,
+            format!(r#"{{"error":"Incorrect API key provided: {KEY}"}}"#),
+        )
+    })]);
+    let out = agent(ws.path(), &model, &[], "hi");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("401") && said.contains("check the API key"),
+        "{said}"
+    );
+    assert!(said.contains("[redacted]"), "{said}");
+
+    // Not a chat completion.
+    let model = FakeModel::start(vec![Box::new(|_| (200, "<html>".to_owned()))]);
+    let out = agent(ws.path(), &model, &[], "hi");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not JSON"), "{}", stderr(&out));
+    let model = FakeModel::start(vec![Box::new(|_| (200, "{}".to_owned()))]);
+    let out = agent(ws.path(), &model, &[], "hi");
+    assert!(
+        stderr(&out).contains("no choices[0].message"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A key variable that is not set, no model, a bad URL: usage errors.
+    for (args, said) in [
+        (
+            vec![
+                "agent",
+                "--endpoint",
+                "http://127.0.0.1:1/v1",
+                "--model",
+                "m",
+                "--api-key-env",
+                "NOT_SET_ANYWHERE",
+                "hi",
+            ],
+            "NOT_SET_ANYWHERE (--api-key-env) is not set",
+        ),
+        (
+            vec!["agent", "--endpoint", "http://127.0.0.1:1/v1", "hi"],
+            "no model",
+        ),
+        (
+            vec!["agent", "--endpoint", "ftp://x", "--model", "m", "hi"],
+            "not an http(s) URL",
+        ),
+    ] {
+        let out = toolhost_with_env(ws.path(), &args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    }
+}
