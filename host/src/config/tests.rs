@@ -230,3 +230,27 @@ fn prompt_files_are_read_by_tool_name() {
     assert!(problems[0].reason.contains("empty"));
     assert!(read_prompts(&dir.path().join("missing")).is_err());
 }
+
+#[test]
+fn the_agent_section_sets_the_loop_and_checks_its_numbers() {
+    let config = parse(
+        "[agent]\nendpoint = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen3\"\n\
+         api_key_env = \"OPENAI_API_KEY\"\nmax_tool_rounds = 3\n",
+    )
+    .unwrap();
+    assert_eq!(config.agent.model.as_deref(), Some("qwen3"));
+    let budget = config.agent.budget().unwrap();
+    assert_eq!(budget.max_tool_rounds, 3);
+    assert_eq!(
+        budget.max_tool_calls,
+        crate::agent::Budget::default().max_tool_calls
+    );
+    let budget_error = |text: &str| parse(text).unwrap().agent.budget().unwrap_err().to_string();
+    assert!(
+        budget_error("[agent]\nmax_tool_rounds = 0\n")
+            .contains("agent.max_tool_rounds is 0; use 1 to 100")
+    );
+    assert!(budget_error("[agent]\nmax_result_chars = 10\n").contains("use 1000 to"));
+    // A key itself has no place in the file.
+    assert!(error("[agent]\napi_key = \"sk-1\"\n").contains("api_key"));
+}
