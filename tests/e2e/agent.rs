@@ -475,3 +475,82 @@ fn endpoint_failures_are_clear_and_never_show_the_key() {
         assert!(stderr(&out).contains(said), "{}", stderr(&out));
     }
 }
+
+/// The model gets no way around the person: without `--mode yolo` and with
+/// no terminal to ask, a write it asks for is refused and nothing is
+/// written; a profile's hidden tools are neither offered nor callable.
+#[test]
+fn the_model_cannot_go_around_confirmation_or_the_profile() {
+    let ws = workspace();
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("w", "write_file", r#"{"path":"x.txt","content":"hi"}"#)])),
+        Box::new(|request| {
+            let answer = &tool_messages(request)[0].1;
+            assert!(answer.starts_with("error ("), "{answer}");
+            text("I could not write it.")
+        }),
+    ]);
+    let url = model.url();
+    let out = toolhost_with_env(
+        ws.path(),
+        &[
+            "agent",
+            "--endpoint",
+            &url,
+            "--model",
+            "m",
+            "--json",
+            "Write x.txt.",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !ws.path().join("x.txt").exists(),
+        "written without confirmation"
+    );
+
+    let config = ws.path().join("profiles.toml");
+    write(
+        ws.path(),
+        "profiles.toml",
+        "[profiles.reader]\ntools = [\"read_file\"]\nmode = \"yolo\"\n",
+    );
+    let model = FakeModel::start(vec![
+        Box::new(|request| {
+            let offered: Vec<&str> = request["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(offered, ["read_file"]);
+            calls(&[("w", "write_file", r#"{"path":"x.txt","content":"hi"}"#)])
+        }),
+        Box::new(|request| {
+            let answer = &tool_messages(request)[0].1;
+            assert!(answer.starts_with("error (not_found)"), "{answer}");
+            text("No such tool here.")
+        }),
+    ]);
+    let url = model.url();
+    let out = toolhost_with_env(
+        ws.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--profile",
+            "reader",
+            "agent",
+            "--endpoint",
+            &url,
+            "--model",
+            "m",
+            "Write x.txt.",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "No such tool here.\n");
+    assert!(!ws.path().join("x.txt").exists());
+}
