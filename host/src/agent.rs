@@ -1,5 +1,6 @@
 //! The tool loop (seed 001's multi-turn loop, seed 003's budgets): a model
-//! behind an OpenAI-compatible chat completions endpoint gets the task and
+//! behind an OpenAI-compatible chat completions endpoint (or Anthropic's
+//! messages API) gets the task and
 //! the visible tools; each tool call it answers with runs through the
 //! executor's pipeline (confirmation, audit, hooks) and goes back as a
 //! `role: tool` message with the call's id; this repeats for at most
@@ -42,10 +43,46 @@ impl Default for Budget {
     }
 }
 
-/// An OpenAI-compatible chat completions endpoint.
+/// The API an endpoint speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI's chat completions (OpenAI, Ollama, llama.cpp, vLLM,
+    /// LiteLLM, ...): `POST …/chat/completions`, `Authorization: Bearer`.
+    #[default]
+    OpenAi,
+    /// Anthropic's messages API: `POST …/messages`, `x-api-key`.
+    Anthropic,
+}
+
+impl std::str::FromStr for Api {
+    type Err = AgentError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" => Ok(Self::OpenAi),
+            "anthropic" => Ok(Self::Anthropic),
+            other => Err(AgentError::Usage(format!(
+                "unknown API `{other}`; use openai (chat completions) or anthropic (messages)"
+            ))),
+        }
+    }
+}
+
+impl Api {
+    /// The path requests go to, below the base URL.
+    fn path(self) -> &'static str {
+        match self {
+            Self::OpenAi => "/chat/completions",
+            Self::Anthropic => "/messages",
+        }
+    }
+}
+
+/// A model endpoint: where, which API, the key.
 #[derive(Clone)]
 pub struct Endpoint {
     url: String,
+    api: Api,
     api_key: Option<String>,
     timeout: Duration,
 }
@@ -54,6 +91,7 @@ impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("url", &self.url)
+            .field("api", &self.api)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("timeout", &self.timeout)
             .finish()
@@ -61,9 +99,16 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint at `url`: a base such as `http://127.0.0.1:8080/v1`
-    /// (`/chat/completions` is added) or the full completions URL.
+    /// The OpenAI-compatible endpoint at `url`: a base such as
+    /// `http://127.0.0.1:8080/v1` (`/chat/completions` is added) or the
+    /// full completions URL.
     pub fn new(url: &str) -> Result<Self, AgentError> {
+        Self::speaking(Api::OpenAi, url)
+    }
+
+    /// The endpoint at `url` speaking `api`: a base URL (the API's path,
+    /// `/chat/completions` or `/messages`, is added) or the full URL.
+    pub fn speaking(api: Api, url: &str) -> Result<Self, AgentError> {
         let url = url.trim().trim_end_matches('/');
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(AgentError::Usage(format!(
@@ -71,16 +116,22 @@ impl Endpoint {
                  https://api.openai.com/v1 or http://127.0.0.1:11434/v1"
             )));
         }
-        let url = if url.ends_with("/chat/completions") {
+        let url = if url.ends_with(api.path()) {
             url.to_owned()
         } else {
-            format!("{url}/chat/completions")
+            format!("{url}{}", api.path())
         };
         Ok(Self {
             url,
+            api,
             api_key: None,
             timeout: Duration::from_secs(120),
         })
+    }
+
+    /// The API it speaks.
+    pub fn api(&self) -> Api {
+        self.api
     }
 
     /// Send `Authorization: Bearer KEY`.
@@ -118,8 +169,15 @@ impl Endpoint {
         let mut request = agent
             .post(&self.url)
             .header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            request = request.header("Authorization", &format!("Bearer {key}"));
+        match (&self.api_key, self.api) {
+            (Some(key), Api::OpenAi) => {
+                request = request.header("Authorization", &format!("Bearer {key}"));
+            }
+            (Some(key), Api::Anthropic) => request = request.header("x-api-key", key),
+            (None, _) => {}
+        }
+        if self.api == Api::Anthropic {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
         }
         let mut response = request.send(body.to_string()).map_err(|e| {
             AgentError::Endpoint(self.redact(&format!(
@@ -154,6 +212,157 @@ impl Endpoint {
                 excerpt(&text)
             )))
         })
+    }
+}
+
+/// The `anthropic-version` header the requests carry.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Most tokens an Anthropic answer may take (its API requires a number).
+const ANTHROPIC_MAX_TOKENS: u32 = 8192;
+
+impl Endpoint {
+    /// Ask for the next message of the conversation `messages` (kept in
+    /// OpenAI's shape: system, user, assistant with tool_calls, tool),
+    /// offering `tools` (in this API's schema format) unless `last`. The
+    /// answer in OpenAI's shape: `{content, tool_calls}`.
+    fn ask(
+        &self,
+        model: &str,
+        messages: &[Value],
+        tools: &[Value],
+        last: bool,
+    ) -> Result<Value, AgentError> {
+        match self.api {
+            Api::OpenAi => {
+                let mut body = json!({"model": model, "messages": messages});
+                if !last && !tools.is_empty() {
+                    body["tools"] = Value::Array(tools.to_vec());
+                }
+                let response = self.complete(&body)?;
+                response
+                    .pointer("/choices/0/message")
+                    .cloned()
+                    .ok_or_else(|| self.unexpected("choices[0].message", &response))
+            }
+            Api::Anthropic => {
+                let (system, turns) = anthropic::messages(messages);
+                let mut body = json!({
+                    "model": model,
+                    "max_tokens": ANTHROPIC_MAX_TOKENS,
+                    "messages": turns,
+                });
+                if !system.is_empty() {
+                    body["system"] = Value::String(system);
+                }
+                // Its API wants the tools defined whenever the conversation
+                // holds tool blocks: the last round keeps them, and forbids
+                // their use instead.
+                let used = messages.iter().any(|m| m["role"] == "tool");
+                if !tools.is_empty() && (!last || used) {
+                    body["tools"] = Value::Array(tools.to_vec());
+                    if last {
+                        body["tool_choice"] = json!({"type": "none"});
+                    }
+                }
+                let response = self.complete(&body)?;
+                anthropic::answer(&response).ok_or_else(|| self.unexpected("content", &response))
+            }
+        }
+    }
+
+    /// The error for an answer without `what`.
+    fn unexpected(&self, what: &str, response: &Value) -> AgentError {
+        AgentError::Endpoint(self.redact(&format!(
+            "the endpoint's answer has no {what}: {}",
+            excerpt(&response.to_string())
+        )))
+    }
+}
+
+/// Anthropic's messages API in and out of the conversation's OpenAI shape.
+mod anthropic {
+    use serde_json::{Value, json};
+
+    /// The system prompt, and the turns in Anthropic's shape: assistant
+    /// tool calls as `tool_use` blocks, consecutive tool results as one
+    /// user turn of `tool_result` blocks.
+    pub(super) fn messages(messages: &[Value]) -> (String, Vec<Value>) {
+        let mut system = Vec::new();
+        let mut turns: Vec<Value> = Vec::new();
+        for message in messages {
+            let text = message["content"].as_str().unwrap_or("");
+            match message["role"].as_str() {
+                Some("system") => system.push(text.to_owned()),
+                Some("assistant") => {
+                    let mut blocks = Vec::new();
+                    if !text.is_empty() {
+                        blocks.push(json!({"type": "text", "text": text}));
+                    }
+                    for call in message["tool_calls"].as_array().into_iter().flatten() {
+                        let input = call["function"]["arguments"]
+                            .as_str()
+                            .and_then(|a| serde_json::from_str::<Value>(a).ok())
+                            .filter(Value::is_object)
+                            .unwrap_or_else(|| json!({}));
+                        blocks.push(json!({
+                            "type": "tool_use",
+                            "id": call["id"],
+                            "name": call["function"]["name"],
+                            "input": input,
+                        }));
+                    }
+                    turns.push(json!({"role": "assistant", "content": blocks}));
+                }
+                Some("tool") => {
+                    let block = json!({
+                        "type": "tool_result",
+                        "tool_use_id": message["tool_call_id"],
+                        "content": text,
+                    });
+                    match turns.last_mut() {
+                        Some(last)
+                            if last["role"] == "user"
+                                && last["content"][0]["type"] == "tool_result" =>
+                        {
+                            if let Some(blocks) = last["content"].as_array_mut() {
+                                blocks.push(block);
+                            }
+                        }
+                        _ => turns.push(json!({"role": "user", "content": [block]})),
+                    }
+                }
+                _ => turns.push(json!({"role": "user", "content": text})),
+            }
+        }
+        (system.join("\n\n"), turns)
+    }
+
+    /// An Anthropic answer as `{content, tool_calls}`; None if it has no
+    /// `content` list.
+    pub(super) fn answer(response: &Value) -> Option<Value> {
+        let blocks = response.get("content")?.as_array()?;
+        let text: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let calls: Vec<Value> = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| {
+                json!({
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {"name": b["name"], "arguments": b["input"].to_string()},
+                })
+            })
+            .collect();
+        let mut message = json!({"role": "assistant", "content": text.join("")});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        Some(message)
     }
 }
 
@@ -260,7 +469,14 @@ impl<'a> ToolLoop<'a> {
         let agent = self.context.agent.as_deref();
         let tools = self
             .executor
-            .schemas_for(agent, None::<&[&str]>, SchemaFormat::OpenAi)
+            .schemas_for(
+                agent,
+                None::<&[&str]>,
+                match self.endpoint.api {
+                    Api::OpenAi => SchemaFormat::OpenAi,
+                    Api::Anthropic => SchemaFormat::Anthropic,
+                },
+            )
             .map_err(|e| AgentError::Usage(e.to_string()))?;
         let guidance = self.executor.instructions(agent);
         let system = match &self.system {
@@ -275,20 +491,7 @@ impl<'a> ToolLoop<'a> {
         let rounds = self.budget.max_tool_rounds.max(1);
         for round in 1..=rounds {
             let last = round == rounds;
-            let mut body = json!({"model": self.model, "messages": messages});
-            if !last && !tools.is_empty() {
-                body["tools"] = Value::Array(tools.clone());
-            }
-            let response = self.endpoint.complete(&body)?;
-            let message = response
-                .pointer("/choices/0/message")
-                .cloned()
-                .ok_or_else(|| {
-                    AgentError::Endpoint(self.endpoint.redact(&format!(
-                        "the endpoint's answer has no choices[0].message: {}",
-                        excerpt(&response.to_string())
-                    )))
-                })?;
+            let message = self.endpoint.ask(&self.model, &messages, &tools, last)?;
             let text = message
                 .get("content")
                 .and_then(Value::as_str)

@@ -142,7 +142,10 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentSection {
-    /// The OpenAI-compatible endpoint, e.g. `http://127.0.0.1:11434/v1`.
+    /// The API the endpoint speaks: `openai` (chat completions) or
+    /// `anthropic` (messages).
+    pub api: String,
+    /// The endpoint, e.g. `http://127.0.0.1:11434/v1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     /// The model the endpoint serves.
@@ -169,6 +172,7 @@ impl Default for AgentSection {
     fn default() -> Self {
         let budget = crate::agent::Budget::default();
         Self {
+            api: "openai".to_owned(),
             endpoint: None,
             model: None,
             api_key_env: None,
@@ -182,6 +186,13 @@ impl Default for AgentSection {
 }
 
 impl AgentSection {
+    /// The API it names, checked.
+    pub fn api(&self) -> Result<crate::agent::Api, ConfigError> {
+        self.api.parse().map_err(|e: crate::agent::AgentError| {
+            invalid("configuration", format!("agent.api: {e}"))
+        })
+    }
+
     /// The budget it sets, checked.
     pub fn budget(&self) -> Result<crate::agent::Budget, ConfigError> {
         build::in_range("agent.max_tool_rounds", self.max_tool_rounds.into(), 1, 100)?;

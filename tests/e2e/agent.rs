@@ -20,6 +20,8 @@ type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send>;
 struct Seen {
     path: String,
     authorization: Option<String>,
+    /// Every header, the name in lowercase.
+    headers: Vec<(String, String)>,
     body: Value,
 }
 
@@ -77,6 +79,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
     let path = line.split_whitespace().nth(1)?.to_owned();
     let mut length = 0;
     let mut authorization = None;
+    let mut headers = Vec::new();
     loop {
         let mut header = String::new();
         reader.read_line(&mut header).ok()?;
@@ -85,6 +88,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
             break;
         }
         let (name, value) = header.split_once(':')?;
+        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
         match name.to_ascii_lowercase().as_str() {
             "content-length" => length = value.trim().parse().ok()?,
             "authorization" => authorization = Some(value.trim().to_owned()),
@@ -96,6 +100,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
     Some(Seen {
         path,
         authorization,
+        headers,
         body: serde_json::from_slice(&body).ok()?,
     })
 }
@@ -553,4 +558,74 @@ fn the_model_cannot_go_around_confirmation_or_the_profile() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "No such tool here.\n");
     assert!(!ws.path().join("x.txt").exists());
+}
+
+/// `--api anthropic`: the same loop over Anthropic's messages API — the
+/// system prompt apart, tool calls as `tool_use` blocks, results as
+/// `tool_result` blocks, the key in `x-api-key`, and the last round keeping
+/// the tools (the API wants them defined) with `tool_choice` none.
+#[test]
+fn the_loop_speaks_anthropics_messages_api_too() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", "hello from the file\n");
+    let model = FakeModel::start(vec![
+        Box::new(|request| {
+            assert!(request["system"].as_str().unwrap().contains("read_file"));
+            assert_eq!(
+                request["messages"],
+                json!([{"role": "user", "content": "What does notes.txt say?"}])
+            );
+            assert!(request["tools"][0]["input_schema"].is_object(), "{request}");
+            assert!(request.get("tool_choice").is_none());
+            assert!(request["max_tokens"].as_u64().unwrap() > 0);
+            let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+                "content": [{"type": "text", "text": "Let me look."},
+                    {"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {"path": "notes.txt"}}]});
+            (200, body.to_string())
+        }),
+        Box::new(|request| {
+            let turns = request["messages"].as_array().unwrap();
+            assert_eq!(turns[1]["role"], "assistant");
+            assert_eq!(turns[1]["content"][1]["type"], "tool_use");
+            assert_eq!(
+                turns[1]["content"][1]["input"],
+                json!({"path": "notes.txt"})
+            );
+            assert_eq!(turns[2]["role"], "user");
+            assert_eq!(turns[2]["content"][0]["type"], "tool_result");
+            assert_eq!(turns[2]["content"][0]["tool_use_id"], "tu_1");
+            assert!(
+                turns[2]["content"][0]["content"]
+                    .as_str()
+                    .unwrap()
+                    .contains("hello from the file")
+            );
+            assert_eq!(request["tool_choice"], json!({"type": "none"}), "{request}");
+            let body = json!({"type": "message", "role": "assistant", "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": "It says hello."}]});
+            (200, body.to_string())
+        }),
+    ]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--api", "anthropic", "--max-rounds", "2"],
+        "What does notes.txt say?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome = json(&out);
+    assert_eq!(outcome["answer"], "It says hello.");
+    assert_eq!(outcome["tool_calls"], 1);
+    let seen = model.seen();
+    assert_eq!(seen[0].path, "/v1/messages");
+    let header = |name: &str| {
+        seen[0]
+            .headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("x-api-key"), Some(KEY));
+    assert_eq!(header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(seen[0].authorization, None);
 }

@@ -41,6 +41,7 @@ impl Config {
         let limits = self.limits().map_err(at_origin)?;
         self.check_commands().map_err(at_origin)?;
         self.agent.budget().map_err(at_origin)?;
+        self.agent.api().map_err(at_origin)?;
         let runtime = Arc::new(
             Runtime::new(RuntimeConfig {
                 cache,

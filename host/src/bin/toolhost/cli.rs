@@ -236,7 +236,8 @@ pub enum Command {
     /// tools, and a fallback message answers when the rounds run out.
     ///
     /// The endpoint speaks OpenAI's chat completions (OpenAI, Ollama,
-    /// llama.cpp, vLLM, LiteLLM ...). The API key is read only from the
+    /// llama.cpp, vLLM, LiteLLM ...) or, with --api anthropic, Anthropic's
+    /// messages API. The API key is read only from the
     /// environment variable --api-key-env names; it is never printed or
     /// logged. Flags override the configuration's `[agent]` section.
     ///
@@ -257,6 +258,10 @@ pub struct AgentArgs {
     /// The model the endpoint serves.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// The API the endpoint speaks: openai (chat completions; default) or
+    /// anthropic (messages; the key goes in x-api-key).
+    #[arg(long, value_name = "openai|anthropic")]
+    pub api: Option<String>,
     /// The environment variable holding the API key (none: no key is sent).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,

@@ -357,7 +357,13 @@ fn agent_run(
     .budget()
     .map_err(|e| UsageError(e.to_string()))?;
     budget.max_tool_rounds = budget.max_tool_rounds.max(1);
-    let mut endpoint = toolhost::agent::Endpoint::new(endpoint)
+    let api: toolhost::agent::Api = args
+        .api
+        .as_deref()
+        .unwrap_or(&section.api)
+        .parse()
+        .map_err(|e: toolhost::agent::AgentError| UsageError(e.to_string()))?;
+    let mut endpoint = toolhost::agent::Endpoint::speaking(api, endpoint)
         .map_err(|e| UsageError(e.to_string()))?
         .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs));
     if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
