@@ -11,4 +11,6 @@ pub(crate) mod v0_1_0 {
 }
 
 pub(crate) use v0_1_0::ToolPluginPre;
-pub(crate) use v0_1_0::toolhost::plugin::{commands, dynamic, files, log, parallel, types};
+pub(crate) use v0_1_0::toolhost::plugin::{
+    commands, dynamic, files, log, parallel, services, types,
+};

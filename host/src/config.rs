@@ -401,6 +401,8 @@ pub struct GrantSection {
     pub env: Vec<String>,
     /// Extra host directories, mounted at `/GUEST`.
     pub directories: Vec<DirSection>,
+    /// The embedder's services it may call (`service:NAME`).
+    pub services: Vec<String>,
 }
 
 /// `[[grants.TOOL.directories]]`.
@@ -436,6 +438,7 @@ impl GrantSection {
                 })
                 .collect(),
             env: self.env.clone(),
+            services: self.services.clone(),
             state_dirs: Vec::new(),
             all_declared: false,
         }
@@ -462,6 +465,7 @@ impl From<&Grant> for GrantSection {
                     access: d.access,
                 })
                 .collect(),
+            services: grant.services.clone(),
         }
     }
 }

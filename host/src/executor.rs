@@ -138,6 +138,8 @@ pub struct Executor {
     /// The guidance's mode and the group texts the configuration replaced.
     prompt_mode: crate::guidance::PromptMode,
     group_texts: std::collections::BTreeMap<String, String>,
+    /// The embedder's services (`None`: none offered).
+    services: Option<Arc<crate::services::Services>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -193,7 +195,20 @@ impl Executor {
             state_dirs: HashMap::new(),
             hooks: Hooks::default(),
             audit: None,
+            services: None,
         }
+    }
+
+    /// Offer the embedder's `services` to the tools granted them
+    /// (`service:NAME`, or everything a built-in declares).
+    pub fn with_services(mut self, services: crate::services::Services) -> Self {
+        self.services = (!services.is_empty()).then(|| Arc::new(services));
+        self
+    }
+
+    /// The embedder's services, if any are offered.
+    pub fn services(&self) -> Option<&crate::services::Services> {
+        self.services.as_deref()
     }
 
     /// Show only the tools `profile` allows; the error names a tool it

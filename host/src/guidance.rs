@@ -125,6 +125,14 @@ pub const GROUPS: &[Group] = &[
                before you hand it on.",
     },
     Group {
+        name: "delegation",
+        tools: &["message", "spawn"],
+        text: "Messages and sub-agents: message reports progress, or reaches another channel or \
+               person, while you keep working (your final answer needs no message). spawn \
+               hands a self-contained task to a sub-agent that does not see this conversation: \
+               say everything it needs in the task and its context.",
+    },
+    Group {
         name: "tools",
         tools: &["create_tool"],
         text: "Creating tools: when a task needs a capability no tool has and it will recur, \

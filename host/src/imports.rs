@@ -11,6 +11,7 @@
 //!   or cancellation;
 //! - [`dynamic`]: create_tool's component check;
 //! - [`log`]: log lines to tracing;
+//! - [`services`]: the embedder's services, bounded by the call's deadline;
 //! - [`http`]: WASI (filesystem, clocks...) and wasi:http views, requests
 //!   checked by [`crate::net`].
 //!
@@ -25,6 +26,7 @@ pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod parallel;
 pub(crate) mod poll;
+pub(crate) mod services;
 
 use crate::bindings::types;
 use crate::runtime::sandbox::CallState;

@@ -35,6 +35,7 @@ pub mod broker;
 mod dirs;
 mod guard;
 mod net;
+pub mod services;
 // 2: the wasm runtime and the per-call sandbox
 pub mod runtime;
 // 3: every host implementation of a guest import, over the sandbox's state

@@ -367,6 +367,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
         broker: None,
         paths: None,
         progress: None,
+        services: None,
     };
     for _ in 0..n / 10 {
         let _ = plugin.run(runtime, &request);

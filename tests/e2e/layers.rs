@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("broker", 1),
     ("dirs", 1),
     ("guard", 1),
+    ("services", 1),
     ("net", 1),
     // the wasm runtime and the per-call sandbox
     ("runtime", 2),

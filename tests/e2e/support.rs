@@ -47,12 +47,46 @@ pub fn registry() -> Registry {
     registry
 }
 
-/// An executor over `workspace` in yolo mode (no confirmation needed).
+/// The built-ins that work through an embedder's services, listed only
+/// where it offers them.
+pub const SERVICE_BUILTINS: [&str; 2] = ["message", "spawn"];
+
+/// What an embedder might offer: `message` (answers `{"status": "sent"}`)
+/// and `spawn` (answers `{"result": "done: TASK"}`).
+pub fn embedder_services() -> toolhost::services::Services {
+    use toolhost::services::{Service, ServiceCall};
+    let mut services = toolhost::services::Services::new();
+    let message = Service::new(
+        "message",
+        "Send a message.",
+        serde_json::json!({"type": "object", "required": ["content"]}),
+        |_: ServiceCall| async { Ok(serde_json::json!({"status": "sent"})) },
+    );
+    let spawn = Service::new(
+        "spawn",
+        "Run a sub-agent.",
+        serde_json::json!({"type": "object", "required": ["task"]}),
+        |call: ServiceCall| async move {
+            let task = call.input["task"].as_str().unwrap_or_default().to_owned();
+            Ok(serde_json::json!({"result": format!("done: {task}")}))
+        },
+    );
+    for service in [message, spawn] {
+        services
+            .register(service.expect("valid"))
+            .expect("one each");
+    }
+    services
+}
+
+/// An executor over `workspace` in yolo mode (no confirmation needed),
+/// offering [`embedder_services`].
 pub fn executor(workspace: &Path) -> Executor {
     Executor::new(runtime(), registry())
         .with_workspace(workspace)
         .expect("workspace exists")
         .with_mode(Mode::Yolo)
+        .with_services(embedder_services())
 }
 
 /// Call with default options.

@@ -354,6 +354,16 @@ pub(super) fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String
             "grants.{tool}.env: `{key}` is not an environment variable name"
         ));
     }
+    if let Some(name) = grant
+        .services
+        .iter()
+        .find(|n| !toolhost_shared::grant::is_service_name(n))
+    {
+        return Err(format!(
+            "grants.{tool}.services: `{name}` is not a service name (lowercase letters, digits, \
+             `_`, `-`, `.`)"
+        ));
+    }
     for dir in &grant.directories {
         let simple = !dir.guest.is_empty()
             && !dir.guest.contains(['/', '\\'])

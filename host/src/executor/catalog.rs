@@ -210,10 +210,26 @@ impl Executor {
     /// the profile of that name).
     pub(super) fn shows(&self, tool: &Plugin, agent: Option<&str>) -> bool {
         self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
+            && self.services_offered_for(tool)
             && tool.dynamic().is_none_or(|d| {
                 d.meta
                     .visible_to(agent, self.profile.as_ref().map(|p| p.name.as_str()))
             })
+    }
+
+    /// A built-in that works through the embedder's services (message,
+    /// spawn) is shown only where every one it declares is offered: without
+    /// them it could only refuse.
+    fn services_offered_for(&self, tool: &Plugin) -> bool {
+        if *tool.origin() != crate::plugin::Origin::Builtin {
+            return true;
+        }
+        tool.info().capabilities.iter().all(|c| match c {
+            crate::types::tool_info::Capability::Service(name) => {
+                self.services.as_ref().is_some_and(|s| s.offers(name))
+            }
+            _ => true,
+        })
     }
 
     /// The tools the active profile shows to `agent`, sorted by name.

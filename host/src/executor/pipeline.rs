@@ -259,6 +259,7 @@ impl Executor {
             broker: grant.commands.then_some(broker_call),
             paths: Some(self.broker.path_rules()),
             progress: options.progress.as_ref(),
+            services: self.services.as_ref(),
         };
         plugin.run(&self.runtime, &request)
     }

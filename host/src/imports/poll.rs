@@ -25,7 +25,7 @@ const CANCEL_CHECK: Duration = Duration::from_millis(50);
 impl WaitLimit<'_> {
     /// `fut`'s output, unless the deadline passes or the call is cancelled
     /// first: then the call is marked interrupted and the guest trapped.
-    fn wait<F: Future>(&mut self, fut: F) -> wasmtime::Result<F::Output> {
+    pub(crate) fn wait<F: Future>(&mut self, fut: F) -> wasmtime::Result<F::Output> {
         let mut fut = std::pin::pin!(fut);
         if let Some(out) = wasmtime_wasi::runtime::poll_noop(fut.as_mut()) {
             return Ok(out);

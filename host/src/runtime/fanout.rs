@@ -50,6 +50,8 @@ pub(crate) struct Fanout {
     pub(crate) paths: Option<Arc<crate::types::paths::PathRules>>,
     /// Told how many shares are done.
     pub(crate) progress: Option<crate::types::context::Progress>,
+    /// The embedder's services.
+    pub(crate) services: Option<Arc<crate::services::Services>>,
 }
 
 impl Fanout {
@@ -77,6 +79,7 @@ impl Fanout {
             broker: self.broker.as_ref(),
             paths: self.paths.as_ref(),
             progress: None,
+            services: self.services.as_ref(),
         };
         sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, share)
     }

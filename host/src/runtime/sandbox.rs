@@ -62,6 +62,9 @@ pub struct CallRequest<'a> {
     /// Where the call reports how it is going (fan-out shares done), if
     /// anyone is looking.
     pub progress: Option<&'a Progress>,
+    /// The embedder's services, for a tool granted some (`None`: none
+    /// offered).
+    pub services: Option<&'a Arc<crate::services::Services>>,
 }
 
 /// A plugin's successful output.
@@ -108,6 +111,11 @@ pub(crate) struct CallState {
     /// How the host stopped this call's shares, if it stopped any: a
     /// `stopped` error the tool returns is honoured only for these.
     pub(crate) stopped_shares: Vec<ErrorKind>,
+    /// The embedder's services and the names this call may use.
+    pub(crate) services: Option<Arc<crate::services::Services>>,
+    pub(crate) services_granted: Vec<String>,
+    /// Who is calling, for the services' handlers.
+    pub(crate) context: CallContext,
 }
 
 impl CallState {
@@ -185,6 +193,17 @@ pub(crate) struct WaitLimit<'a> {
     pub(crate) deadline: Instant,
     pub(crate) cancel: Option<&'a CancelToken>,
     pub(crate) interrupted: &'a mut Option<ErrorKind>,
+}
+
+impl CallState {
+    /// The call's wait limit: its deadline, cancellation and interruption.
+    pub(crate) fn wait_limit(&mut self) -> WaitLimit<'_> {
+        WaitLimit {
+            deadline: self.deadline,
+            cancel: self.cancel.as_ref(),
+            interrupted: &mut self.interrupted,
+        }
+    }
 }
 
 /// The getter the linker takes for [`BoundedPoll`].
@@ -305,6 +324,9 @@ fn new_store(
         granted,
         fanout,
         stopped_shares: Vec::new(),
+        services: req.services.cloned(),
+        services_granted: req.grant.services.clone(),
+        context: req.context.clone(),
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -396,6 +418,7 @@ pub(crate) fn run(
         broker: req.broker.cloned(),
         paths: req.paths.cloned(),
         progress: req.progress.cloned(),
+        services: req.services.cloned(),
     };
     execute(runtime, tool, pre, req, None, Some(fanout))
 }
@@ -545,6 +568,7 @@ pub(crate) fn describe(
         broker: None,
         paths: None,
         progress: None,
+        services: None,
     };
     let _slot = runtime.slot();
     let (mut store, captured) =

@@ -54,6 +54,8 @@ pub struct Grant {
     /// read from the host when the call starts). Only an explicit grant
     /// passes any: a tool starts with an empty environment.
     pub env: Vec<String>,
+    /// The embedder's services it may call (`service:NAME`).
+    pub services: Vec<String>,
     /// Grant whatever the tool declares (built-ins). Named directories still
     /// need an entry in `directories` to know where they live.
     pub all_declared: bool,
@@ -96,6 +98,7 @@ impl Grant {
                 Some(GrantItem::Commands) => grant.commands = true,
                 Some(GrantItem::Network(host)) => grant.network.push(host),
                 Some(GrantItem::Env(name)) => grant.env.push(name),
+                Some(GrantItem::Service(name)) => grant.services.push(name),
                 Some(GrantItem::Dir { name, writable }) => {
                     let access = if writable {
                         Access::Write
@@ -142,6 +145,11 @@ impl Grant {
                 Capability::Network(hosts) => {
                     out.network
                         .extend(intersect_hosts(hosts, &self.network, self.all_declared));
+                }
+                Capability::Service(name) => {
+                    if self.all_declared || self.services.contains(name) {
+                        out.services.push(name.clone());
+                    }
                 }
                 Capability::Directory { name, writable } => {
                     if let Some(dir) = self.directories.iter().find(|d| &d.name == name) {
@@ -201,6 +209,8 @@ pub struct Effective {
     pub directories: Vec<DirGrant>,
     /// Host environment variables passed in (by name).
     pub env: Vec<String>,
+    /// The embedder's services it may call.
+    pub services: Vec<String>,
 }
 
 impl Effective {
@@ -223,6 +233,7 @@ impl Effective {
             name: d.name.clone(),
             writable: d.access == Access::Write,
         }));
+        out.extend(self.services.iter().cloned().map(Capability::Service));
         out
     }
 }
@@ -242,6 +253,24 @@ mod tests {
     fn nothing_declared_gets_nothing_even_if_granted() {
         let g = Grant::parse_caps("workspace:write,commands,network:*").unwrap();
         assert_eq!(g.effective(&[]), Effective::default());
+    }
+
+    #[test]
+    fn services_pass_only_when_declared_and_granted() {
+        let declared = [
+            Capability::Service("message".into()),
+            Capability::Service("spawn".into()),
+        ];
+        let g = Grant::parse_caps("service:message,service:cron").unwrap();
+        assert_eq!(g.effective(&declared).services, ["message"]);
+        assert_eq!(
+            Grant::all().effective(&declared).services,
+            ["message", "spawn"]
+        );
+        assert!(Grant::none().effective(&declared).services.is_empty());
+        assert!(Grant::parse_caps("service:Bad Name").is_err());
+        let e = g.effective(&declared);
+        assert_eq!(e.capabilities(), [Capability::Service("message".into())]);
     }
 
     #[test]

@@ -32,8 +32,10 @@ pub enum Sensitivity {
     /// so the call itself is not confirmed; destructive, since a command
     /// can change the workspace.
     Commands,
-    /// Can change the workspace or a directory it was granted, or says it
-    /// is sensitive: confirmed in `confirm-sensitive` mode, destructive.
+    /// Can change the workspace or a directory it was granted, can call an
+    /// embedder's service (which may act outside: send a message, start an
+    /// agent), or says it is sensitive: confirmed in `confirm-sensitive`
+    /// mode, destructive.
     Writes,
 }
 
@@ -53,7 +55,7 @@ impl Sensitivity {
             .filter(|d| d.access == Access::Write);
         let writes_files = grant.workspace == Some(Access::Write)
             || writable.clone().any(|d| !is_state_dir(&d.host_path));
-        if declared_sensitive || writes_files {
+        if declared_sensitive || writes_files || !grant.services.is_empty() {
             Self::Writes
         } else if grant.commands {
             Self::Commands
@@ -142,6 +144,15 @@ mod tests {
         );
         g.directories = vec![dir("/elsewhere", Access::Read)];
         g.commands = false;
+        let services = Effective {
+            services: vec!["message".to_owned()],
+            ..Effective::default()
+        };
+        assert_eq!(
+            of(false, &services),
+            Sensitivity::Writes,
+            "a service may act outside"
+        );
         assert_eq!(of(false, &g), Sensitivity::ReadOnly);
         g.workspace = Some(Access::Write);
         assert_eq!(of(false, &g), Sensitivity::Writes);

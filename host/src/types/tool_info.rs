@@ -18,6 +18,7 @@ impl From<wit::Capability> for Capability {
                 name: d.name,
                 writable: d.writable,
             },
+            wit::Capability::Service(name) => Self::Service(name),
         }
     }
 }
@@ -33,6 +34,7 @@ impl From<&Capability> for wit::Capability {
                 name: name.clone(),
                 writable: *writable,
             }),
+            Capability::Service(name) => Self::Service(name.clone()),
         }
     }
 }

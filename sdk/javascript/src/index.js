@@ -6,6 +6,7 @@
 import * as files from 'toolhost:plugin/files@0.1.0';
 import * as broker from 'toolhost:plugin/commands@0.1.0';
 import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
+import * as hostServices from 'toolhost:plugin/services@0.1.0';
 import { check, s } from './schema.js';
 
 export { s, check };
@@ -80,11 +81,14 @@ function capabilities(words) {
     else if (word === 'workspace:write') out.push({ tag: 'workspace-write' });
     else if (word === 'commands') out.push({ tag: 'commands' });
     else if (kind === 'network' && rest) hosts.push(word.slice('network:'.length));
+    else if (kind === 'service' && /^[a-z][a-z0-9_.-]*$/.test(rest ?? '') && access === undefined) {
+      out.push({ tag: 'service', val: rest });
+    }
     else if (kind === 'dir' && rest && (access === 'read' || access === 'write')) {
       out.push({ tag: 'directory', val: { name: rest, writable: access === 'write' } });
     } else {
       throw new Error(
-        `capability \`${word}\`: use workspace:read, workspace:write, commands, network:HOST, dir:NAME:read or dir:NAME:write`,
+        `capability \`${word}\`: use workspace:read, workspace:write, commands, network:HOST, dir:NAME:read, dir:NAME:write or service:NAME`,
       );
     }
   }
@@ -98,38 +102,21 @@ function hostError(err) {
   return variant && typeof variant === 'object' && typeof variant.tag === 'string' ? variant : null;
 }
 
-/** A file operation's error as the tool error the model acts on. */
-function fileError(err) {
+/**
+ * A host import's error as the tool error the model acts on: the class
+ * `kinds` names for its tag, else `other`; anything not from the host as it is.
+ */
+function fromHost(err, kinds, other) {
   const e = hostError(err);
   if (!e) return err;
-  switch (e.tag) {
-    case 'not-found':
-    case 'invalid':
-      return new Retry(e.val);
-    case 'denied':
-      return new Denied(e.val);
-    default:
-      return new Failed(e.val);
-  }
+  const Kind = kinds[e.tag] ?? other;
+  return new Kind(e.val);
 }
 
-/** A broker error as the tool error the model acts on. */
-function commandError(err) {
-  const e = hostError(err);
-  if (!e) return err;
-  switch (e.tag) {
-    case 'invalid':
-      return new InvalidInput(e.val);
-    case 'failed':
-      return new Failed(e.val);
-    case 'dry-run':
-      return new DryRun(e.val);
-    case 'not-confirmed':
-      return new NotConfirmed(e.val);
-    default:
-      return new Denied(e.val);
-  }
-}
+const fileError = (err) => fromHost(err, { 'not-found': Retry, invalid: Retry, denied: Denied }, Failed);
+const commandError = (err) =>
+  fromHost(err, { invalid: InvalidInput, failed: Failed, 'dry-run': DryRun, 'not-confirmed': NotConfirmed }, Denied);
+const serviceError = (err) => fromHost(err, { denied: Denied, 'not-found': Retry, invalid: InvalidInput }, Failed);
 
 /** Log lines, forwarded by the host to its log (stderr). */
 export const log = {
@@ -239,6 +226,20 @@ export class Context {
     } catch (err) {
       throw fileError(err);
     }
+  }
+
+  /**
+   * Call the embedding application's service `name` (declared as
+   * `service:NAME` and granted) with `input`; its JSON answer.
+   */
+  callService(name, input = {}) {
+    let answer;
+    try {
+      answer = hostServices.call(String(name), JSON.stringify(input));
+    } catch (err) {
+      throw serviceError(err);
+    }
+    return JSON.parse(answer);
   }
 
   /**

@@ -28,3 +28,12 @@ export function run(request) {
 export function log(level, message) {
   logged.push([level, message]);
 }
+
+export function call(name, input) {
+  if (name !== 'greet') throw { tag: 'not-found', val: `no service \`${name}\`` };
+  return JSON.stringify({ greeting: `hello, ${JSON.parse(input).name}` });
+}
+
+export function offered() {
+  return [{ name: 'greet', description: 'Greet.', inputSchema: '{}' }];
+}

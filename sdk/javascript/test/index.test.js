@@ -107,6 +107,10 @@ test('host errors arrive as the kinds the model acts on', () => {
   assert.equal(call(argv)[1].content, 'echo hi number');
   const walked = tool((_, ctx) => ({ content: 'w', structured: { entries: ctx.walk('.') } }));
   assert.match(call(walked)[1].structured, /"size":3,"modifiedNs":5/);
+  const greeted = tool((_, ctx) => ctx.callService('greet', { name: 'Ada' }).greeting, { capabilities: ['service:greet'] });
+  assert.equal(call(greeted)[1].content, 'hello, Ada');
+  assert.deepEqual(call(tool((_, ctx) => ctx.callService('cron'), { capabilities: ['service:cron'] }))[1].tag, 'retry');
+  assert.deepEqual(tool(() => '', { capabilities: ['service:greet'] }).describe().capabilities, [{ tag: 'service', val: 'greet' }]);
   call(tool((_, ctx) => { ctx.log.info('hello'); return ''; }));
   assert.deepEqual(logged.at(-1), ['info', 'hello']);
 });

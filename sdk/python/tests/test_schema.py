@@ -117,6 +117,16 @@ class Schemas(unittest.TestCase):
             convert(tuple[int, str], [1], "t")
 
     def test_a_bad_capability_is_refused_with_the_words_to_use(self):
+        @tool(capabilities=["service:message", "dir:notes:write", "network:a.example"])
+        def fine() -> str:
+            """Fine."""
+            return ""
+
+        self.assertEqual(last_declared().capabilities, ["service:message", "dir:notes:write", "network:a.example"])
+        with self.assertRaisesRegex(ValueError, "capability `service:Bad`"):
+            @tool(capabilities=["service:Bad"])
+            def bad() -> str:
+                return ""
         with self.assertRaisesRegex(ValueError, "capability `workspace`: use workspace:read"):
             @tool(capabilities=["workspace"])
             def reader() -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar, get_args, get_origin, get_type_hints
 
@@ -136,6 +137,8 @@ def _host_error(err: Exception) -> ToolError | None:
     name = type(value).__name__
     kind, message = name.rsplit("_", 1)[-1], getattr(value, "value", str(value))
     if kind in ("NotFound", "Invalid") and name.startswith("FileError"):
+        return Retry(message)
+    if kind == "NotFound":
         return Retry(message)
     if kind == "DryRun":
         return DryRun(message)
@@ -273,6 +276,17 @@ class Context:
             raise (_host_error(err) or err) from None
         return [Entry(e.path, e.kind.name.lower(), e.size, e.modified_ns) for e in found]
 
+    def call_service(self, name: str, input: Any = None) -> Any:
+        """Call the embedding application's service ``name`` (declared as
+        ``service:NAME`` and granted) with ``input``; its JSON answer."""
+        from wit_world.imports import services
+
+        try:
+            answer = services.call(str(name), json.dumps({} if input is None else input))
+        except Exception as err:
+            raise (_host_error(err) or err) from None
+        return json.loads(answer)
+
     def run(self, command: str | list[str] | tuple[str, ...], cwd: str | None = None,
             timeout_ms: int | None = None, env: dict[str, str] | None = None) -> Any:
         """Run a command through the host's broker: an argument list (run
@@ -294,7 +308,8 @@ class Context:
 
 
 _CAPABILITY_WORDS = (
-    "use workspace:read, workspace:write, commands, network:HOST, dir:NAME:read or dir:NAME:write"
+    "use workspace:read, workspace:write, commands, network:HOST, dir:NAME:read, dir:NAME:write "
+    "or service:NAME"
 )
 
 
@@ -303,7 +318,9 @@ def _check_capabilities(words: list[str]) -> list[str]:
         kind, _, rest = word.partition(":")
         ok = word in ("workspace:read", "workspace:write", "commands") or (
             kind == "network" and rest
-        ) or (kind == "dir" and rest.count(":") == 1 and rest.split(":")[1] in ("read", "write") and rest.split(":")[0])
+        ) or (kind == "dir" and rest.count(":") == 1 and rest.split(":")[1] in ("read", "write") and rest.split(":")[0]) or (
+            kind == "service" and re.fullmatch(r"[a-z][a-z0-9_.-]*", rest) is not None
+        )
         if not ok:
             raise ValueError(f"capability `{word}`: {_CAPABILITY_WORDS}")
     return list(words)

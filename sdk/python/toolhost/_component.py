@@ -19,6 +19,8 @@ def _capability(word: str) -> types.Capability:
         return types.Capability_WorkspaceWrite()
     if word == "commands":
         return types.Capability_Commands()
+    if word.startswith("service:"):
+        return types.Capability_Service(word.partition(":")[2])
     # `dir:NAME:read|write` (network hosts are gathered into one capability by `_info`)
     name, _, access = word.partition(":")[2].partition(":")
     return types.Capability_Directory(types.DirectoryAccess(name, access == "write"))

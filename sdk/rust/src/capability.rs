@@ -14,6 +14,7 @@ impl From<Capability> for wit::Capability {
             Capability::Directory { name, writable } => {
                 wit::Capability::Directory(wit::DirectoryAccess { name, writable })
             }
+            Capability::Service(name) => wit::Capability::Service(name),
         }
     }
 }

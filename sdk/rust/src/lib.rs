@@ -65,6 +65,7 @@ pub mod log;
 mod output;
 pub mod parallel;
 mod schema;
+pub mod services;
 
 #[doc(hidden)]
 pub mod __private;

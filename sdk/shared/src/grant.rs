@@ -31,6 +31,8 @@ pub enum Capability {
         /// Whether the tool writes there.
         writable: bool,
     },
+    /// The embedding application's service of this name.
+    Service(String),
 }
 
 impl std::fmt::Display for Capability {
@@ -47,6 +49,7 @@ impl std::fmt::Display for Capability {
             Self::Directory { name, writable } => {
                 write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
             }
+            Self::Service(name) => write!(f, "service:{name}"),
         }
     }
 }
@@ -54,8 +57,8 @@ impl std::fmt::Display for Capability {
 /// One item of a grant as people write it (`--grant`, `toolhost dynamic
 /// approve`, create_tool's `capabilities`): `workspace:read`,
 /// `workspace:write`, `commands`, `network:HOST`, `env:NAME`,
-/// `dir:NAME:read`, `dir:NAME:write` or `none`: the spellings `toolhost
-/// tools` prints, one item per host or directory.
+/// `dir:NAME:read`, `dir:NAME:write`, `service:NAME` or `none`: the
+/// spellings `toolhost tools` prints, one item per host or directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantItem {
     /// `workspace:read`.
@@ -76,13 +79,15 @@ pub enum GrantItem {
         /// Whether the tool may write there.
         writable: bool,
     },
+    /// `service:NAME`: the embedder's service of that name.
+    Service(String),
     /// `none`.
     Nothing,
 }
 
 impl GrantItem {
     /// The spellings, for messages.
-    pub const CHOICES: &'static str = "workspace:read, workspace:write, commands, network:HOST, env:NAME, dir:NAME:read, dir:NAME:write or none";
+    pub const CHOICES: &'static str = "workspace:read, workspace:write, commands, network:HOST, env:NAME, dir:NAME:read, dir:NAME:write, service:NAME or none";
 
     /// Parse one item (surrounding spaces ignored); `None` if it is not one.
     ///
@@ -109,6 +114,9 @@ impl GrantItem {
                 if let Some(name) = other.strip_prefix("env:") {
                     return is_env_name(name).then(|| Self::Env(name.to_owned()));
                 }
+                if let Some(name) = other.strip_prefix("service:") {
+                    return is_service_name(name).then(|| Self::Service(name.to_owned()));
+                }
                 let (name, access) = other.strip_prefix("dir:")?.rsplit_once(':')?;
                 let plain = !name.is_empty()
                     && !name.contains(['/', '\\', ':'])
@@ -124,6 +132,22 @@ impl GrantItem {
             }
         }
     }
+}
+
+/// A service name: lowercase letters, digits, `_`, `-` and `.`, starting
+/// with a letter (at most 64 characters).
+///
+/// ```
+/// use toolhost_shared::grant::is_service_name;
+/// assert!(is_service_name("message") && is_service_name("chat.send"));
+/// assert!(!is_service_name("") && !is_service_name("Message") && !is_service_name("a:b"));
+/// ```
+pub fn is_service_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.'))
 }
 
 /// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).

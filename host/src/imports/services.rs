@@ -1,0 +1,71 @@
+//! The `services` import: a plugin calls the embedder's service of a name
+//! it declares and was granted, JSON in and out. The input is checked
+//! against the service's schema; the handler runs on the call thread's
+//! runtime, stopped at the call's deadline or cancellation like every
+//! wait of a guest on the host (imports/poll.rs): the call then ends with
+//! `timeout` or `cancelled`.
+
+use crate::bindings::services::{self, ServiceError, ServiceInfo};
+use crate::runtime::sandbox::CallState;
+use crate::services::{ServiceCall, ServiceError as Refused};
+
+impl services::Host for CallState {
+    fn call(&mut self, name: String, input: String) -> Result<String, ServiceError> {
+        let Some(service) = self.services.as_ref().and_then(|s| s.get(&name)).cloned() else {
+            return Err(ServiceError::NotFound(format!(
+                "this host offers no service `{name}`; it exists only where the application \
+                 embedding toolhost provides it"
+            )));
+        };
+        if !self.services_granted.contains(&name) {
+            return Err(ServiceError::Denied(format!(
+                "this tool was not granted the service `{name}`; a person can grant it with \
+                 `{}service:{name}`",
+                toolhost_shared::contract::GRANT_REMEDY
+            )));
+        }
+        let input: serde_json::Value = match serde_json::from_str(&input) {
+            Ok(value) => value,
+            Err(e) => {
+                return Err(ServiceError::Invalid(format!(
+                    "the input of service `{name}` is not JSON: {e}"
+                )));
+            }
+        };
+        if let Err(e) = service.check(&input) {
+            return Err(ServiceError::Invalid(e.to_string()));
+        }
+        let call = ServiceCall {
+            input,
+            context: self.context.clone(),
+            tool: self.tool.to_string(),
+        };
+        // Past the deadline or cancelled, the wait records why and the
+        // guest gets `failed`; the epoch check stops it as it goes on, and
+        // the call ends with `timeout` or `cancelled`.
+        match self.wait_limit().wait(service.start(call)) {
+            Ok(Ok(value)) => Ok(value.to_string()),
+            Ok(Err(Refused::Denied(m))) => Err(ServiceError::Denied(m)),
+            Ok(Err(Refused::Invalid(m))) => Err(ServiceError::Invalid(m)),
+            Ok(Err(Refused::Failed(m))) => Err(ServiceError::Failed(m)),
+            Err(_) => Err(ServiceError::Failed(format!(
+                "service `{name}` was stopped: the call ran out of time or was cancelled"
+            ))),
+        }
+    }
+
+    fn offered(&mut self) -> Vec<ServiceInfo> {
+        let Some(services) = &self.services else {
+            return Vec::new();
+        };
+        services
+            .iter()
+            .filter(|s| self.services_granted.iter().any(|g| g == s.name()))
+            .map(|s| ServiceInfo {
+                name: s.name().to_owned(),
+                description: s.description().to_owned(),
+                input_schema: s.input_schema().to_string(),
+            })
+            .collect()
+    }
+}

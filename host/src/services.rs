@@ -1,0 +1,217 @@
+//! Services of the application embedding toolhost (seed 002's `message`
+//! and `spawn`, seed 001's `delegate_to_bot`, `cron`, ...): what they do is
+//! the embedder's; tools reach them through the WIT `services` import, JSON
+//! in and out, and only the ones they declare (`service:NAME`) and are
+//! granted. The embedder registers each with [`Services::register`] and
+//! hands the set to the executor (`Executor::with_services`).
+//!
+//! A handler is async and gets the call's context (agent, session,
+//! channel, chat). It runs on the calling thread's call runtime, bounded by
+//! the call's deadline and cancellation like any other wait of a guest on
+//! the host (imports/services.rs).
+
+use crate::types::context::CallContext;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// One call of a service, as its handler receives it.
+#[derive(Debug, Clone)]
+pub struct ServiceCall {
+    /// The input, checked against the service's input schema.
+    pub input: Value,
+    /// The tool call it comes from: its id, agent, session, channel, chat.
+    pub context: CallContext,
+    /// The tool that called.
+    pub tool: String,
+}
+
+/// Why a service call did not succeed; the tool receives it as the WIT
+/// `service-error` of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceError {
+    /// The service refused (a policy of the embedder).
+    #[error("{0}")]
+    Denied(String),
+    /// The input is not what the service takes.
+    #[error("{0}")]
+    Invalid(String),
+    /// The service failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What a handler returns.
+pub type ServiceFuture = Pin<Box<dyn Future<Output = Result<Value, ServiceError>> + Send>>;
+
+type Handler = Arc<dyn Fn(ServiceCall) -> ServiceFuture + Send + Sync>;
+
+/// A service an embedder offers.
+#[derive(Clone)]
+pub struct Service {
+    name: String,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    validator: Arc<jsonschema::Validator>,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// The service `name` (lowercase letters, digits, `_`, `-`, `.`),
+    /// described for people and models, taking input valid against
+    /// `input_schema`, answered by `handler`.
+    ///
+    /// ```
+    /// use toolhost::services::{Service, ServiceCall};
+    /// use serde_json::json;
+    /// let echo = Service::new(
+    ///     "echo",
+    ///     "Answer with the input.",
+    ///     json!({"type": "object"}),
+    ///     |call: ServiceCall| async move { Ok(call.input) },
+    /// )
+    /// .unwrap();
+    /// assert_eq!(echo.name(), "echo");
+    /// assert!(Service::new("Bad Name", "x", json!({}), |c: ServiceCall| async move { Ok(c.input) }).is_err());
+    /// ```
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Result<Self, String>
+    where
+        F: Fn(ServiceCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ServiceError>> + Send + 'static,
+    {
+        let name = name.into();
+        if !toolhost_shared::grant::is_service_name(&name) {
+            return Err(format!(
+                "`{name}` cannot name a service: use lowercase letters, digits, `_`, `-` and `.`, \
+                 starting with a letter"
+            ));
+        }
+        let validator = jsonschema::validator_for(&input_schema)
+            .map_err(|e| format!("service `{name}`: its input schema is not valid: {e}"))?;
+        Ok(Self {
+            name,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            validator: Arc::new(validator),
+            handler: Arc::new(move |call| Box::pin(handler(call))),
+        })
+    }
+
+    /// The JSON Schema its answers follow, for documentation.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What it does.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON Schema of its input.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The JSON Schema of its answers, if the embedder gave one.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// Check `input` against the input schema; every problem, one per line.
+    pub fn check(&self, input: &Value) -> Result<(), ServiceError> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(input)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "the input of service `{}` does not match its schema: {}",
+                self.name,
+                problems.join("; ")
+            )))
+        }
+    }
+
+    /// The handler's future for `call` (not checked; see [`Service::check`]).
+    pub fn start(&self, call: ServiceCall) -> ServiceFuture {
+        (self.handler)(call)
+    }
+}
+
+/// The services an embedder offers, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Services {
+    by_name: BTreeMap<String, Arc<Service>>,
+}
+
+impl Services {
+    /// None.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Offer `service`; a second one of the same name is refused.
+    pub fn register(&mut self, service: Service) -> Result<(), String> {
+        if self.by_name.contains_key(&service.name) {
+            return Err(format!(
+                "a service named `{}` is already offered",
+                service.name
+            ));
+        }
+        self.by_name.insert(service.name.clone(), Arc::new(service));
+        Ok(())
+    }
+
+    /// The service `name`, if offered.
+    pub fn get(&self, name: &str) -> Option<&Arc<Service>> {
+        self.by_name.get(name)
+    }
+
+    /// Whether `name` is offered.
+    pub fn offers(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// Every service, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Service>> {
+        self.by_name.values()
+    }
+
+    /// Whether none is offered.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}

@@ -1,0 +1,269 @@
+//! The embedder's services (`toolhost::services`): an application offers
+//! `greet`, `slow` and `broken`; the fixture tool `call_service` calls them
+//! through the WIT `services` import. Only granted services answer, inputs
+//! are checked against their schemas, errors come back as tool errors, and
+//! the call's deadline and cancellation stop a handler that runs on.
+
+use crate::support::{fixtures_dir, runtime};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolhost::grant::Grant;
+use toolhost::services::{Service, ServiceCall, ServiceError, Services};
+use toolhost::{
+    CallContext, CallOptions, CancelToken, ErrorKind, Executor, Mode, Plugin, PluginSource,
+    Registry,
+};
+
+fn services() -> Services {
+    let mut services = Services::new();
+    services
+        .register(
+            Service::new(
+                "greet",
+                "Greet someone, saying who asked.",
+                json!({"type": "object", "properties": {"name": {"type": "string"}},
+                       "required": ["name"], "additionalProperties": false}),
+                |call: ServiceCall| async move {
+                    let name = call.input["name"].as_str().unwrap_or_default().to_owned();
+                    Ok(json!({
+                        "greeting": format!("hello, {name}"),
+                        "agent": call.context.agent,
+                        "session": call.context.session,
+                        "tool": call.tool,
+                    }))
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    services
+        .register(
+            Service::new(
+                "slow",
+                "Take a minute.",
+                json!({"type": "object"}),
+                |_: ServiceCall| async move {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    Ok(json!("finally"))
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    services
+        .register(
+            Service::new(
+                "broken",
+                "Always fails.",
+                json!({"type": "object"}),
+                |_: ServiceCall| async move {
+                    Err(ServiceError::Failed("the chat server is down".to_owned()))
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    services
+}
+
+/// An executor holding the fixture, offering the services, granting it `grant`.
+fn executor(grant: &str) -> Executor {
+    let runtime = runtime();
+    let mut registry = Registry::new();
+    let wasm = fixtures_dir().join("fixture_services.wasm");
+    registry
+        .register(
+            Plugin::load(&runtime, PluginSource::File(wasm)).unwrap(),
+            false,
+        )
+        .unwrap();
+    Executor::new(runtime, registry)
+        .with_mode(Mode::Yolo)
+        .with_services(services())
+        .with_grant("call_service", Grant::parse_caps(grant).unwrap())
+}
+
+fn options() -> CallOptions {
+    CallOptions {
+        context: CallContext {
+            agent: Some("bot-7".to_owned()),
+            session: Some("chat-1".to_owned()),
+            ..CallContext::new()
+        },
+        ..CallOptions::default()
+    }
+}
+
+#[test]
+fn a_granted_service_answers_with_the_calls_context() {
+    let executor = executor("service:greet");
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"Ada"}}"#,
+        &options(),
+    );
+    assert!(r.success, "{r:?}");
+    let answer: serde_json::Value = serde_json::from_str(&r.content).unwrap();
+    assert_eq!(answer["greeting"], "hello, Ada");
+    assert_eq!(answer["agent"], "bot-7");
+    assert_eq!(answer["session"], "chat-1");
+    assert_eq!(answer["tool"], "call_service");
+    // It sees only what it was granted.
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"offered","input":{}}"#,
+        &options(),
+    );
+    assert_eq!(r.content, "greet");
+}
+
+#[test]
+fn ungranted_unknown_and_misused_services_are_refused_with_what_to_do() {
+    let executor = executor("service:greet");
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"broken","input":{}}"#,
+        &options(),
+    );
+    let err = r.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::Denied);
+    assert!(err.message.contains("service:broken"), "{}", err.message);
+
+    let executor = self::executor("service:greet,service:broken,service:absent");
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"absent","input":{}}"#,
+        &options(),
+    );
+    assert_eq!(r.error.unwrap().kind, ErrorKind::Retry, "{}", r.content);
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"greet","input":{"nom":"Ada"}}"#,
+        &options(),
+    );
+    let err = r.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::InvalidInput);
+    assert!(
+        err.message.contains("does not match its schema"),
+        "{}",
+        err.message
+    );
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"broken","input":{}}"#,
+        &options(),
+    );
+    let err = r.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::Failed);
+    assert!(
+        err.message.contains("the chat server is down"),
+        "{}",
+        err.message
+    );
+    // With no services offered at all, the same call is not found.
+    let runtime = runtime();
+    let mut registry = Registry::new();
+    registry
+        .register(
+            Plugin::load(
+                &runtime,
+                PluginSource::File(fixtures_dir().join("fixture_services.wasm")),
+            )
+            .unwrap(),
+            false,
+        )
+        .unwrap();
+    let bare = Executor::new(runtime, registry)
+        .with_mode(Mode::Yolo)
+        .with_grant("call_service", Grant::parse_caps("service:greet").unwrap());
+    let r = bare.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"x"}}"#,
+        &options(),
+    );
+    assert_eq!(r.error.unwrap().kind, ErrorKind::Retry);
+}
+
+#[test]
+fn the_calls_deadline_and_cancellation_stop_a_service_that_runs_on() {
+    let executor = Arc::new(executor("service:slow"));
+    let started = Instant::now();
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"slow","input":{}}"#,
+        &CallOptions {
+            timeout: Some(Duration::from_secs(1)),
+            ..options()
+        },
+    );
+    assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Timeout, "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let cancel = CancelToken::new();
+    let stopper = cancel.clone();
+    let stop = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        stopper.cancel();
+    });
+    let started = Instant::now();
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"slow","input":{}}"#,
+        &CallOptions {
+            cancel: Some(cancel),
+            ..options()
+        },
+    );
+    stop.join().unwrap();
+    assert_eq!(
+        r.error.as_ref().unwrap().kind,
+        ErrorKind::Cancelled,
+        "{r:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // One stopped call does not harm the next.
+    let executor = self::executor("service:greet");
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"B"}}"#,
+        &options(),
+    );
+    assert!(r.success, "{r:?}");
+}
+
+#[test]
+fn services_are_named_and_registered_once() {
+    let mut services = Services::new();
+    let make = || {
+        Service::new(
+            "echo",
+            "Echo.",
+            json!({"type": "object"}),
+            |c: ServiceCall| async move { Ok(c.input) },
+        )
+        .unwrap()
+    };
+    services.register(make()).unwrap();
+    assert!(
+        services
+            .register(make())
+            .unwrap_err()
+            .contains("already offered")
+    );
+    let bad = Service::new(
+        "x",
+        "Bad schema.",
+        json!({"type": 5}),
+        |c: ServiceCall| async move { Ok(c.input) },
+    );
+    assert!(bad.unwrap_err().contains("input schema is not valid"));
+}
