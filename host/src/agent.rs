@@ -134,10 +134,25 @@ impl Endpoint {
         self.api
     }
 
-    /// Send `Authorization: Bearer KEY`.
-    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+    /// Send the API key (`Authorization: Bearer KEY`, or `x-api-key` for
+    /// Anthropic). Refused over plain http to a host other than this
+    /// machine, where anyone on the way could read it.
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Result<Self, AgentError> {
+        if let Some(rest) = self.url.strip_prefix("http://") {
+            let authority = rest.split('/').next().unwrap_or("");
+            let host = match authority.strip_prefix('[') {
+                Some(v6) => v6.split(']').next().unwrap_or(""),
+                None => authority.split(':').next().unwrap_or(""),
+            };
+            if !matches!(host, "localhost" | "127.0.0.1" | "::1") {
+                return Err(AgentError::Usage(format!(
+                    "refusing to send the API key over plain http to {host}: anyone on the way \
+                     could read it; use https, or an endpoint on this machine"
+                )));
+            }
+        }
         self.api_key = Some(key.into()).filter(|k: &String| !k.is_empty());
-        self
+        Ok(self)
     }
 
     /// How long one request may take (default 120 s).
@@ -161,9 +176,12 @@ impl Endpoint {
 
     /// POST `body`; the response's JSON.
     fn complete(&self, body: &Value) -> Result<Value, AgentError> {
+        // No redirects: a key sent to a URL a person chose must not follow
+        // a Location anywhere else.
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
+            .max_redirects(0)
             .build()
             .new_agent();
         let mut request = agent
@@ -189,11 +207,23 @@ impl Endpoint {
         let text = response
             .body_mut()
             .with_config()
-            .limit(64 << 20)
+            .limit(MAX_ANSWER_BYTES)
             .read_to_string()
             .map_err(|e| {
                 AgentError::Endpoint(format!("the endpoint's answer could not be read: {e}"))
             })?;
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .unwrap_or("elsewhere")
+                .to_owned();
+            return Err(AgentError::Endpoint(self.redact(&format!(
+                "the endpoint answered {status}, redirecting to {to}; give that URL as the \
+                 endpoint if it is the one you mean (redirects are not followed)"
+            ))));
+        }
         if !status.is_success() {
             let hint = match status.as_u16() {
                 401 | 403 => "; check the API key (--api-key-env names the variable holding it)",
@@ -218,8 +248,15 @@ impl Endpoint {
 /// The `anthropic-version` header the requests carry.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// Most tokens an Anthropic answer may take (its API requires a number).
-const ANTHROPIC_MAX_TOKENS: u32 = 8192;
+/// Most tokens an Anthropic answer may take (its API requires a number;
+/// every current model allows this many).
+const ANTHROPIC_MAX_TOKENS: u32 = 4096;
+
+/// Most bytes of one answer of the endpoint.
+const MAX_ANSWER_BYTES: u64 = 8 << 20;
+
+/// Most tool calls run from one answer; the rest are told to come later.
+const MAX_CALLS_PER_ROUND: usize = 16;
 
 impl Endpoint {
     /// Ask for the next message of the conversation `messages` (kept in
@@ -502,7 +539,13 @@ impl<'a> ToolLoop<'a> {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            messages.push(assistant_message(&message));
+            let calls = with_ids(calls, round);
+            if calls.is_empty() && text.trim().is_empty() && !last {
+                // Nothing at all: ask again (an empty assistant turn is not
+                // one every API takes back).
+                continue;
+            }
+            messages.push(assistant_message(&text, &calls));
             if calls.is_empty() || last {
                 if !text.trim().is_empty() {
                     return Ok(Outcome {
@@ -513,11 +556,7 @@ impl<'a> ToolLoop<'a> {
                         transcript: messages,
                     });
                 }
-                if last {
-                    break;
-                }
-                // Neither text nor calls: ask once more (the next round).
-                continue;
+                break;
             }
             let answers = self.run_calls(&calls, &mut spent);
             messages.extend(answers);
@@ -545,14 +584,15 @@ impl<'a> ToolLoop<'a> {
                 let id = call
                     .get("id")
                     .and_then(Value::as_str)
-                    .map_or_else(|| format!("call_{i}"), str::to_owned);
+                    .unwrap_or_default()
+                    .to_owned();
                 let name = call
                     .pointer("/function/name")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
                 let args = arguments(call.pointer("/function/arguments"));
-                let within = spent.calls < self.budget.max_tool_calls;
+                let within = i < MAX_CALLS_PER_ROUND && spent.calls < self.budget.max_tool_calls;
                 if within && args.is_ok() && !name.is_empty() {
                     spent.calls += 1;
                 }
@@ -561,20 +601,35 @@ impl<'a> ToolLoop<'a> {
                     name,
                     args,
                     within,
+                    late: i >= MAX_CALLS_PER_ROUND,
                 }
             })
             .collect();
+        // A thread for each call that runs; the others are answered here.
         let results: Vec<String> = std::thread::scope(|scope| {
             let running: Vec<_> = planned
                 .iter()
-                .map(|p| scope.spawn(move || self.answer(p)))
+                .map(|p| {
+                    if !p.runs() {
+                        return Err(self.answer(p));
+                    }
+                    std::thread::Builder::new()
+                        .name("toolhost-agent-call".to_owned())
+                        .spawn_scoped(scope, move || self.answer(p))
+                        .map_err(|e| {
+                            format!(
+                                "error (failed): this call could not start ({e}); call it again"
+                            )
+                        })
+                })
                 .collect();
             running
                 .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
+                .map(|started| match started {
+                    Ok(handle) => handle.join().unwrap_or_else(|_| {
                         "error (failed): the tool call stopped unexpectedly".to_owned()
-                    })
+                    }),
+                    Err(answer) => answer,
                 })
                 .collect()
         });
@@ -605,6 +660,13 @@ impl<'a> ToolLoop<'a> {
                 );
             }
         };
+        if planned.late {
+            return format!(
+                "error (budget): at most {MAX_CALLS_PER_ROUND} tool calls run from one answer; \
+                 `{}` did not run. Call it again in your next answer.",
+                planned.name
+            );
+        }
         if !planned.within {
             return format!(
                 "error (budget): this run may make at most {} tool calls and has made them; \
@@ -631,6 +693,15 @@ struct Planned {
     args: Result<String, String>,
     /// Whether the budget lets it run.
     within: bool,
+    /// Past the calls one answer may run.
+    late: bool,
+}
+
+impl Planned {
+    /// Whether it runs (on a thread of its own).
+    fn runs(&self) -> bool {
+        self.within && !self.late && self.args.is_ok() && !self.name.is_empty()
+    }
 }
 
 /// What a run has used of its budget.
@@ -686,14 +757,37 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// The assistant message to keep in the conversation: role, content and
-/// tool calls as the endpoint gave them.
-fn assistant_message(message: &Value) -> Value {
-    let mut kept = json!({"role": "assistant", "content": message.get("content").cloned().unwrap_or(Value::Null)});
-    if let Some(calls) = message.get("tool_calls").filter(|c| c.is_array()) {
-        kept["tool_calls"] = calls.clone();
+/// The assistant message to keep in the conversation: its text and its
+/// tool calls (with their ids).
+fn assistant_message(text: &str, calls: &[Value]) -> Value {
+    let mut kept = json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        kept["tool_calls"] = Value::Array(calls.to_vec());
     }
     kept
+}
+
+/// `calls` with an id each, unique in the round: the one the endpoint
+/// gave, or `call_ROUND_I`; the `role: tool` answers use the same.
+fn with_ids(calls: Vec<Value>, round: u32) -> Vec<Value> {
+    let mut seen = std::collections::HashSet::new();
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut call)| {
+            let given = call.get("id").and_then(Value::as_str).map(str::to_owned);
+            let id = match given {
+                Some(id) if !id.is_empty() && !seen.contains(&id) => id,
+                _ => format!("call_{round}_{i}"),
+            };
+            seen.insert(id.clone());
+            if let Some(object) = call.as_object_mut() {
+                object.insert("id".to_owned(), Value::String(id));
+                object.insert("type".to_owned(), json!("function"));
+            }
+            call
+        })
+        .collect()
 }
 
 /// A tool result as the text of its `role: tool` message.

@@ -186,8 +186,20 @@ impl Default for AgentSection {
 }
 
 impl AgentSection {
-    /// The API it names, checked.
+    /// The API it names, checked (and that `api_key_env` names a variable:
+    /// a key pasted there is refused without being shown).
     pub fn api(&self) -> Result<crate::agent::Api, ConfigError> {
+        if self
+            .api_key_env
+            .as_deref()
+            .is_some_and(|v| !crate::types::grant::is_env_name(v))
+        {
+            return Err(invalid(
+                "configuration",
+                "agent.api_key_env takes the NAME of an environment variable holding the key \
+                 (letters, digits and `_`), not the key itself",
+            ));
+        }
         self.api.parse().map_err(|e: crate::agent::AgentError| {
             invalid("configuration", format!("agent.api: {e}"))
         })

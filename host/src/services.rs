@@ -5,10 +5,14 @@
 //! granted. The embedder registers each with [`Services::register`] and
 //! hands the set to the executor (`Executor::with_services`).
 //!
-//! A handler is async and gets the call's context (agent, session,
-//! channel, chat). It runs on the calling thread's call runtime, bounded by
-//! the call's deadline and cancellation like any other wait of a guest on
-//! the host (imports/services.rs).
+//! A handler is async and gets the call's context (call id, session,
+//! agent, channel, chat: the host sets the call id and the session; an MCP
+//! client names its own agent, so a handler that authorises by agent must
+//! know its clients). It runs as a task on the embedder's tokio runtime
+//! (or toolhost's own), and the call waits for it bounded by its deadline
+//! and cancellation like any other wait of a guest on the host: past them
+//! the task is aborted. A handler must not block its thread (use
+//! `spawn_blocking` for blocking work); a panic in it is a `failed` answer.
 
 use crate::types::context::CallContext;
 use serde_json::Value;
@@ -171,16 +175,50 @@ impl Service {
     }
 }
 
-/// The services an embedder offers, by name.
+/// The services an embedder offers, by name, and the tokio runtime their
+/// handlers run on.
 #[derive(Debug, Clone, Default)]
 pub struct Services {
     by_name: BTreeMap<String, Arc<Service>>,
+    runtime: Option<tokio::runtime::Handle>,
 }
+
+/// The runtime handlers run on when the embedder gives none: two workers,
+/// every driver (I/O, time), made on first use.
+static SHARED_RUNTIME: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+    std::sync::OnceLock::new();
 
 impl Services {
     /// None.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Run the handlers on the embedder's own tokio runtime (a
+    /// multi-thread one with the drivers they need). Without it they run on
+    /// a runtime of toolhost's: two workers, I/O and time.
+    pub fn with_runtime(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Where the handlers run.
+    pub(crate) fn runtime(&self) -> Result<tokio::runtime::Handle, String> {
+        if let Some(handle) = &self.runtime {
+            return Ok(handle.clone());
+        }
+        SHARED_RUNTIME
+            .get_or_init(|| {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("toolhost-services")
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map(|rt| rt.handle().clone())
+            .map_err(Clone::clone)
     }
 
     /// Offer `service`; a second one of the same name is refused.

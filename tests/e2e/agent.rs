@@ -172,6 +172,21 @@ fn agent(ws: &Path, model: &FakeModel, extra: &[&str], task: &str) -> std::proce
     out
 }
 
+/// `toolhost agent` at `url` with the key in K, plainly.
+fn keyed(ws: &Path, url: &str) -> std::process::Output {
+    let args = [
+        "agent",
+        "--endpoint",
+        url,
+        "--model",
+        "m",
+        "--api-key-env",
+        "K",
+        "hi",
+    ];
+    toolhost_with_env(ws, &args, &[("K", Path::new(KEY))])
+}
+
 #[test]
 fn a_two_round_conversation_runs_the_tool_and_answers() {
     let ws = workspace();
@@ -401,20 +416,7 @@ fn endpoint_failures_are_clear_and_never_show_the_key() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let url = format!("http://127.0.0.1:{port}/v1");
-    let out = toolhost_with_env(
-        ws.path(),
-        &[
-            "agent",
-            "--endpoint",
-            &url,
-            "--model",
-            "m",
-            "--api-key-env",
-            "K",
-            "hi",
-        ],
-        &[("K", Path::new(KEY))],
-    );
+    let out = keyed(ws.path(), &url);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("cannot reach the endpoint"),
@@ -451,8 +453,22 @@ fn endpoint_failures_are_clear_and_never_show_the_key() {
         stderr(&out)
     );
 
-    // A key variable that is not set, no model, a bad URL: usage errors.
+    // A key variable that is not set, a key where its variable's name
+    // belongs (never shown), no model, a bad URL: usage errors.
     for (args, said) in [
+        (
+            vec![
+                "agent",
+                "--endpoint",
+                "http://127.0.0.1:1/v1",
+                "--model",
+                "m",
+                "--api-key-env",
+                KEY,
+                "hi",
+            ],
+            "not the key itself",
+        ),
         (
             vec![
                 "agent",
@@ -478,6 +494,7 @@ fn endpoint_failures_are_clear_and_never_show_the_key() {
         let out = toolhost_with_env(ws.path(), &args, &[]);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains(said), "{}", stderr(&out));
+        assert!(!stderr(&out).contains(KEY), "the key was shown");
     }
 }
 
@@ -628,4 +645,92 @@ fn the_loop_speaks_anthropics_messages_api_too() {
     assert_eq!(header("x-api-key"), Some(KEY));
     assert_eq!(header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(seen[0].authorization, None);
+}
+
+/// Answers that would trip the loop: an empty one (asked again, not kept),
+/// calls without ids (given ids the answers use), more calls than one
+/// answer may run (the rest told to come later).
+#[test]
+fn empty_answers_missing_ids_and_floods_of_calls_are_handled() {
+    let ws = workspace();
+    let model = FakeModel::start(vec![
+        Box::new(|_| text("")),
+        Box::new(|request| {
+            // The empty answer is not part of the conversation.
+            assert_eq!(
+                request["messages"].as_array().unwrap().len(),
+                2,
+                "{request}"
+            );
+            let body = json!({"choices": [{"message": {"role": "assistant", "content": null,
+                "tool_calls": [{"function": {"name": "get_datetime", "arguments": "{}"}},
+                               {"function": {"name": "get_datetime", "arguments": "{}"}}]}}]});
+            (200, body.to_string())
+        }),
+        Box::new(|request| {
+            let messages = request["messages"].as_array().unwrap();
+            let kept: Vec<&str> = messages[2]["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap())
+                .collect();
+            let answered: Vec<String> = tool_messages(request)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            assert_eq!(kept, ["call_2_0", "call_2_1"]);
+            assert_eq!(answered, kept);
+            let flood: Vec<(String, &str, &str)> = (0..18)
+                .map(|i| (format!("f{i}"), "get_datetime", "{}"))
+                .collect();
+            let list: Vec<(&str, &str, &str)> = flood
+                .iter()
+                .map(|(id, n, a)| (id.as_str(), *n, *a))
+                .collect();
+            calls(&list)
+        }),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert_eq!(answers.len(), 18);
+            assert!(!answers[15].1.starts_with("error"), "{}", answers[15].1);
+            assert!(
+                answers[16]
+                    .1
+                    .contains("at most 16 tool calls run from one answer"),
+                "{}",
+                answers[16].1
+            );
+            text("done")
+        }),
+    ]);
+    let out = agent(ws.path(), &model, &[], "Time, many times.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome = json(&out);
+    assert_eq!(outcome["answer"], "done");
+    assert_eq!(outcome["tool_calls"], 18, "2 + 16 ran");
+}
+
+/// The key goes nowhere a person did not name: redirects are not
+/// followed, and plain http to another machine is refused.
+#[test]
+fn the_key_goes_only_where_it_was_sent() {
+    let ws = workspace();
+    let model = FakeModel::start(vec![Box::new(|_| (307, String::new()))]);
+    let out = agent(ws.path(), &model, &[], "hi");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("redirects are not followed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(model.seen().len(), 1);
+
+    let out = keyed(ws.path(), "http://model.example/v1");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refusing to send the API key over plain http"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -48,8 +48,9 @@ fn embedder(
         "Hand a task to a sub-agent and return its result.",
         json!({"type": "object", "required": ["task"]}),
         |call: ServiceCall| async move {
-            // A real application starts an agent here (e.g. toolhost's
-            // `agent::ToolLoop` over its own model endpoint).
+            // A real application hands the task to its agent runtime here,
+            // off this task (the call waits, bounded by its deadline), with
+            // a limit on how deep sub-agents may nest.
             let task = call.input["task"].as_str().unwrap_or_default().to_owned();
             Ok(json!({"result": format!("sub-agent finished: {task}")}))
         },

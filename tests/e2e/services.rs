@@ -65,6 +65,36 @@ fn services() -> Services {
         )
         .unwrap();
     services
+        .register(
+            Service::new(
+                "panics",
+                "A handler with a bug.",
+                json!({"type": "object"}),
+                |_: ServiceCall| async move {
+                    let empty: Vec<u8> = Vec::new();
+                    Ok(json!(empty[3]))
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    services
+        .register(
+            Service::new(
+                "io",
+                "Uses tokio's I/O driver.",
+                json!({"type": "object"}),
+                |_: ServiceCall| async move {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                        .await
+                        .map_err(|e| ServiceError::Failed(e.to_string()))?;
+                    Ok(json!({"listening": listener.local_addr().is_ok()}))
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    services
 }
 
 /// An executor holding the fixture, offering the services, granting it `grant`.
@@ -235,6 +265,43 @@ fn the_calls_deadline_and_cancellation_stop_a_service_that_runs_on() {
     let r = executor.call(
         "call_service",
         r#"{"service":"greet","input":{"name":"B"}}"#,
+        &options(),
+    );
+    assert!(r.success, "{r:?}");
+}
+
+#[test]
+fn handlers_run_on_a_full_runtime_and_a_panic_or_a_dry_run_harms_nothing() {
+    let executor = executor("service:io,service:panics,service:greet");
+    let r = executor.call("call_service", r#"{"service":"io","input":{}}"#, &options());
+    assert!(r.success, "{r:?}");
+    assert!(r.content.contains("\"listening\":true"), "{}", r.content);
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"panics","input":{}}"#,
+        &options(),
+    );
+    let err = r.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::Failed);
+    assert!(
+        err.message.contains("its handler panicked"),
+        "{}",
+        err.message
+    );
+    // A dry run sends nothing.
+    let mut dry = options();
+    dry.context.dry_run = true;
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"x"}}"#,
+        &dry,
+    );
+    // (A tool granted no commands is not run in a dry run at all; one that
+    // is run gets `denied` from the import, with what it would have sent.)
+    assert!(r.content.contains("nothing was run"), "{r:?}");
+    let r = executor.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"y"}}"#,
         &options(),
     );
     assert!(r.success, "{r:?}");

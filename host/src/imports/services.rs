@@ -9,14 +9,17 @@ use crate::bindings::services::{self, ServiceError, ServiceInfo};
 use crate::runtime::sandbox::CallState;
 use crate::services::{ServiceCall, ServiceError as Refused};
 
+/// The answer for a granted service this host does not offer.
+fn not_offered(name: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "this host offers no service `{name}`; it exists only where the application embedding \
+         toolhost provides it"
+    ))
+}
+
 impl services::Host for CallState {
     fn call(&mut self, name: String, input: String) -> Result<String, ServiceError> {
-        let Some(service) = self.services.as_ref().and_then(|s| s.get(&name)).cloned() else {
-            return Err(ServiceError::NotFound(format!(
-                "this host offers no service `{name}`; it exists only where the application \
-                 embedding toolhost provides it"
-            )));
-        };
+        // The grant first: a tool learns nothing of services it may not use.
         if !self.services_granted.contains(&name) {
             return Err(ServiceError::Denied(format!(
                 "this tool was not granted the service `{name}`; a person can grant it with \
@@ -24,6 +27,12 @@ impl services::Host for CallState {
                 toolhost_shared::contract::GRANT_REMEDY
             )));
         }
+        let Some(services) = self.services.clone() else {
+            return Err(not_offered(&name));
+        };
+        let Some(service) = services.get(&name).cloned() else {
+            return Err(not_offered(&name));
+        };
         let input: serde_json::Value = match serde_json::from_str(&input) {
             Ok(value) => value,
             Err(e) => {
@@ -35,22 +44,40 @@ impl services::Host for CallState {
         if let Err(e) = service.check(&input) {
             return Err(ServiceError::Invalid(e.to_string()));
         }
+        if self.context.dry_run {
+            return Err(ServiceError::Denied(format!(
+                "dry run: service `{name}` would be called with {input}; nothing was sent"
+            )));
+        }
+        let runtime = services.runtime().map_err(|e| {
+            ServiceError::Failed(format!("the services' runtime could not start: {e}"))
+        })?;
         let call = ServiceCall {
             input,
             context: self.context.clone(),
             tool: self.tool.to_string(),
         };
-        // Past the deadline or cancelled, the wait records why and the
-        // guest gets `failed`; the epoch check stops it as it goes on, and
-        // the call ends with `timeout` or `cancelled`.
-        match self.wait_limit().wait(service.start(call)) {
-            Ok(Ok(value)) => Ok(value.to_string()),
-            Ok(Err(Refused::Denied(m))) => Err(ServiceError::Denied(m)),
-            Ok(Err(Refused::Invalid(m))) => Err(ServiceError::Invalid(m)),
-            Ok(Err(Refused::Failed(m))) => Err(ServiceError::Failed(m)),
-            Err(_) => Err(ServiceError::Failed(format!(
-                "service `{name}` was stopped: the call ran out of time or was cancelled"
-            ))),
+        let task = runtime.spawn(service.start(call));
+        let abort = task.abort_handle();
+        // Past the deadline or cancelled, the wait records why, the task is
+        // aborted and the guest gets `failed`; the epoch check stops it as
+        // it goes on, and the call ends with `timeout` or `cancelled`.
+        match self.wait_limit().wait(task) {
+            Ok(Ok(Ok(value))) => Ok(value.to_string()),
+            Ok(Ok(Err(Refused::Denied(m)))) => Err(ServiceError::Denied(m)),
+            Ok(Ok(Err(Refused::Invalid(m)))) => Err(ServiceError::Invalid(m)),
+            Ok(Ok(Err(Refused::Failed(m)))) => Err(ServiceError::Failed(m)),
+            Ok(Err(join)) => Err(ServiceError::Failed(if join.is_panic() {
+                format!("service `{name}` failed unexpectedly (its handler panicked)")
+            } else {
+                format!("service `{name}` was stopped")
+            })),
+            Err(_) => {
+                abort.abort();
+                Err(ServiceError::Failed(format!(
+                    "service `{name}` was stopped: the call ran out of time or was cancelled"
+                )))
+            }
         }
     }
 

@@ -367,12 +367,23 @@ fn agent_run(
         .map_err(|e| UsageError(e.to_string()))?
         .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs));
     if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
+        if !toolhost::grant::is_env_name(var) {
+            // Never echo it: it may be the key itself, pasted in by mistake.
+            return Err(UsageError(
+                "--api-key-env (or [agent] api_key_env) takes the NAME of an environment \
+                 variable holding the key (letters, digits and `_`), not the key itself"
+                    .to_owned(),
+            )
+            .into());
+        }
         let key = std::env::var(var).map_err(|_| {
             UsageError(format!(
                 "the environment variable {var} (--api-key-env) is not set; export it with the API key"
             ))
         })?;
-        endpoint = endpoint.with_api_key(key);
+        endpoint = endpoint
+            .with_api_key(key)
+            .map_err(|e| UsageError(e.to_string()))?;
     }
     let mut run = toolhost::agent::ToolLoop::new(&settings.executor, endpoint, model)
         .with_budget(budget)

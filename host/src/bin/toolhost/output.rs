@@ -361,7 +361,12 @@ pub fn agent_outcome(outcome: &toolhost::agent::Outcome, json: bool) -> std::io:
     if json {
         return json_out(outcome);
     }
-    let mut text = outcome.answer.clone();
+    // A terminal shows the model's text without its control sequences.
+    let mut text = if std::io::stdout().is_terminal() {
+        printable_lines(&outcome.answer)
+    } else {
+        outcome.answer.clone()
+    };
     if !text.ends_with('\n') {
         text.push('\n');
     }
