@@ -356,6 +356,8 @@ mod anthropic {
                         "type": "tool_result",
                         "tool_use_id": message["tool_call_id"],
                         "content": text,
+                        // What `render` writes for a call that did not succeed.
+                        "is_error": text.starts_with("error ("),
                     });
                     match turns.last_mut() {
                         Some(last)
@@ -795,5 +797,74 @@ fn render(result: &ToolResult) -> String {
     match &result.error {
         None => result.content.clone(),
         Some(err) => format!("error ({}): {}", err.kind, result.content),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_conversation_translates_to_anthropics_turns() {
+        let messages = [
+            json!({"role": "system", "content": "guide"}),
+            json!({"role": "user", "content": "task"}),
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"x\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "grep", "arguments": "not json"}}]}),
+            json!({"role": "tool", "tool_call_id": "a", "content": "text of x"}),
+            json!({"role": "tool", "tool_call_id": "b", "content": "error (invalid_input): bad"}),
+        ];
+        let (system, turns) = anthropic::messages(&messages);
+        assert_eq!(system, "guide");
+        assert_eq!(turns.len(), 3);
+        assert_eq!(turns[1]["content"][0]["input"], json!({"path": "x"}));
+        assert_eq!(
+            turns[1]["content"][1]["input"],
+            json!({}),
+            "arguments that are not JSON"
+        );
+        let results = turns[2]["content"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "consecutive results in one user turn");
+        assert_eq!(results[0]["is_error"], false);
+        assert_eq!(results[1]["is_error"], true);
+        let answer = anthropic::answer(&json!({"content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"},
+            {"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "p"}}]}))
+        .unwrap();
+        assert_eq!(answer["content"], "ab");
+        assert_eq!(
+            answer["tool_calls"][0]["function"]["arguments"],
+            "{\"pattern\":\"p\"}"
+        );
+    }
+
+    #[test]
+    fn a_key_is_refused_over_plain_http_to_another_machine() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost/v1",
+            "http://[::1]:9/v1",
+            "https://api.example/v1",
+        ] {
+            assert!(
+                Endpoint::new(url).unwrap().with_api_key("k").is_ok(),
+                "{url}"
+            );
+        }
+        for url in ["http://api.example/v1", "http://10.0.0.2:11434/v1"] {
+            assert!(
+                Endpoint::new(url).unwrap().with_api_key("k").is_err(),
+                "{url}"
+            );
+        }
+        let shown = format!(
+            "{:?}",
+            Endpoint::new("https://a.example")
+                .unwrap()
+                .with_api_key("sk-secret")
+                .unwrap()
+        );
+        assert!(!shown.contains("sk-secret"), "{shown}");
     }
 }
