@@ -145,6 +145,16 @@ fn tool_messages(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The names of the tools an OpenAI request offers.
+fn offered(request: &Value) -> Vec<&str> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
 const KEY: &str = "sk-test-key-0123456789";
 
 /// `toolhost agent` in `ws` against `model`, the key in TEST_MODEL_KEY.
@@ -238,12 +248,7 @@ fn a_two_round_conversation_runs_the_tool_and_answers() {
         Some(&*format!("Bearer {KEY}"))
     );
     assert_eq!(seen[0].body["model"], "fake-1");
-    let offered: Vec<&str> = seen[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let offered = offered(&seen[0].body);
     assert!(
         offered.contains(&"read_file") && offered.contains(&"edit_file"),
         "{offered:?}"
@@ -540,13 +545,7 @@ fn the_model_cannot_go_around_confirmation_or_the_profile() {
     );
     let model = FakeModel::start(vec![
         Box::new(|request| {
-            let offered: Vec<&str> = request["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap())
-                .collect();
-            assert_eq!(offered, ["read_file"]);
+            assert_eq!(offered(request), ["read_file"]);
             calls(&[("w", "write_file", r#"{"path":"x.txt","content":"hi"}"#)])
         }),
         Box::new(|request| {

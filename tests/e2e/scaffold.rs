@@ -127,36 +127,53 @@ fn conforms(wasm: &Path, name: &str) {
     assert!(!stderr(&check).contains("warning"), "{}", stderr(&check));
 }
 
-/// tests/sdk/`file` (a tool that walks through an SDK) copied into
-/// `project`; its file name.
-fn tour_source(project: &Path, file: &str) -> String {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/sdk")
-        .join(file);
-    std::fs::copy(&source, project.join(file)).unwrap();
-    file.to_owned()
+/// The guide's section for a language, run as written in `base`: its
+/// shell block's output shows each of `said`; the code it shows is what
+/// `toolhost new` wrote at `source`; the component at `wasm` (in the
+/// project) conforms and runs as its README says. The project's directory.
+fn guide_project(
+    base: &Path,
+    section: &str,
+    fence: &str,
+    source: &str,
+    wasm: &str,
+    said: &[&str],
+) -> std::path::PathBuf {
+    let output = run_guide(base, section);
+    for expected in said.iter().chain(&["README.md: "]) {
+        assert!(output.contains(expected), "no `{expected}` in:\n{output}");
+    }
+    let project = base.join("count_words");
+    guide_shows(section, fence, &project.join(source));
+    let wasm = project.join(wasm);
+    conforms(&wasm, "count_words");
+    runs_as_its_readme_says(&wasm, "count_words");
+    project
 }
 
-/// The SDK tour built at `wasm` passes tests/sdk/sdk_tour.json: the same
-/// cases, so the same behaviour, in every language.
-fn tour_passes(wasm: &Path) {
-    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk/sdk_tour.json");
+/// tests/sdk/`file` (a tool that walks through an SDK), copied into
+/// `project` and built there with `build` (`FILE` stands for it): it passes
+/// tests/sdk/sdk_tour.json, the same cases, so the same behaviour, in every
+/// language.
+fn tour_passes(project: &Path, file: &str, build: &[&str]) {
+    let sdk_tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk");
+    std::fs::copy(sdk_tests.join(file), project.join(file)).unwrap();
+    let args: Vec<&str> = build[1..]
+        .iter()
+        .map(|a| if *a == "FILE" { file } else { a })
+        .collect();
+    run_ok(project, build[0], &args);
+    let (wasm, cases) = (
+        project.join("sdk_tour.wasm"),
+        sdk_tests.join("sdk_tour.json"),
+    );
     let out = toolhost(
-        wasm.parent().unwrap(),
+        project,
         &["test", wasm.to_str().unwrap(), cases.to_str().unwrap()],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(
-        stdout(&out).contains("sdk_tour: 16 passed, 0 failed"),
-        "{}",
-        stdout(&out)
-    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("sdk_tour: 16 passed, 0 failed"), "{said}");
 }
 
 /// The guide's JavaScript section: `toolhost new --lang javascript`, npm
@@ -166,17 +183,15 @@ fn tour_passes(wasm: &Path) {
 #[test]
 fn a_new_javascript_tool_builds_tests_checks_and_runs() {
     let base = workspace();
-    let said = run_guide(base.path(), "JavaScript");
-    assert!(
-        said.contains("# pass 1") && said.contains("# fail 0"),
-        "{said}"
+    let project = guide_project(
+        base.path(),
+        "JavaScript",
+        "js",
+        "count_words.js",
+        "count_words.wasm",
+        &["# pass 1", "# fail 0"],
     );
-    assert!(said.contains("README.md: "), "{said}");
-    let project = base.path().join("count_words");
-    guide_shows("JavaScript", "js", &project.join("count_words.js"));
     let wasm = project.join("count_words.wasm");
-    conforms(&wasm, "count_words");
-    runs_as_its_readme_says(&wasm, "count_words");
 
     // The guide's grant, in toolhost.toml beside the component.
     write(&project, "toolhost.toml", guide_block("Grants", "toml"));
@@ -199,13 +214,11 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         stdout(&out)
     );
 
-    let tour = tour_source(&project, "sdk_tour.js");
-    run_ok(
+    tour_passes(
         &project,
-        "npx",
-        &["toolhost-js", "build", &tour, "-o", "sdk_tour.wasm"],
+        "sdk_tour.js",
+        &["npx", "toolhost-js", "build", "FILE", "-o", "sdk_tour.wasm"],
     );
-    tour_passes(&project.join("sdk_tour.wasm"));
 }
 
 /// The guide's Python section: `toolhost new --lang python`, a venv with
@@ -215,25 +228,25 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
 #[test]
 fn a_new_python_tool_builds_tests_checks_and_runs() {
     let base = workspace();
-    let said = run_guide(base.path(), "Python");
-    assert!(
-        said.contains("Ran 1 test") && said.contains("\nOK"),
-        "{said}"
+    let project = guide_project(
+        base.path(),
+        "Python",
+        "python",
+        "count_words.py",
+        "count_words.wasm",
+        &["Ran 1 test", "\nOK"],
     );
-    assert!(said.contains("README.md: "), "{said}");
-    let project = base.path().join("count_words");
-    guide_shows("Python", "python", &project.join("count_words.py"));
-    let wasm = project.join("count_words.wasm");
-    conforms(&wasm, "count_words");
-    runs_as_its_readme_says(&wasm, "count_words");
-
-    let tour = tour_source(&project, "sdk_tour.py");
-    run_ok(
+    tour_passes(
         &project,
-        ".venv/bin/toolhost-py",
-        &["build", &tour, "-o", "sdk_tour.wasm"],
+        "sdk_tour.py",
+        &[
+            ".venv/bin/toolhost-py",
+            "build",
+            "FILE",
+            "-o",
+            "sdk_tour.wasm",
+        ],
     );
-    tour_passes(&project.join("sdk_tour.wasm"));
 }
 
 /// The guide's Rust section: `toolhost new`, cargo build for
@@ -243,17 +256,21 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
 #[test]
 fn a_new_rust_tool_builds_tests_checks_and_runs() {
     let base = workspace();
-    let said = run_guide(base.path(), "Rust");
-    assert!(said.contains("test result: ok. 1 passed"), "{said}");
-    assert!(said.contains("count_words: 4 passed, 0 failed"), "{said}");
-    assert!(said.contains("README.md: "), "{said}");
-    let project = base.path().join("count_words");
-    guide_shows("Rust", "rust", &project.join("src/lib.rs"));
+    let project = guide_project(
+        base.path(),
+        "Rust",
+        "rust",
+        "src/lib.rs",
+        "target/wasm32-wasip2/release/count_words.wasm",
+        &[
+            "test result: ok. 1 passed",
+            "count_words: 4 passed, 0 failed",
+        ],
+    );
     for file in ["Cargo.toml", "README.md", "Cargo.lock", "tests/cases.json"] {
         assert!(project.join(file).is_file(), "{file}");
     }
     let wasm = project.join("target/wasm32-wasip2/release/count_words.wasm");
-    conforms(&wasm, "count_words");
 
     // A bad name gets a valid one to use, and nothing is written.
     let sdk = sdk_dir();
@@ -313,8 +330,6 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         "{}",
         stderr(&out)
     );
-
-    runs_as_its_readme_says(&wasm, "count_words");
 }
 
 /// The component `wasm` of tool `name`, run as every project's README

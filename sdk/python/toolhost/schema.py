@@ -183,22 +183,16 @@ def _auto_doc(tp: Any) -> bool:
     return bool(tp.__doc__) and tp.__doc__.startswith(f"{tp.__name__}(")
 
 
+_JSON_KINDS = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+               (list, "array"), (dict, "object"))
+
+
 def _kind(value: Any) -> str:
+    """The JSON kind of a decoded value, for messages (bool before int:
+    a bool is an int in Python)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for tp, name in _JSON_KINDS if isinstance(value, tp)), type(value).__name__)
 
 
 def convert(tp: Any, value: Any, at: str) -> Any:
