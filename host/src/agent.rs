@@ -15,7 +15,6 @@
 use crate::executor::{CallOptions, Executor};
 use crate::schema::SchemaFormat;
 use crate::types::context::CallContext;
-use crate::types::result::ToolResult;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -138,18 +137,15 @@ impl Endpoint {
     /// Anthropic). Refused over plain http to a host other than this
     /// machine, where anyone on the way could read it.
     pub fn with_api_key(mut self, key: impl Into<String>) -> Result<Self, AgentError> {
-        if let Some(rest) = self.url.strip_prefix("http://") {
-            let authority = rest.split('/').next().unwrap_or("");
-            let host = match authority.strip_prefix('[') {
-                Some(v6) => v6.split(']').next().unwrap_or(""),
-                None => authority.split(':').next().unwrap_or(""),
-            };
-            if !matches!(host, "localhost" | "127.0.0.1" | "::1") {
-                return Err(AgentError::Usage(format!(
-                    "refusing to send the API key over plain http to {host}: anyone on the way \
-                     could read it; use https, or an endpoint on this machine"
-                )));
-            }
+        let uri: http::Uri = self.url.parse().map_err(|e| {
+            AgentError::Usage(format!("the endpoint `{}` is not a URL: {e}", self.url))
+        })?;
+        let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+        if uri.scheme_str() == Some("http") && !matches!(host, "localhost" | "127.0.0.1" | "::1") {
+            return Err(AgentError::Usage(format!(
+                "refusing to send the API key over plain http to {host}: anyone on the way could \
+                 read it; use https, or an endpoint on this machine"
+            )));
         }
         self.api_key = Some(key.into()).filter(|k: &String| !k.is_empty());
         Ok(self)
@@ -356,7 +352,7 @@ mod anthropic {
                         "type": "tool_result",
                         "tool_use_id": message["tool_call_id"],
                         "content": text,
-                        // What `render` writes for a call that did not succeed.
+                        // What `ToolResult::model_text` writes for a failure.
                         "is_error": text.starts_with("error ("),
                     });
                     match turns.last_mut() {
@@ -683,7 +679,9 @@ impl<'a> ToolLoop<'a> {
             },
             ..CallOptions::default()
         };
-        render(&self.executor.call(&planned.name, args, &options))
+        self.executor
+            .call(&planned.name, args, &options)
+            .model_text()
     }
 }
 
@@ -790,14 +788,6 @@ fn with_ids(calls: Vec<Value>, round: u32) -> Vec<Value> {
             call
         })
         .collect()
-}
-
-/// A tool result as the text of its `role: tool` message.
-fn render(result: &ToolResult) -> String {
-    match &result.error {
-        None => result.content.clone(),
-        Some(err) => format!("error ({}): {}", err.kind, result.content),
-    }
 }
 
 #[cfg(test)]

@@ -30,21 +30,22 @@
 // 0: value types shared by every layer, and the generated WIT bindings
 mod bindings;
 pub mod types;
-// 1: the services guests reach through imports, with no wasm in them
+// 1: the services guests reach through imports, with no wasm in them, and
+// the JSON Schema checks of their inputs
 pub mod broker;
 mod dirs;
 mod guard;
 mod net;
 pub mod services;
+mod validate;
 // 2: the wasm runtime and the per-call sandbox
 pub mod runtime;
 // 3: every host implementation of a guest import, over the sandbox's state
 mod imports;
-// 4: loaded plugins, schema shapes, argument validation
+// 4: loaded plugins, schema shapes, guidance
 pub mod guidance;
 mod plugin;
 pub mod schema;
-mod validate;
 // 5: the registry and the user's trust store
 mod registry;
 mod trust;

@@ -720,13 +720,7 @@ fn to_mcp(result: ToolResult, output_schema: Option<&serde_json::Value>) -> Call
             out.structured_content = structured;
             out
         }
-        Some(err) => {
-            let mut text = format!("error ({}): {}", err.kind, err.message);
-            if let Some(hint) = &err.hint {
-                text.push_str(&format!("\nhint: {hint}"));
-            }
-            CallToolResult::error(vec![ContentBlock::text(text)])
-        }
+        Some(_) => CallToolResult::error(vec![ContentBlock::text(result.model_text())]),
     }
 }
 

@@ -59,7 +59,8 @@ pub struct Service {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
-    validator: Arc<jsonschema::Validator>,
+    /// The input schema, compiled once (the checker of tool arguments).
+    checker: Arc<crate::validate::ArgsSchema>,
     handler: Handler,
 }
 
@@ -106,14 +107,14 @@ impl Service {
                  starting with a letter"
             ));
         }
-        let validator = jsonschema::validator_for(&input_schema)
+        let checker = crate::validate::ArgsSchema::compile(&input_schema)
             .map_err(|e| format!("service `{name}`: its input schema is not valid: {e}"))?;
         Ok(Self {
             name,
             description: description.into(),
             input_schema,
             output_schema: None,
-            validator: Arc::new(validator),
+            checker: Arc::new(checker),
             handler: Arc::new(move |call| Box::pin(handler(call))),
         })
     }
@@ -144,28 +145,15 @@ impl Service {
         self.output_schema.as_ref()
     }
 
-    /// Check `input` against the input schema; every problem, one per line.
+    /// Check `input` against the input schema, in the words tool
+    /// arguments get (the field and what was expected).
     pub fn check(&self, input: &Value) -> Result<(), ServiceError> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(input)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(ServiceError::Invalid(format!(
-                "the input of service `{}` does not match its schema: {}",
-                self.name,
-                problems.join("; ")
-            )))
+        match self.checker.problems(input) {
+            None => Ok(()),
+            Some(problems) => Err(ServiceError::Invalid(format!(
+                "the input of service `{}` does not match its schema: {problems}",
+                self.name
+            ))),
         }
     }
 

@@ -103,20 +103,10 @@ impl ArgsSchema {
             }
             _ => args,
         };
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(args)
-            .take(MAX_PROBLEMS + 1)
-            .map(|e| describe(&e, &self.fields))
-            .collect();
-        if problems.is_empty() {
+        let Some(problems) = self.problems(args) else {
             return Ok(());
-        }
-        let mut message = format!("invalid arguments for `{tool}`: ");
-        message.push_str(&problems[..problems.len().min(MAX_PROBLEMS)].join("; "));
-        if problems.len() > MAX_PROBLEMS {
-            message.push_str("; and more");
-        }
+        };
+        let message = format!("invalid arguments for `{tool}`: {problems}");
         let hint = if self.summary.is_empty() {
             format!("call `{tool}` again with no arguments")
         } else {
@@ -126,6 +116,25 @@ impl ArgsSchema {
             )
         };
         Err(CallError::new(ErrorKind::InvalidInput, message).with_hint(hint))
+    }
+
+    /// What is wrong with `value`, if anything: at most a few problems,
+    /// each naming the field and what was expected, `; `-separated.
+    pub(crate) fn problems(&self, value: &Value) -> Option<String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(value)
+            .take(MAX_PROBLEMS + 1)
+            .map(|e| describe(&e, &self.fields))
+            .collect();
+        if problems.is_empty() {
+            return None;
+        }
+        let mut text = problems[..problems.len().min(MAX_PROBLEMS)].join("; ");
+        if problems.len() > MAX_PROBLEMS {
+            text.push_str("; and more");
+        }
+        Some(text)
     }
 }
 

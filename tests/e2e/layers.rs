@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("dirs", 1),
     ("guard", 1),
     ("services", 1),
+    ("validate", 1),
     ("net", 1),
     // the wasm runtime and the per-call sandbox
     ("runtime", 2),
@@ -26,7 +27,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("plugin", 4),
     ("guidance", 4),
     ("schema", 4),
-    ("validate", 4),
     // the registry and the user's trust store
     ("registry", 5),
     ("trust", 5),

@@ -146,6 +146,31 @@ impl ToolResult {
     pub fn error_kind(&self) -> Option<ErrorKind> {
         self.error.as_ref().map(|e| e.kind)
     }
+
+    /// The result as a model reads it (an MCP text block, a `role: tool`
+    /// message): the content, or `error (KIND): MESSAGE` and its hint.
+    ///
+    /// ```
+    /// use toolhost::{CallError, ErrorKind, ToolResult};
+    /// assert_eq!(ToolResult::success("t", "done").model_text(), "done");
+    /// let err = CallError::new(ErrorKind::Retry, "no such file").with_hint("list the directory");
+    /// assert_eq!(
+    ///     ToolResult::failure("t", err).model_text(),
+    ///     "error (retry): no such file\nhint: list the directory"
+    /// );
+    /// ```
+    pub fn model_text(&self) -> String {
+        match &self.error {
+            None => self.content.clone(),
+            Some(err) => {
+                let mut text = format!("error ({}): {}", err.kind, err.message);
+                if let Some(hint) = &err.hint {
+                    text.push_str(&format!("\nhint: {hint}"));
+                }
+                text
+            }
+        }
+    }
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -275,16 +275,20 @@ fn dynamic(
     Ok(())
 }
 
+/// `value`, or all of stdin when it is `-`.
+fn or_stdin(value: &str, what: &str) -> anyhow::Result<String> {
+    if value != "-" {
+        return Ok(value.to_owned());
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {what} from stdin"))?;
+    Ok(text)
+}
+
 fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Result<ExitCode> {
-    let json_args = if args.args == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the arguments from stdin")?;
-        text
-    } else {
-        args.args.clone()
-    };
+    let json_args = or_stdin(&args.args, "the arguments")?;
     let options = CallOptions {
         context: CallContext {
             agent: agent.map(str::to_owned),
@@ -314,15 +318,7 @@ fn agent_run(
     args: &cli::AgentArgs,
 ) -> anyhow::Result<ExitCode> {
     let section = &settings.config.agent;
-    let task = if args.task == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the task from stdin")?;
-        text
-    } else {
-        args.task.clone()
-    };
+    let task = or_stdin(&args.task, "the task")?;
     if task.trim().is_empty() {
         return Err(
             UsageError("the task is empty; say what the model should do".to_owned()).into(),
@@ -348,7 +344,7 @@ fn agent_run(
                 "no model: give --model NAME or set [agent] model in toolhost.toml".to_owned(),
             )
         })?;
-    let mut budget = toolhost::config::AgentSection {
+    let budget = toolhost::config::AgentSection {
         max_tool_rounds: args.max_rounds.unwrap_or(section.max_tool_rounds),
         max_tool_calls: args.max_tool_calls.unwrap_or(section.max_tool_calls),
         max_result_chars: args.max_result_chars.unwrap_or(section.max_result_chars),
@@ -356,7 +352,6 @@ fn agent_run(
     }
     .budget()
     .map_err(|e| UsageError(e.to_string()))?;
-    budget.max_tool_rounds = budget.max_tool_rounds.max(1);
     let api: toolhost::agent::Api = args
         .api
         .as_deref()
