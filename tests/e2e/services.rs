@@ -296,9 +296,24 @@ fn handlers_run_on_a_full_runtime_and_a_panic_or_a_dry_run_harms_nothing() {
         r#"{"service":"greet","input":{"name":"x"}}"#,
         &dry,
     );
-    // (A tool granted no commands is not run in a dry run at all; one that
-    // is run gets `denied` from the import, with what it would have sent.)
+    // A tool granted no commands is not run in a dry run at all; one
+    // granted commands is run, and the import refuses with what it would
+    // have sent.
     assert!(r.content.contains("nothing was run"), "{r:?}");
+    let run_in_dry = self::executor("service:greet,commands");
+    let r = run_in_dry.call(
+        "call_service",
+        r#"{"service":"greet","input":{"name":"x"}}"#,
+        &dry,
+    );
+    let err = r.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::Denied);
+    assert!(
+        err.message
+            .contains("dry run: service `greet` would be called"),
+        "{}",
+        err.message
+    );
     let r = executor.call(
         "call_service",
         r#"{"service":"greet","input":{"name":"y"}}"#,
