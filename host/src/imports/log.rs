@@ -14,8 +14,8 @@ impl log::Host for CallState {
             message
         };
         // The session routes the line to its own MCP client only.
-        let (tool, call) = (&*self.tool, &self.call_id);
-        let session = self.session.as_deref().unwrap_or("");
+        let (tool, call) = (&*self.tool, self.context.call_id.to_string());
+        let session = self.context.session.as_deref().unwrap_or("");
         match level {
             log::Level::Trace => {
                 tracing::trace!(target: "toolhost::plugin", tool, call, session, "{message}")

@@ -92,9 +92,6 @@ pub(crate) struct CallState {
     pub(crate) net: NetHooks,
     limiter: CallLimiter,
     pub(crate) tool: Arc<str>,
-    pub(crate) call_id: String,
-    /// The call's session (its client), for routing its log lines.
-    pub(crate) session: Option<Arc<str>>,
     deadline: Instant,
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
@@ -114,7 +111,8 @@ pub(crate) struct CallState {
     /// The embedder's services and the names this call may use.
     pub(crate) services: Option<Arc<crate::services::Services>>,
     pub(crate) services_granted: Vec<String>,
-    /// Who is calling, for the services' handlers.
+    /// Who is calling: the call id and session tag its log lines (the
+    /// session routes them to its own MCP client); services' handlers get it.
     pub(crate) context: CallContext,
 }
 
@@ -309,8 +307,6 @@ fn new_store(
             table_denied: false,
         },
         tool: Arc::from(tool),
-        call_id: req.context.call_id.to_string(),
-        session: req.context.session.as_deref().map(Arc::from),
         deadline: call_deadline,
         cancel: req.cancel.cloned(),
         interrupted: None,
