@@ -137,16 +137,7 @@ impl Endpoint {
     /// Anthropic). Refused over plain http to a host other than this
     /// machine, where anyone on the way could read it.
     pub fn with_api_key(mut self, key: impl Into<String>) -> Result<Self, AgentError> {
-        let uri: http::Uri = self.url.parse().map_err(|e| {
-            AgentError::Usage(format!("the endpoint `{}` is not a URL: {e}", self.url))
-        })?;
-        let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
-        if uri.scheme_str() == Some("http") && !matches!(host, "localhost" | "127.0.0.1" | "::1") {
-            return Err(AgentError::Usage(format!(
-                "refusing to send the API key over plain http to {host}: anyone on the way could \
-                 read it; use https, or an endpoint on this machine"
-            )));
-        }
+        crate::net::credential_may_go_to(&self.url, "the API key").map_err(AgentError::Usage)?;
         self.api_key = Some(key.into()).filter(|k: &String| !k.is_empty());
         Ok(self)
     }

@@ -31,6 +31,8 @@ mod process;
 mod shell;
 mod sweep;
 
+#[cfg(feature = "mcp")]
+pub(crate) use call::Piped;
 pub use call::{BrokerCall, CommandRecord};
 pub(crate) use toolhost_shared::shell_words;
 

@@ -136,6 +136,9 @@ pub struct Config {
     pub dynamic: DynamicSection,
     /// The tool loop of `toolhost agent`.
     pub agent: AgentSection,
+    /// Remote MCP servers whose tools are offered as `mcp_{NAME}_{tool}`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_servers: BTreeMap<String, McpServerSection>,
 }
 
 /// `[agent]`: the tool loop of `toolhost agent` (flags override each key).
@@ -716,6 +719,8 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 }
 
 mod build;
+mod mcp_servers;
 pub use build::waiting_grant;
+pub use mcp_servers::{ConnectSection, McpServerSection};
 #[cfg(test)]
 mod tests;

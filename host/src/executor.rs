@@ -24,6 +24,8 @@ pub mod audit;
 mod catalog;
 pub mod hooks;
 mod pipeline;
+#[cfg(feature = "mcp")]
+mod remote;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 
@@ -109,11 +111,11 @@ pub struct Executor {
     /// Description overrides, applied again to a reloaded registry.
     descriptions: HashMap<String, String>,
     /// Bumped each time the visible tool set changes.
-    changes: tokio::sync::watch::Sender<u64>,
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     /// Set at build time, or once later (e.g. from an MCP client's roots).
     /// The workspace: set at start, or from a client's roots, which may
     /// replace it later (each call uses the one set when it started).
-    workspace: RwLock<Option<Arc<Path>>>,
+    workspace: Arc<RwLock<Option<Arc<Path>>>>,
     /// Why no workspace is set, when one was refused (a root that cannot
     /// be granted): what calls needing one are told.
     workspace_problem: Mutex<Option<String>>,
@@ -140,6 +142,15 @@ pub struct Executor {
     group_texts: std::collections::BTreeMap<String, String>,
     /// The embedder's services (`None`: none offered).
     services: Option<Arc<crate::services::Services>>,
+    /// The remote MCP servers whose tools are offered (`[mcp_servers]`).
+    #[cfg(feature = "mcp")]
+    remote: Option<Arc<crate::remote::RemoteServers>>,
+    /// The servers' generation of tools the registry holds.
+    #[cfg(feature = "mcp")]
+    remote_seen: std::sync::atomic::AtomicU64,
+    /// Held while the registry's remote tools are brought in step.
+    #[cfg(feature = "mcp")]
+    remote_refresh: Mutex<()>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -178,8 +189,8 @@ impl Executor {
             dynamic_store: None,
             deferred: Mutex::new(Vec::new()),
             descriptions: HashMap::new(),
-            changes: tokio::sync::watch::Sender::new(0),
-            workspace: RwLock::new(None),
+            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
+            workspace: Arc::new(RwLock::new(None)),
             workspace_problem: Mutex::new(None),
             background_refused: None,
             prompt_mode: crate::guidance::PromptMode::default(),
@@ -196,6 +207,12 @@ impl Executor {
             hooks: Hooks::default(),
             audit: None,
             services: None,
+            #[cfg(feature = "mcp")]
+            remote: None,
+            #[cfg(feature = "mcp")]
+            remote_seen: std::sync::atomic::AtomicU64::new(0),
+            #[cfg(feature = "mcp")]
+            remote_refresh: Mutex::new(()),
         }
     }
 
@@ -216,7 +233,7 @@ impl Executor {
     pub fn with_profile(mut self, profile: Profile) -> Result<Self, RegistryError> {
         let named = profile.tools.iter().flatten().chain(&profile.disabled);
         let registry = self.registry();
-        for tool in named {
+        for tool in named.filter(|t| !self.is_remote_tool(t)) {
             registry.get(tool)?;
         }
         self.profile = Some(profile);
@@ -308,8 +325,11 @@ impl Executor {
     }
 
     /// Set the workspace directory (it must exist; it is canonicalised).
-    pub fn with_workspace(mut self, dir: &Path) -> std::io::Result<Self> {
-        self.workspace = RwLock::new(Some(Arc::from(checked_dir(dir)?)));
+    pub fn with_workspace(self, dir: &Path) -> std::io::Result<Self> {
+        *self
+            .workspace
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::from(checked_dir(dir)?));
         Ok(self)
     }
 
@@ -325,6 +345,8 @@ impl Executor {
             return Ok(false);
         }
         *slot = Some(Arc::from(dir));
+        drop(slot);
+        self.workspace_changed();
         Ok(true)
     }
 
@@ -342,6 +364,7 @@ impl Executor {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        self.workspace_changed();
         Ok(())
     }
 

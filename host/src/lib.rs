@@ -42,9 +42,11 @@ mod validate;
 pub mod runtime;
 // 3: every host implementation of a guest import, over the sandbox's state
 mod imports;
-// 4: loaded plugins, schema shapes, guidance
+// 4: loaded plugins, remote MCP servers' tools, schema shapes, guidance
 pub mod guidance;
 mod plugin;
+#[cfg(feature = "mcp")]
+pub mod remote;
 pub mod schema;
 // 5: the registry and the user's trust store
 mod registry;

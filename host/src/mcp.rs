@@ -192,6 +192,9 @@ impl McpServer {
             session,
         };
         server.spawn_change_notifier();
+        // Remote MCP servers connect in the background; their tools come
+        // with a tools/list_changed.
+        server.shared.executor.start_remote_servers();
         if let Some(every) = options.reload_interval {
             server.spawn_plugin_watcher(every);
         }

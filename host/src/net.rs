@@ -29,6 +29,23 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 /// The most bytes of one response body a plugin may read.
 pub(crate) const MAX_RESPONSE_BYTES: u64 = 32 << 20;
 
+/// Whether a credential (`what`) may be sent to `url`: refused over plain
+/// http to a host other than this machine, where anyone on the way could
+/// read it. The refusal says what to do instead.
+pub(crate) fn credential_may_go_to(url: &str, what: &str) -> Result<(), String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+    if uri.scheme_str() == Some("http") && !matches!(host, "localhost" | "127.0.0.1" | "::1") {
+        return Err(format!(
+            "refusing to send {what} over plain http to {host}: anyone on the way could read \
+             it; use https, or a server on this machine"
+        ));
+    }
+    Ok(())
+}
+
 /// Timeouts of one request.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);

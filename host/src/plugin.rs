@@ -56,6 +56,8 @@ pub enum Origin {
     File(PathBuf),
     /// A tool an agent created and a person approved (its id).
     Dynamic(String),
+    /// A tool of the remote MCP server of this name (`[mcp_servers]`).
+    Remote(String),
 }
 
 impl std::fmt::Display for Origin {
@@ -64,8 +66,20 @@ impl std::fmt::Display for Origin {
             Self::Builtin => f.write_str("built-in"),
             Self::File(path) => write!(f, "{}", path.display()),
             Self::Dynamic(id) => write!(f, "dynamic tool {id}"),
+            Self::Remote(server) => write!(f, "MCP server {server}"),
         }
     }
+}
+
+/// A tool whose calls go somewhere other than a component: a remote MCP
+/// server's tool (remote.rs). The pipeline around its run step is the
+/// same as for any tool.
+pub(crate) trait Forwarded: Send + Sync {
+    /// Run one call (the run step, with the call's deadline, cancellation
+    /// and output limit).
+    fn call(&self, request: &CallRequest<'_>) -> Outcome;
+    /// What a dry run says the call would send.
+    fn dry_run(&self, args: &serde_json::Value) -> String;
 }
 
 #[derive(Debug)]
@@ -86,6 +100,8 @@ pub struct Plugin {
     dynamic: Option<Arc<Binding>>,
     /// The settings its calls receive, as JSON text (the executor's, made once).
     settings: OnceLock<Arc<str>>,
+    /// Set for a tool whose calls go elsewhere (a remote MCP server's).
+    forwarded: Option<Arc<dyn Forwarded>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -161,6 +177,7 @@ impl Plugin {
             pre,
             dynamic: None,
             settings: OnceLock::new(),
+            forwarded: None,
         }))
     }
 
@@ -176,6 +193,7 @@ impl Plugin {
             pre: OnceLock::from(Ok(pre)),
             dynamic: None,
             settings: OnceLock::new(),
+            forwarded: None,
         })
     }
 
@@ -195,7 +213,32 @@ impl Plugin {
             pre: OnceLock::new(),
             dynamic: Some(Arc::new(binding)),
             settings: OnceLock::new(),
+            forwarded: None,
         }
+    }
+
+    /// A tool described by `info` whose calls `forwarded` serves.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        expect(dead_code, reason = "remote MCP servers come with the `mcp` feature")
+    )]
+    pub(crate) fn forwarded(info: ToolInfo, origin: Origin, forwarded: Arc<dyn Forwarded>) -> Self {
+        Self {
+            info,
+            origin,
+            key: String::new(),
+            wasm: Wasm::Static(&[]),
+            pre: OnceLock::new(),
+            dynamic: None,
+            settings: OnceLock::new(),
+            forwarded: Some(forwarded),
+        }
+    }
+
+    /// What a dry run of a forwarded tool says it would send (`None`: a
+    /// component).
+    pub(crate) fn forwarded_dry_run(&self, args: &serde_json::Value) -> Option<String> {
+        self.forwarded.as_ref().map(|f| f.dry_run(args))
     }
 
     /// This (checked) component as the dynamic tool `binding` describes,
@@ -251,6 +294,9 @@ impl Plugin {
     /// Make sure the component is compiled and linked now rather than on the
     /// first call (used by benchmarks and `toolhost check`).
     pub fn warm_up(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        if self.forwarded.is_some() {
+            return Ok(());
+        }
         self.pre(runtime)
             .map(|_| ())
             .map_err(|reason| RuntimeError::Load {
@@ -282,13 +328,16 @@ impl Plugin {
     /// Whether the component is compiled and linked already (a call would
     /// not have to wait for Cranelift or the compile cache).
     pub fn is_warm(&self) -> bool {
-        self.pre.get().is_some_and(Result::is_ok)
+        self.forwarded.is_some() || self.pre.get().is_some_and(Result::is_ok)
     }
 
     /// Run `describe()` now, whatever answer was recorded or cached: what
     /// the component itself says (the test that keeps host/builtins.json
     /// current compares the two).
     pub fn describe_now(&self, runtime: &Runtime) -> Result<ToolInfo, RuntimeError> {
+        if self.forwarded.is_some() {
+            return Ok(self.info.clone());
+        }
         let fail = |reason: String| RuntimeError::Load {
             origin: self.origin.to_string(),
             reason,
@@ -301,6 +350,10 @@ impl Plugin {
     /// [`crate::Executor`] wraps in the whole pipeline (lookup, validation,
     /// confirmation, dry run, hooks, audit).
     pub fn run(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome {
+        if let Some(forwarded) = &self.forwarded {
+            // No wasm runs: no slot is taken.
+            return forwarded.call(request);
+        }
         // The slot bounds compiling on first use too (sandbox::run's own
         // take of it is then a no-op on this thread).
         let _slot = runtime.slot();

@@ -79,7 +79,7 @@ pub struct LoadProblem {
 pub struct Registry {
     tools: BTreeMap<String, Arc<Plugin>>,
     /// Each tool's compiled input schema, or why it does not compile.
-    schemas: HashMap<String, Result<ArgsSchema, String>>,
+    schemas: HashMap<String, Arc<Result<ArgsSchema, String>>>,
 }
 
 impl Registry {
@@ -97,16 +97,36 @@ impl Registry {
                 new: plugin.origin().clone(),
             });
         }
-        let schema = ArgsSchema::compile(&plugin.info().input_schema);
+        let schema = Arc::new(ArgsSchema::compile(&plugin.info().input_schema));
         self.schemas.insert(plugin.name().to_owned(), schema);
         self.tools
             .insert(plugin.name().to_owned(), Arc::new(plugin));
         Ok(())
     }
 
+    /// A copy holding only the tools `keep` keeps (nothing is compiled
+    /// again).
+    #[cfg_attr(
+        not(feature = "mcp"),
+        expect(dead_code, reason = "remote MCP servers come with the `mcp` feature")
+    )]
+    pub(crate) fn retained(&self, keep: impl Fn(&Plugin) -> bool) -> Self {
+        let tools: BTreeMap<String, Arc<Plugin>> = self
+            .tools
+            .iter()
+            .filter(|(_, p)| keep(p))
+            .map(|(n, p)| (n.clone(), Arc::clone(p)))
+            .collect();
+        let schemas = tools
+            .keys()
+            .filter_map(|n| Some((n.clone(), Arc::clone(self.schemas.get(n)?))))
+            .collect();
+        Self { tools, schemas }
+    }
+
     /// The compiled input schema of `name` (step 2 of the pipeline).
     pub(crate) fn args_schema(&self, name: &str) -> Option<&Result<ArgsSchema, String>> {
-        self.schemas.get(name)
+        self.schemas.get(name).map(|s| &**s)
     }
 
     /// The tool with this name; the error lists similar names.

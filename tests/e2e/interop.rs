@@ -19,7 +19,7 @@ use crate::support::{cache_dir, warm_cache};
 use std::path::Path;
 use std::process::Command;
 
-fn python() -> Option<String> {
+pub(crate) fn python() -> Option<String> {
     let (python, required) = match std::env::var("TOOLHOST_INTEROP_PYTHON") {
         Ok(python) => (python, true),
         Err(_) => ("python3".to_owned(), false),

@@ -23,8 +23,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("runtime", 2),
     // every host implementation of a guest import
     ("imports", 3),
-    // loaded plugins, schema shapes, argument validation
+    // loaded plugins, remote MCP servers' tools, schema shapes, guidance
     ("plugin", 4),
+    ("remote", 4),
     ("guidance", 4),
     ("schema", 4),
     // the registry and the user's trust store

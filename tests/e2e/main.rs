@@ -29,6 +29,7 @@ mod mcp_http;
 mod mcp_protocol;
 mod pipeline;
 mod read_file;
+mod remote;
 mod sandbox;
 mod scaffold;
 mod search_tools;

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A `toolhost serve --http 127.0.0.1:0` process and its address.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: std::process::Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Drop for HttpServer {
@@ -25,7 +25,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
+pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
     let dir = ws.display().to_string();
     let mut args = vec![
         "serve",

@@ -85,6 +85,49 @@ impl std::fmt::Debug for BrokerCall {
     }
 }
 
+/// A command started with [`BrokerCall::spawn_piped`]: its pipes, and its
+/// process group, killed when this is dropped.
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) struct Piped {
+    /// Its standard input.
+    pub stdin: Option<std::fs::File>,
+    /// Its standard output (taken by whoever reads it).
+    pub stdout: Option<std::fs::File>,
+    /// Its standard error (taken by whoever reads it).
+    pub stderr: Option<std::fs::File>,
+    pgid: u32,
+    exited: std::sync::mpsc::Receiver<process::Exit>,
+}
+
+#[cfg(feature = "mcp")]
+impl Piped {
+    /// Its exit code, if it has ended (`Some(None)`: killed by a signal).
+    pub(crate) fn exited(&self) -> Option<Option<i32>> {
+        self.exited.try_recv().ok()
+    }
+}
+
+#[cfg(feature = "mcp")]
+impl Drop for Piped {
+    fn drop(&mut self) {
+        process::kill_group(self.pgid);
+    }
+}
+
+impl CommandError {
+    /// What the error says, whatever its kind.
+    pub(crate) fn into_message(self) -> String {
+        match self {
+            Self::Denied(m)
+            | Self::NotConfirmed(m)
+            | Self::Invalid(m)
+            | Self::Failed(m)
+            | Self::DryRun(m) => m,
+        }
+    }
+}
+
 /// A request after checks, ready to start.
 pub(super) struct Checked {
     shown: String,
@@ -582,6 +625,41 @@ impl BrokerCall {
             .background
             .add(&self.owner, command)
             .map_err(CommandError::Failed)
+    }
+
+    /// Start a command the host itself talks to (a stdio MCP server):
+    /// checked, confirmed and confined like any command, with no timeout;
+    /// its pipes go to the caller, and dropping the [`Piped`] kills its
+    /// process group.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn spawn_piped(&self, request: &CommandRequest) -> Result<Piped, CommandError> {
+        self.logged(true, |record| {
+            let Checked {
+                shown,
+                launch,
+                absent,
+                ..
+            } = self.check(request, true, record)?;
+            let (child, watchdog) = self.spawn_checked(launch, true, &shown)?;
+            let after = move || {
+                for note in absent.sweep() {
+                    tracing::warn!(command = %shown, "{note}");
+                }
+            };
+            let exited = process::reap(
+                child.pid,
+                watchdog,
+                (child.cgroup, child.held),
+                Some(Box::new(after)),
+            );
+            Ok(Piped {
+                stdin: child.stdin,
+                stdout: Some(child.stdout),
+                stderr: Some(child.stderr),
+                pgid: child.pid,
+                exited,
+            })
+        })
     }
 
     /// Refuse to change a background command in a dry run; confirm writes in

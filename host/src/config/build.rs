@@ -42,6 +42,7 @@ impl Config {
         self.check_commands().map_err(at_origin)?;
         self.agent.budget().map_err(at_origin)?;
         self.agent.api().map_err(at_origin)?;
+        super::mcp_servers::check(&self.mcp_servers).map_err(at_origin)?;
         let runtime = Arc::new(
             Runtime::new(RuntimeConfig {
                 cache,
@@ -64,6 +65,13 @@ impl Config {
             executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }
         executor = self.with_state_dirs(executor, &bad)?;
+        #[cfg(feature = "mcp")]
+        if !self.mcp_servers.is_empty() {
+            let specs = super::mcp_servers::specs(&self.mcp_servers).map_err(at_origin)?;
+            let servers = crate::remote::RemoteServers::new(specs)
+                .map_err(|e| bad(format!("cannot start the MCP client's runtime: {e}")))?;
+            executor = executor.with_remote_servers(servers);
+        }
         // Built-ins, plugin directories, approved dynamic tools: what every
         // reload loads again.
         let (deferred, mut problems) = if defer_uncached {
@@ -170,6 +178,9 @@ impl Config {
         bad: &impl Fn(String) -> ConfigError,
     ) -> Result<Executor, ConfigError> {
         let known = |executor: &Executor, tool: &str, key: &str| {
+            if executor.is_remote_tool(tool) {
+                return Ok(());
+            }
             executor
                 .registry()
                 .get(tool)
@@ -183,6 +194,7 @@ impl Config {
                 .registry()
                 .get(tool)
                 .err()
+                .filter(|_| !executor.is_remote_tool(tool))
                 .map(|e| waiting_grant(key, &e.to_string()))
         };
         for (tool, section) in &self.grants {

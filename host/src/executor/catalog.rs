@@ -20,11 +20,14 @@ impl Executor {
         description: impl Into<String>,
     ) -> Result<Self, RegistryError> {
         let description = description.into();
+        let remote = self.is_remote_tool(tool);
         let registry = self
             .registry
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
         match Arc::get_mut(registry) {
+            // A remote server's tool not listed yet gets it once listed.
+            Some(registry) if remote && !registry.contains(tool) => {}
             Some(registry) => registry.set_description(tool, description.clone())?,
             None => {
                 return Err(RegistryError::InUse {
@@ -46,13 +49,25 @@ impl Executor {
     /// A snapshot of the registered tools (a reload replaces it; calls
     /// already running keep theirs).
     pub fn registry(&self) -> Arc<Registry> {
+        self.refresh_remote_tools();
+        self.snapshot()
+    }
+
+    /// The registry as it is, remote tools not brought in step.
+    pub(super) fn snapshot(&self) -> Arc<Registry> {
         Arc::clone(&self.registry.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Replace the registered tools (the configured descriptions are applied
     /// to it). Returns true, and notifies [`Executor::changes`], when what
     /// callers can see changed: names, descriptions, schemas or versions.
-    pub fn replace_registry(&self, mut registry: Registry) -> bool {
+    pub fn replace_registry(&self, registry: Registry) -> bool {
+        self.swap_registry(registry, true)
+    }
+
+    /// [`Executor::replace_registry`]; without `notify`, a change is not
+    /// announced (it was already).
+    pub(super) fn swap_registry(&self, mut registry: Registry, notify: bool) -> bool {
         for (tool, text) in &self.descriptions {
             // A tool that went away keeps no override; nothing to do.
             let _ = registry.set_description(tool, text.clone());
@@ -72,7 +87,7 @@ impl Executor {
         let changed = visible(&slot) != visible(&registry);
         *slot = Arc::new(registry);
         drop(slot);
-        if changed {
+        if changed && notify {
             self.changes.send_modify(|n| *n += 1);
         }
         changed
@@ -113,6 +128,7 @@ impl Executor {
         if let Some(store) = &self.dynamic_store {
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
+        problems.extend(self.add_remote_tools(&mut registry));
         *self.deferred.lock().unwrap_or_else(PoisonError::into_inner) = deferred;
         Ok((self.replace_registry(registry), problems))
     }
@@ -178,6 +194,7 @@ impl Executor {
     /// agent created for one agent only, `agent` is that agent); the error
     /// lists near names.
     pub fn lookup_as(&self, agent: Option<&str>, name: &str) -> Result<Arc<Plugin>, RegistryError> {
+        self.remote_first_use();
         self.lookup_in(&self.registry(), agent, name)
     }
 
@@ -234,6 +251,7 @@ impl Executor {
 
     /// The tools the active profile shows to `agent`, sorted by name.
     pub fn tools_for(&self, agent: Option<&str>) -> Vec<Arc<Plugin>> {
+        self.remote_first_use();
         self.registry()
             .list()
             .filter(|p| self.shows(p, agent))
@@ -274,5 +292,23 @@ impl Executor {
             .iter()
             .map(|p| tool_schema(p.info(), self.effects(p), format))
             .collect())
+    }
+}
+
+/// Without the MCP client there are no remote servers.
+#[cfg(not(feature = "mcp"))]
+impl Executor {
+    /// Whether `tool` names a remote server's tool: never, without them.
+    pub fn is_remote_tool(&self, _tool: &str) -> bool {
+        false
+    }
+    pub(super) fn remote_first_use(&self) {}
+    pub(super) fn unreachable_remote(&self, _tool: &str) -> Option<String> {
+        None
+    }
+    pub(super) fn workspace_changed(&self) {}
+    pub(super) fn refresh_remote_tools(&self) {}
+    pub(super) fn add_remote_tools(&self, _registry: &mut Registry) -> Vec<LoadProblem> {
+        Vec::new()
     }
 }

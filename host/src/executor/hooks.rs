@@ -8,9 +8,8 @@
 //! timeouts and output caps still apply. A failure, a timeout or a refusal is
 //! appended to the tool's result so the model sees it.
 
-use crate::bindings::commands::{CommandError, CommandRequest, Program};
+use crate::bindings::commands::{CommandRequest, Program};
 use crate::broker::BrokerCall;
-use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
 use crate::types::context::CancelToken;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
@@ -76,15 +75,6 @@ pub struct HookRecord {
 #[derive(Debug, Default)]
 pub(crate) struct Hooks {
     hooks: Vec<(PostEditHook, GlobSet)>,
-}
-
-/// A person configured the hooks: that is the approval.
-struct Configured;
-
-impl Confirmer for Configured {
-    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
-        Decision::Allow
-    }
 }
 
 /// Why the configured post-edit hooks were refused; each names the hook.
@@ -168,7 +158,7 @@ impl Hooks {
         cancel: Option<&CancelToken>,
     ) -> (Vec<HookRecord>, String) {
         let call = BrokerCall {
-            confirmer: std::sync::Arc::new(Configured),
+            confirmer: std::sync::Arc::new(crate::types::confirm::Configured),
             ..call.clone()
         };
         let mut records = Vec::new();
@@ -250,13 +240,7 @@ fn run_one(
         }
         Err(err) => {
             record.outcome = "not_run";
-            let why = match err {
-                CommandError::Denied(m)
-                | CommandError::NotConfirmed(m)
-                | CommandError::Invalid(m)
-                | CommandError::Failed(m)
-                | CommandError::DryRun(m) => m,
-            };
+            let why = err.into_message();
             format!("\n\n[hook {name}: not run ({why})] {file}\n")
         }
     };

@@ -91,8 +91,12 @@ impl Executor {
         name: &str,
         options: &CallOptions,
     ) -> Result<Arc<Plugin>, CallError> {
+        self.remote_first_use();
         self.lookup_in(registry, options.context.agent.as_deref(), name)
-            .map_err(|err| CallError::new(ErrorKind::NotFound, err.to_string()))
+            .map_err(|err| match self.unreachable_remote(name) {
+                Some(why) => CallError::new(ErrorKind::Failed, why),
+                None => CallError::new(ErrorKind::NotFound, err.to_string()),
+            })
     }
 
     /// Step 2: The arguments: a JSON object valid under the tool's schema. Empty
@@ -355,6 +359,7 @@ fn dry_run(
         return None;
     }
     let name = plugin.name();
+    let remote = plugin.forwarded_dry_run(args);
     let granted: Vec<String> = grant
         .capabilities()
         .iter()
@@ -376,9 +381,9 @@ fn dry_run(
         })),
         ..ToolResult::success(
             name,
-            format!(
+            remote.unwrap_or_else(|| format!(
                 "[dry run] would call `{name}` with {args} (granted: {granted_text}); nothing was run"
-            ),
+            )),
         )
     })
 }

@@ -100,6 +100,17 @@ pub trait Confirmer: Send + Sync {
     }
 }
 
+/// What a person wrote in the configuration (a post-edit hook, a stdio MCP
+/// server's command): writing it there was the approval.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Configured;
+
+impl Confirmer for Configured {
+    fn confirm(&self, _request: &ConfirmRequest<'_>) -> Decision {
+        Decision::Allow
+    }
+}
+
 /// A confirmer with nobody to ask: every confirmation is unavailable.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoConfirmer;

@@ -93,6 +93,30 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let executor = &settings.executor;
     let agent = cli.global.agent.as_deref();
+    // Commands that list or call tools once wait for the remote MCP
+    // servers' lists (each server at most its connect timeout).
+    let lists_tools = matches!(
+        &cli.command,
+        Command::Tools { .. }
+            | Command::Describe { .. }
+            | Command::Schema { .. }
+            | Command::Agent(_)
+    );
+    if lists_tools || matches!(&cli.command, Command::Call(a) if executor.is_remote_tool(&a.tool)) {
+        executor.connect_remote_servers();
+        for server in executor
+            .remote_servers()
+            .map(|r| r.status())
+            .unwrap_or_default()
+        {
+            if let Some(why) = server.down {
+                output::warn(&format!(
+                    "the MCP server `{}` ({}) cannot be reached, so its tools are missing: {why}",
+                    server.name, server.target
+                ));
+            }
+        }
+    }
     match cli.command {
         Command::Tools { json } => output::tools(executor, agent, json)?,
         Command::Describe { tool, json } => {

@@ -1,0 +1,533 @@
+//! Remote MCP servers as tools (`[mcp_servers]`): a server written with the
+//! official Python SDK (tests/interop/remote_server.py) over streamable
+//! HTTP and over stdio (started through the broker's sandbox), and another
+//! `toolhost serve --http`, each started here on 127.0.0.1. Their tools are
+//! listed as `mcp_{server}_{tool}`, called through the whole pipeline
+//! (schema refusals, confirmation, dry run, remote errors), a remote
+//! `tools/list_changed` reaches our own clients, and a server that is down
+//! neither blocks the start nor the other tools.
+//!
+//! Like tests/e2e/interop.rs, these need a python with the `mcp` package
+//! (.ci/run installs it and names it in `TOOLHOST_INTEROP_PYTHON`).
+
+use crate::interop::python;
+use crate::mcp::{Client, call, connect_command, is_error, text};
+use crate::mcp_http::http_server;
+use crate::support::{json, stderr, stdout, toolhost, toolhost_command, workspace, write};
+use serde_json::json;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Python SDK server, over HTTP on `port`.
+struct PyServer {
+    child: Child,
+}
+
+impl Drop for PyServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/interop/remote_server.py")
+        .canonicalize()
+        .expect("tests/interop/remote_server.py")
+}
+
+fn py_server(python: &str, port: u16, token: &str) -> PyServer {
+    let mut child = Command::new(python)
+        .arg(script())
+        .args(["http", &port.to_string(), token])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the Python server");
+    let out = child.stdout.take().expect("stdout");
+    let line = std::io::BufReader::new(out).lines().next();
+    assert!(
+        matches!(&line, Some(Ok(l)) if l.starts_with("listening")),
+        "the Python server did not start: {line:?}"
+    );
+    // uvicorn binds just after saying so.
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the Python server never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    PyServer { child }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+const TOKEN: &str = "s3cret-token-for-tests";
+
+fn with_config(ws: &Path, config: &str, args: &[&str]) -> std::process::Output {
+    let path = write(ws, "remote.toml", config).display().to_string();
+    let mut all = vec!["--config", &path, "--workspace", "."];
+    all.extend_from_slice(args);
+    toolhost_command(ws, &all)
+        .env("PY_TOKEN", TOKEN)
+        .output()
+        .expect("run toolhost")
+}
+
+fn names(out: &std::process::Output) -> Vec<String> {
+    json(out)
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
+    let Some(py) = python() else { return };
+    let port = free_port();
+    let _server = py_server(&py, port, TOKEN);
+    let ws = workspace();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config = format!(
+        "[mcp_servers.py]\nurl = \"{url}\"\nbearer_token_env = \"PY_TOKEN\"\n\
+         [mcp_servers.Read-Only]\nurl = \"{url}\"\nbearer_token_env = \"PY_TOKEN\"\nread_only = true\n\
+         [mcp_servers.nokey]\nurl = \"{url}\"\nbearer_token_env = \"NO_SUCH_TOKEN_VAR\"\n\
+         [mcp_servers.badkey]\nurl = \"{url}\"\nbearer_token_env = \"HOME\"\n"
+    );
+    let ws = ws.path();
+
+    let out = with_config(ws, &config, &["tools", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = names(&out);
+    for name in [
+        "mcp_py_add",
+        "mcp_py_echo",
+        "mcp_py_get_weather",
+        "mcp_read_only_echo",
+    ] {
+        assert!(
+            listed.contains(&name.to_owned()),
+            "{name} missing: {listed:?}"
+        );
+    }
+    assert!(
+        !listed
+            .iter()
+            .any(|n| n.starts_with("mcp_nokey_") || n.starts_with("mcp_badkey_"))
+    );
+    let tools = json(&out);
+    let sensitivity = |name: &str| {
+        tools
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["name"] == name))
+            .map(|t| t["sensitivity"].clone())
+    };
+    assert_eq!(sensitivity("mcp_py_add"), Some(json!("writes")));
+    assert_eq!(sensitivity("mcp_read_only_echo"), Some(json!("read-only")));
+    // Servers that cannot be reached are named, with why, and the token
+    // never shows.
+    let err = stderr(&out);
+    assert!(
+        err.contains("`nokey`") && err.contains("NO_SUCH_TOKEN_VAR is not set"),
+        "{err}"
+    );
+    assert!(err.contains("`badkey`") && err.contains("401"), "{err}");
+    assert!(!err.contains(TOKEN) && !stdout(&out).contains(TOKEN));
+
+    // A call, with the server's structured output.
+    let out = with_config(
+        ws,
+        &config,
+        &[
+            "call",
+            "--mode",
+            "yolo",
+            "--json",
+            "mcp_py_add",
+            r#"{"a":2,"b":3}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json(&out);
+    assert_eq!(result["content"], "5");
+    assert_eq!(result["structured"]["result"], 5);
+    let out = with_config(
+        ws,
+        &config,
+        &[
+            "call",
+            "--mode",
+            "yolo",
+            "mcp_py_get_weather",
+            r#"{"city":"Oslo"}"#,
+        ],
+    );
+    assert_eq!(stdout(&out).trim(), "sunny in Oslo", "{}", stderr(&out));
+
+    // The server's schema is checked here: nothing is sent.
+    let out = with_config(
+        ws,
+        &config,
+        &[
+            "call",
+            "--mode",
+            "yolo",
+            "--json",
+            "mcp_py_add",
+            r#"{"a":"two"}"#,
+        ],
+    );
+    let result = json(&out);
+    assert_eq!(result["error"]["kind"], "invalid_input", "{result}");
+    let message = result["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("`b`") && message.contains("integer"),
+        "{message}"
+    );
+
+    // A remote tool error is a tool error with the server's message.
+    let out = with_config(
+        ws,
+        &config,
+        &[
+            "call",
+            "--mode",
+            "yolo",
+            "--json",
+            "mcp_py_fail",
+            r#"{"message":"the disk is full"}"#,
+        ],
+    );
+    let result = json(&out);
+    assert_eq!(result["error"]["kind"], "failed", "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the disk is full"),
+        "{result}"
+    );
+
+    // Sensitive by default: confirmed; a read-only server's tools are not.
+    let out = with_config(
+        ws,
+        &config,
+        &["call", "--json", "mcp_py_echo", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(json(&out)["error"]["kind"], "denied", "{}", stdout(&out));
+    let out = with_config(
+        ws,
+        &config,
+        &["call", "mcp_read_only_echo", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(stdout(&out).trim(), "hi", "{}", stderr(&out));
+
+    // A dry run describes the call and sends nothing: `grow` would add a tool.
+    let out = with_config(
+        ws,
+        &config,
+        &["call", "--dry-run", "--json", "mcp_py_grow", "{}"],
+    );
+    let result = json(&out);
+    let said = result["content"].as_str().unwrap_or("");
+    assert!(
+        said.contains("would send") && said.contains(&url) && said.contains("nothing was sent"),
+        "{said}"
+    );
+    let out = with_config(ws, &config, &["tools", "--json"]);
+    assert!(
+        !names(&out).contains(&"mcp_py_late".to_owned()),
+        "the dry run ran the tool"
+    );
+}
+
+#[test]
+fn a_stdio_server_runs_as_a_sandboxed_command() {
+    let Some(py) = python() else { return };
+    let prefixes = Command::new(&py)
+        .args([
+            "-c",
+            "import sys; print(sys.prefix); print(sys.base_prefix)",
+        ])
+        .output()
+        .expect("python");
+    let mut read: Vec<String> = String::from_utf8_lossy(&prefixes.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    read.push(script().parent().expect("dir").display().to_string());
+    // The interpreter may be reached through a symlink elsewhere.
+    if let Ok(real) = std::fs::canonicalize(&py) {
+        read.push(real.parent().expect("dir").display().to_string());
+    }
+    let ws = workspace();
+    let config = format!(
+        "[mcp_servers.local]\ncommand = {py:?}\nargs = [{:?}, \"stdio\"]\nenv = {{ GIVEN = \"yes\" }}\n\
+         [mcp_servers.wipe]\ncommand = \"rm\"\nargs = [\"-rf\", \"/\"]\n\
+         [commands]\nread = {read:?}\n",
+        script().display().to_string()
+    );
+    let run = |args: &[&str]| {
+        let path = write(ws.path(), "remote.toml", &config)
+            .display()
+            .to_string();
+        let mut all = vec!["--config", &path, "--workspace", "."];
+        all.extend_from_slice(args);
+        toolhost_command(ws.path(), &all)
+            .env("HOST_SECRET_PROBE", "leaked")
+            .output()
+            .expect("run")
+    };
+    let out = run(&[
+        "call",
+        "--mode",
+        "yolo",
+        "mcp_local_get_weather",
+        r#"{"city":"Bergen"}"#,
+    ]);
+    assert_eq!(stdout(&out).trim(), "sunny in Bergen", "{}", stderr(&out));
+    // Its environment is the broker's scrubbed one, plus what its section adds.
+    let out = run(&[
+        "call",
+        "--mode",
+        "yolo",
+        "mcp_local_environment",
+        r#"{"name":"GIVEN"}"#,
+    ]);
+    assert_eq!(stdout(&out).trim(), "yes", "{}", stderr(&out));
+    let out = run(&[
+        "call",
+        "--mode",
+        "yolo",
+        "mcp_local_environment",
+        r#"{"name":"HOST_SECRET_PROBE"}"#,
+    ]);
+    assert_eq!(stdout(&out).trim(), "unset", "{}", stderr(&out));
+    // The command policy applies to a server's command as to any other.
+    let out = run(&["tools"]);
+    let err = stderr(&out);
+    assert!(err.contains("`wipe`") && err.contains("refused"), "{err}");
+    // A call of its tools says why they are missing.
+    let out = run(&[
+        "call",
+        "--mode",
+        "yolo",
+        "--json",
+        "mcp_wipe_anything",
+        "{}",
+    ]);
+    let result = json(&out);
+    assert_eq!(result["error"]["kind"], "failed", "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cannot be reached"),
+        "{result}"
+    );
+}
+
+/// The tool names a client sees.
+async fn listed(session: &rmcp::service::Peer<rmcp::RoleClient>) -> Vec<String> {
+    session
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// Wait until `name` is listed, at most `secs`.
+async fn until_listed(session: &rmcp::service::Peer<rmcp::RoleClient>, name: &str, secs: u64) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if listed(session).await.iter().any(|n| n == name) {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "{name} never listed: {:?}",
+            listed(session).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
+    let Some(py) = python() else { return };
+    let port = free_port();
+    let mut server = Some(py_server(&py, port, TOKEN));
+    let upstream_ws = workspace();
+    write(upstream_ws.path(), "hello.txt", "hello from upstream\n");
+    let upstream = http_server(upstream_ws.path(), &[]);
+    let dead = free_port();
+    let ws = workspace();
+    let config = format!(
+        "[mcp_servers.up]\nurl = \"http://{}/mcp\"\n\
+         [mcp_servers.py]\nurl = \"http://127.0.0.1:{port}/mcp\"\nbearer_token_env = \"PY_TOKEN\"\n\
+         [mcp_servers.dead]\nurl = \"http://127.0.0.1:{dead}/mcp\"\n",
+        upstream.addr
+    );
+    let path = write(ws.path(), "remote.toml", config)
+        .display()
+        .to_string();
+    let mut command = toolhost_command(
+        ws.path(),
+        &[
+            "--config",
+            &path,
+            "serve",
+            "--workspace",
+            ".",
+            "--mode",
+            "yolo",
+        ],
+    );
+    command.env("PY_TOKEN", TOKEN);
+    let client = Client::default();
+    let started = Instant::now();
+    let session = connect_command(command, client.clone()).await;
+    // The dead server holds nothing up: the built-ins are there at once.
+    assert!(listed(&session).await.contains(&"read_file".to_owned()));
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    // The others' tools come with a tools/list_changed.
+    tokio::time::timeout(Duration::from_secs(20), client.list_changed.notified())
+        .await
+        .expect("tools/list_changed once the servers are listed");
+    until_listed(&session, "mcp_up_read_file", 20).await;
+    until_listed(&session, "mcp_py_add", 20).await;
+
+    // toolhost's own read_file, through another toolhost.
+    let result = call(&session, "mcp_up_read_file", json!({"path": "hello.txt"}))
+        .await
+        .expect("tools/call");
+    assert!(
+        text(&result).contains("hello from upstream"),
+        "{}",
+        text(&result)
+    );
+    // A refusal of the upstream toolhost is a tool error here.
+    let result = call(&session, "mcp_up_read_file", json!({"path": "../outside"}))
+        .await
+        .expect("tools/call");
+    assert!(is_error(&result), "{}", text(&result));
+
+    // A tool added at the Python server reaches our client.
+    let result = call(&session, "mcp_py_grow", json!({}))
+        .await
+        .expect("tools/call");
+    assert_eq!(text(&result), "grown");
+    tokio::time::timeout(Duration::from_secs(20), client.list_changed.notified())
+        .await
+        .expect("the remote list_changed passed on");
+    until_listed(&session, "mcp_py_late", 20).await;
+    let result = call(&session, "mcp_py_late", json!({}))
+        .await
+        .expect("tools/call");
+    assert_eq!(text(&result), "late tool here");
+
+    // A server that is down: a clear failure, and the next tool is fine.
+    let result = call(&session, "mcp_dead_anything", json!({}))
+        .await
+        .expect("tools/call");
+    assert!(
+        is_error(&result) && text(&result).contains("cannot be reached"),
+        "{}",
+        text(&result)
+    );
+    server.take();
+    let result = call(&session, "mcp_py_add", json!({"a": 1, "b": 1}))
+        .await
+        .expect("tools/call");
+    assert!(is_error(&result), "{}", text(&result));
+    assert!(text(&result).contains("`py`"), "{}", text(&result));
+    let result = call(&session, "mcp_up_read_file", json!({"path": "hello.txt"}))
+        .await
+        .expect("tools/call");
+    assert!(!is_error(&result), "{}", text(&result));
+
+    // Back up at the same address: retried, and served again.
+    let _server = py_server(&py, port, TOKEN);
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let result = call(&session, "mcp_py_add", json!({"a": 20, "b": 22}))
+            .await
+            .expect("tools/call");
+        if !is_error(&result) {
+            assert_eq!(text(&result), "42");
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "never reconnected: {}",
+            text(&result)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    session.cancel().await.expect("close");
+}
+
+#[test]
+fn bad_sections_are_refused_with_what_to_do() {
+    let ws = workspace();
+    for (section, expect) in [
+        ("[mcp_servers.x]\n", "neither `url` nor `command`"),
+        (
+            "[mcp_servers.x]\nurl = \"http://a/mcp\"\ncommand = \"b\"\n",
+            "both `url` and `command`",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"ftp://a/mcp\"\n",
+            "not an http or https URL",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"http://example.com/mcp\"\nbearer_token_env = \"T\"\n",
+            "plain http",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"https://a/mcp\"\nbearer_token_env = \"sk-123 secret\"\n",
+            "must name an environment variable",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"https://a/mcp\"\nargs = [\"-v\"]\n",
+            "applies to a stdio server",
+        ),
+        (
+            "[mcp_servers.x]\ncommand = \"srv\"\nbearer_token_env = \"T\"\n",
+            "pass a stdio server its token in `env`",
+        ),
+        (
+            "[mcp_servers.a-b]\ncommand = \"srv\"\n[mcp_servers.a_b]\ncommand = \"srv\"\n",
+            "both `a_b`",
+        ),
+        (
+            "[mcp_servers.x]\ncommand = \"srv\"\ntimeout_secs = 0\n",
+            "timeout_secs is 0",
+        ),
+        (
+            "[mcp_servers.x]\ncommand = \"srv\"\nport = 3\n",
+            "unknown field",
+        ),
+    ] {
+        write(ws.path(), "bad.toml", section);
+        let out = toolhost(ws.path(), &["--config", "bad.toml", "tools"]);
+        assert!(!out.status.success(), "{section} was accepted");
+        assert!(stderr(&out).contains(expect), "{section}: {}", stderr(&out));
+    }
+}

@@ -1,0 +1,109 @@
+"""A small MCP server written with the official Python SDK (the `mcp`
+package), which toolhost imports as remote tools (`[mcp_servers]`).
+
+Usage: remote_server.py stdio
+       remote_server.py http PORT [TOKEN]
+
+Run by the e2e tests in tests/e2e/remote.rs. Its tools:
+- echo(text): the text back;
+- add(a, b): a + b, with structured output;
+- getWeather(city): a camelCase name (toolhost calls it get_weather);
+- fail(message): a tool error (isError) with the message;
+- slow(seconds): answers after sleeping;
+- grow(): adds the tool `late` and tells the clients (tools/list_changed);
+- environment(name): the value of an environment variable, or "unset".
+Over HTTP with a TOKEN, every request must carry `Authorization: Bearer
+TOKEN`.
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("python-remote")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool(name="getWeather")
+def get_weather(city: str) -> str:
+    """The weather in a city (always sunny here)."""
+    return f"sunny in {city}"
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Fail with the message."""
+    raise ToolError(message)
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Answer after sleeping."""
+    await asyncio.sleep(seconds)
+    return "done"
+
+
+def late() -> str:
+    """A tool added while the server runs."""
+    return "late tool here"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `late` and tell the clients the list changed."""
+    server.add_tool(late, name="late")
+    # Subscribers (2026-07-28) hear it on the bus; clients of earlier
+    # versions, like toolhost's, as a plain notification.
+    await ctx.notify_tools_changed()
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.tool()
+def environment(name: str) -> str:
+    """The value of an environment variable, or `unset`."""
+    return os.environ.get(name, "unset")
+
+
+def main():
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+        return
+    port = int(sys.argv[2])
+    token = sys.argv[3] if len(sys.argv) > 3 else None
+    app = server.streamable_http_app()
+    if token:
+        inner = app
+
+        async def app(scope, receive, send):
+            if scope["type"] == "http":
+                headers = dict(scope.get("headers") or [])
+                if headers.get(b"authorization") != f"Bearer {token}".encode():
+                    await send({"type": "http.response.start", "status": 401,
+                                "headers": [(b"content-type", b"text/plain")]})
+                    await send({"type": "http.response.body", "body": b"bad token"})
+                    return
+            await inner(scope, receive, send)
+
+    import uvicorn
+
+    print(f"listening on {port}", flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
