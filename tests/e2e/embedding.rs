@@ -98,8 +98,7 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let transport =
-            rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+        let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
         let client = ().serve(transport).await.unwrap();
         let tools = client.list_all_tools().await.unwrap();
         let message = tools.iter().find(|t| t.name == "message").expect("listed");

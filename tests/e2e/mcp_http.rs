@@ -153,10 +153,7 @@ async fn http_serves_the_same_flow_on_loopback() {
     let (status, body) = raw(&server.addr, "GET", "/health", &[], "");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\"status\":\"ok\""), "{body}");
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
-        "http://{}/mcp",
-        server.addr
-    ));
+    let transport = crate::support::http_transport(format!("http://{}/mcp", server.addr));
     let session = ().serve(transport).await.expect("initialize over HTTP");
     the_whole_flow(&session, ws.path()).await;
     session.cancel().await.expect("close");
@@ -231,16 +228,14 @@ fn a_public_address_without_a_token_is_refused() {
 
 /// An rmcp client of the HTTP server at `addr`.
 async fn http_client(addr: &str) -> RunningService<RoleClient, ()> {
-    let transport =
-        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
     ().serve(transport).await.expect("initialize over HTTP")
 }
 
 /// An rmcp client of the HTTP server at `addr`, with the test client's
 /// handler (it hears list_changed notifications).
 async fn http_session(addr: &str, client: Client) -> crate::mcp::Session {
-    let transport =
-        rmcp::transport::StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
+    let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
     client.serve(transport).await.expect("initialize over HTTP")
 }
 
@@ -606,10 +601,7 @@ async fn long_calls_report_progress_over_http() {
     let ws = workspace();
     let server = http_server(ws.path(), &[]);
     let client = Client::default();
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
-        "http://{}/mcp",
-        server.addr
-    ));
+    let transport = crate::support::http_transport(format!("http://{}/mcp", server.addr));
     let session = client.clone().serve(transport).await.expect("initialize");
     progress_flow(&session, &client).await;
     session.cancel().await.expect("close");
@@ -672,10 +664,7 @@ async fn a_plugins_log_lines_go_only_to_the_client_that_called_it() {
     let fixtures = crate::support::fixtures_dir().display().to_string();
     let server = http_server(ws.path(), &["--plugin-dir", &fixtures]);
     let connect = |client: Client| {
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
-            "http://{}/mcp",
-            server.addr
-        ));
+        let transport = crate::support::http_transport(format!("http://{}/mcp", server.addr));
         async move { client.serve(transport).await.expect("initialize over HTTP") }
     };
     let (a_client, b_client) = (Client::default(), Client::default());

@@ -246,3 +246,14 @@ pub fn content_lines(v: &serde_json::Value) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// rmcp's streamable HTTP client transport to `uri`. toolhost's MCP client
+/// brings reqwest with rustls and no process-wide crypto provider (its own
+/// client is given ring directly), so a default reqwest client, as rmcp's
+/// `from_uri` builds, needs one installed first.
+pub fn http_transport(
+    uri: impl Into<std::sync::Arc<str>>,
+) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    rmcp::transport::StreamableHttpClientTransport::from_uri(uri)
+}
