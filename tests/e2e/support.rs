@@ -252,7 +252,7 @@ pub fn content_lines(v: &serde_json::Value) -> Vec<String> {
 /// client is given ring directly), so a default reqwest client, as rmcp's
 /// `from_uri` builds, needs one installed first.
 pub fn http_transport(
-    uri: impl Into<std::sync::Arc<str>>,
+    uri: impl Into<Arc<str>>,
 ) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     rmcp::transport::StreamableHttpClientTransport::from_uri(uri)
