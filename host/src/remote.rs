@@ -36,10 +36,11 @@ use crate::types::context::CancelToken;
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, Implementation, JsonObject, PaginatedRequestParams, ProtocolVersion,
+    ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceError, ServiceExt as _};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::BufRead as _;
@@ -55,10 +56,26 @@ pub const PREFIX: &str = "mcp_";
 /// Tool names are at most this long (the model APIs' limit).
 const MAX_NAME_LEN: usize = 64;
 
+/// The most tools offered from one server (a model cannot choose among
+/// more, and each costs schema space in every request).
+const MAX_TOOLS: usize = 256;
+
+/// The most pages of `tools/list` asked for.
+const MAX_PAGES: usize = 64;
+
 /// The first pause before connecting again after a failure; it doubles
 /// with each failure in a row, up to [`MAX_RETRY_PAUSE`].
 const FIRST_RETRY_PAUSE: Duration = Duration::from_secs(2);
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(60);
+
+/// How long a stopped call waits for its cancellation to be sent.
+const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
+/// The most bytes of a server's error message kept.
+const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// The most bytes of a tool's description kept.
+const MAX_DESCRIPTION_BYTES: usize = 8192;
 
 /// The lines of a stdio server's stderr kept for messages.
 const STDERR_LINES: usize = 8;
@@ -117,10 +134,21 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
-    /// What it is, for messages: its URL or its command line.
+    /// What it is, for messages: its URL without the query (which may
+    /// carry a key), or its command line.
     pub fn target(&self) -> String {
         match &self.transport {
-            Transport::Http { url, .. } => url.clone(),
+            Transport::Http { url, .. } => url
+                .parse::<http::Uri>()
+                .map(|u| {
+                    format!(
+                        "{}://{}{}",
+                        u.scheme_str().unwrap_or("http"),
+                        u.authority().map_or("", |a| a.as_str()),
+                        u.path()
+                    )
+                })
+                .unwrap_or_else(|_| "its URL".to_owned()),
             Transport::Stdio { command, args, .. } => {
                 let mut argv = vec![command.clone()];
                 argv.extend(args.iter().cloned());
@@ -246,6 +274,8 @@ impl RemoteServers {
                     tools: Mutex::new(None),
                     down: Mutex::new(None),
                     retry_scheduled: AtomicBool::new(false),
+                    relisting: AtomicBool::new(false),
+                    relist_again: AtomicBool::new(false),
                     tried: watch::Sender::new(false),
                     shared: Arc::clone(&shared),
                     handle: runtime.handle().clone(),
@@ -267,12 +297,17 @@ impl RemoteServers {
         self.server_of(tool).is_some()
     }
 
+    /// The server whose tools are named like `tool` (the longest name
+    /// that fits, for servers `a` and `a_b`).
     fn server_of(&self, tool: &str) -> Option<&Arc<Server>> {
-        self.servers.iter().find(|s| {
-            tool.strip_prefix(PREFIX)
-                .and_then(|rest| rest.strip_prefix(s.spec.name.as_str()))
-                .is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'))
-        })
+        self.servers
+            .iter()
+            .filter(|s| {
+                tool.strip_prefix(PREFIX)
+                    .and_then(|rest| rest.strip_prefix(s.spec.name.as_str()))
+                    .is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'))
+            })
+            .max_by_key(|s| s.spec.name.len())
     }
 
     /// Why `tool`, which no listed tool is, may still be one of a server
@@ -332,57 +367,66 @@ impl RemoteServers {
         }
     }
 
-    /// Connect servers that failed for want of something the host now has
-    /// (a workspace) at once rather than at their next try.
-    pub(crate) fn retry_now(&self) {
+    /// The workspace was set or replaced: a stdio server already started
+    /// runs in the old one (its view, its working directory), so it is
+    /// started again in the new one; a server that failed (for want of a
+    /// workspace, say) is tried again at once.
+    pub(crate) fn workspace_changed(&self) {
         for server in &self.servers {
-            if server.down_since().is_some() {
+            let stdio = matches!(server.spec.transport, Transport::Stdio { .. });
+            if stdio && *server.tried.borrow() {
+                server.restart_in_background();
+            } else if server.down_since().is_some() {
                 server.connect_in_background();
             }
         }
     }
 
     /// The first time the tools are used: connect the servers configured
-    /// to connect on first use, waiting for each at most its connect
-    /// timeout. Later calls return at once.
+    /// to connect on first use. Each use then waits until each has been
+    /// tried once (see [`RemoteServers::wait_tried`]).
     pub(crate) fn first_use(&self, launcher: impl FnOnce() -> Launcher) {
-        if !self.first_use.swap(false, Ordering::AcqRel) {
-            return;
+        if self.first_use.swap(false, Ordering::AcqRel) {
+            let mut slot = self
+                .shared
+                .launcher
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if slot.is_none() {
+                *slot = Some(launcher());
+            }
+            drop(slot);
+            for server in self
+                .servers
+                .iter()
+                .filter(|s| s.spec.connect == Connect::FirstUse)
+            {
+                server.connect_in_background();
+            }
         }
-        let mut slot = self
-            .shared
-            .launcher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(launcher());
-        }
-        drop(slot);
-        let waits: Vec<_> = self
-            .servers
-            .iter()
-            .filter(|s| s.spec.connect == Connect::FirstUse)
-            .map(|s| {
-                s.connect_in_background();
-                (Arc::clone(s), s.spec.connect_timeout)
-            })
-            .collect();
-        for (server, timeout) in waits {
-            server.wait_tried(timeout);
-        }
+        self.wait_tried(Connect::FirstUse);
     }
 
     /// Wait until every server configured to connect at start has been
-    /// tried once (connected or failed), each at most its connect timeout
-    /// (they connect at once): for a one-shot command that lists or calls
-    /// tools once.
+    /// tried once: for a one-shot command that lists or calls tools once.
     pub(crate) fn wait_for_start(&self) {
+        self.wait_tried(Connect::Start);
+    }
+
+    /// Wait until each server connecting `when` has been tried once
+    /// (connected or failed), all together at most the longest of their
+    /// connect timeouts. Never on a thread of an async runtime (an MCP
+    /// server's protocol thread): there the tools arrive later, with a
+    /// `tools/list_changed`.
+    fn wait_tried(&self, when: Connect) {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return;
+        }
         let started = Instant::now();
-        for server in self
-            .servers
-            .iter()
-            .filter(|s| s.spec.connect == Connect::Start)
-        {
+        for server in self.servers.iter().filter(|s| s.spec.connect == when) {
+            if *server.tried.borrow() {
+                continue;
+            }
             let left =
                 (started + server.spec.connect_timeout).saturating_duration_since(Instant::now());
             server.wait_tried(left);
@@ -413,8 +457,17 @@ impl RemoteServers {
             let Some(tools) = server.listed() else {
                 continue;
             };
+            if tools.len() > MAX_TOOLS {
+                problems.push((
+                    format!("[mcp_servers.{}]", server.spec.name),
+                    format!(
+                        "it lists {} tools; only the first {MAX_TOOLS} are offered",
+                        tools.len()
+                    ),
+                ));
+            }
             let mut seen: BTreeMap<String, String> = BTreeMap::new();
-            for tool in tools.iter() {
+            for tool in tools.iter().take(MAX_TOOLS) {
                 let local = format!("{PREFIX}{}_{}", server.spec.name, snake_case(&tool.name));
                 let at = format!("[mcp_servers.{}] tool `{}`", server.spec.name, tool.name);
                 if let Some(first) = seen.get(&local) {
@@ -482,7 +535,7 @@ fn tool_info(local: &str, tool: &Tool, spec: &ServerSpec) -> ToolInfo {
                     tool.name, spec.name
                 )
             },
-            str::to_owned,
+            |d| cut(d.to_owned(), MAX_DESCRIPTION_BYTES),
         );
     let title = tool
         .title
@@ -532,6 +585,9 @@ struct Server {
     tools: Mutex<Option<Arc<Vec<Tool>>>>,
     down: Mutex<Option<Down>>,
     retry_scheduled: AtomicBool,
+    /// A listing after `tools/list_changed` is running; another is wanted.
+    relisting: AtomicBool,
+    relist_again: AtomicBool,
     /// True once the first attempt to connect has ended.
     tried: watch::Sender<bool>,
     shared: Arc<Shared>,
@@ -586,6 +642,19 @@ impl Server {
             drop(slot);
             self.shared.changes.send_modify(|n| *n += 1);
         }
+    }
+
+    /// Drop the connection (a stdio server's process is killed with it)
+    /// and connect again.
+    fn restart_in_background(self: &Arc<Self>) {
+        let server = Arc::clone(self);
+        self.handle.spawn(async move {
+            let mut link = server.link.lock().await;
+            *server.peer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            *link = None;
+            drop(link);
+            let _ = server.connect().await;
+        });
     }
 
     fn connect_in_background(self: &Arc<Self>) {
@@ -744,9 +813,7 @@ impl Server {
                 }
             }
         };
-        let tools = service
-            .peer()
-            .list_all_tools()
+        let tools = list_capped(service.peer())
             .await
             .map_err(|e| format!("listing its tools failed: {e}"))?;
         Ok((Link { service, process }, tools))
@@ -785,52 +852,133 @@ impl Server {
         self.failed(format!("the connection was lost ({why}){note}"));
     }
 
-    async fn relist(self: &Arc<Self>, peer: &Peer<RoleClient>) {
-        match peer.list_all_tools().await {
-            Ok(tools) => self.set_tools(tools),
-            Err(err) => {
-                tracing::warn!(server = %self.spec.name, %err, "cannot list the MCP server's tools again");
-            }
+    /// List the tools again after the server said they changed. One
+    /// listing at a time: notifications that come meanwhile are answered
+    /// by one more listing after it, however many they are.
+    fn relist(self: &Arc<Self>, peer: Peer<RoleClient>) {
+        self.relist_again.store(true, Ordering::Release);
+        if self.relisting.swap(true, Ordering::AcqRel) {
+            return;
         }
+        let server = Arc::clone(self);
+        self.handle.spawn(async move {
+            loop {
+                server.relist_again.store(false, Ordering::Release);
+                match tokio::time::timeout(server.spec.connect_timeout, list_capped(&peer)).await {
+                    Ok(Ok(tools)) => server.set_tools(tools),
+                    Ok(Err(err)) => {
+                        tracing::warn!(server = %server.spec.name, %err, "cannot list the MCP server's tools again");
+                    }
+                    Err(_) => {
+                        tracing::warn!(server = %server.spec.name, "listing the MCP server's tools again took too long");
+                    }
+                }
+                server.relisting.store(false, Ordering::Release);
+                if !server.relist_again.load(Ordering::Acquire)
+                    || server.relisting.swap(true, Ordering::AcqRel)
+                {
+                    return;
+                }
+            }
+        });
     }
 
-    /// One `tools/call`, mapped to a tool result.
+    /// One `tools/call`, mapped to a tool result; when `stop` is told, the
+    /// request is cancelled at the server (`notifications/cancelled`).
     async fn call(
         self: Arc<Self>,
         remote_name: String,
         args: JsonObject,
         max_bytes: usize,
+        stop: Arc<tokio::sync::Notify>,
     ) -> Outcome {
-        let unreachable = |why: String| {
-            CallError::new(
+        let peer = self
+            .peer_for_call()
+            .await
+            .map_err(|why| self.unreachable(why))?;
+        let params = CallToolRequestParams::new(remote_name.clone()).with_arguments(args);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.call_failed(&peer, &remote_name, err, max_bytes).await),
+        };
+        let answer = tokio::select! {
+            answer = &mut handle.rx => answer,
+            () = stop.notified() => {
+                let reason = "the caller stopped waiting (cancelled or past its deadline)";
+                if let Err(err) = handle.cancel(Some(reason.to_owned())).await {
+                    tracing::debug!(%err, server = %self.spec.name, "cannot send notifications/cancelled");
+                }
+                return Err(CallError::new(ErrorKind::Cancelled, reason));
+            }
+        };
+        match answer {
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                self.result(&remote_name, result, max_bytes)
+            }
+            Ok(Ok(_)) => Err(CallError::new(
                 ErrorKind::Failed,
                 format!(
-                    "the MCP server `{}` ({}) cannot be reached: {why}",
-                    self.spec.name,
-                    self.spec.target()
+                    "the MCP server `{}` answered `{remote_name}` with something other than a tool result",
+                    self.spec.name
                 ),
-            )
-            .with_hint("check that the server runs and its [mcp_servers] section is right; other tools are not affected")
-        };
-        let peer = self.peer_for_call().await.map_err(unreachable)?;
-        let params = CallToolRequestParams::new(remote_name.clone()).with_arguments(args);
-        match peer.call_tool(params).await {
-            Ok(result) => self.result(&remote_name, result, max_bytes),
-            Err(ServiceError::McpError(error)) => {
+            )),
+            Ok(Err(err)) => Err(self.call_failed(&peer, &remote_name, err, max_bytes).await),
+            Err(_) => Err(self
+                .call_failed(
+                    &peer,
+                    &remote_name,
+                    ServiceError::TransportClosed,
+                    max_bytes,
+                )
+                .await),
+        }
+    }
+
+    /// The error of a server that cannot be reached.
+    fn unreachable(&self, why: String) -> CallError {
+        CallError::new(
+            ErrorKind::Failed,
+            format!(
+                "the MCP server `{}` ({}) cannot be reached: {why}",
+                self.spec.name,
+                self.spec.target()
+            ),
+        )
+        .with_hint("check that the server runs and its [mcp_servers] section is right; other tools are not affected")
+    }
+
+    /// A request that failed: the server's JSON-RPC error (cut at
+    /// `max_bytes`), or a broken connection, noted so the next call
+    /// reconnects.
+    async fn call_failed(
+        self: &Arc<Self>,
+        peer: &Peer<RoleClient>,
+        remote_name: &str,
+        err: ServiceError,
+        max_bytes: usize,
+    ) -> CallError {
+        match err {
+            ServiceError::McpError(error) => {
                 let kind = if error.code == rmcp::model::ErrorCode::INVALID_PARAMS {
                     ErrorKind::InvalidInput
                 } else {
                     ErrorKind::Failed
                 };
-                Err(CallError::new(
+                CallError::new(
                     kind,
                     format!(
                         "the MCP server `{}` refused `{remote_name}`: {} (JSON-RPC error {})",
-                        self.spec.name, error.message, error.code.0
+                        self.spec.name,
+                        cut(error.message.to_string(), max_bytes.min(MAX_MESSAGE_BYTES)),
+                        error.code.0
                     ),
-                ))
+                )
             }
-            Err(err) => {
+            err => {
                 let why = err.to_string();
                 if peer.is_transport_closed()
                     || matches!(
@@ -840,21 +988,21 @@ impl Server {
                 {
                     self.lost(why.clone()).await;
                 }
-                Err(unreachable(why))
+                self.unreachable(why)
             }
         }
     }
 
     fn result(&self, remote_name: &str, result: CallToolResult, max_bytes: usize) -> Outcome {
-        let mut content = content_text(&result);
-        if content.len() > max_bytes {
-            let mut cut = max_bytes;
-            while !content.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            content.truncate(cut);
+        let mut content = cut(content_text(&result), max_bytes);
+        let mut structured = result.structured_content;
+        if structured
+            .as_ref()
+            .is_some_and(|s| s.to_string().len() > max_bytes)
+        {
+            structured = None;
             content.push_str(&format!(
-                "\n[toolhost: the MCP server's answer was cut at {max_bytes} bytes]"
+                "\n[toolhost: the server's structured result was larger than {max_bytes} bytes and was left out]"
             ));
         }
         if result.is_error == Some(true) {
@@ -870,10 +1018,43 @@ impl Server {
         }
         Ok(PluginOutput {
             content,
-            structured: result.structured_content,
+            structured,
             changed_paths: Vec::new(),
         })
     }
+}
+
+/// `text` cut at `max_bytes` (on a character boundary), with a note.
+fn cut(mut text: String, max_bytes: usize) -> String {
+    if text.len() > max_bytes {
+        let mut at = max_bytes;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push_str(&format!(
+            "\n[toolhost: the MCP server's answer was cut at {max_bytes} bytes]"
+        ));
+    }
+    text
+}
+
+/// A server's tools, page by page: at most [`MAX_PAGES`] pages, and no
+/// page asked for once more than [`MAX_TOOLS`] are in (a server cannot
+/// make the host list forever).
+async fn list_capped(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        cursor = page.next_cursor;
+        if cursor.is_none() || tools.len() > MAX_TOOLS {
+            break;
+        }
+    }
+    Ok(tools)
 }
 
 /// The text of a result's content blocks: text as it is, anything else
@@ -932,6 +1113,7 @@ fn http_client() -> Result<reqwest::Client, String> {
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| format!("cannot set up its HTTP client: {e}"))
@@ -988,9 +1170,7 @@ impl ClientHandler for Listener {
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
             // Listed on a task of its own: the connection keeps reading.
-            server.handle.clone().spawn(async move {
-                server.relist(&context.peer).await;
-            });
+            server.relist(context.peer);
         }
     }
 }
@@ -1008,10 +1188,12 @@ impl Forwarded for RemoteTool {
             _ => JsonObject::new(),
         };
         let timeout = request.limits.timeout.min(self.server.spec.call_timeout);
+        let stop = Arc::new(tokio::sync::Notify::new());
         let task = Arc::clone(&self.server).call(
             self.remote_name.clone(),
             args,
             request.limits.max_output_bytes,
+            Arc::clone(&stop),
         );
         let (tx, rx) = std::sync::mpsc::channel();
         let running = self.server.handle.spawn(async move {
@@ -1019,7 +1201,10 @@ impl Forwarded for RemoteTool {
         });
         let until = Instant::now() + timeout;
         let stopped = |kind: ErrorKind, what: String| {
-            // Dropping the request cancels it at the server too.
+            // The task cancels the request at the server; it has a moment
+            // to send that before it is dropped.
+            stop.notify_one();
+            let _ = rx.recv_timeout(CANCEL_GRACE);
             running.abort();
             Err(CallError::new(kind, what))
         };

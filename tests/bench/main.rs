@@ -17,6 +17,9 @@
 //!   directly, and the policy check alone on a compound line;
 //! - MCP throughput over stdio at 1 and 50 calls in flight (mcp.rs), against
 //!   the in-process executor, and the time to answer after a cancel;
+//! - a remote MCP server's tool (`toolhost serve --http` upstream) through
+//!   the executor vs the same upstream called by rmcp's client directly
+//!   (remote.rs);
 //! - a JavaScript dynamic tool per call vs the echo component and native
 //!   Rust (dynamic.rs);
 //! - tool authors: `toolhost new` to a passing test in Rust, JavaScript and
@@ -28,6 +31,7 @@
 mod authors;
 mod dynamic;
 mod mcp;
+mod remote;
 mod search;
 mod startup;
 
@@ -43,7 +47,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "startup",
     "compile",
     "overhead",
@@ -51,6 +55,7 @@ const SECTIONS: [&str; 9] = [
     "search",
     "commands",
     "mcp",
+    "remote",
     "dynamic",
     "authors",
 ];
@@ -95,6 +100,9 @@ fn main() {
     if wanted("mcp") {
         let baseline = in_process_rate(&runtime, 20_000 / scale);
         mcp::run(cache.path(), baseline, 20_000 / scale);
+    }
+    if wanted("remote") {
+        remote::run(&runtime, cache.path(), 2_000 / scale);
     }
     if wanted("dynamic") {
         dynamic::run(&runtime, 2_000 / scale);

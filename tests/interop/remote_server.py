@@ -9,7 +9,8 @@ Run by the e2e tests in tests/e2e/remote.rs. Its tools:
 - add(a, b): a + b, with structured output;
 - getWeather(city): a camelCase name (toolhost calls it get_weather);
 - fail(message): a tool error (isError) with the message;
-- slow(seconds): answers after sleeping;
+- slow(seconds, marker): answers after sleeping, or writes `marker` when
+  the client cancels the request first;
 - grow(): adds the tool `late` and tells the clients (tools/list_changed);
 - environment(name): the value of an environment variable, or "unset".
 Over HTTP with a TOKEN, every request must carry `Authorization: Bearer
@@ -51,9 +52,15 @@ def fail(message: str) -> str:
 
 
 @server.tool()
-async def slow(seconds: float) -> str:
-    """Answer after sleeping."""
-    await asyncio.sleep(seconds)
+async def slow(seconds: float, marker: str = "") -> str:
+    """Answer after sleeping; if the client cancels first, write `marker`."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        if marker:
+            with open(marker, "w") as f:
+                f.write("cancelled")
+        raise
     return "done"
 
 

@@ -93,6 +93,12 @@ impl McpServerSection {
             (Some(url), None) => {
                 let parsed = url.parse::<http::Uri>();
                 match parsed {
+                    Ok(uri) if uri.authority().is_some_and(|a| a.as_str().contains('@')) => {
+                        problems.push(format!(
+                            "{key}.url carries a user name or password; put a token in the \
+                             variable `bearer_token_env` names instead"
+                        ));
+                    }
                     Ok(uri)
                         if matches!(uri.scheme_str(), Some("http" | "https"))
                             && uri.host().is_some() => {}

@@ -128,6 +128,9 @@ impl Executor {
         if let Some(store) = &self.dynamic_store {
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
+        // With the remote tools as they are now, swapped in before a
+        // refresh of them can swap in an older registry.
+        let _remote = self.remote_lock();
         problems.extend(self.add_remote_tools(&mut registry));
         *self.deferred.lock().unwrap_or_else(PoisonError::into_inner) = deferred;
         Ok((self.replace_registry(registry), problems))
@@ -307,6 +310,9 @@ impl Executor {
         None
     }
     pub(super) fn workspace_changed(&self) {}
+    pub(super) fn remote_lock(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        None
+    }
     pub(super) fn refresh_remote_tools(&self) {}
     pub(super) fn add_remote_tools(&self, _registry: &mut Registry) -> Vec<LoadProblem> {
         Vec::new()

@@ -70,7 +70,7 @@ impl Executor {
                 .map(ToString::to_string)
                 .collect();
         }
-        self.confirm(name, &parsed, sensitivity, &*confirmer, options)?;
+        self.confirm(&plugin, &parsed, sensitivity, &*confirmer, options)?;
         if options.context.dry_run
             && let Some(described) = dry_run(&plugin, &parsed, sensitivity, &mut grant)
         {
@@ -157,7 +157,7 @@ impl Executor {
     /// that only runs commands is asked about by the broker, per command).
     fn confirm(
         &self,
-        name: &str,
+        plugin: &Plugin,
         parsed: &serde_json::Value,
         sensitivity: Sensitivity,
         confirmer: &dyn Confirmer,
@@ -167,7 +167,16 @@ impl Executor {
         if options.context.dry_run || !sensitivity.needs_confirmation(self.mode) {
             return Ok(());
         }
-        let reason = if sensitivity.is_sensitive() {
+        let name = plugin.name();
+        let reason = if let crate::plugin::Origin::Remote(server) = plugin.origin()
+            && sensitivity.is_sensitive()
+        {
+            format!(
+                "it is a tool of the MCP server `{server}`, which may change anything it reaches \
+                 (its section does not say `read_only = true`), and the mode is {}",
+                self.mode.as_str()
+            )
+        } else if sensitivity.is_sensitive() {
             format!(
                 "it is sensitive (it can change files or run commands) and the mode is {}",
                 self.mode.as_str()

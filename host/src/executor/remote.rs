@@ -79,12 +79,12 @@ impl Executor {
         }
     }
 
-    /// The workspace was set or replaced: a stdio server that could not
-    /// start without one is tried again at once.
+    /// The workspace was set or replaced: stdio servers start again in
+    /// it (see [`RemoteServers::workspace_changed`]).
     pub(super) fn workspace_changed(&self) {
         if let Some(servers) = &self.remote {
             servers.set_launcher(self.remote_launcher());
-            servers.retry_now();
+            servers.workspace_changed();
         }
     }
 
@@ -143,6 +143,17 @@ impl Executor {
         problems
     }
 
+    /// Held while the registry's remote tools are made and swapped in
+    /// (by a refresh or a reload), so neither swaps in an older set.
+    pub(super) fn remote_lock(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        self.remote.as_ref()?;
+        Some(
+            self.remote_refresh
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
     /// Bring the registry's remote tools in step with what the servers
     /// list, if a list changed since (the change was announced when it
     /// happened; this only makes the registry show it).
@@ -154,10 +165,7 @@ impl Executor {
         if !stale() {
             return;
         }
-        let _one = self
-            .remote_refresh
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _one = self.remote_lock();
         if !stale() {
             return;
         }

@@ -137,6 +137,13 @@ pub async fn serve_http(
         .merge(health);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
+    // No Nagle: a result written right after the SSE priming event must
+    // not wait for the client's delayed ACK (about 40 ms a call).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!(%err, "cannot set TCP_NODELAY");
+        }
+    });
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;

@@ -1,0 +1,146 @@
+//! Remote MCP tools: `echo` of a real `toolhost serve --http` upstream,
+//! called as `mcp_up_echo` through `Executor::call` (validation, the
+//! pipeline, rmcp's client, HTTP, the upstream's own pipeline), against the
+//! same upstream called directly by rmcp's client (what the network and
+//! the upstream cost alone) and the local `echo` through the executor.
+
+use crate::{echo_registry, percentiles, time_n, us};
+use std::io::BufRead as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use toolhost::remote::{Connect, RemoteServers, ServerSpec, Transport};
+use toolhost::{CallOptions, Executor, Mode, Runtime};
+
+/// Run the section: `n` calls per measurement.
+pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
+    println!("\n## Remote MCP tools (`echo` of a `toolhost serve --http` upstream)");
+    let ws = tempfile::tempdir().expect("temp");
+    let home = tempfile::tempdir().expect("temp");
+    let mut upstream = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--mode",
+            "yolo",
+            "--plugin-dir",
+        ])
+        .arg(env!("TOOLHOST_FIXTURES_DIR"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .env("XDG_CONFIG_HOME", home.path().join("no-config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env_remove("TOOLHOST_CONFIG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolhost serve --http");
+    let mut lines = std::io::BufReader::new(upstream.stderr.take().expect("stderr")).lines();
+    let mut said = Vec::new();
+    let url = loop {
+        let Some(Ok(line)) = lines.next() else {
+            panic!("toolhost serve --http ended: {said:?}");
+        };
+        if let Some(rest) = line.strip_prefix("serving MCP on ") {
+            break rest.trim().to_owned();
+        }
+        said.push(line);
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    let servers = RemoteServers::new(vec![ServerSpec {
+        name: "up".to_owned(),
+        transport: Transport::Http {
+            url: url.clone(),
+            bearer_token_env: None,
+        },
+        read_only: false,
+        connect: Connect::Start,
+        connect_timeout: std::time::Duration::from_secs(10),
+        call_timeout: std::time::Duration::from_secs(60),
+    }])
+    .expect("client runtime");
+    let executor = Executor::new(Arc::clone(runtime), echo_registry(runtime))
+        .with_mode(Mode::Yolo)
+        .with_remote_servers(servers);
+    executor.connect_remote_servers();
+    // The upstream compiles its plugin files after it starts; `echo` comes
+    // with a tools/list_changed.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while executor.lookup("mcp_up_echo").is_err() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the upstream never listed echo"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let options = CallOptions::default();
+    let call = |tool: &str| {
+        let r = executor.call(tool, r#"{"n":1}"#, &options);
+        assert!(r.success, "{tool}: {:?}", r.error);
+    };
+    for _ in 0..n / 10 {
+        call("mcp_up_echo");
+        call("echo");
+    }
+    let (mut local, _) = time_n(n, || call("echo"));
+    let (mut remote, total) = time_n(n, || call("mcp_up_echo"));
+
+    // The same upstream through rmcp's client alone.
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let mut direct = tokio.block_on(async {
+        use rmcp::ServiceExt as _;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+        let info = rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("toolhost", "0.1.0"),
+        )
+        .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
+        let client = info.serve(transport).await.expect("initialize");
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut args = serde_json::Map::new();
+            args.insert("n".into(), 1.into());
+            let t = std::time::Instant::now();
+            let r = client
+                .call_tool(rmcp::model::CallToolRequestParams::new("echo").with_arguments(args))
+                .await
+                .expect("echo");
+            assert_ne!(r.is_error, Some(true));
+            samples.push(t.elapsed());
+        }
+        client.cancel().await.expect("close");
+        samples
+    });
+    let _ = upstream.kill();
+    let _ = upstream.wait();
+
+    let (l50, l99) = percentiles(&mut local);
+    let (r50, r99) = percentiles(&mut remote);
+    let (d50, d99) = percentiles(&mut direct);
+    println!(
+        "local echo (executor):           p50 {:>8.1} µs   p99 {:>8.1} µs",
+        us(l50),
+        us(l99)
+    );
+    println!(
+        "rmcp client -> upstream directly: p50 {:>8.1} µs   p99 {:>8.1} µs",
+        us(d50),
+        us(d99)
+    );
+    println!(
+        "mcp_up_echo (executor -> remote): p50 {:>8.1} µs   p99 {:>8.1} µs   {:>6.0} calls/s  (n={n}; {:.2}x the direct client, {:+.0} µs)",
+        us(r50),
+        us(r99),
+        n as f64 / total.as_secs_f64(),
+        r50.as_secs_f64() / d50.as_secs_f64(),
+        us(r50) - us(d50)
+    );
+}
