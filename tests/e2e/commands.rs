@@ -360,3 +360,60 @@ fn no_process_survives_the_host_being_killed() {
         processes_with(&marker).is_empty()
     });
 }
+
+/// With commands disabled, the tools that only run commands are not
+/// offered (seed 000 registers run_command only when enabled); a call of
+/// one says why, and the other tools are unaffected.
+#[test]
+fn disabled_commands_hide_the_tools_that_run_them() {
+    let ws = workspace();
+    let listed = |extra: &[&str]| -> Vec<String> {
+        let mut args = extra.to_vec();
+        args.extend(["tools", "--json"]);
+        let out = toolhost(ws.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        support::json(&out)
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|t| t["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    let on = listed(&[]);
+    assert!(on.contains(&"run_command".to_owned()) && on.contains(&"process".to_owned()));
+    let off = listed(&["--no-commands"]);
+    assert!(!off.contains(&"run_command".to_owned()), "{off:?}");
+    assert!(!off.contains(&"process".to_owned()), "{off:?}");
+    assert_eq!(on.len() - off.len(), 2, "only the two command tools go");
+
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--no-commands",
+            "call",
+            "--mode",
+            "yolo",
+            "--json",
+            "run_command",
+            r#"{"command":"true"}"#,
+        ],
+    );
+    let result = support::json(&out);
+    assert_eq!(result["error"]["kind"], "denied", "{result}");
+    let message = result["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("commands are disabled") && message.contains("nothing was run"),
+        "{message}"
+    );
+
+    // The model is not told about commands either.
+    let out = toolhost(
+        ws.path(),
+        &["--no-commands", "schema", "--format", "openai"],
+    );
+    assert!(
+        !stdout(&out).contains("\"run_command\""),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -113,6 +113,19 @@ fn grep_options_change_the_set() {
         ["0 matches for `a.b`."],
         "literal, not a regex"
     );
+    // Seed 000's `recursive` (default true): false stays in the directory.
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "recursive": false})),
+        ["win.txt"]
+    );
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "path": "src", "recursive": false})),
+        ["src/main.rs"]
+    );
+    assert_eq!(
+        files(json!({"pattern": "needle", "output": "files", "path": "src", "recursive": true})),
+        ["src/lib/deep/nested.rs", "src/main.rs"]
+    );
 }
 
 #[test]

@@ -230,25 +230,38 @@ impl Executor {
     /// the profile of that name).
     pub(super) fn shows(&self, tool: &Plugin, agent: Option<&str>) -> bool {
         self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
-            && self.services_offered_for(tool)
+            && self.unavailable_here(tool).is_none()
             && tool.dynamic().is_none_or(|d| {
                 d.meta
                     .visible_to(agent, self.profile.as_ref().map(|p| p.name.as_str()))
             })
     }
 
-    /// A built-in that works through the embedder's services (message,
-    /// spawn) is shown only where every one it declares is offered: without
-    /// them it could only refuse.
-    fn services_offered_for(&self, tool: &Plugin) -> bool {
+    /// Why a built-in cannot work under this configuration, if it cannot:
+    /// one that works through the embedder's services (message, spawn)
+    /// where one it declares is not offered, or one that runs commands
+    /// (run_command, process) where commands are disabled. Such a tool is
+    /// not shown: it could only refuse.
+    pub(super) fn unavailable_here(&self, tool: &Plugin) -> Option<String> {
         if *tool.origin() != crate::plugin::Origin::Builtin {
-            return true;
+            return None;
         }
-        tool.info().capabilities.iter().all(|c| match c {
-            crate::types::tool_info::Capability::Service(name) => {
-                self.services.as_ref().is_some_and(|s| s.offers(name))
+        tool.info().capabilities.iter().find_map(|c| match c {
+            crate::types::tool_info::Capability::Service(name)
+                if !self.services.as_ref().is_some_and(|s| s.offers(name)) =>
+            {
+                Some(format!(
+                    "`{}` works through the service `{name}`, which the application running toolhost does not offer",
+                    tool.name()
+                ))
             }
-            _ => true,
+            crate::types::tool_info::Capability::Commands if !self.broker.config().enabled => {
+                Some(format!(
+                    "`{}` runs commands, and commands are disabled in this toolhost (--no-commands, or `[commands] enabled = false`)",
+                    tool.name()
+                ))
+            }
+            _ => None,
         })
     }
 

@@ -93,9 +93,19 @@ impl Executor {
     ) -> Result<Arc<Plugin>, CallError> {
         self.remote_first_use();
         self.lookup_in(registry, options.context.agent.as_deref(), name)
-            .map_err(|err| match self.unreachable_remote(name) {
-                Some(why) => CallError::new(ErrorKind::Failed, why),
-                None => CallError::new(ErrorKind::NotFound, err.to_string()),
+            .map_err(|err| {
+                let unavailable = registry
+                    .get(name)
+                    .ok()
+                    .filter(|_| self.profile.as_ref().is_none_or(|pr| pr.shows(name)))
+                    .and_then(|p| self.unavailable_here(p));
+                match (unavailable, self.unreachable_remote(name)) {
+                    (Some(why), _) => {
+                        CallError::new(ErrorKind::Denied, format!("{why}; nothing was run"))
+                    }
+                    (None, Some(why)) => CallError::new(ErrorKind::Failed, why),
+                    (None, None) => CallError::new(ErrorKind::NotFound, err.to_string()),
+                }
             })
     }
 

@@ -35,6 +35,10 @@ pub struct Args {
     /// Also search hidden files and directories (default false).
     #[serde(default)]
     pub hidden: bool,
+    /// Search subdirectories too (default true); false searches only the
+    /// files directly in `path`.
+    #[serde(default = "yes")]
+    pub recursive: bool,
 }
 
 /// What to return.
@@ -107,7 +111,7 @@ impl Tool for Grep {
             glob: (args.file_pattern != "*")
                 .then(|| Glob::new(&args.file_pattern))
                 .transpose()?,
-            recursive: true,
+            recursive: args.recursive,
             metadata: false,
         };
         let (found, why_none) = search::search_scope(&query, &scope, &base, keep)?;
