@@ -57,6 +57,24 @@ fn todo_manager_keeps_the_plan_in_its_own_state_directory() {
         0,
         "nothing in the workspace"
     );
+    // Seed 003: with no step in progress, the first pending one starts.
+    let pending = json!({"items": [
+        {"content": "Gather context", "activeForm": "Gathering context", "status": "completed"},
+        {"content": "Map domains", "activeForm": "Mapping domains", "status": "pending"},
+        {"content": "Write it up", "activeForm": "Writing it up", "status": "pending"},
+    ]});
+    let r = call(&ex, "todo_manager", &pending.to_string());
+    let s = r.structured.expect("structured");
+    assert_eq!(s["items"][1]["status"], "in_progress", "{s}");
+    assert_eq!(s["items"][2]["status"], "pending", "{s}");
+    assert_eq!(s["currentItem"]["id"], "step-2", "{s}");
+    let done = json!({"items": [
+        {"content": "Gather context", "activeForm": "Gathering context", "status": "completed"},
+    ]});
+    let s = call(&ex, "todo_manager", &done.to_string())
+        .structured
+        .expect("structured");
+    assert!(s["currentItem"].is_null(), "{s}");
     // Each rule broken is invalid_input naming it.
     let two = json!({"items": [
         {"content": "a", "activeForm": "A", "status": "in_progress"},

@@ -150,7 +150,7 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
 }
 
 /// Without an embedder's services the built-ins that need them are not
-/// listed and answer `not_found`, like any hidden tool.
+/// listed, and a call of one is refused saying which service is missing.
 #[test]
 fn without_the_services_message_and_spawn_are_not_offered() {
     let ws = workspace();
@@ -167,7 +167,13 @@ fn without_the_services_message_and_spawn_are_not_offered() {
         .collect();
     assert!(!names.contains(&"message".to_owned()) && !names.contains(&"spawn".to_owned()));
     let r = crate::support::call(&executor, "message", r#"{"content":"hi"}"#);
-    assert_eq!(r.error.unwrap().kind, toolhost::ErrorKind::NotFound);
+    let error = r.error.unwrap();
+    assert_eq!(error.kind, toolhost::ErrorKind::Denied);
+    assert!(
+        error.message.contains("service `message`") && error.message.contains("does not offer"),
+        "{}",
+        error.message
+    );
 }
 
 /// docs/embedding.md shows the example above exactly.

@@ -88,7 +88,8 @@ impl Tool for TodoManager {
         and update it as you work. Send the whole list each time (`items`: content in the \
         imperative, activeForm as the ongoing action, status pending / in_progress / \
         completed); send `{}` to read the current plan. Rules: at most 15 steps, at most one \
-        in_progress, every step needs content and activeForm. Steps get ids step-1..N. Use it \
+        in_progress (with none, the first pending step is started), every step needs content \
+        and activeForm. Steps get ids step-1..N. Use it \
         for tasks of three steps or more; mark a step completed as soon as it is done.";
 
     fn capabilities() -> Vec<Capability> {
@@ -116,7 +117,8 @@ pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
     let items = match args.items {
         None => load(&file)?,
         Some(items) => {
-            let items = check(items)?;
+            let mut items = check(items)?;
+            promote_first_pending(&mut items);
             save(&file, &items)?;
             items
         }
@@ -130,6 +132,16 @@ pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
         items,
     };
     Ok(Output::text(render(&plan)).with_structured(&plan))
+}
+
+/// Seed 003: a plan with no step in progress starts its first pending one,
+/// so there is always a `currentItem` while work remains.
+fn promote_first_pending(items: &mut [Item]) {
+    if items.iter().all(|i| i.status != Status::InProgress)
+        && let Some(first) = items.iter_mut().find(|i| i.status == Status::Pending)
+    {
+        first.status = Status::InProgress;
+    }
 }
 
 /// The rules, each broken one named; ids assigned in order.
