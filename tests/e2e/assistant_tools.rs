@@ -117,6 +117,14 @@ fn memory_save_then_search_then_get() {
         let r = call(&ex, "save_memory", &json!({ "fact": fact }).to_string());
         assert!(r.success, "{}", r.content);
     }
+    // The same fact again is reported, not stored twice.
+    let r = call(
+        &ex,
+        "save_memory",
+        r#"{"fact":"the user prefers  SHORT answers"}"#,
+    );
+    assert!(r.success, "{}", r.content);
+    assert_eq!(r.structured.expect("structured")["already_stored"], true);
     let r = call(
         &ex,
         "memory_search",

@@ -1,8 +1,10 @@
 //! The `save_memory` tool (seed 001): append a fact to today's memory log,
-//! `YYYY-MM-DD.md` in the memory directory; never a credential.
+//! `YYYY-MM-DD.md` in the memory directory; never a credential, never a
+//! fact already stored, one call at a time.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use toolhost_builtin::contract;
 use toolhost_builtin::memory;
 use toolhost_sdk::export_tool;
@@ -25,6 +27,8 @@ pub struct Saved {
     pub path: String,
     /// The fact's line in it.
     pub line: usize,
+    /// The fact was stored before (at `path`, `line`): nothing was written.
+    pub already_stored: bool,
 }
 
 /// The `save_memory` tool.
@@ -36,7 +40,8 @@ impl Tool for SaveMemory {
     const TITLE: Option<&'static str> = Some("Save a memory");
     const DESCRIPTION: &'static str = "Remember one fact across sessions (a preference, a \
         decision, where something lives): it is appended with the time to today's memory log \
-        (YYYY-MM-DD.md). Keep it to one self-contained sentence. Never save secrets: text that \
+        (YYYY-MM-DD.md); a fact already stored is reported, not saved twice. Keep it to one \
+        self-contained sentence. Never save secrets: text that \
         looks like an API key, token, password or private key is refused. Find facts later with \
         memory_search.";
 
@@ -87,6 +92,19 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
              save what the secret is for (e.g. \"the staging API key is in the team vault\") instead"
         )));
     }
+    // One call at a time: the check for the same fact and the append
+    // must not interleave with another call's.
+    let _lock = Lock::take(root)?;
+    if let Some((path, line)) = stored(root, &fact)? {
+        return Ok(Output::text(format!(
+            "Already remembered in {path} line {line}; nothing was saved."
+        ))
+        .with_structured(&Saved {
+            path,
+            line,
+            already_stored: true,
+        }));
+    }
     let name = format!("{}.md", now.strftime("%Y-%m-%d"));
     let path = root.join(&name);
     let existing = match std::fs::read_to_string(&path) {
@@ -109,11 +127,92 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
         .open(&path)
         .and_then(|mut f| f.write_all(entry.as_bytes()))
         .map_err(|e| ToolError::failed(format!("cannot write {name}: {e}")))?;
-    let saved = Saved { path: name, line };
+    let saved = Saved {
+        path: name,
+        line,
+        already_stored: false,
+    };
     Ok(
         Output::text(format!("Saved to {} line {}.", saved.path, saved.line))
             .with_structured(&saved),
     )
+}
+
+/// Where `fact` is stored already, if it is: a log line `- HH:MM FACT`
+/// with the same words, whatever their case.
+fn stored(root: &Path, fact: &str) -> Result<Option<(String, usize)>, ToolError> {
+    let wanted = fact.to_lowercase();
+    for (path, text) in memory::files(root)? {
+        for (n, line) in text.lines().enumerate() {
+            let Some(rest) = line.strip_prefix("- ") else {
+                continue;
+            };
+            let said = rest.split_once(' ').map_or("", |(_, f)| f);
+            if said
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+                == wanted
+            {
+                return Ok(Some((path, n + 1)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// How long a call waits for another to finish saving.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// A lock older than this was left by a call that died: it is broken.
+const LOCK_STALE: Duration = Duration::from_secs(30);
+
+/// The memory directory's lock: a file created exclusively, removed when
+/// dropped.
+struct Lock(PathBuf);
+
+impl Lock {
+    fn take(root: &Path) -> Result<Self, ToolError> {
+        let path = root.join(".save_memory.lock");
+        let started = Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Self(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|m| m.elapsed().ok())
+                        .is_some_and(|age| age > LOCK_STALE);
+                    if stale {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if started.elapsed() > LOCK_WAIT {
+                        return Err(ToolError::retry(
+                            "another save_memory call is still writing the memory log; try again",
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => {
+                    return Err(ToolError::failed(format!(
+                        "cannot lock the memory directory: {e}"
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +236,65 @@ mod tests {
             text,
             "# Memory 2026-11-22\n\n- 09:30 The user prefers tabs\n- 09:30 Deploys happen on Fridays\n"
         );
+    }
+
+    #[test]
+    fn a_fact_stored_already_is_reported_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        save("The user prefers tabs", dir.path(), &now).unwrap();
+        let later = at("2026-11-23T10:00:00+00:00[UTC]");
+        let again = save("the user  PREFERS tabs", dir.path(), &later).unwrap();
+        let s = again.structured().unwrap();
+        assert_eq!(s["already_stored"], true);
+        assert_eq!(
+            (s["path"].as_str(), s["line"].as_u64()),
+            (Some("2026-11-22.md"), Some(3))
+        );
+        assert!(!dir.path().join("2026-11-23.md").exists());
+        assert!(
+            !dir.path().join(".save_memory.lock").exists(),
+            "the lock is let go"
+        );
+        let other = save("The user prefers tabs to spaces", dir.path(), &later).unwrap();
+        assert_eq!(other.structured().unwrap()["already_stored"], false);
+    }
+
+    #[test]
+    fn concurrent_saves_keep_every_fact_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let (dir, now) = (dir.path(), &now);
+                s.spawn(move || {
+                    save(&format!("fact number {i}"), dir, now).unwrap();
+                    save(&format!("fact number {i}"), dir, now).unwrap();
+                });
+            }
+        });
+        let text = std::fs::read_to_string(dir.path().join("2026-11-22.md")).unwrap();
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("- ")).count(),
+            8,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_stale_lock_is_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join(".save_memory.lock");
+        std::fs::write(&lock, "").unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        assert!(save("A fact", dir.path(), &now).is_ok());
     }
 
     #[test]
