@@ -78,8 +78,15 @@ fn with_config(ws: &Path, config: &str, args: &[&str]) -> std::process::Output {
     all.extend_from_slice(args);
     toolhost_command(ws, &all)
         .env("PY_TOKEN", TOKEN)
+        .env("HOST_SECRET_PROBE", "leaked")
         .output()
         .expect("run toolhost")
+}
+
+/// `toolhost call --mode yolo TOOL ARGS` under `config`; its stdout, trimmed.
+fn yolo(ws: &Path, config: &str, tool: &str, args: &str) -> String {
+    let out = with_config(ws, config, &["call", "--mode", "yolo", tool, args]);
+    stdout(&out).trim().to_owned()
 }
 
 fn names(out: &std::process::Output) -> Vec<String> {
@@ -273,59 +280,48 @@ fn a_stdio_server_runs_as_a_sandboxed_command() {
     let ws = workspace();
     let config = format!(
         "[mcp_servers.local]\ncommand = {py:?}\nargs = [{:?}, \"stdio\"]\nenv = {{ GIVEN = \"yes\" }}\n\
+         [mcp_servers.open]\ncommand = {py:?}\nargs = [{:?}, \"stdio\"]\nnetwork = true\n\
          [mcp_servers.wipe]\ncommand = \"rm\"\nargs = [\"-rf\", \"/\"]\n\
          [commands]\nread = {read:?}\n",
+        script().display().to_string(),
         script().display().to_string()
     );
-    let run = |args: &[&str]| {
-        let path = write(ws.path(), "remote.toml", &config)
-            .display()
-            .to_string();
-        let mut all = vec!["--config", &path, "--workspace", "."];
-        all.extend_from_slice(args);
-        toolhost_command(ws.path(), &all)
-            .env("HOST_SECRET_PROBE", "leaked")
-            .output()
-            .expect("run")
-    };
-    let out = run(&[
-        "call",
-        "--mode",
-        "yolo",
-        "mcp_local_get_weather",
-        r#"{"city":"Bergen"}"#,
-    ]);
-    assert_eq!(stdout(&out).trim(), "sunny in Bergen", "{}", stderr(&out));
+    let ws = ws.path();
+    let call = |tool: &str, args: &str| yolo(ws, &config, tool, args);
+    assert_eq!(
+        call("mcp_local_get_weather", r#"{"city":"Bergen"}"#),
+        "sunny in Bergen"
+    );
     // Its environment is the broker's scrubbed one, plus what its section adds.
-    let out = run(&[
-        "call",
-        "--mode",
-        "yolo",
-        "mcp_local_environment",
-        r#"{"name":"GIVEN"}"#,
-    ]);
-    assert_eq!(stdout(&out).trim(), "yes", "{}", stderr(&out));
-    let out = run(&[
-        "call",
-        "--mode",
-        "yolo",
-        "mcp_local_environment",
-        r#"{"name":"HOST_SECRET_PROBE"}"#,
-    ]);
-    assert_eq!(stdout(&out).trim(), "unset", "{}", stderr(&out));
+    assert_eq!(call("mcp_local_environment", r#"{"name":"GIVEN"}"#), "yes");
+    assert_eq!(
+        call("mcp_local_environment", r#"{"name":"HOST_SECRET_PROBE"}"#),
+        "unset"
+    );
+    // No network unless its section says so: a listener of this machine's
+    // loopback cannot be reached from its namespace.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let reach = json!({"port": port.parse::<u16>().expect("port")}).to_string();
+    assert_eq!(call("mcp_local_connect", &reach), "unreachable");
+    assert_eq!(call("mcp_open_connect", &reach), "connected");
     // The command policy applies to a server's command as to any other.
-    let out = run(&["tools"]);
+    let out = with_config(ws, &config, &["tools"]);
     let err = stderr(&out);
     assert!(err.contains("`wipe`") && err.contains("refused"), "{err}");
     // A call of its tools says why they are missing.
-    let out = run(&[
-        "call",
-        "--mode",
-        "yolo",
-        "--json",
-        "mcp_wipe_anything",
-        "{}",
-    ]);
+    let out = with_config(
+        ws,
+        &config,
+        &[
+            "call",
+            "--mode",
+            "yolo",
+            "--json",
+            "mcp_wipe_anything",
+            "{}",
+        ],
+    );
     let result = json(&out);
     assert_eq!(result["error"]["kind"], "failed", "{result}");
     assert!(

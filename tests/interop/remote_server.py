@@ -12,6 +12,7 @@ Run by the e2e tests in tests/e2e/remote.rs. Its tools:
 - slow(seconds, marker): answers after sleeping, or writes `marker` when
   the client cancels the request first;
 - grow(): adds the tool `late` and tells the clients (tools/list_changed);
+- connect(port): whether 127.0.0.1:port accepts a TCP connection;
 - environment(name): the value of an environment variable, or "unset".
 Over HTTP with a TOKEN, every request must carry `Authorization: Bearer
 TOKEN`.
@@ -78,6 +79,18 @@ async def grow(ctx: Context) -> str:
     await ctx.notify_tools_changed()
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+def connect(port: int) -> str:
+    """Try to open a TCP connection to 127.0.0.1:port."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return "connected"
+    except OSError:
+        return "unreachable"
 
 
 @server.tool()
