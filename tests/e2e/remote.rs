@@ -151,6 +151,18 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
     assert!(err.contains("`badkey`") && err.contains("401"), "{err}");
     assert!(!err.contains(TOKEN) && !stdout(&out).contains(TOKEN));
 
+    // A server set to connect on first use is listed when the tools are.
+    let lazy = format!(
+        "[mcp_servers.lazy]\nurl = \"{url}\"\nbearer_token_env = \"PY_TOKEN\"\nconnect = \"first-use\"\n"
+    );
+    let out = with_config(ws, &lazy, &["tools", "--json"]);
+    assert!(
+        names(&out).contains(&"mcp_lazy_add".to_owned()),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(yolo(ws, &lazy, "mcp_lazy_add", r#"{"a":1,"b":1}"#), "2");
+
     // A call, with the server's structured output.
     let out = with_config(
         ws,

@@ -52,6 +52,8 @@ impl Executor {
         options: &CallOptions,
         trace: &mut CallTrace,
     ) -> Result<ToolResult, CallError> {
+        // Servers connecting on first use first, so the snapshot has their tools.
+        self.remote_first_use();
         let registry = self.registry();
         let plugin = self.lookup_step(&registry, name, options)?;
         let parsed = self.validate(&registry, name, args, trace)?;
@@ -91,7 +93,6 @@ impl Executor {
         name: &str,
         options: &CallOptions,
     ) -> Result<Arc<Plugin>, CallError> {
-        self.remote_first_use();
         self.lookup_in(registry, options.context.agent.as_deref(), name)
             .map_err(|err| {
                 let unavailable = registry
