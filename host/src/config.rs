@@ -112,12 +112,20 @@ pub struct Config {
     /// The memory tools' directory (default `<state_dir>/memory`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_dir: Option<PathBuf>,
+    /// The persona directory of update_soul, update_identity and
+    /// manage_goals (default `<state_dir>/soul`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soul_dir: Option<PathBuf>,
     /// JSON Schemas for validate_output, one `TYPE.json` per output type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schemas_dir: Option<PathBuf>,
     /// The default IANA time zone of get_datetime (default UTC).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// get_datetime's default locale for weekday and month names (e.g.
+    /// `es-AR`; default none: English only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
     /// Per-call limits.
     pub limits: LimitsSection,
     /// How commands run.
@@ -526,6 +534,12 @@ pub struct ProfileSection {
     /// Overrides `prompt_mode`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_mode: Option<crate::guidance::PromptMode>,
+    /// Overrides `memory_dir`: this agent's own memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_dir: Option<PathBuf>,
+    /// Overrides `soul_dir`: this agent's own persona.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soul_dir: Option<PathBuf>,
 }
 
 /// An executor built from a configuration, and what was skipped on the way.
@@ -651,6 +665,11 @@ impl Config {
         self.prompts_dir.iter_mut().for_each(fix);
         self.state_dir.iter_mut().for_each(fix);
         self.memory_dir.iter_mut().for_each(fix);
+        self.soul_dir.iter_mut().for_each(fix);
+        for profile in self.profiles.values_mut() {
+            profile.memory_dir.iter_mut().for_each(fix);
+            profile.soul_dir.iter_mut().for_each(fix);
+        }
         self.schemas_dir.iter_mut().for_each(fix);
         self.dynamic.dir.iter_mut().for_each(fix);
         self.audit_log.iter_mut().for_each(fix);
@@ -700,6 +719,12 @@ impl Config {
         }
         if let Some(allow) = section.allow_delete {
             self.allow_delete = allow;
+        }
+        if section.memory_dir.is_some() {
+            self.memory_dir = section.memory_dir;
+        }
+        if section.soul_dir.is_some() {
+            self.soul_dir = section.soul_dir;
         }
         self.grants.extend(section.grants);
         self.profile = Some(name.clone());

@@ -40,7 +40,8 @@ impl PromptMode {
 
     /// Whether `group` applies in this mode.
     fn includes(self, group: &str) -> bool {
-        !(self == Self::Conversation && matches!(group, "planning" | "background" | "tools"))
+        !(self == Self::Conversation
+            && matches!(group, "planning" | "background" | "tools" | "goals"))
     }
 }
 
@@ -68,6 +69,7 @@ pub const GROUPS: &[Group] = &[
             "delete_file",
             "list_files",
             "list_dirs",
+            "list_dir",
             "find_files",
             "grep",
             "search_code",
@@ -108,6 +110,19 @@ pub const GROUPS: &[Group] = &[
                remembering across sessions with save_memory: facts and decisions, not chatter.",
     },
     Group {
+        name: "soul",
+        tools: &["update_soul", "update_identity"],
+        text: "Persona: your personality and rules (SOUL.md) and your name, emoji and vibe \
+               (IDENTITY.md) change only when the person asks: update_soul replaces the whole \
+               document, so send all of it; update_identity changes only the fields you give.",
+    },
+    Group {
+        name: "goals",
+        tools: &["manage_goals"],
+        text: "Goals: keep longer-term goals with manage_goals (list before you add, to avoid \
+               duplicates); update a goal's status as it moves and complete it with its outcome.",
+    },
+    Group {
         name: "datetime",
         tools: &["get_datetime"],
         text: "Date and time: never guess today's date or the time; call get_datetime.",
@@ -117,6 +132,13 @@ pub const GROUPS: &[Group] = &[
         tools: &["todo_manager"],
         text: "Planning: for work of three steps or more, keep a plan with todo_manager; keep \
                one item in progress and mark items done as you finish them.",
+    },
+    Group {
+        name: "reasoning",
+        tools: &["react"],
+        text: "Reasoning: on a hard problem, think in steps with react: record a thought, the \
+               action it leads to and what you observed, and read the scratchpad back before \
+               deciding the next step.",
     },
     Group {
         name: "validation",

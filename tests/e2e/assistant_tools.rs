@@ -10,6 +10,7 @@ fn with_state(ws: &std::path::Path, state: &std::path::Path) -> Executor {
     executor(ws)
         .with_state_dir("todo", state.join("todo"))
         .with_state_dir("memory", state.join("memory"))
+        .with_state_dir("react", state.join("react"))
 }
 
 #[test]
@@ -249,4 +250,150 @@ fn validate_output_checks_registered_and_inline_schemas() {
         .structured
         .expect("structured");
     assert_eq!(v["valid"], false);
+}
+
+/// Seed 001's persona tools through the CLI: each profile's own
+/// `soul_dir`, SOUL.md replaced whole, identity fields kept, goals by
+/// substring.
+#[test]
+fn persona_tools_keep_each_agents_own_persona() {
+    let ws = workspace();
+    let state = workspace();
+    let config = ws.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir = {:?}\n[profiles.ada]\nsoul_dir = {:?}\n[profiles.bob]\nsoul_dir = {:?}\n",
+            state.path().join("state"),
+            state.path().join("ada"),
+            state.path().join("bob"),
+        ),
+    )
+    .expect("config");
+    let config = config.to_str().expect("utf-8 path");
+    let as_agent = |profile: &str, tool: &str, args: serde_json::Value| {
+        crate::support::call_cli(
+            ws.path(),
+            tool,
+            &args,
+            &["--config", config, "--profile", profile],
+        )
+    };
+    let r = as_agent(
+        "ada",
+        "update_soul",
+        json!({"content": "# Soul\n\nBe brief."}),
+    );
+    assert_eq!(r["success"], true, "{r}");
+    let r = as_agent(
+        "ada",
+        "update_identity",
+        json!({"name": "Ada", "emoji": "🦉"}),
+    );
+    assert_eq!(r["success"], true, "{r}");
+    let r = as_agent("ada", "update_identity", json!({"vibe": "curious"}));
+    assert_eq!(r["structured"]["name"], "Ada", "{r}");
+    assert_eq!(r["structured"]["changed"], json!(["vibe"]), "{r}");
+    let r = as_agent("ada", "update_identity", json!({}));
+    assert_eq!(r["success"], false, "{r}");
+    let r = as_agent(
+        "bob",
+        "manage_goals",
+        json!({"action": "add", "goal": "Learn Rust"}),
+    );
+    assert_eq!(r["success"], true, "{r}");
+    let r = as_agent(
+        "bob",
+        "manage_goals",
+        json!({"action": "complete", "goal": "rust", "outcome": "done"}),
+    );
+    assert_eq!(r["structured"]["completed"][0]["goal"], "Learn Rust", "{r}");
+    let ada = state.path().join("ada");
+    assert_eq!(
+        std::fs::read_to_string(ada.join("SOUL.md")).expect("SOUL.md"),
+        "# Soul\n\nBe brief.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ada.join("IDENTITY.md")).expect("IDENTITY.md"),
+        "# Identity\n\n- **Name:** Ada\n- **Emoji:** 🦉\n- **Vibe:** curious\n"
+    );
+    assert!(!ada.join("GOALS.md").exists(), "bob's goals stay bob's");
+    assert!(state.path().join("bob").join("GOALS.md").is_file());
+    assert!(!state.path().join("bob").join("SOUL.md").exists());
+}
+
+/// Seed 004's react scratchpad, kept per session in its own state directory.
+#[test]
+fn react_keeps_a_scratchpad_per_session() {
+    let ws = workspace();
+    let state = workspace();
+    let ex = with_state(ws.path(), state.path()).with_mode(Mode::ConfirmSensitive);
+    let in_session = |session: &str, args: serde_json::Value| {
+        let options = toolhost::CallOptions {
+            context: toolhost::CallContext {
+                session: Some(session.to_owned()),
+                ..toolhost::CallContext::new()
+            },
+            ..toolhost::CallOptions::default()
+        };
+        ex.call("react", &args.to_string(), &options)
+    };
+    let r = in_session(
+        "a",
+        json!({"thought": "Check the logs first", "action": "grep ERROR"}),
+    );
+    assert!(r.success, "{}", r.content);
+    let r = in_session("a", json!({"observation": "3 errors at 02:00"}));
+    assert_eq!(
+        r.structured.as_ref().expect("structured")["steps"][1]["n"],
+        2
+    );
+    assert!(
+        r.content.contains("2. Observation: 3 errors at 02:00"),
+        "{}",
+        r.content
+    );
+    let other = in_session("b", json!({}));
+    assert_eq!(other.structured.expect("structured")["steps"], json!([]));
+    assert!(
+        std::fs::read_dir(state.path().join("react"))
+            .expect("react dir")
+            .count()
+            >= 1
+    );
+}
+
+/// Seeds 002/004's list_dir, and seed 001's locale for get_datetime.
+#[test]
+fn list_dir_and_a_localized_date() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("src")).expect("dir");
+    std::fs::write(ws.path().join("src/lib.rs"), "x").expect("file");
+    std::fs::write(ws.path().join("README.md"), "hi").expect("file");
+    let ex = executor(ws.path());
+    let r = call(&ex, "list_dir", r#"{"directory":"."}"#);
+    assert_eq!(r.content, "README.md (2 bytes)\nsrc/\n", "{}", r.content);
+    let r = call(&ex, "list_dir", r#"{"recursive":true}"#);
+    assert_eq!(r.structured.expect("structured")["total"], 3);
+    let r = call(
+        &ex,
+        "get_datetime",
+        r#"{"timezone":"America/Argentina/Buenos_Aires","at":"2026-11-26T15:00:00Z","locale":"es-AR"}"#,
+    );
+    let s = r.structured.expect("structured");
+    assert_eq!(s["weekday"], "Thursday");
+    assert_eq!(s["localized"]["weekday"], "jueves");
+    assert_eq!(s["localized"]["month"], "noviembre");
+    let r = call(&ex, "get_datetime", r#"{"locale":"klingon"}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::InvalidInput));
+    let configured = executor(ws.path()).with_setting("locale", "fr-FR");
+    let r = call(
+        &configured,
+        "get_datetime",
+        r#"{"at":"2026-11-26T15:00:00Z"}"#,
+    );
+    assert_eq!(
+        r.structured.expect("structured")["localized"]["weekday"],
+        "jeudi"
+    );
 }

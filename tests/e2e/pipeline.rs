@@ -428,7 +428,7 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     assert_eq!(first["capabilities"], serde_json::json!(["workspace:read"]));
     assert!(first["duration_ms"].as_f64().expect("number") >= 0.0);
     assert!(first["time"].as_str().expect("time").ends_with('Z'));
-    assert_eq!(by_tool[&1]["args"]["api_token"], "[redacted]");
+    assert_eq!(by_tool[&1]["input"]["api_token"], "[redacted]");
     assert_eq!(by_tool[&1]["outcome"], "invalid_input");
     let ran = &by_tool[&2]["commands"][0];
     assert_eq!(ran["command"], "echo hi");
@@ -454,7 +454,7 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     assert_eq!(refused["outcome"], "denied");
     assert_eq!(by_tool[&3]["outcome"], "denied");
     let write = by_tool[&4];
-    let content = write["args"]["content"].as_str().expect("cut");
+    let content = write["input"]["content"].as_str().expect("cut");
     assert!(
         content.len() < 1000 && content.ends_with("more chars]"),
         "{content}"
@@ -463,6 +463,50 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     assert_eq!(write["hooks"][0]["outcome"], "ok");
     assert_eq!(write["commands"][0]["command"], "test -s ./b.txt");
     assert_eq!(by_tool[&5]["outcome"], "not_found");
+}
+
+/// Seed 003's `{name, input, output, error}`: every result echoes the
+/// arguments it was called with, redacted and cut as the audit keeps them,
+/// while the text the model reads does not repeat them.
+#[test]
+fn results_carry_their_input_redacted_and_cut() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "a\n");
+    let ex = executor(ws.path()).with_mode(Mode::Yolo);
+    let r = call(&ex, "read_file", r#"{"path":"a.txt"}"#);
+    assert_eq!(r.input, Some(serde_json::json!({"path": "a.txt"})));
+    let refused = call(&ex, "read_file", r#"{"path":"a.txt","password":"hunter2"}"#);
+    assert_eq!(refused.error_kind(), Some(ErrorKind::InvalidInput));
+    assert_eq!(
+        refused.input,
+        Some(serde_json::json!({"path": "a.txt", "password": "[redacted]"}))
+    );
+    let unknown = call(&ex, "no_such_tool", r#"{"x":1}"#);
+    assert_eq!(unknown.input, Some(serde_json::json!({"x": 1})));
+    assert_eq!(call(&ex, "read_file", "[1]").input, None, "not an object");
+    let long = "z".repeat(50_000);
+    let wrote = call(
+        &ex,
+        "write_file",
+        &serde_json::json!({"path": "big.txt", "content": long}).to_string(),
+    );
+    assert!(wrote.success, "{}", wrote.content);
+    let echoed = wrote.input.as_ref().expect("input")["content"]
+        .as_str()
+        .expect("content");
+    assert!(
+        echoed.len() < 1000 && echoed.ends_with("more chars]"),
+        "{echoed}"
+    );
+    assert!(!wrote.content.contains("zzzz"), "{}", wrote.content);
+    // The CLI's --json shows it too.
+    let out = crate::support::call_cli(
+        ws.path(),
+        "read_file",
+        &serde_json::json!({"path": "a.txt"}),
+        &[],
+    );
+    assert_eq!(out["input"], serde_json::json!({"path": "a.txt"}), "{out}");
 }
 
 #[test]

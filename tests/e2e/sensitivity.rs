@@ -18,6 +18,7 @@ const BUILTINS: &[(&str, Sensitivity, &str)] = &[
     ("read_file", Sensitivity::ReadOnly, r#"{"path":"a.txt"}"#),
     ("list_files", Sensitivity::ReadOnly, r#"{}"#),
     ("list_dirs", Sensitivity::ReadOnly, r#"{}"#),
+    ("list_dir", Sensitivity::ReadOnly, r#"{}"#),
     ("find_files", Sensitivity::ReadOnly, r#"{"pattern":"*"}"#),
     ("grep", Sensitivity::ReadOnly, r#"{"pattern":"x"}"#),
     ("search_code", Sensitivity::ReadOnly, r#"{"pattern":"x"}"#),
@@ -34,10 +35,26 @@ const BUILTINS: &[(&str, Sensitivity, &str)] = &[
         r#"{"path":"2026-01-01.md"}"#,
     ),
     ("todo_manager", Sensitivity::OwnState, r#"{}"#),
+    ("react", Sensitivity::OwnState, r#"{"thought":"x"}"#),
     (
         "save_memory",
         Sensitivity::OwnState,
         r#"{"fact":"the sky is blue"}"#,
+    ),
+    (
+        "update_soul",
+        Sensitivity::OwnState,
+        r#"{"content":"Be brief."}"#,
+    ),
+    (
+        "update_identity",
+        Sensitivity::OwnState,
+        r#"{"name":"Ada"}"#,
+    ),
+    (
+        "manage_goals",
+        Sensitivity::OwnState,
+        r#"{"action":"list"}"#,
     ),
     (
         "web_fetch",
@@ -107,6 +124,8 @@ fn executor(ws: &Path, state: &Path, mode: Mode, asked: &Asked) -> Executor {
         .with_state_dir("todo", state.join("todo"))
         .with_state_dir("web_cache", state.join("web_cache"))
         .with_state_dir("memory", state.join("memory"))
+        .with_state_dir("soul", state.join("soul"))
+        .with_state_dir("react", state.join("react"))
         .with_state_dir("schemas", state.join("schemas"))
         .with_dynamic_store(toolhost::dynamic::Store::new(state.join("dynamic")))
         .with_confirmer(Box::new(Recorder(Arc::clone(asked))))

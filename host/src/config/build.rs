@@ -64,6 +64,9 @@ impl Config {
         if let Some(tz) = &self.timezone {
             executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }
+        if let Some(locale) = &self.locale {
+            executor = executor.with_setting(setting::LOCALE, locale.clone());
+        }
         executor = self.with_state_dirs(executor, &bad)?;
         #[cfg(feature = "mcp")]
         if !self.mcp_servers.is_empty() {
@@ -136,7 +139,8 @@ impl Config {
         if let Some(state) = &state {
             executor = executor
                 .with_state_dir(dir::TODO, state.join(dir::TODO))
-                .with_state_dir(dir::WEB_CACHE, state.join(dir::WEB_CACHE));
+                .with_state_dir(dir::WEB_CACHE, state.join(dir::WEB_CACHE))
+                .with_state_dir(dir::REACT, state.join(dir::REACT));
         }
         if let Some(dir) = self
             .dynamic
@@ -149,12 +153,13 @@ impl Config {
             in_range("dynamic.max_source_bytes", d.max_source_bytes, 1, 16 << 20)?;
             executor = executor.with_dynamic_store(Store::new(dir));
         }
-        if let Some(memory) = self
-            .memory_dir
-            .clone()
-            .or_else(|| state.map(|s| s.join(dir::MEMORY)))
-        {
-            executor = executor.with_state_dir(dir::MEMORY, memory);
+        for (name, configured) in [(dir::MEMORY, &self.memory_dir), (dir::SOUL, &self.soul_dir)] {
+            if let Some(path) = configured
+                .clone()
+                .or_else(|| state.as_ref().map(|s| s.join(name)))
+            {
+                executor = executor.with_state_dir(name, path);
+            }
         }
         if let Some(schemas) = &self.schemas_dir {
             if !schemas.is_dir() {

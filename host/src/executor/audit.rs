@@ -52,8 +52,8 @@ const SECRET_PARTS: &[&str] = &[
 /// What one call did besides its result, gathered for its audit record.
 #[derive(Debug, Default)]
 pub(crate) struct CallTrace {
-    /// The arguments, once parsed.
-    pub args: Option<Value>,
+    /// The arguments, once parsed: redacted and cut ([`redact`]).
+    pub input: Option<Value>,
     /// What the call was granted.
     pub capabilities: Vec<String>,
     /// Every command it asked for (shared with its broker calls).
@@ -73,8 +73,8 @@ pub(crate) struct AuditRecord<'a> {
     pub session: Option<&'a str>,
     pub channel: Option<&'a str>,
     pub dry_run: bool,
-    /// Redacted and cut.
-    pub args: Value,
+    /// The arguments, redacted and cut (the result's `input`).
+    pub input: Value,
     pub duration_ms: f64,
     /// `success` or an error kind (`denied`, `timeout`, ...).
     pub outcome: &'a str,
@@ -142,10 +142,9 @@ impl AuditLog {
             session: context.session.as_deref(),
             channel: context.channel.as_deref(),
             dry_run: context.dry_run,
-            args: trace.args.as_ref().map_or_else(
-                || format!("[not a JSON object: {args_len} bytes]").into(),
-                redact,
-            ),
+            input: trace
+                .input
+                .unwrap_or_else(|| format!("[not a JSON object: {args_len} bytes]").into()),
             duration_ms: result.duration.as_secs_f64() * 1e3,
             outcome: result.error_kind().map_or("success", ErrorKind::as_str),
             capabilities: trace.capabilities,
@@ -400,7 +399,7 @@ mod tests {
                 session: None,
                 channel: Some("cli"),
                 dry_run: false,
-                args: json!({}),
+                input: json!({}),
                 duration_ms: 1.0,
                 outcome: "success",
                 capabilities: vec![],

@@ -4,7 +4,7 @@
 
 use super::CallOptions;
 use super::Executor;
-use super::audit::CallTrace;
+use super::audit::{CallTrace, redact};
 use crate::broker::BrokerCall;
 use crate::plugin::Plugin;
 use crate::registry::Registry;
@@ -39,6 +39,12 @@ impl Executor {
             )
         });
         result.duration = started.elapsed();
+        // A call refused before its arguments were read (unknown tool)
+        // still shows and logs them, if they are an object.
+        if trace.input.is_none() {
+            trace.input = parse_args(args).ok().as_ref().map(redact);
+        }
+        result.input.clone_from(&trace.input);
         self.record(tool, args, options, &result, trace);
         result
     }
@@ -120,9 +126,7 @@ impl Executor {
         trace: &mut CallTrace,
     ) -> Result<serde_json::Value, CallError> {
         let parsed = parse_args(args)?;
-        if self.audit.is_some() {
-            trace.args = Some(parsed.clone());
-        }
+        trace.input = Some(redact(&parsed));
         match registry.args_schema(name) {
             Some(Ok(schema)) => schema.check(name, &parsed)?,
             Some(Err(why)) => {
@@ -324,7 +328,7 @@ impl Executor {
         args: &str,
         options: &CallOptions,
         result: &ToolResult,
-        mut trace: CallTrace,
+        trace: CallTrace,
     ) {
         let outcome = result.error_kind().map_or("success", ErrorKind::as_str);
         tracing::info!(
@@ -336,11 +340,6 @@ impl Executor {
             "call finished"
         );
         if let Some(audit) = &self.audit {
-            // A call refused before its arguments were read (unknown tool)
-            // still logs them, if they are an object.
-            if trace.args.is_none() {
-                trace.args = parse_args(args).ok();
-            }
             audit.record(tool, args.len(), &options.context, result, trace);
         }
     }

@@ -99,6 +99,11 @@ impl std::fmt::Display for CallError {
 pub struct ToolResult {
     /// The tool that was called (as asked, even if unknown).
     pub tool: String,
+    /// The arguments it was called with (seed 003's `input`), as the audit
+    /// log keeps them: secret-looking values redacted, long strings cut.
+    /// Absent when they were not a JSON object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
     /// True when the tool succeeded.
     pub success: bool,
     /// Text for the model: the output, or the error message on failure.
@@ -120,6 +125,7 @@ impl ToolResult {
     pub fn success(tool: impl Into<String>, content: impl Into<String>) -> Self {
         Self {
             tool: tool.into(),
+            input: None,
             success: true,
             content: content.into(),
             structured: None,
@@ -133,6 +139,7 @@ impl ToolResult {
     pub fn failure(tool: impl Into<String>, error: CallError) -> Self {
         Self {
             tool: tool.into(),
+            input: None,
             success: false,
             content: error.to_string(),
             structured: None,

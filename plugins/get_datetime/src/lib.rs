@@ -12,6 +12,10 @@ use toolhost_sdk::{Context, Deserialize, JsonSchema, Output, Serialize, Tool, To
 /// top-level `timezone`).
 pub const TIMEZONE_SETTING: &str = contract::setting::TIMEZONE;
 
+/// The setting that names the default locale (the configuration's
+/// top-level `locale`).
+pub const LOCALE_SETTING: &str = contract::setting::LOCALE;
+
 /// Arguments of `get_datetime`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +28,10 @@ pub struct Args {
     /// `2026-07-01T12:00:00Z`).
     #[serde(default)]
     pub at: Option<String>,
+    /// A locale for the weekday and month names, such as `es-AR`, `fr_FR`
+    /// or `de` (default: the configured locale, else English only).
+    #[serde(default)]
+    pub locale: Option<String>,
 }
 
 /// The answer.
@@ -45,6 +53,22 @@ pub struct Report {
     pub iso8601: String,
     /// Seconds since 1970-01-01T00:00:00Z.
     pub unix: i64,
+    /// The names in the locale asked for, if one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub localized: Option<Localized>,
+}
+
+/// The weekday and month named in a locale (glibc's locale data).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Localized {
+    /// The locale used, e.g. `es_AR`.
+    pub locale: String,
+    /// The weekday's name, e.g. `jueves`.
+    pub weekday: String,
+    /// The month's name, e.g. `noviembre`.
+    pub month: String,
+    /// The date in the locale's own short format, e.g. `26/11/26`.
+    pub date: String,
 }
 
 /// The `get_datetime` tool.
@@ -57,7 +81,8 @@ impl Tool for GetDatetime {
     const DESCRIPTION: &'static str = "Get the current date and time: date, time, weekday, \
         time zone, UTC offset and ISO 8601, in any IANA time zone (`timezone`, e.g. \
         `Asia/Tokyo`; default: the configured zone, else UTC). With `at` (RFC 3339), convert \
-        that instant instead of now. Use it whenever the answer depends on today's date or \
+        that instant instead of now. With `locale` (e.g. `es-AR`), the weekday and month are \
+        also named in that language. Use it whenever the answer depends on today's date or \
         the time somewhere.";
 
     fn output_schema() -> Option<toolhost_sdk::Value> {
@@ -78,8 +103,15 @@ impl Tool for GetDatetime {
             })?,
             None => Timestamp::now(),
         };
-        let report = at(instant, &zone_name)?;
-        let text = format!(
+        let mut report = at(instant, &zone_name)?;
+        if let Some(locale) = args
+            .locale
+            .clone()
+            .or_else(|| ctx.setting::<String>(LOCALE_SETTING))
+        {
+            report.localized = Some(localize(instant, &zone_name, &locale)?);
+        }
+        let mut text = format!(
             "{} {} ({}), {} {} (UTC{})\n",
             report.date,
             report.time,
@@ -88,6 +120,12 @@ impl Tool for GetDatetime {
             report.abbreviation,
             report.utc_offset
         );
+        if let Some(l) = &report.localized {
+            text.push_str(&format!(
+                "{}: {}, {} ({})\n",
+                l.locale, l.weekday, l.month, l.date
+            ));
+        }
         Ok(Output::text(text).with_structured(&report))
     }
 }
@@ -113,6 +151,77 @@ pub fn at(instant: Timestamp, name: &str) -> Result<Report, ToolError> {
         iso8601: zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string(),
         utc_offset,
         unix: instant.as_second(),
+        localized: None,
+    })
+}
+
+/// A language alone stands for its main country's locale.
+const MAIN_COUNTRY: &[(&str, &str)] = &[
+    ("en", "en_US"),
+    ("zh", "zh_CN"),
+    ("ja", "ja_JP"),
+    ("ko", "ko_KR"),
+    ("sv", "sv_SE"),
+    ("da", "da_DK"),
+    ("el", "el_GR"),
+    ("cs", "cs_CZ"),
+    ("uk", "uk_UA"),
+    ("hi", "hi_IN"),
+    ("ar", "ar_SA"),
+    ("he", "he_IL"),
+    ("nb", "nb_NO"),
+    ("fa", "fa_IR"),
+    ("vi", "vi_VN"),
+    ("ca", "ca_ES"),
+    ("eu", "eu_ES"),
+    ("gl", "gl_ES"),
+];
+
+/// `name` (`es-AR`, `es_AR`, `es_AR.UTF-8`, `es`) as glibc's locale.
+fn locale_of(name: &str) -> Result<pure_rust_locales::Locale, ToolError> {
+    let base = name.split('.').next().unwrap_or_default().replace('-', "_");
+    let mut parts = base.splitn(2, '_');
+    let lang = parts.next().unwrap_or_default().to_ascii_lowercase();
+    let candidate = match parts.next() {
+        Some(country) if country.len() == 2 => format!("{lang}_{}", country.to_ascii_uppercase()),
+        Some(rest) => format!("{lang}_{rest}"),
+        None => MAIN_COUNTRY.iter().find(|(l, _)| *l == lang).map_or_else(
+            || format!("{lang}_{}", lang.to_ascii_uppercase()),
+            |(_, c)| (*c).to_owned(),
+        ),
+    };
+    pure_rust_locales::Locale::try_from(candidate.as_str()).map_err(|_| {
+        ToolError::invalid_input(format!(
+            "`{name}` is not a known locale; use a language and country like es-AR, fr-FR, pt-BR or de-DE"
+        ))
+    })
+}
+
+/// The weekday and month of `instant` in zone `zone`, named in `locale`.
+pub fn localize(instant: Timestamp, zone: &str, locale: &str) -> Result<Localized, ToolError> {
+    let tz = TimeZone::get(zone).map_err(|_| unknown_zone(zone))?;
+    let zoned = instant.to_zoned(tz);
+    let found = locale_of(locale)?;
+    let days = pure_rust_locales::locale_match!(found => LC_TIME::DAY);
+    let months = pure_rust_locales::locale_match!(found => LC_TIME::MON);
+    let short_days = pure_rust_locales::locale_match!(found => LC_TIME::ABDAY);
+    let short_months = pure_rust_locales::locale_match!(found => LC_TIME::ABMON);
+    let d_fmt = pure_rust_locales::locale_match!(found => LC_TIME::D_FMT);
+    let day = usize::from(zoned.weekday().to_sunday_zero_offset().unsigned_abs());
+    let month = usize::from(zoned.month().unsigned_abs()) - 1;
+    let pick = |names: &[&str], i: usize| names.get(i).copied().unwrap_or_default().to_owned();
+    // The locale's names where its format asks for names; jiff knows only
+    // English ones.
+    let format = d_fmt
+        .replace("%A", &pick(days, day).replace('%', "%%"))
+        .replace("%a", &pick(short_days, day).replace('%', "%%"))
+        .replace("%B", &pick(months, month).replace('%', "%%"))
+        .replace("%b", &pick(short_months, month).replace('%', "%%"));
+    Ok(Localized {
+        locale: format!("{found:?}"),
+        weekday: pick(days, day),
+        month: pick(months, month),
+        date: zoned.strftime(&format).to_string(),
     })
 }
 
@@ -194,6 +303,46 @@ mod tests {
             "{}",
             err.to_string()
         );
+    }
+
+    #[test]
+    fn a_locale_names_the_weekday_and_month() {
+        let at = instant("2026-11-26T15:00:00Z");
+        let es = localize(at, "America/Argentina/Buenos_Aires", "es-AR").unwrap();
+        assert_eq!(
+            (es.locale.as_str(), es.weekday.as_str(), es.month.as_str()),
+            ("es_AR", "jueves", "noviembre")
+        );
+        assert_eq!(es.date, "26/11/26");
+        let fr = localize(at, "UTC", "fr").unwrap();
+        assert_eq!(
+            (fr.weekday.as_str(), fr.month.as_str()),
+            ("jeudi", "novembre")
+        );
+        let de = localize(at, "UTC", "de_DE.UTF-8").unwrap();
+        assert_eq!(
+            (de.weekday.as_str(), de.month.as_str()),
+            ("Donnerstag", "November")
+        );
+        let err = localize(at, "UTC", "xx-YY").unwrap_err();
+        assert!(err.to_string().contains("not a known locale"), "{err}");
+        let ctx = Context::default().with_setting(LOCALE_SETTING, "pt-BR");
+        let out = GetDatetime::call(
+            Args {
+                at: Some("2026-11-26T15:00:00Z".into()),
+                ..Args::default()
+            },
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(out.structured().unwrap()["localized"]["weekday"], "quinta");
+        assert!(
+            out.content().contains("pt_BR: quinta, novembro"),
+            "{}",
+            out.content()
+        );
+        let plain = GetDatetime::call(Args::default(), &Context::default()).unwrap();
+        assert!(plain.structured().unwrap().get("localized").is_none());
     }
 
     #[test]

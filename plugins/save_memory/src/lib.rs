@@ -3,9 +3,9 @@
 //! fact already stored, one call at a time.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 use toolhost_builtin::contract;
+use toolhost_builtin::lock::DirLock;
 use toolhost_builtin::memory;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
@@ -94,7 +94,11 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
     }
     // One call at a time: the check for the same fact and the append
     // must not interleave with another call's.
-    let _lock = Lock::take(root)?;
+    let _lock = DirLock::take(
+        root,
+        "save_memory",
+        "another save_memory call is still writing the memory log",
+    )?;
     if let Some((path, line)) = stored(root, &fact)? {
         return Ok(Output::text(format!(
             "Already remembered in {path} line {line}; nothing was saved."
@@ -162,59 +166,6 @@ fn stored(root: &Path, fact: &str) -> Result<Option<(String, usize)>, ToolError>
     Ok(None)
 }
 
-/// How long a call waits for another to finish saving.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
-/// A lock older than this was left by a call that died: it is broken.
-const LOCK_STALE: Duration = Duration::from_secs(30);
-
-/// The memory directory's lock: a file created exclusively, removed when
-/// dropped.
-struct Lock(PathBuf);
-
-impl Lock {
-    fn take(root: &Path) -> Result<Self, ToolError> {
-        let path = root.join(".save_memory.lock");
-        let started = Instant::now();
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(_) => return Ok(Self(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(&path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|m| m.elapsed().ok())
-                        .is_some_and(|age| age > LOCK_STALE);
-                    if stale {
-                        let _ = std::fs::remove_file(&path);
-                        continue;
-                    }
-                    if started.elapsed() > LOCK_WAIT {
-                        return Err(ToolError::retry(
-                            "another save_memory call is still writing the memory log; try again",
-                        ));
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(e) => {
-                    return Err(ToolError::failed(format!(
-                        "cannot lock the memory directory: {e}"
-                    )));
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,22 +230,6 @@ mod tests {
             8,
             "{text}"
         );
-    }
-
-    #[test]
-    fn a_stale_lock_is_broken() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join(".save_memory.lock");
-        std::fs::write(&lock, "").unwrap();
-        let old = std::time::SystemTime::now() - Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&lock)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-        let now = at("2026-11-22T09:30:00+00:00[UTC]");
-        assert!(save("A fact", dir.path(), &now).is_ok());
     }
 
     #[test]

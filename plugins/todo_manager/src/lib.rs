@@ -2,7 +2,7 @@
 //! steps, at most one in progress, kept per session in a state directory
 //! only this tool is granted (`/todo`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{
@@ -113,7 +113,7 @@ export_tool!(TodoManager);
 /// The body of [`TodoManager::call`], over the state directory `dir`.
 pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
     let dir = toolhost_sdk::fs::granted_dir(dir, "todo_manager")?;
-    let file = plan_file(dir, ctx.session());
+    let file = toolhost_builtin::session::file(dir, ctx.session(), "json");
     let items = match args.items {
         None => load(&file)?,
         Some(items) => {
@@ -190,28 +190,6 @@ fn check(items: Vec<ItemIn>) -> Result<Vec<Item>, ToolError> {
             })
         })
         .collect()
-}
-
-/// One file per session: `<dir>/default.json` without one, else a
-/// readable prefix of the session id and a hash of all of it (so ids that
-/// differ only in unsafe characters or length never share a plan).
-fn plan_file(dir: &Path, session: Option<&str>) -> PathBuf {
-    let Some(session) = session else {
-        return dir.join("default.json");
-    };
-    let prefix: String = session
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(40)
-        .collect();
-    let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
-    dir.join(format!("s-{prefix}-{hash:016x}.json"))
 }
 
 fn load(file: &Path) -> Result<Vec<Item>, ToolError> {

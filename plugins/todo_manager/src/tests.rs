@@ -2,6 +2,7 @@
 
 use super::*;
 use serde_json::json;
+use std::path::PathBuf;
 
 fn args(items: serde_json::Value) -> Args {
     serde_json::from_value(json!({ "items": items })).unwrap()
@@ -113,8 +114,10 @@ fn plans_are_per_session_and_a_broken_rule_keeps_the_old_plan() {
         None,
         Some("../etc"),
     ];
-    let files: std::collections::HashSet<PathBuf> =
-        names.iter().map(|n| plan_file(dir.path(), *n)).collect();
+    let files: std::collections::HashSet<PathBuf> = names
+        .iter()
+        .map(|n| toolhost_builtin::session::file(dir.path(), *n, "json"))
+        .collect();
     assert_eq!(files.len(), names.len(), "no two sessions share a file");
     assert!(files.iter().all(|f| f.parent() == Some(dir.path())));
 }

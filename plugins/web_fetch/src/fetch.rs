@@ -50,72 +50,35 @@ enum Hop {
 
 #[cfg(target_os = "wasi")]
 fn once(url: &url::Url) -> Result<Hop, ToolError> {
-    use wasip2::http::outgoing_handler;
-    use wasip2::http::types::OutgoingBody;
-    use wasip2::io::streams::StreamError;
-
-    let request = get_request(url)?;
-    let body = request
-        .body()
-        .map_err(|()| ToolError::failed("cannot open the request body"))?;
-    let pending = outgoing_handler::handle(request, None).map_err(|e| refused(url, &e))?;
-    OutgoingBody::finish(body, None).map_err(|e| refused(url, &e))?;
-    pending.subscribe().block();
-    let response = match pending.get() {
-        Some(Ok(Ok(response))) => response,
-        Some(Ok(Err(e))) => return Err(refused(url, &e)),
-        _ => return Err(ToolError::failed(format!("no response from {url}"))),
-    };
-    let status = response.status();
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .first()
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-    };
+    let response = toolhost_builtin::http::get(
+        url,
+        &[
+            ("user-agent", b"toolhost-web_fetch/0.1"),
+            (
+                "accept",
+                b"text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8",
+            ),
+        ],
+        None,
+        MAX_BODY_BYTES,
+    )?;
+    let status = response.status;
     if (300..400).contains(&status)
-        && let Some(location) = header("location")
+        && let Some(location) = response.header("location")
     {
-        return Ok(Hop::Redirect(location));
+        return Ok(Hop::Redirect(location.to_owned()));
     }
-    let content_type = header("content-type").unwrap_or_else(|| "application/octet-stream".into());
-    let incoming = response
-        .consume()
-        .map_err(|()| ToolError::failed("cannot read the response body"))?;
-    let stream = incoming
-        .stream()
-        .map_err(|()| ToolError::failed("cannot read the response body"))?;
-    let mut bytes = Vec::new();
-    let mut cut = false;
-    loop {
-        match stream.blocking_read(64 * 1024) {
-            Ok(chunk) => {
-                bytes.extend_from_slice(&chunk);
-                if bytes.len() >= MAX_BODY_BYTES {
-                    cut = true;
-                    bytes.truncate(MAX_BODY_BYTES);
-                    break;
-                }
-            }
-            Err(StreamError::Closed) => break,
-            Err(StreamError::LastOperationFailed(e)) => {
-                return Err(ToolError::retry(format!(
-                    "reading {url} failed: {}",
-                    e.to_debug_string()
-                )));
-            }
-        }
-    }
-    drop(stream);
     if status >= 400 {
         return Err(status_error(url, status));
     }
     Ok(Hop::Done(Page {
         url: url.to_string(),
-        content_type,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-        cut,
+        content_type: response
+            .header("content-type")
+            .unwrap_or("application/octet-stream")
+            .to_owned(),
+        body: String::from_utf8_lossy(&response.body).into_owned(),
+        cut: response.cut,
     }))
 }
 
@@ -129,69 +92,5 @@ fn status_error(url: &url::Url, status: u16) -> ToolError {
         ToolError::retry(format!("{message}; try again later"))
     } else {
         ToolError::failed(message)
-    }
-}
-
-/// A GET of `url` with the tool's headers.
-#[cfg(target_os = "wasi")]
-fn get_request(url: &url::Url) -> Result<wasip2::http::types::OutgoingRequest, ToolError> {
-    use wasip2::http::types::{Fields, Method, OutgoingRequest, Scheme};
-
-    let headers = Fields::from_list(&[
-        ("user-agent".to_owned(), b"toolhost-web_fetch/0.1".to_vec()),
-        (
-            "accept".to_owned(),
-            b"text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8".to_vec(),
-        ),
-    ])
-    .map_err(|e| ToolError::failed(format!("cannot build the request headers: {e:?}")))?;
-    let request = OutgoingRequest::new(headers);
-    let _ = request.set_method(&Method::Get);
-    let scheme = if url.scheme() == "https" {
-        Scheme::Https
-    } else {
-        Scheme::Http
-    };
-    let _ = request.set_scheme(Some(&scheme));
-    let host = url.host_str().unwrap_or_default();
-    let authority = match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
-    };
-    let _ = request.set_authority(Some(&authority));
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_owned(),
-    };
-    let _ = request.set_path_with_query(Some(&path));
-    Ok(request)
-}
-
-/// A request the host refused or could not complete, in words.
-#[cfg(target_os = "wasi")]
-fn refused(url: &url::Url, code: &wasip2::http::types::ErrorCode) -> ToolError {
-    use wasip2::http::types::ErrorCode;
-    let host = url.host_str().unwrap_or_default();
-    match code {
-        ErrorCode::HttpRequestDenied => ToolError::denied(format!(
-            "{url}: `{host}` is not among the hosts this tool was granted; nothing was fetched"
-        )),
-        ErrorCode::DestinationIpProhibited => ToolError::denied(format!(
-            "{url}: `{host}` resolves to a private, local or metadata address, which is refused \
-             unless the grant lists that address; nothing was fetched"
-        )),
-        ErrorCode::DnsError(_) => {
-            ToolError::retry(format!("cannot resolve `{host}`; check the URL"))
-        }
-        ErrorCode::ConnectionRefused | ErrorCode::ConnectionTimeout => {
-            ToolError::retry(format!("cannot connect to `{host}`; try again later"))
-        }
-        ErrorCode::HttpResponseBodySize(_) => ToolError::failed(format!(
-            "{url}: the response is larger than the host allows"
-        )),
-        ErrorCode::HttpProtocolError => ToolError::denied(format!(
-            "{url}: the host refused the request (only http and https are allowed)"
-        )),
-        other => ToolError::failed(format!("fetching {url} failed: {other:?}")),
     }
 }

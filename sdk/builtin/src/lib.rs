@@ -8,6 +8,11 @@
 //! - `search` (feature `search`): scopes, globs, literal and regex search on
 //!   ripgrep's crates, fanned out, with "0 matches" explanations.
 //! - `memory` (feature `memory`): the memory tools' daily logs and BM25 search.
+//! - `http` (feature `http`): one request over wasi:http, refusals in words.
+//! - [`lock`]: one call at a time over a state directory.
+//! - [`session`]: a file per session in a state directory.
+//! - `persona` (feature `persona`): the persona directory (SOUL.md,
+//!   IDENTITY.md, GOALS.md) of update_soul, update_identity, manage_goals.
 //! - [`dynamic`]: the dynamic-tool store's record format, argv templates and
 //!   the host's component check.
 //! - [`contract`] and [`grant`]: the names, limits and grant spellings the
@@ -15,10 +20,16 @@
 
 pub mod dynamic;
 pub mod edit;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod lock;
 #[cfg(feature = "memory")]
 pub mod memory;
+#[cfg(feature = "persona")]
+pub mod persona;
 #[cfg(feature = "search")]
 pub mod search;
+pub mod session;
 pub mod text;
 
 pub use toolhost_shared::{contract, grant};

@@ -515,7 +515,7 @@ pub fn granted_dir<'a>(dir: &'a Path, tool: &str) -> Result<&'a Path, ToolError>
         "this host did not grant `{tool}` its `{name}` directory, so it cannot work here"
     ))
     .with_hint(
-        "a person can configure state_dir, memory_dir or [dynamic] dir (docs/configuration.md)",
+        "a person can configure state_dir, memory_dir, soul_dir or [dynamic] dir (docs/configuration.md)",
     ))
 }
 

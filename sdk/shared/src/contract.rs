@@ -22,6 +22,11 @@ pub mod dir {
     pub const SCHEMAS: &str = "schemas";
     /// The dynamic-tool store create_tool writes.
     pub const DYNAMIC: &str = "dynamic";
+    /// The persona (SOUL.md, IDENTITY.md, GOALS.md) update_soul,
+    /// update_identity and manage_goals keep.
+    pub const SOUL: &str = "soul";
+    /// react's scratchpads, one file per session.
+    pub const REACT: &str = "react";
 }
 
 /// How refusals name the remedy for a missing grant: `--grant TOOL=CAPS`
@@ -41,6 +46,10 @@ pub mod path {
     pub const SCHEMAS: &str = "/schemas";
     /// [`super::dir::DYNAMIC`] in the guest.
     pub const DYNAMIC: &str = "/dynamic";
+    /// [`super::dir::SOUL`] in the guest.
+    pub const SOUL: &str = "/soul";
+    /// [`super::dir::REACT`] in the guest.
+    pub const REACT: &str = "/react";
 }
 
 /// The guest path of the named directory `name`: `/name`.
@@ -67,6 +76,8 @@ pub mod setting {
     pub const ALLOW_DELETE: &str = "allow_delete";
     /// Global: the default IANA time zone (string).
     pub const TIMEZONE: &str = "timezone";
+    /// get_datetime's default locale for weekday and month names (`es-AR`).
+    pub const LOCALE: &str = "locale";
     /// create_tool: the registered tool names a new tool may not take.
     pub const RESERVED_NAMES: &str = "reserved_names";
     /// create_tool: the most tools one agent may have (number).
