@@ -147,6 +147,9 @@ pub struct Config {
     /// Remote MCP servers whose tools are offered as `mcp_{NAME}_{tool}`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub mcp_servers: BTreeMap<String, McpServerSection>,
+    /// web_search's provider (the tool is not offered without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web_search: Option<WebSearchSection>,
 }
 
 /// `[agent]`: the tool loop of `toolhost agent` (flags override each key).
@@ -745,7 +748,9 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 
 mod build;
 mod mcp_servers;
+mod web_search;
 pub use build::waiting_grant;
 pub use mcp_servers::{ConnectSection, McpServerSection};
+pub use web_search::{BRAVE_ENDPOINT, Provider as SearchProvider, WebSearchSection};
 #[cfg(test)]
 mod tests;

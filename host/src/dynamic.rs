@@ -295,6 +295,16 @@ fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
+/// A capability list as people read it: `workspace:read, commands`, or
+/// `nothing`.
+pub fn caps_text(caps: &[String]) -> String {
+    if caps.is_empty() {
+        "nothing".to_owned()
+    } else {
+        caps.join(", ")
+    }
+}
+
 /// Parse a grant in `--grant` spelling. A tool an agent created gets no
 /// directory of the host's (`dir:` items are refused).
 pub fn parse_grant(items: &[String]) -> Result<Grant, ParseError> {

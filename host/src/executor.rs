@@ -260,6 +260,11 @@ impl Executor {
         self
     }
 
+    /// The audit log's file, when one is kept.
+    pub fn audit_path(&self) -> Option<&Path> {
+        self.audit.as_deref().map(AuditLog::path)
+    }
+
     /// Set how commands run (policy, timeouts, confinement); the error
     /// names a bad allow or deny pattern.
     pub fn with_commands(mut self, config: CommandConfig) -> Result<Self, BrokerError> {

@@ -55,13 +55,16 @@ mod trust;
 pub mod dynamic;
 // 7: the executor: the 8-step call pipeline (hooks and audit are its steps)
 mod executor;
-// 8-9: front ends: configuration, the test harness, the tool loop, MCP
+// 8-9: front ends: configuration, the test harness, the tool loop, MCP,
+// the review page
 // (the CLI is the binary)
 pub mod agent;
 pub mod config;
 pub mod harness;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mcp")]
+pub mod review;
 
 pub use executor::{audit, hooks};
 pub use runtime::sandbox;

@@ -4,16 +4,16 @@
 //! fallback, a malformed call the model corrects, the budget, and endpoint
 //! failures that never show the API key.
 
-use crate::support::{json, stderr, stdout, toolhost_with_env, workspace, write};
+use crate::support::{
+    FakeHttp, HttpReply, json, stderr, stdout, toolhost_with_env, workspace, write,
+};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// What the model answers to one request (the request's JSON body in):
 /// an HTTP status and a body.
-type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send>;
+type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send + Sync>;
 
 /// One request the fake model received.
 #[derive(Debug, Clone)]
@@ -27,82 +27,44 @@ struct Seen {
 
 /// A scripted chat completions endpoint: each request gets the next turn's
 /// answer; every request is kept.
-struct FakeModel {
-    port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
+struct FakeModel(FakeHttp);
 
 impl FakeModel {
     fn start(turns: Vec<Turn>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut turns = turns.into_iter();
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let Some(request) = read_request(&mut stream) else {
-                    continue;
-                };
-                let (status, body) = match turns.next() {
-                    Some(turn) => turn(&request.body),
-                    None => (
-                        500,
-                        r#"{"error":"the script has no more turns"}"#.to_owned(),
-                    ),
-                };
-                kept.lock().unwrap().push(request);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+        let turns = Mutex::new(turns.into_iter());
+        Self(FakeHttp::start(move |request| {
+            let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            let next = turns.lock().unwrap().next();
+            let (status, body) = match next {
+                Some(turn) => turn(&body),
+                None => (
+                    500,
+                    r#"{"error":"the script has no more turns"}"#.to_owned(),
+                ),
+            };
+            HttpReply {
+                status,
+                ..HttpReply::json(body)
             }
-        });
-        Self { port, seen }
+        }))
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        format!("http://127.0.0.1:{}/v1", self.0.port)
     }
 
     fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.0
+            .requests()
+            .into_iter()
+            .map(|r| Seen {
+                authorization: r.header("authorization").map(str::to_owned),
+                body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+                path: r.path,
+                headers: r.headers,
+            })
+            .collect()
     }
-}
-
-fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_owned();
-    let mut length = 0;
-    let mut authorization = None;
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().ok()?,
-            "authorization" => authorization = Some(value.trim().to_owned()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Seen {
-        path,
-        authorization,
-        headers,
-        body: serde_json::from_slice(&body).ok()?,
-    })
 }
 
 /// An answer in text.
@@ -417,7 +379,7 @@ fn the_budget_stops_tool_calls_and_tells_the_model() {
 fn endpoint_failures_are_clear_and_never_show_the_key() {
     let ws = workspace();
     // Nothing listens: connection refused.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let url = format!("http://127.0.0.1:{port}/v1");

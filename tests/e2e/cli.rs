@@ -68,6 +68,7 @@ fn json_output_has_the_documented_shape() {
             "content",
             "duration_ms",
             "error",
+            "input",
             "structured",
             "success",
             "tool"

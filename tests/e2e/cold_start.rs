@@ -129,10 +129,11 @@ async fn a_first_start_answers_at_once_and_adds_new_plugins_when_compiled() {
     // real figure (docs/benchmarks.md).
     assert!(ready < std::time::Duration::from_secs(10), "{ready:?}");
     assert!(first.iter().any(|t| t.name == "read_file"));
-    // Those working through an embedder's services are not listed here.
+    // Those working through an embedder's services, and web_search
+    // without a provider, are not listed here.
     assert_eq!(
         first.iter().filter(|t| t.name != "echo").count(),
-        toolhost::builtins().len() - crate::support::SERVICE_BUILTINS.len()
+        toolhost::builtins().len() - crate::support::UNOFFERED_BUILTINS.len()
     );
     // The plugin arrives when compiled (it may already have).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

@@ -19,7 +19,7 @@ fn every_builtin_conforms() {
     );
     let mut names = HashSet::new();
     let ws = workspace();
-    let ex = executor(ws.path());
+    let ex = with_search_provider(executor(ws.path()));
     for plugin in builtins {
         let info = plugin.info();
         let name = info.name.as_str();
@@ -121,7 +121,7 @@ fn a_killed_write_leaves_the_old_file_or_the_new() {
 #[test]
 fn every_listed_schema_is_strict_and_every_tool_is_annotated() {
     let ws = workspace();
-    let ex = executor(ws.path());
+    let ex = with_search_provider(executor(ws.path()));
     let builtins: Vec<String> = registry()
         .list()
         .filter(|p| *p.origin() == Origin::Builtin)
@@ -184,7 +184,11 @@ fn every_listed_schema_is_strict_and_every_tool_is_annotated() {
         .filter(|t| t["annotations"]["openWorldHint"] == true)
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(open, ["web_fetch"], "only web_fetch reaches the network");
+    assert_eq!(
+        open,
+        ["web_fetch", "web_search"],
+        "only web_fetch and web_search reach the network"
+    );
 }
 
 /// No property outside `required` may be typed `[T, "null"]`, at any depth.
@@ -222,7 +226,8 @@ fn no_optional_nulls(name: &str, which: &str, schema: &serde_json::Value) {
 }
 
 /// Every built-in passes `toolhost check` with no error and no warning,
-/// but web_fetch's: fetching any URL a grant allows is what it is for.
+/// but web_fetch's and web_search's: reaching the host a grant allows is
+/// what they are for (web_search is granted only its provider's).
 #[test]
 fn every_builtin_passes_check_without_a_warning() {
     let runtime = crate::support::runtime();
@@ -231,7 +236,7 @@ fn every_builtin_passes_check_without_a_warning() {
         let unexpected: Vec<_> = report
             .problems
             .iter()
-            .filter(|p| !(builtin.crate_name == "web_fetch" && p.field == "capabilities"))
+            .filter(|p| !(WEB_TOOLS.contains(&builtin.crate_name) && p.field == "capabilities"))
             .collect();
         assert!(
             report.conforms() && unexpected.is_empty(),
@@ -242,7 +247,7 @@ fn every_builtin_passes_check_without_a_warning() {
         // answer, not a second `describe`), it finds the same.
         let again = runtime.check_report(builtin.wasm);
         assert_eq!(again.problems, report.problems, "{}", builtin.crate_name);
-        if builtin.crate_name == "web_fetch" {
+        if WEB_TOOLS.contains(&builtin.crate_name) {
             assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
         }
     }
@@ -314,4 +319,18 @@ fn check_reports_every_problem_at_once_and_warnings_do_not_fail() {
         "{}",
         all[2]
     );
+}
+
+/// The built-ins that declare any host: a grant names the real ones.
+const WEB_TOOLS: [&str; 2] = ["web_fetch", "web_search"];
+
+/// `executor` with a web_search provider configured, so web_search is
+/// offered (it is not without one).
+fn with_search_provider(executor: toolhost::Executor) -> toolhost::Executor {
+    let settings =
+        serde_json::json!({"provider": "searxng", "endpoint": "http://127.0.0.1:9/search"});
+    executor.with_tool_settings(
+        "web_search",
+        settings.as_object().cloned().unwrap_or_default(),
+    )
 }

@@ -733,3 +733,91 @@ fn show_flags_template_options_that_run_code() {
     let shown = stdout(&s.run(&["dynamic", "show", &plain]));
     assert!(!shown.contains("REVIEW"), "{shown}");
 }
+
+/// Seed 001's result shape `{success: false, content}` is a tool error;
+/// TypeScript is refused when the tool is created, not after approval;
+/// the reviewer sees what parsing the script found.
+#[test]
+fn scripts_are_parsed_at_creation_and_success_false_is_an_error() {
+    let s = Setup::new("");
+    // TypeScript (or any script that does not parse) never reaches a person.
+    let ts = s.call(
+        "bot",
+        "create_tool",
+        &script(
+            "typed",
+            "function run(args: { text: string }): string { return args.text }",
+            &[],
+        ),
+    );
+    assert_eq!(kind(&ts), "invalid_input", "{ts}");
+    let message = ts["content"].as_str().unwrap();
+    assert!(
+        message.contains("not valid JavaScript") && message.contains("TypeScript"),
+        "{message}"
+    );
+    let mut as_ts = script("typed", "function run() { return 1 }", &[]);
+    as_ts["kind"] = json!("typescript");
+    let refused = s.call("bot", "create_tool", &as_ts);
+    assert_eq!(kind(&refused), "invalid_input", "{refused}");
+    assert!(s.records().is_empty(), "nothing was stored");
+
+    // Warnings found in the syntax tree: told to the agent, shown to the person.
+    let risky = s.call(
+        "bot",
+        "create_tool",
+        &script(
+            "risky",
+            "function run(a) {\n  const code = a.text;\n  return eval(code) + toolhost.run(['sh', '-c', code]).stdout;\n}",
+            &["commands"],
+        ),
+    );
+    assert_eq!(risky["success"], true, "{risky}");
+    let warnings = risky["structured"]["warnings"].as_array().unwrap().clone();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w == "line 3: uses eval, which runs text as code"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("line 3: runs a command built at run time")),
+        "{warnings:?}"
+    );
+    let id = risky["structured"]["id"].as_str().unwrap().to_owned();
+    let shown = s.run(&["dynamic", "show", &id]);
+    assert!(
+        stdout(&shown).contains("REVIEW: found in the script"),
+        "{}",
+        stdout(&shown)
+    );
+    assert!(stdout(&shown).contains("uses eval"), "{}", stdout(&shown));
+    let record = s
+        .records()
+        .into_iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(record["warnings"].as_array().unwrap().len(), warnings.len());
+
+    // {success: false, content} fails with that content; success shows it.
+    let id = s.create(
+        "bot",
+        &script(
+            "weather",
+            "function run(a) { return a.text === 'Atlantis' \
+             ? {success: false, content: 'unknown city: ' + a.text} \
+             : {success: true, content: 'sunny in ' + a.text} }",
+            &[],
+        ),
+    );
+    s.approve(&id, &[]);
+    let bad = s.call("bot", "weather", &json!({"text": "Atlantis"}));
+    assert_eq!(kind(&bad), "failed", "{bad}");
+    assert_eq!(bad["content"], "unknown city: Atlantis");
+    let good = s.call("bot", "weather", &json!({"text": "Lima"}));
+    assert_eq!(good["success"], true, "{good}");
+    assert_eq!(good["content"], "sunny in Lima");
+}

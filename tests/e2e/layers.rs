@@ -40,6 +40,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("harness", 8),
     ("agent", 8),
     ("mcp", 9),
+    ("review", 9),
 ];
 
 /// `text` with comments, string and char literals blanked out (newlines

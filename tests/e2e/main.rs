@@ -39,4 +39,5 @@ mod services;
 mod special_files;
 mod support;
 mod web_fetch;
+mod web_search;
 mod workspaces;

@@ -240,7 +240,7 @@ fn schemas_refuse_unknown_names() {
         ex.schemas::<&str>(None, SchemaFormat::Mcp)
             .expect("all")
             .len(),
-        ex.registry().count()
+        ex.tools().len()
     );
 }
 

@@ -46,9 +46,14 @@ fn run(executor: &Executor, tool: &str, args: &serde_json::Value) -> ToolResult 
     call(executor, tool, &args.to_string())
 }
 
-/// Everything the result shows: content, structured output, error.
+/// Everything the result shows from the tool: content, structured
+/// output, error (not `input`, which echoes what the model sent).
 fn shown(r: &ToolResult) -> String {
-    serde_json::to_string(r).unwrap()
+    let output = ToolResult {
+        input: None,
+        ..r.clone()
+    };
+    serde_json::to_string(&output).unwrap()
 }
 
 fn assert_no_secret(r: &ToolResult, what: &str) {

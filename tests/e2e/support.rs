@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use toolhost::{
     CacheDir, CallOptions, Executor, Mode, Registry, Runtime, RuntimeConfig, ToolResult,
 };
@@ -47,9 +47,9 @@ pub fn registry() -> Registry {
     registry
 }
 
-/// The built-ins that work through an embedder's services, listed only
-/// where it offers them.
-pub const SERVICE_BUILTINS: [&str; 2] = ["message", "spawn"];
+/// The built-ins a default configuration does not offer: those working
+/// through an embedder's services, and web_search without a provider.
+pub const UNOFFERED_BUILTINS: [&str; 3] = ["message", "spawn", "web_search"];
 
 /// What an embedder might offer: `message` (answers `{"status": "sent"}`)
 /// and `spawn` (answers `{"result": "done: TASK"}`).
@@ -256,4 +256,122 @@ pub fn http_transport(
 ) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     rmcp::transport::StreamableHttpClientTransport::from_uri(uri)
+}
+
+/// One request a [`FakeHttp`] server received.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// The path with its query.
+    pub path: String,
+    /// Every header, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// The first value of header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What a [`FakeHttp`] server answers: status, extra headers, body, and
+/// how long it waits before answering.
+#[derive(Debug, Clone, Default)]
+pub struct HttpReply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    pub delay: std::time::Duration,
+}
+
+impl HttpReply {
+    /// `200` with a JSON body.
+    pub fn json(body: impl Into<String>) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: body.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A small HTTP/1.1 server on 127.0.0.1 started by a test: each request
+/// (answered on a thread of its own, `Connection: close`) is kept and
+/// answered by the handler.
+pub struct FakeHttp {
+    pub port: u16,
+    pub seen: Arc<Mutex<Vec<HttpRequest>>>,
+}
+
+impl FakeHttp {
+    pub fn start(handler: impl Fn(&HttpRequest) -> HttpReply + Send + Sync + 'static) -> Self {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        let handler = Arc::new(handler);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let kept = Arc::clone(&kept);
+                let handler = Arc::clone(&handler);
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                    let mut first = String::new();
+                    let _ = reader.read_line(&mut first);
+                    let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let mut headers = Vec::new();
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                            break;
+                        }
+                        if let Some((n, v)) = line.split_once(':') {
+                            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
+                        }
+                    }
+                    let length = headers
+                        .iter()
+                        .find(|(n, _)| n == "content-length")
+                        .and_then(|(_, v)| v.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    let mut body = vec![0; length];
+                    let _ = reader.read_exact(&mut body);
+                    let request = HttpRequest {
+                        path,
+                        headers,
+                        body,
+                    };
+                    let reply = handler(&request);
+                    kept.lock().expect("requests").push(request);
+                    std::thread::sleep(reply.delay);
+                    let extra: String = reply
+                        .headers
+                        .iter()
+                        .map(|(n, v)| format!("{n}: {v}\r\n"))
+                        .collect();
+                    let mut stream = stream;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {} X\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+                        reply.status,
+                        reply.body.len(),
+                        reply.body
+                    );
+                });
+            }
+        });
+        Self { port, seen }
+    }
+
+    /// The requests received so far.
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        self.seen.lock().expect("requests").clone()
+    }
 }

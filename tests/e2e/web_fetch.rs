@@ -2,10 +2,8 @@
 //! conversions, the cut, the markers, the cache, and every refusal of the
 //! host's network policy (hosts, private addresses, redirects).
 
-use crate::support::{call, executor, workspace};
+use crate::support::{FakeHttp, HttpReply, call, executor, workspace};
 use serde_json::json;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toolhost::grant::{Access, DirGrant};
@@ -16,48 +14,35 @@ const PAGE: &str = "<html><head><title>T</title></head><body><h1>Welcome</h1>\
 
 /// A tiny HTTP/1.1 server; returns its port and how many requests it served.
 fn serve() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
     let served = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&served);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            count.fetch_add(1, Ordering::SeqCst);
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut first = String::new();
-            let _ = reader.read_line(&mut first);
-            let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-            }
-            let (status, extra, body) = match path.as_str() {
-                "/page" => ("200 OK", String::new(), PAGE.to_owned()),
-                "/big" => (
-                    "200 OK",
-                    String::new(),
-                    format!("<p>{}</p>", "word ".repeat(2000)),
-                ),
-                "/to-page" => ("302 Found", "Location: /page\r\n".to_owned(), String::new()),
-                "/loop" => ("302 Found", "Location: /loop\r\n".to_owned(), String::new()),
-                "/to-metadata" => (
-                    "302 Found",
-                    "Location: http://169.254.169.254/latest/meta-data/\r\n".to_owned(),
-                    String::new(),
-                ),
-                _ => ("404 Not Found", String::new(), "missing".to_owned()),
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let mut stream = stream;
-            let _ = stream.write_all(response.as_bytes());
+    let server = FakeHttp::start(move |request| {
+        count.fetch_add(1, Ordering::SeqCst);
+        let (status, location, body) = match request.path.as_str() {
+            "/page" => (200, None, PAGE.to_owned()),
+            "/big" => (200, None, format!("<p>{}</p>", "word ".repeat(2000))),
+            "/to-page" => (302, Some("/page"), String::new()),
+            "/loop" => (302, Some("/loop"), String::new()),
+            "/to-metadata" => (
+                302,
+                Some("http://169.254.169.254/latest/meta-data/"),
+                String::new(),
+            ),
+            _ => (404, None, "missing".to_owned()),
+        };
+        let mut headers = vec![(
+            "Content-Type".to_owned(),
+            "text/html; charset=utf-8".to_owned(),
+        )];
+        headers.extend(location.map(|l| ("Location".to_owned(), l.to_owned())));
+        HttpReply {
+            status,
+            headers,
+            body,
+            ..HttpReply::default()
         }
     });
-    (port, served)
+    (server.port, served)
 }
 
 /// web_fetch granted `hosts` and a cache directory.

@@ -101,6 +101,14 @@ impl Config {
                 .with_workspace(dir)
                 .map_err(|e| bad(e.to_string()))?;
         }
+        // web_search's provider, as its settings and least grant; a
+        // `[grants.web_search]` section below replaces the grant.
+        if let Some(section) = &self.web_search {
+            let endpoint = section.endpoint().map_err(at_origin)?;
+            executor = executor
+                .with_tool_settings(tool::WEB_SEARCH, section.settings(&endpoint))
+                .with_grant(tool::WEB_SEARCH, section.grant(&endpoint));
+        }
         let mut waiting_grants = Vec::new();
         executor = self.with_tool_sections(executor, &mut problems, &mut waiting_grants, &bad)?;
         if let Some(profile) = profile {
@@ -140,7 +148,8 @@ impl Config {
             executor = executor
                 .with_state_dir(dir::TODO, state.join(dir::TODO))
                 .with_state_dir(dir::WEB_CACHE, state.join(dir::WEB_CACHE))
-                .with_state_dir(dir::REACT, state.join(dir::REACT));
+                .with_state_dir(dir::REACT, state.join(dir::REACT))
+                .with_state_dir(dir::SEARCH_CACHE, state.join(dir::SEARCH_CACHE));
         }
         if let Some(dir) = self
             .dynamic

@@ -240,11 +240,25 @@ impl Executor {
     /// Why a built-in cannot work under this configuration, if it cannot:
     /// one that works through the embedder's services (message, spawn)
     /// where one it declares is not offered, or one that runs commands
-    /// (run_command, process) where commands are disabled. Such a tool is
-    /// not shown: it could only refuse.
+    /// (run_command, process) where commands are disabled, or web_search
+    /// without a configured provider. Such a tool is not shown: it could
+    /// only refuse.
     pub(super) fn unavailable_here(&self, tool: &Plugin) -> Option<String> {
+        use toolhost_shared::contract::{search, tool::WEB_SEARCH};
         if *tool.origin() != crate::plugin::Origin::Builtin {
             return None;
+        }
+        let configured = |name: &str, key: &str| {
+            self.tool_settings
+                .get(name)
+                .is_some_and(|s| s.contains_key(key))
+        };
+        if tool.name() == WEB_SEARCH && !configured(WEB_SEARCH, search::PROVIDER) {
+            return Some(
+                "`web_search` needs a search provider, and none is configured: add a \
+                 [web_search] section (provider = \"brave\" or \"searxng\"; docs/configuration.md)"
+                    .to_owned(),
+            );
         }
         tool.info().capabilities.iter().find_map(|c| match c {
             crate::types::tool_info::Capability::Service(name)

@@ -7,6 +7,8 @@
 //!   rebound name, gets 403). With a token, a request without
 //!   `Authorization: Bearer TOKEN` gets 401.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
+//! - `/review/`: the review page ([`crate::review`]): the same Host check
+//!   and token (as a cookie, set by `/review/login?token=TOKEN`).
 //!
 //! Sessions are capped ([`super::sessions`]): a request that would open a
 //! session past a cap gets `503` with the reason and `Retry-After`.
@@ -117,6 +119,15 @@ pub async fn serve_http(
         config,
     );
     let token: Arc<Option<String>> = Arc::new(http.token.clone());
+    let review = crate::review::router(
+        Arc::clone(&executor),
+        crate::review::options_for(
+            bound,
+            http.token.clone(),
+            &http.allowed_hosts,
+            &http.allowed_origins,
+        ),
+    );
     let health = axum::Router::new()
         .route(
             "/health",
@@ -134,7 +145,8 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn(json_rpc_framing))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(token, require_token))
-        .merge(health);
+        .merge(health)
+        .nest(crate::review::BASE, review);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
     // No Nagle: a result written right after the SSE priming event must

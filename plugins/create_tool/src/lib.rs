@@ -6,6 +6,7 @@
 //! and only then does the host load the tool.
 
 mod checks;
+mod js;
 
 use checks::{
     check_capabilities, check_description, check_name, check_quota, check_scope, check_source,
@@ -88,6 +89,8 @@ pub struct Created {
     pub name: String,
     /// Always `pending`.
     pub status: String,
+    /// What the reviewer is asked to look at twice (`line N: uses eval`).
+    pub warnings: Vec<String>,
 }
 
 /// The `create_tool` tool.
@@ -154,6 +157,7 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
     let scope = check_scope(args.scope)?;
     check_quota(&stored, ctx.agent(), &limits)?;
     let (parameters, source) = check_source(args.kind, args.parameters, args.source, &limits)?;
+    let warnings = review_warnings(args.kind, &source)?;
     let (id, dir) = new_dir(store, &args.name)?;
     let written = write_tool(&dir, &id, args.kind, &source).and_then(|component_schema| {
         let meta = Meta {
@@ -170,6 +174,7 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
             grant: None,
             decided_at: None,
             reason: None,
+            warnings: warnings.clone(),
         };
         let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
         toolhost_sdk::fs::write_atomic_in_dir(&dir.join(META_FILE), text.as_bytes())
@@ -180,7 +185,7 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
         let _ = std::fs::remove_dir_all(&dir);
         return Err(err);
     }
-    let text = format!(
+    let mut text = format!(
         "Created `{name}` (id {id}) as a {kind} tool. It is PENDING: a person must approve it \
          before you can use it (`toolhost dynamic approve {id}`), and decides what it may \
          access. It is not in your tool list until then; you will see it appear when the \
@@ -188,11 +193,33 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
         name = args.name,
         kind = args.kind.as_str(),
     );
+    if !warnings.is_empty() {
+        text.push_str(
+            "\nThe reviewer is shown these warnings (a tool without them is easier to approve):\n",
+        );
+        for w in &warnings {
+            text.push_str(&format!("- {w}\n"));
+        }
+    }
     Ok(Output::text(text).with_structured(Created {
         id,
         name: args.name,
         status: Status::Pending.as_str().to_owned(),
+        warnings,
     }))
+}
+
+/// What the reviewer should look at twice in `source`: a script's
+/// constructs found by parsing it (one that does not parse is refused
+/// here), a template's options that run code.
+fn review_warnings(kind: Kind, source: &[u8]) -> Result<Vec<String>, ToolError> {
+    match kind {
+        Kind::Javascript => js::check(&String::from_utf8_lossy(source)),
+        Kind::Command => Ok(dynamic::template_warnings(
+            &serde_json::from_slice::<Vec<String>>(source).unwrap_or_default(),
+        )),
+        Kind::Component => Ok(Vec::new()),
+    }
 }
 
 /// Write the source; for a component, have the host check and copy it.

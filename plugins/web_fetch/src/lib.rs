@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 use toolhost_builtin::contract;
 use toolhost_sdk::export_tool;
 use toolhost_sdk::{Capability, Context, JsonSchema, Output, Tool, ToolError};
@@ -27,10 +26,7 @@ pub const CACHE_TTL_SECS: u64 = 15 * 60;
 /// Where the cache lives in the sandbox.
 pub const CACHE_DIR: &str = contract::path::WEB_CACHE;
 
-/// The markers around fetched content.
-pub const BEGIN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT>>>";
-/// See [`BEGIN`].
-pub const END: &str = "<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>";
+pub use toolhost_builtin::http::{BEGIN, END};
 
 /// What to turn the page into.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -157,17 +153,11 @@ pub fn run(
     // Credentials in a URL are neither shown nor cached.
     let _ = url.set_username("");
     let _ = url.set_password(None);
-    let key = format!(
-        "{:032x}.json",
-        xxhash_rust::xxh3::xxh3_128(url.as_str().as_bytes())
-    );
-    let (page, cached) = match cache_get(cache, &key, url.as_str(), ttl) {
+    let (page, cached) = match toolhost_builtin::cache::get::<Page>(cache, url.as_str(), ttl) {
         Some(page) => (page, true),
         None => {
             let page = get(&url)?;
-            if ttl > 0 {
-                cache_put(cache, &key, url.as_str(), &page, ttl);
-            }
+            toolhost_builtin::cache::put(cache, url.as_str(), &page, ttl);
             (page, false)
         }
     };
@@ -190,9 +180,7 @@ pub fn run(
         _ => page.body.clone(),
     };
     // The page cannot close the untrusted block early.
-    let content = content
-        .replace(BEGIN, "<<<EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>")
-        .replace(END, "<<<END_EXTERNAL_UNTRUSTED_CONTENT (marker removed)>>>");
+    let content = toolhost_builtin::http::defuse(&content);
     let length = content.chars().count();
     let (shown, cut_here) = match content.char_indices().nth(args.max_length) {
         Some((at, _)) => (&content[..at], true),
@@ -228,58 +216,6 @@ pub fn run(
         cached,
     };
     Ok(Output::text(text).with_structured(&report))
-}
-
-#[derive(Serialize, Deserialize)]
-struct Cached {
-    at: u64,
-    /// The URL asked for, compared on read.
-    asked: String,
-    page: Page,
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn cache_get(dir: &Path, key: &str, asked: &str, ttl: u64) -> Option<Page> {
-    let bytes = std::fs::read(dir.join(key)).ok()?;
-    let entry: Cached = serde_json::from_slice(&bytes).ok()?;
-    (entry.asked == asked && now().saturating_sub(entry.at) < ttl).then_some(entry.page)
-}
-
-/// Best effort: without a granted cache directory nothing is kept.
-/// Entries older than `ttl` are removed on the way, so the cache holds
-/// at most the pages of the last `ttl` seconds.
-fn cache_put(dir: &Path, key: &str, asked: &str, page: &Page, ttl: u64) {
-    if !dir.is_dir() {
-        return;
-    }
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let limit = std::time::Duration::from_secs(ttl);
-        for entry in entries.flatten() {
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > limit);
-            if old {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-    let entry = Cached {
-        at: now(),
-        asked: asked.to_owned(),
-        page: page.clone(),
-    };
-    if let Ok(bytes) = serde_json::to_vec(&entry) {
-        // A cache that cannot be written only costs a fetch next time.
-        let _ = toolhost_sdk::fs::write_atomic_in_dir(&dir.join(key), &bytes);
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::*;
 use std::cell::Cell;
+use std::time::SystemTime;
 
 fn page(body: &str) -> Page {
     Page {

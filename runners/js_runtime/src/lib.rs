@@ -176,6 +176,27 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         .to_json(&mut js)
         .map_err(|e| Thrown::text(format!("the result is not JSON-able: {e}")))?
         .unwrap_or(Value::Null);
+    // Seed 001's result shape, `{success, content}`: `success: false` is
+    // the tool failing, with `content` saying why.
+    if let Some(success) = value.get("success").and_then(Value::as_bool)
+        && let Some(content) = value.get("content")
+    {
+        let text = match content {
+            Value::String(text) => text.clone(),
+            other => toolhost_sdk::serde_json::to_string_pretty(other).unwrap_or_default(),
+        };
+        if !success {
+            return Err(Thrown(
+                if text.trim().is_empty() {
+                    "the tool reported a failure (`success: false`) without saying why".to_owned()
+                } else {
+                    text
+                },
+                Some("failed".to_owned()),
+            ));
+        }
+        return Ok(Output::text(text).with_structured(value));
+    }
     let text = toolhost_sdk::serde_json::to_string_pretty(&value).unwrap_or_default();
     Ok(Output::text(text).with_structured(value))
 }

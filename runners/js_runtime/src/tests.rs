@@ -26,6 +26,44 @@ fn returns_text_or_structured_values() {
     assert_eq!(out.structured(), Some(&json!({"n": 42, "ok": true})));
 }
 
+/// Seed 001's `{success, content}`: a failure is a tool error with its
+/// content; a success shows its content.
+#[test]
+fn success_false_is_a_tool_error() {
+    let err = call(
+        "function run(a) { return {success: false, content: 'no such city: ' + a.city} }",
+        json!({"city": "Atlantis"}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ToolError::Failed { .. }), "{err:?}");
+    assert_eq!(err.to_string(), "no such city: Atlantis");
+    let silent = call(
+        "function run() { return {success: false, content: ''} }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(
+        silent.to_string().contains("without saying why"),
+        "{silent}"
+    );
+    let ok = call(
+        "function run() { return {success: true, content: 'sunny, 21 C'} }",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(ok.content(), "sunny, 21 C");
+    // Only that shape: another object with `success` stays data.
+    let data = call(
+        "function run() { return {success: false, count: 2} }",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(
+        data.structured(),
+        Some(&json!({"success": false, "count": 2}))
+    );
+}
+
 #[test]
 fn async_run_is_awaited() {
     let out = call(

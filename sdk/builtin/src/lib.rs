@@ -9,6 +9,7 @@
 //!   ripgrep's crates, fanned out, with "0 matches" explanations.
 //! - `memory` (feature `memory`): the memory tools' daily logs and BM25 search.
 //! - `http` (feature `http`): one request over wasi:http, refusals in words.
+//! - [`cache`]: a time-limited cache of JSON values in a state directory.
 //! - [`lock`]: one call at a time over a state directory.
 //! - [`session`]: a file per session in a state directory.
 //! - `persona` (feature `persona`): the persona directory (SOUL.md,
@@ -18,6 +19,7 @@
 //! - [`contract`] and [`grant`]: the names, limits and grant spellings the
 //!   host compiles against too (from `toolhost-shared`).
 
+pub mod cache;
 pub mod dynamic;
 pub mod edit;
 #[cfg(feature = "http")]

@@ -27,6 +27,8 @@ pub mod dir {
     pub const SOUL: &str = "soul";
     /// react's scratchpads, one file per session.
     pub const REACT: &str = "react";
+    /// web_search's result cache.
+    pub const SEARCH_CACHE: &str = "search_cache";
 }
 
 /// How refusals name the remedy for a missing grant: `--grant TOOL=CAPS`
@@ -50,6 +52,8 @@ pub mod path {
     pub const SOUL: &str = "/soul";
     /// [`super::dir::REACT`] in the guest.
     pub const REACT: &str = "/react";
+    /// [`super::dir::SEARCH_CACHE`] in the guest.
+    pub const SEARCH_CACHE: &str = "/search_cache";
 }
 
 /// The guest path of the named directory `name`: `/name`.
@@ -68,6 +72,24 @@ pub mod tool {
     pub const JS_RUNTIME: &str = "js_runtime";
     /// The runner of `command` dynamic tools.
     pub const COMMAND_RUNNER: &str = "command_runner";
+    /// The built-in that searches the web through a configured provider.
+    pub const WEB_SEARCH: &str = "web_search";
+}
+
+/// web_search's settings, set by the host from `[web_search]`.
+pub mod search {
+    /// `brave` or `searxng`.
+    pub const PROVIDER: &str = "provider";
+    /// The provider's search URL.
+    pub const ENDPOINT: &str = "endpoint";
+    /// The name of the environment variable the API key is granted as.
+    pub const API_KEY_ENV: &str = "api_key_env";
+    /// Results per query (1 to 20).
+    pub const MAX_RESULTS: &str = "max_results";
+    /// Seconds the provider has to answer.
+    pub const TIMEOUT_SECS: &str = "timeout_secs";
+    /// Seconds a result list is reused (0: no cache).
+    pub const CACHE_TTL_SECS: &str = "cache_ttl_secs";
 }
 
 /// Keys of the settings object in the call context.

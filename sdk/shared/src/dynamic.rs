@@ -126,6 +126,10 @@ pub struct Meta {
     /// Why it was rejected, if a reason was given.
     #[serde(default)]
     pub reason: Option<String>,
+    /// What the reviewer should look at twice, found when it was created
+    /// (`line 3: uses eval, which runs text as code`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Meta {

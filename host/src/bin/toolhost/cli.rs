@@ -217,6 +217,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open the review page in a browser: the tools agents created, with
+    /// their source, warnings and requested grant, to approve (with the
+    /// grant edited) or reject; every tool with its grant; the audit log.
+    ///
+    /// `toolhost serve --http` serves the same page at /review/; this runs
+    /// it alone, for people who serve MCP over stdio. Approving here is
+    /// `toolhost dynamic approve` (a running serve loads the tool at its
+    /// next rescan). Loopback only unless --token-file is given.
+    Review(ReviewArgs),
     /// Review the tools agents created with create_tool: list them, show
     /// one, approve it (it is loaded, also by a running `toolhost serve`)
     /// or reject it (it is unloaded and its source removed).
@@ -283,6 +292,21 @@ pub struct AgentArgs {
     /// The session the run's calls belong to.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+}
+
+/// `toolhost review` flags.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// The port on 127.0.0.1 (0 picks one; it is printed).
+    #[arg(long, default_value = "8766", value_name = "PORT")]
+    pub port: u16,
+    /// Listen on ADDR instead (a non-loopback address needs --token-file).
+    #[arg(long, value_name = "ADDR", conflicts_with = "port")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Require the token on the first line of FILE: open
+    /// /review/login?token=TOKEN once in the browser.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// `toolhost serve` flags.

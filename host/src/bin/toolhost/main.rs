@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use cli::{CallArgs, Cli, Command, DynamicAction, Settings, UsageError};
 use std::io::Read;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use toolhost::{CallContext, CallOptions};
@@ -66,6 +67,10 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Serve(args) = &cli.command {
         let settings = Settings::build(&cli.global, mode, true)?;
         return serve(settings, args);
+    }
+    if let Command::Review(args) = &cli.command {
+        let settings = Settings::build(&cli.global, mode, false)?;
+        return review(settings, args);
     }
     if let Command::Config {
         action: cli::ConfigAction::Trust,
@@ -138,7 +143,10 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Agent(args) => return agent_run(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
-        Command::Serve(_) | Command::Completions { .. } | Command::New { .. } => {}
+        Command::Serve(_)
+        | Command::Review(_)
+        | Command::Completions { .. }
+        | Command::New { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -189,12 +197,7 @@ fn check(
 }
 
 /// `toolhost test`: a built component's cases, run in the real host.
-fn test(
-    settings: &Settings,
-    wasm: &std::path::Path,
-    cases: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+fn test(settings: &Settings, wasm: &Path, cases: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(cases)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", cases.display())))?;
     let cases: Vec<toolhost::harness::Case> = serde_json::from_str(&text).map_err(|e| {
@@ -430,23 +433,55 @@ fn agent_run(
 
 /// `toolhost serve`: the executor over MCP until the client leaves (stdio)
 /// or Ctrl-C (HTTP).
-fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
-    let token = match &args.token_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read --token-file {}", path.display()))?;
-            let token = text.lines().next().unwrap_or("").trim().to_owned();
-            if token.len() < 16 {
-                return Err(UsageError(format!(
-                    "--token-file {}: the token must be at least 16 characters on the first line",
-                    path.display()
-                ))
-                .into());
-            }
-            Some(token)
-        }
-        None => None,
+/// The token on the first line of `--token-file`, if one was given.
+fn token_file(path: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let Some(path) = path else {
+        return Ok(None);
     };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --token-file {}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_owned();
+    if token.len() < 16 {
+        return Err(UsageError(format!(
+            "--token-file {}: the token must be at least 16 characters on the first line",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(Some(token))
+}
+
+/// `toolhost review`: the review page alone, until Ctrl-C.
+fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Result<ExitCode> {
+    let token = token_file(args.token_file.as_deref())?;
+    let addr = args
+        .addr
+        .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], args.port)));
+    let executor = Arc::new(settings.executor);
+    if executor.dynamic_store().is_none() {
+        return Err(UsageError(
+            "there is no dynamic-tool store to review: set `[dynamic] dir` (or `state_dir`) in the configuration"
+                .to_owned(),
+        )
+        .into());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime
+        .block_on(toolhost::review::serve(executor, addr, token, |bound| {
+            output::warn_info(&format!(
+                "review page on http://{bound}{}/ (Ctrl-C to stop)",
+                toolhost::review::BASE
+            ));
+        }))
+        .map_err(|e| UsageError(format!("cannot serve the review page on {addr}: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    let token = token_file(args.token_file.as_deref())?;
     // A person at this terminal is not the one to ask: clients are asked
     // through elicitation, per call.
     let executor = Arc::new(

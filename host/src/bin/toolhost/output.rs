@@ -561,17 +561,16 @@ pub fn dynamic_show(entry: &toolhost::dynamic::Entry) -> std::io::Result<()> {
         }
         Err(_) => text.push_str("\nsource: (removed)\n"),
     }
+    if !m.warnings.is_empty() {
+        text.push_str("\nREVIEW: found in the script when it was created:\n");
+        for w in &m.warnings {
+            text.push_str(&format!("  - {}\n", printable(w)));
+        }
+    }
     out(&text)
 }
 
-/// A capability list as people read it.
-pub fn caps_text(caps: &[String]) -> String {
-    if caps.is_empty() {
-        "nothing".to_owned()
-    } else {
-        caps.join(", ")
-    }
-}
+pub use toolhost::dynamic::caps_text;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,213 @@
+//! A javascript tool's script, read by a real JavaScript parser (boa's,
+//! the same js_runtime runs it with) when it is created: a script that
+//! does not parse — TypeScript among them — is refused then, not accepted
+//! and broken after approval; and what a reviewer should look at twice is
+//! found in the syntax tree, not by matching text: `eval`, the `Function`
+//! constructor, dynamic `import()`, `toolhost.run` with a command built at
+//! run time, Node.js APIs that do not exist here.
+
+use boa_ast::expression::access::{PropertyAccess, PropertyAccessField};
+use boa_ast::expression::literal::{LiteralKind, TemplateElement};
+use boa_ast::expression::{Call, Expression, Identifier, ImportCall};
+use boa_ast::scope::Scope;
+use boa_ast::visitor::{VisitWith, Visitor};
+use boa_ast::{Span, Spanned};
+use boa_interner::Interner;
+use boa_parser::{Parser, Source};
+use std::ops::ControlFlow;
+use toolhost_sdk::ToolError;
+
+/// The script's warnings for the reviewer (`line N: ...`, in order), or
+/// why it is not JavaScript that can run.
+pub(crate) fn check(script: &str) -> Result<Vec<String>, ToolError> {
+    let mut interner = Interner::default();
+    let parsed = Parser::new(Source::from_bytes(script))
+        .parse_script(&Scope::new_global(), &mut interner)
+        .map_err(|e| {
+            ToolError::invalid_input(format!(
+                "the script is not valid JavaScript: {e}. Only plain JavaScript runs here: if \
+                 this is TypeScript, remove the type annotations (`: string`, `interface`, \
+                 `type X =`, `as T`, `<T>`) and send it again"
+            ))
+        })?;
+    let mut finder = Finder {
+        interner: &interner,
+        warnings: Vec::new(),
+    };
+    let _ = parsed.visit_with(&mut finder);
+    let mut warnings = finder.warnings;
+    warnings.sort_by_key(|(line, _)| *line);
+    warnings.dedup();
+    Ok(warnings
+        .into_iter()
+        .map(|(line, what)| format!("line {line}: {what}"))
+        .collect())
+}
+
+struct Finder<'a> {
+    interner: &'a Interner,
+    warnings: Vec<(u32, String)>,
+}
+
+impl Finder<'_> {
+    fn name(&self, id: &Identifier) -> String {
+        self.interner.resolve_expect(id.sym()).to_string()
+    }
+
+    fn warn(&mut self, span: Span, what: impl Into<String>) {
+        self.warnings
+            .push((span.start().line_number(), what.into()));
+    }
+
+    /// `object.field` as two names, when it is that simple.
+    fn member(&self, e: &Expression) -> Option<(String, String)> {
+        let Expression::PropertyAccess(PropertyAccess::Simple(access)) = e else {
+            return None;
+        };
+        let Expression::Identifier(object) = access.target() else {
+            return None;
+        };
+        let PropertyAccessField::Const(field) = access.field() else {
+            return None;
+        };
+        Some((self.name(object), self.name(field)))
+    }
+
+    /// Whether `e` is a command written out in the script: an array of
+    /// string literals (or templates without substitutions).
+    fn literal_argv(e: &Expression) -> bool {
+        let Expression::ArrayLiteral(items) = e else {
+            return false;
+        };
+        items.as_ref().iter().all(|item| match item {
+            Some(Expression::Literal(l)) => matches!(l.kind(), LiteralKind::String(_)),
+            Some(Expression::TemplateLiteral(t)) => t
+                .elements()
+                .iter()
+                .all(|e| matches!(e, TemplateElement::String(_))),
+            _ => false,
+        })
+    }
+}
+
+impl<'ast> Visitor<'ast> for Finder<'_> {
+    type BreakTy = ();
+
+    fn visit_identifier(&mut self, id: &'ast Identifier) -> ControlFlow<()> {
+        match self.name(id).as_str() {
+            "eval" => self.warn(id.span(), "uses eval, which runs text as code"),
+            "Function" => self.warn(
+                id.span(),
+                "uses the Function constructor, which builds code from text",
+            ),
+            "require" => self.warn(
+                id.span(),
+                "uses require (Node.js modules such as child_process do not exist here; the call fails)",
+            ),
+            "process" => self.warn(
+                id.span(),
+                "uses process (a Node.js global such as process.exit does not exist here; the call fails)",
+            ),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn visit_call(&mut self, call: &'ast Call) -> ControlFlow<()> {
+        if let Some((object, field)) = self.member(call.function())
+            && object == "toolhost"
+            && field == "run"
+            && !call.args().first().is_some_and(Self::literal_argv)
+        {
+            self.warn(
+                call.span(),
+                "runs a command built at run time with toolhost.run (not a literal list of \
+                 strings): what it runs cannot be read here",
+            );
+        }
+        call.visit_with(self)
+    }
+
+    fn visit_import_call(&mut self, import: &'ast ImportCall) -> ControlFlow<()> {
+        self.warn(
+            import.span(),
+            "uses dynamic import(), which loads code at run time (there are no modules here)",
+        );
+        import.visit_with(self)
+    }
+
+    fn visit_property_access(&mut self, access: &'ast PropertyAccess) -> ControlFlow<()> {
+        if let PropertyAccess::Simple(simple) = access
+            && let PropertyAccessField::Const(field) = simple.field()
+            && self.name(field) == "constructor"
+        {
+            self.warn(
+                simple.span(),
+                "reads .constructor (a way to reach the Function constructor)",
+            );
+        }
+        access.visit_with(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    #[test]
+    fn typescript_and_broken_scripts_are_refused_with_the_reason() {
+        let ts = "function run(args: { name: string }): string { return args.name; }";
+        let err = check(ts).unwrap_err().to_string();
+        assert!(err.contains("not valid JavaScript"), "{err}");
+        assert!(err.contains("TypeScript"), "{err}");
+        let interface = "interface A { x: number }\nfunction run(a) { return 1 }";
+        assert!(check(interface).is_err());
+        assert!(check("function run(a) { return a.x + }").is_err());
+        assert_eq!(
+            check("function run(args) { return `hi ${args.name}`; }").unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn dangerous_constructs_are_found_in_the_syntax_tree() {
+        let script = r#"
+function run(args) {
+  const f = eval;
+  new Function("return 1")();
+  import("x");
+  toolhost.run(["git", "status"]);
+  toolhost.run(args.cmd);
+  toolhost.run(["sh", "-c", `${args.cmd}`]);
+  const c = ({}).constructor.constructor;
+  require("child_process");
+  process.exit(1);
+  return "eval and Function in a string are not code";
+}"#;
+        let warnings = check(script).unwrap();
+        let lines: Vec<&str> = warnings.iter().map(String::as_str).collect();
+        for expected in [
+            "line 3: uses eval",
+            "line 4: uses the Function constructor",
+            "line 5: uses dynamic import()",
+            "line 7: runs a command built at run time",
+            "line 8: runs a command built at run time",
+            "line 9: reads .constructor",
+            "line 10: uses require",
+            "line 11: uses process",
+        ] {
+            assert!(
+                lines.iter().any(|l| l.starts_with(expected)),
+                "{expected} not in {lines:#?}"
+            );
+        }
+        assert!(
+            !lines.iter().any(|l| l.starts_with("line 6:")),
+            "a literal command is fine: {lines:#?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.starts_with("line 12:")),
+            "text in strings is not code: {lines:#?}"
+        );
+    }
+}
