@@ -57,8 +57,18 @@ struct Page {
     csrf: String,
 }
 
-/// The page's routes, to be mounted at [`BASE`].
+/// The page's routes, under [`BASE`] (`BASE/` is sent to `BASE`), to be
+/// merged into a server's router.
 pub fn router(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
+    axum::Router::new()
+        .nest(BASE, pages(executor, options))
+        .route(
+            &format!("{BASE}/"),
+            axum::routing::get(|| async { Redirect::permanent(BASE) }),
+        )
+}
+
+fn pages(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
     let page = Arc::new(Page {
         executor,
         options,
@@ -99,11 +109,8 @@ pub async fn serve(
     let bound = listener.local_addr()?;
     let options = options_for(bound, token, &[], &[]);
     let app = axum::Router::new()
-        .route(
-            "/",
-            axum::routing::get(|| async { Redirect::to(&format!("{BASE}/")) }),
-        )
-        .nest(BASE, router(executor, options));
+        .route("/", axum::routing::get(|| async { Redirect::to(BASE) }))
+        .merge(router(executor, options));
     ready(bound);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
@@ -213,7 +220,7 @@ async fn security_headers(request: Request, next: Next) -> Response {
         ),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
@@ -231,14 +238,14 @@ async fn login(State(page): State<Arc<Page>>, Query(q): Query<LoginQuery>) -> Re
     match &page.options.token {
         Some(token) if same(q.token.as_bytes(), token.as_bytes()) => {
             let cookie = format!("{COOKIE}={token}; Path={BASE}; HttpOnly; SameSite=Strict");
-            let mut response = Redirect::to(&format!("{BASE}/")).into_response();
+            let mut response = Redirect::to(BASE).into_response();
             if let Ok(value) = HeaderValue::from_str(&cookie) {
                 response.headers_mut().insert(header::SET_COOKIE, value);
             }
             response
         }
         Some(_) => (StatusCode::UNAUTHORIZED, "Unauthorized: wrong token").into_response(),
-        None => Redirect::to(&format!("{BASE}/")).into_response(),
+        None => Redirect::to(BASE).into_response(),
     }
 }
 
@@ -352,7 +359,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
     let m = &entry.meta;
     let id = esc(&m.id);
     let mut card = format!(
-        "<article class=\"tool\" id=\"t-{id}\" data-requested=\"{requested}\">\
+        "<article class=\"tool\" id=\"t-{id}\" data-requested=\"{asked}\">\
          <h3>{name} <span class=\"badge\">pending</span></h3>\
          <dl><dt>id</dt><dd><code>{id}</code></dd><dt>kind</dt><dd>{kind}</dd>\
          <dt>scope</dt><dd>{scope}</dd><dt>created by</dt><dd>{by}</dd>\
@@ -364,6 +371,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
         by = esc(m.created_by.as_deref().unwrap_or("-")),
         at = esc(&m.created_at),
         requested = esc(&caps_text(&m.capabilities)),
+        asked = esc(&m.capabilities.join(", ")),
         description = esc(&m.description),
     );
     let mut warnings = m.warnings.clone();
@@ -424,7 +432,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
          <form method=\"post\" action=\"{BASE}/approve\" class=\"approve\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <input type=\"hidden\" name=\"id\" value=\"{id}\">\
-         <label>Grant <input name=\"grant\" value=\"{requested}\" size=\"40\" \
+         <label>Grant <input name=\"grant\" value=\"{asked}\" size=\"40\" \
          aria-describedby=\"grant-help\"></label>\
          <button type=\"submit\" class=\"approve-button\">Approve</button></form>\
          <form method=\"post\" action=\"{BASE}/reject\" class=\"reject\">\
@@ -435,7 +443,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
          <p id=\"grant-help\" class=\"help\">The grant is what the tool may use, comma-separated \
          (<code>workspace:read</code>, <code>workspace:write</code>, <code>commands</code>, \
          <code>network:HOST</code>, <code>env:VAR</code>); empty grants nothing.</p></div></article>",
-        requested = esc(&caps_text(&m.capabilities)),
+        asked = esc(&m.capabilities.join(", ")),
     );
     card
 }
@@ -552,7 +560,7 @@ fn decided(page: &Page, done: Result<String, String>) -> Response {
             let query: String = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("decided", &id)
                 .finish();
-            Redirect::to(&format!("{BASE}/?{query}")).into_response()
+            Redirect::to(&format!("{BASE}?{query}")).into_response()
         }
         Err(why) => (
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -736,7 +744,7 @@ fn layout(title: &str, current: &str, body: &str) -> String {
          <script src=\"{BASE}/assets/review.js\" defer></script></head><body>\
          <header><b>toolhost</b> review <nav>{} {} {}</nav></header>\
          <main><h1>{title}</h1>{body}</main></body></html>",
-        link("/", "pending", "Created tools"),
+        link("", "pending", "Created tools"),
         link("/tools", "tools", "All tools"),
         link("/audit", "audit", "Audit log"),
         title = esc(title),

@@ -30,6 +30,7 @@ mod mcp_protocol;
 mod pipeline;
 mod read_file;
 mod remote;
+mod review;
 mod sandbox;
 mod scaffold;
 mod search_tools;

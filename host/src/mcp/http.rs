@@ -7,7 +7,7 @@
 //!   rebound name, gets 403). With a token, a request without
 //!   `Authorization: Bearer TOKEN` gets 401.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
-//! - `/review/`: the review page ([`crate::review`]): the same Host check
+//! - `/review`: the review page ([`crate::review`]): the same Host check
 //!   and token (as a cookie, set by `/review/login?token=TOKEN`).
 //!
 //! Sessions are capped ([`super::sessions`]): a request that would open a
@@ -146,7 +146,7 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(token, require_token))
         .merge(health)
-        .nest(crate::review::BASE, review);
+        .merge(review);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
     // No Nagle: a result written right after the SSE priming event must

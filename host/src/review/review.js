@@ -10,7 +10,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const approve = card.querySelector("form.approve");
     const reject = card.querySelector("form.reject");
     const normal = (s) => s.split(/[\s,]+/).filter(Boolean).sort().join(", ");
-    const mark = () => grant.classList.toggle("changed-grant", normal(grant.value) !== normal(requested === "nothing" ? "" : requested));
+    const mark = () => grant.classList.toggle("changed-grant", normal(grant.value) !== normal(requested));
     if (grant) {
       grant.addEventListener("input", mark);
       mark();
@@ -19,7 +19,7 @@ document.addEventListener("DOMContentLoaded", () => {
       approve.addEventListener("submit", (event) => {
         const given = normal(grant.value) || "nothing";
         if (grant.classList.contains("changed-grant") &&
-            !window.confirm(`Approve with ${given} instead of what it asked for (${requested})?`)) {
+            !window.confirm(`Approve with ${given} instead of what it asked for (${normal(requested) || "nothing"})?`)) {
           event.preventDefault();
         }
       });

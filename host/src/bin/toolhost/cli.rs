@@ -221,7 +221,7 @@ pub enum Command {
     /// their source, warnings and requested grant, to approve (with the
     /// grant edited) or reject; every tool with its grant; the audit log.
     ///
-    /// `toolhost serve --http` serves the same page at /review/; this runs
+    /// `toolhost serve --http` serves the same page at /review; this runs
     /// it alone, for people who serve MCP over stdio. Approving here is
     /// `toolhost dynamic approve` (a running serve loads the tool at its
     /// next rescan). Loopback only unless --token-file is given.

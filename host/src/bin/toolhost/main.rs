@@ -472,7 +472,7 @@ fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Result<ExitCode
     runtime
         .block_on(toolhost::review::serve(executor, addr, token, |bound| {
             output::warn_info(&format!(
-                "review page on http://{bound}{}/ (Ctrl-C to stop)",
+                "review page on http://{bound}{} (Ctrl-C to stop)",
                 toolhost::review::BASE
             ));
         }))

@@ -1,0 +1,119 @@
+"""The review page in a real headless browser (Chromium from the Debian
+packages, driven by Playwright for Python), as a person uses it.
+
+Run by tests/e2e/review.rs, which starts `toolhost serve --http`, has an
+agent create the tools over MCP, and checks the MCP side afterwards.
+
+    review_page.py BASE_URL PLAN_JSON
+
+PLAN_JSON: {"approve": {"id", "grant"}, "reject": {"id", "reason"},
+"other": ID (a pending tool to try forged requests on), "screenshot": PATH,
+"chromium": PATH}. Prints one JSON object of what it saw; exits non-zero
+(with the reason) when the page does not behave.
+"""
+
+import json
+import sys
+
+from playwright.sync_api import sync_playwright
+
+
+def fail(why):
+    print(json.dumps({"ok": False, "why": why}))
+    sys.exit(1)
+
+
+def main():
+    base, plan = sys.argv[1], json.loads(sys.argv[2])
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=plan["chromium"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        # The page asks before a changed grant or a rejection: say yes.
+        page.on("dialog", lambda dialog: dialog.accept())
+        blocked = []
+        page.on("requestfailed", lambda r: blocked.append(r.url))
+        response = page.goto(f"{base}/review")
+        seen["csp"] = response.headers.get("content-security-policy")
+
+        approve = page.locator(f"article#t-{plan['approve']['id']}")
+        if approve.count() != 1:
+            fail("the tool to approve is not shown as pending")
+        seen["warnings"] = approve.locator("ul.warnings li").all_inner_texts()
+        seen["requested"] = approve.locator("dd.requested").inner_text()
+        seen["hidden_marks"] = approve.locator("pre.source mark.cc").all_inner_texts()
+        # The policy holds: the page's own script cannot fetch anything.
+        seen["fetch_blocked"] = page.evaluate(
+            "() => fetch(location.href).then(() => false, () => true)"
+        )
+        page.screenshot(path=plan["screenshot"], full_page=True)
+
+        # Approve with an edited grant.
+        grant = approve.locator("input[name=grant]")
+        grant.fill(plan["approve"]["grant"])
+        seen["grant_marked_changed"] = "changed-grant" in (grant.get_attribute("class") or "")
+        with page.expect_navigation():
+            approve.locator("button.approve-button").click()
+        if page.locator("p.notice").count() != 1:
+            fail("no notice after approving; the page says: " + page.locator("body").inner_text()[:2000])
+        seen["after_approve"] = page.locator("p.notice").inner_text()
+
+        # Reject the other with a reason.
+        reject = page.locator(f"article#t-{plan['reject']['id']}")
+        reject.locator("input[name=reason]").fill(plan["reject"]["reason"])
+        with page.expect_navigation():
+            reject.locator("button.reject-button").click()
+        if page.locator("p.notice").count() != 1:
+            fail("no notice after rejecting; the page says: " + page.locator("body").inner_text()[:2000])
+        seen["after_reject"] = page.locator("p.notice").inner_text()
+        seen["decided_rows"] = page.locator("table tbody tr").all_inner_texts()
+
+        # Forged requests change nothing: no CSRF token, a wrong one, and
+        # the right one sent from another site.
+        csrf = page.locator("input[name=csrf]").first.get_attribute("value") if page.locator("input[name=csrf]").count() else None
+        other = plan["other"]
+        forged = {}
+        forged["no_token"] = page.request.post(
+            f"{base}/review/approve", form={"id": other, "grant": "commands"}
+        ).status
+        forged["wrong_token"] = page.request.post(
+            f"{base}/review/approve", form={"id": other, "grant": "commands", "csrf": "0" * 64}
+        ).status
+        forged["other_site"] = page.request.post(
+            f"{base}/review/approve",
+            form={"id": other, "grant": "commands", "csrf": csrf or ""},
+            headers={"Origin": "http://evil.example"},
+        ).status
+        seen["forged"] = forged
+        page.goto(f"{base}/review")
+        seen["other_still_pending"] = page.locator(f"article#t-{other}").count() == 1
+
+        # The tool list and the audit log, filtered.
+        page.goto(f"{base}/review/tools")
+        seen["tools_rows"] = page.locator("table.tools tbody tr").count()
+        seen["approved_row"] = page.locator(f"tr#tool-{plan['approve']['name']}").inner_text()
+        page.goto(f"{base}/review/audit")
+        page.select_option("select[name=tool]", "create_tool")
+        with page.expect_navigation():
+            page.locator("form.filter button").click()
+        seen["audit_tools"] = sorted(
+            set(page.locator("table.audit tbody tr td:nth-child(2)").all_inner_texts())
+        )
+        seen["audit_count"] = page.locator("p.count").inner_text()
+        seen["blocked_requests"] = blocked
+        browser.close()
+    print(json.dumps({"ok": True, **seen}))
+
+
+main()
