@@ -85,6 +85,7 @@ def sample_calls(page_url):
         "delete_file": {"path": "doomed.txt"},
         "list_files": {},
         "list_dirs": {},
+        "list_dir": {"recursive": True},
         "find_files": {"pattern": "*.txt"},
         "grep": {"pattern": "hello"},
         "search_code": {"pattern": "hello"},
@@ -92,7 +93,11 @@ def sample_calls(page_url):
         "todo_manager": {
             "items": [{"content": "Check the SDK", "activeForm": "Checking the SDK", "status": "in_progress"}]
         },
+        "react": {"thought": "The SDK should see every tool", "action": "list them"},
         "save_memory": {"fact": "The interop test ran."},
+        "update_soul": {"content": "# Soul\n\nBe brief and exact."},
+        "update_identity": {"name": "Interop", "emoji": "🧪"},
+        "manage_goals": {"action": "add", "goal": "Pass the interop test", "priority": "high"},
         "memory_search": {"query": "interop"},
         # The path memory_search found (filled in by check_tools).
         "memory_get": {"path": None},
