@@ -168,11 +168,37 @@ impl Store {
         id_or_name: &str,
         grant: Option<Vec<String>>,
     ) -> Result<Entry, DynamicError> {
+        self.approve_seen(runtime, registry, id_or_name, grant, None)
+    }
+
+    /// [`Store::approve`], refused unless the tool is still what a person
+    /// reviewed: `seen` is the [`review_digest`] of what they were shown
+    /// (the review page sends it with the approval), so a record or source
+    /// changed after the page was drawn is not approved unseen.
+    pub fn approve_seen(
+        &self,
+        runtime: &Runtime,
+        registry: &Registry,
+        id_or_name: &str,
+        grant: Option<Vec<String>>,
+        seen: Option<&str>,
+    ) -> Result<Entry, DynamicError> {
         let (entries, _) = self.list();
         let mut entry = self.find_in(&entries, id_or_name)?;
         if entry.meta.status == Status::Rejected {
             return Err(DynamicError::Refused(format!(
                 "`{}` was rejected and its source removed; the agent must create it again",
+                entry.meta.id
+            )));
+        }
+        let source = std::fs::read(entry.source_path())
+            .map_err(io(format!("read {}", entry.source_path().display())))?;
+        if let Some(seen) = seen
+            && review_digest(&entry.meta, &source) != seen
+        {
+            return Err(DynamicError::Refused(format!(
+                "`{}` changed after it was shown to you (its record or source); look at it again \
+                 before approving",
                 entry.meta.id
             )));
         }
@@ -204,8 +230,6 @@ impl Store {
         entry.meta.grant = Some(grant);
         entry.meta.decided_at = Some(now());
         entry.meta.reason = None;
-        let source = std::fs::read(entry.source_path())
-            .map_err(io(format!("read {}", entry.source_path().display())))?;
         let built = plugin(runtime, &entry, &source)?;
         crate::validate::ArgsSchema::compile(&built.info().input_schema).map_err(|e| {
             DynamicError::Invalid(format!("its parameters schema cannot be used: {e}"))
@@ -293,6 +317,16 @@ fn write_meta(entry: &Entry) -> Result<(), DynamicError> {
 
 fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// What a person reviewing `meta` and `source` was shown, as one digest:
+/// the whole record and the source's bytes.
+pub fn review_digest(meta: &Meta, source: &[u8]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(serde_json::to_string(meta).unwrap_or_default().as_bytes());
+    hasher.update(&[0]);
+    hasher.update(source);
+    hasher.finalize().to_hex().to_string()
 }
 
 /// A capability list as people read it: `workspace:read, commands`, or

@@ -4,12 +4,16 @@
 //! same port, and by `toolhost review` on its own.
 //!
 //! Server-rendered HTML with a little JavaScript, no external assets (it
-//! works offline). The same rules as the MCP endpoint decide who may open
-//! it: the `Host` header must be one of the server's (DNS rebinding), and
-//! with a token a browser first opens `BASE/login?token=TOKEN`, which sets
-//! an HttpOnly, SameSite=Strict cookie. Every state-changing request is a
-//! POST carrying the page's CSRF token, from the page's own origin. A
-//! Content-Security-Policy allows only the page's own script and style.
+//! works offline). Who may open it: the `Host` header must be one of the
+//! server's (DNS rebinding), and a browser must have signed in with the
+//! page's own secret — random per start, printed for the person who started
+//! the server as a `BASE/login?token=SECRET` link, never the MCP token (an
+//! agent holds that) — which sets an HttpOnly, SameSite=Strict cookie. So a
+//! process on the same machine, an agent's command among them, cannot
+//! approve anything. Every state-changing request is a POST carrying the
+//! page's CSRF token, from the page's own origin, and an approval carries
+//! the digest of what the person was shown. A Content-Security-Policy
+//! allows only the page's own script and style.
 //!
 //! Approving here is `toolhost dynamic approve`: the store records the
 //! approval and its digest in the trust store, and the tool set is
@@ -34,6 +38,8 @@ const COOKIE: &str = "toolhost_review";
 
 /// The most audit lines read (the newest).
 const AUDIT_LINES: usize = 5_000;
+/// The most bytes read from the end of the audit log.
+const AUDIT_TAIL_BYTES: u64 = 8 << 20;
 /// The most audit records shown.
 const AUDIT_SHOWN: usize = 200;
 
@@ -43,12 +49,25 @@ const JS: &str = include_str!("review/review.js");
 /// What the page is served with.
 #[derive(Debug, Clone)]
 pub struct ReviewOptions {
-    /// The token a browser must present (from `--token-file`), if any.
-    pub token: Option<String>,
+    /// The secret a browser signs in with ([`new_secret`], or a person's
+    /// `--token-file`); never the MCP token.
+    pub secret: String,
     /// `Host` header values accepted (names, without port).
     pub allowed_hosts: Vec<String>,
-    /// `Origin` header values accepted on a POST.
+    /// `Origin` header values accepted on a POST: the page's own.
     pub allowed_origins: Vec<String>,
+}
+
+impl ReviewOptions {
+    /// The link that signs a browser in, on the server at `addr`.
+    pub fn login_url(&self, addr: std::net::SocketAddr) -> String {
+        format!("http://{addr}{BASE}/login?token={}", self.secret)
+    }
+}
+
+/// A new secret for the page: 32 random bytes from the kernel, as hex.
+pub fn new_secret() -> String {
+    random_hex(32)
 }
 
 struct Page {
@@ -80,7 +99,7 @@ fn pages(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
         .route("/audit", axum::routing::get(audit))
         .route("/approve", axum::routing::post(approve))
         .route("/reject", axum::routing::post(reject))
-        .route("/login", axum::routing::get(login))
+        .route("/login", axum::routing::get(login).post(login_form))
         .route("/assets/review.css", axum::routing::get(css))
         .route("/assets/review.js", axum::routing::get(js))
         .layer(axum::middleware::from_fn_with_state(
@@ -97,21 +116,21 @@ pub async fn serve(
     executor: Arc<Executor>,
     addr: std::net::SocketAddr,
     token: Option<String>,
-    ready: impl FnOnce(std::net::SocketAddr),
+    ready: impl FnOnce(std::net::SocketAddr, &ReviewOptions),
 ) -> std::io::Result<()> {
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(std::io::Error::other(format!(
-            "{addr} is not a loopback address: anyone who can reach it could approve tools. \
-             Serve on 127.0.0.1, or require a token with --token-file FILE"
+            "{addr} is not a loopback address: anyone who can reach it could try to sign in. \
+             Serve on 127.0.0.1, or give the secret with --token-file FILE"
         )));
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let options = options_for(bound, token, &[], &[]);
+    let options = options_for(bound, token.unwrap_or_else(new_secret), &[]);
     let app = axum::Router::new()
         .route("/", axum::routing::get(|| async { Redirect::to(BASE) }))
-        .merge(router(executor, options));
-    ready(bound);
+        .merge(router(executor, options.clone()));
+    ready(bound, &options);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -119,14 +138,10 @@ pub async fn serve(
         .await
 }
 
-/// The options for a server bound to `addr`: loopback names and the
-/// address itself, plus the extra hosts and origins allowed.
-pub fn options_for(
-    addr: std::net::SocketAddr,
-    token: Option<String>,
-    hosts: &[String],
-    origins: &[String],
-) -> ReviewOptions {
+/// The options for a server bound to `addr` signing browsers in with
+/// `secret`: loopback names and the address itself, plus the extra hosts
+/// allowed; only the page's own origins.
+pub fn options_for(addr: std::net::SocketAddr, secret: String, hosts: &[String]) -> ReviewOptions {
     let port = addr.port();
     let mut allowed_hosts = vec![
         "localhost".to_owned(),
@@ -141,15 +156,15 @@ pub fn options_for(
         format!("http://[::1]:{port}"),
         format!("http://{addr}"),
     ];
-    allowed_origins.extend(origins.iter().cloned());
+    allowed_origins.extend(hosts.iter().map(|h| format!("http://{h}:{port}")));
     ReviewOptions {
-        token,
+        secret,
         allowed_hosts,
         allowed_origins,
     }
 }
 
-/// The Host check for every request, then the token for all but the
+/// The Host check for every request, then the sign-in for all but the
 /// login route and the assets.
 async fn guard(State(page): State<Arc<Page>>, request: Request, next: Next) -> Response {
     let host = request
@@ -158,7 +173,12 @@ async fn guard(State(page): State<Arc<Page>>, request: Request, next: Next) -> R
         .and_then(|v| v.to_str().ok())
         .map(host_name)
         .unwrap_or_default();
-    if !page.options.allowed_hosts.iter().any(|h| h == &host) {
+    if !page
+        .options
+        .allowed_hosts
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(&host))
+    {
         return (
             StatusCode::FORBIDDEN,
             "Forbidden: this Host is not one the review page answers to",
@@ -166,19 +186,20 @@ async fn guard(State(page): State<Arc<Page>>, request: Request, next: Next) -> R
             .into_response();
     }
     let path = request.uri().path();
-    let open = path.ends_with("/login") || path.contains("/assets/");
-    if let Some(token) = &page.options.token
-        && !open
-        && !presented(request.headers(), token)
-    {
+    let open = path == "/login" || path.starts_with("/assets/");
+    if !open && !signed_in(request.headers(), &page.options.secret) {
         return (
             StatusCode::UNAUTHORIZED,
             Html(layout(
                 "Sign in",
                 "",
-                "<p class=\"error\">This page needs the token given to toolhost with \
-                 <code>--token-file</code>. Open <code>/review/login?token=TOKEN</code> once in \
-                 this browser.</p>",
+                &format!(
+                    "<p>Open the link the server printed when it started \
+                     (<code>{BASE}/login?token=...</code>), or paste its token:</p>\
+                     <form method=\"post\" action=\"{BASE}/login\"><label>Token \
+                     <input name=\"token\" type=\"password\" size=\"40\" autocomplete=\"off\"></label> \
+                     <button type=\"submit\">Sign in</button></form>"
+                ),
             )),
         )
             .into_response();
@@ -186,26 +207,16 @@ async fn guard(State(page): State<Arc<Page>>, request: Request, next: Next) -> R
     next.run(request).await
 }
 
-/// Whether the request carries `token`, as the cookie or as a bearer token.
-fn presented(headers: &HeaderMap, token: &str) -> bool {
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim().to_owned());
-    let cookie = headers
+/// Whether the request carries the page's sign-in cookie.
+fn signed_in(headers: &HeaderMap, secret: &str) -> bool {
+    headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_owned());
-    [bearer, cookie]
-        .into_iter()
-        .flatten()
-        .any(|given| same(given.as_bytes(), token.as_bytes()))
+        .filter(|(name, _)| *name == COOKIE)
+        .any(|(_, value)| same(value.as_bytes(), secret.as_bytes()))
 }
 
 /// The headers every answer carries: what the browser may load and run.
@@ -230,23 +241,37 @@ async fn security_headers(request: Request, next: Next) -> Response {
 
 #[derive(Deserialize)]
 struct LoginQuery {
+    #[serde(default)]
     token: String,
 }
 
-/// Keep the token in a cookie this site alone sends, then go to the page.
+/// Keep the secret in a cookie this site alone sends, then go to the page.
 async fn login(State(page): State<Arc<Page>>, Query(q): Query<LoginQuery>) -> Response {
-    match &page.options.token {
-        Some(token) if same(q.token.as_bytes(), token.as_bytes()) => {
-            let cookie = format!("{COOKIE}={token}; Path={BASE}; HttpOnly; SameSite=Strict");
-            let mut response = Redirect::to(BASE).into_response();
-            if let Ok(value) = HeaderValue::from_str(&cookie) {
-                response.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            response
-        }
-        Some(_) => (StatusCode::UNAUTHORIZED, "Unauthorized: wrong token").into_response(),
-        None => Redirect::to(BASE).into_response(),
+    sign_in(&page, &q.token)
+}
+
+/// The same, from the sign-in form (the secret stays out of the history).
+async fn login_form(State(page): State<Arc<Page>>, Form(q): Form<LoginQuery>) -> Response {
+    sign_in(&page, &q.token)
+}
+
+fn sign_in(page: &Page, token: &str) -> Response {
+    if !same(token.as_bytes(), page.options.secret.as_bytes()) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: not this server's review token",
+        )
+            .into_response();
     }
+    let cookie = format!(
+        "{COOKIE}={}; Path={BASE}; HttpOnly; SameSite=Strict",
+        page.options.secret
+    );
+    let mut response = Redirect::to(BASE).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
 }
 
 async fn css() -> Response {
@@ -270,7 +295,22 @@ struct Shown {
 
 /// The dynamic tools: pending ones to decide, then the decided ones.
 async fn pending(State(page): State<Arc<Page>>, Query(shown): Query<Shown>) -> Response {
-    Html(render_pending(&page, shown.decided.as_deref(), None)).into_response()
+    blocking(move || Html(render_pending(&page, shown.decided.as_deref(), None)).into_response())
+        .await
+}
+
+/// `render` on a thread of its own: pages read files, and the server's
+/// protocol thread must not wait on them.
+async fn blocking(render: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(render)
+        .await
+        .unwrap_or_else(|e| {
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the page failed: {e}"),
+            )
+                .into_response()
+        })
 }
 
 fn store(page: &Page) -> Option<&Store> {
@@ -341,7 +381,7 @@ fn render_pending(page: &Page, decided: Option<&str>, error: Option<&str>) -> St
                 body,
                 "<tr id=\"t-{id}\" class=\"{status}\"><td>{name}</td><td>{status}</td><td>{kind}</td>\
                  <td>{grant}</td><td>{at}</td><td>{reason}</td></tr>",
-                id = esc(&m.id),
+                id = attr(&m.id),
                 name = esc(&m.name),
                 status = m.status.as_str(),
                 kind = m.kind.as_str(),
@@ -357,11 +397,11 @@ fn render_pending(page: &Page, decided: Option<&str>, error: Option<&str>) -> St
 
 fn pending_card(page: &Page, entry: &Entry) -> String {
     let m = &entry.meta;
-    let id = esc(&m.id);
+    let id = attr(&m.id);
     let mut card = format!(
         "<article class=\"tool\" id=\"t-{id}\" data-requested=\"{asked}\">\
          <h3>{name} <span class=\"badge\">pending</span></h3>\
-         <dl><dt>id</dt><dd><code>{id}</code></dd><dt>kind</dt><dd>{kind}</dd>\
+         <dl><dt>id</dt><dd><code>{shown_id}</code></dd><dt>kind</dt><dd>{kind}</dd>\
          <dt>scope</dt><dd>{scope}</dd><dt>created by</dt><dd>{by}</dd>\
          <dt>created</dt><dd>{at}</dd><dt>asks for</dt><dd class=\"requested\">{requested}</dd></dl>\
          <p class=\"description\">{description}</p>",
@@ -370,8 +410,9 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
         scope = esc(&m.scope),
         by = esc(m.created_by.as_deref().unwrap_or("-")),
         at = esc(&m.created_at),
+        shown_id = esc(&m.id),
         requested = esc(&caps_text(&m.capabilities)),
-        asked = esc(&m.capabilities.join(", ")),
+        asked = attr(&m.capabilities.join(", ")),
         description = esc(&m.description),
     );
     let mut warnings = m.warnings.clone();
@@ -387,7 +428,10 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
         }
     }
     if warnings.is_empty() {
-        card.push_str("<p class=\"no-warnings\">No warnings.</p>");
+        card.push_str(
+            "<p class=\"no-warnings\">No warnings found. Parsing finds the common risky \
+             constructs; it is not a verdict: the grant is what bounds the tool.</p>",
+        );
     } else {
         card.push_str("<h4>Warnings</h4><ul class=\"warnings\">");
         for w in &warnings {
@@ -401,6 +445,10 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
         "<details><summary>Parameters (JSON Schema)</summary><pre>{}</pre></details>",
         esc(&schema)
     );
+    let seen = source
+        .as_ref()
+        .map(|bytes| crate::dynamic::review_digest(m, bytes))
+        .unwrap_or_default();
     match source {
         Ok(bytes) if m.kind == Kind::Component => {
             let _ = write!(
@@ -412,7 +460,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
         }
         Ok(bytes) => {
             card.push_str("<h4>Source</h4><pre class=\"source\">");
-            for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+            for (n, line) in js_lines(&String::from_utf8_lossy(&bytes)).enumerate() {
                 let _ = writeln!(card, "<span class=\"ln\">{:>4}</span> {}", n + 1, esc(line));
             }
             card.push_str("</pre>");
@@ -432,6 +480,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
          <form method=\"post\" action=\"{BASE}/approve\" class=\"approve\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <input type=\"hidden\" name=\"id\" value=\"{id}\">\
+         <input type=\"hidden\" name=\"seen\" value=\"{seen}\">\
          <label>Grant <input name=\"grant\" value=\"{asked}\" size=\"40\" \
          aria-describedby=\"grant-help\"></label>\
          <button type=\"submit\" class=\"approve-button\">Approve</button></form>\
@@ -443,7 +492,7 @@ fn pending_card(page: &Page, entry: &Entry) -> String {
          <p id=\"grant-help\" class=\"help\">The grant is what the tool may use, comma-separated \
          (<code>workspace:read</code>, <code>workspace:write</code>, <code>commands</code>, \
          <code>network:HOST</code>, <code>env:VAR</code>); empty grants nothing.</p></div></article>",
-        asked = esc(&m.capabilities.join(", ")),
+        asked = attr(&m.capabilities.join(", ")),
     );
     card
 }
@@ -454,6 +503,9 @@ struct Decision {
     #[serde(default)]
     csrf: String,
     id: String,
+    /// The digest of what the person was shown (approvals).
+    #[serde(default)]
+    seen: Option<String>,
     #[serde(default)]
     grant: Option<String>,
     #[serde(default)]
@@ -500,13 +552,22 @@ async fn approve(
         .collect();
     let page2 = Arc::clone(&page);
     let id = form.id.clone();
+    // What the person saw is what is approved: without the digest of it,
+    // nothing is.
+    let seen = form.seen.unwrap_or_default();
     let done = tokio::task::spawn_blocking(move || {
         let executor = &page2.executor;
         let store = executor
             .dynamic_store()
             .ok_or_else(|| "there is no dynamic-tool store".to_owned())?;
         let entry = store
-            .approve(executor.runtime(), &executor.registry(), &id, Some(grant))
+            .approve_seen(
+                executor.runtime(),
+                &executor.registry(),
+                &id,
+                Some(grant),
+                Some(&seen),
+            )
             .map_err(|e| format!("cannot approve `{id}`: {e}"))?;
         tracing::info!(tool = %entry.meta.name, id = %entry.meta.id, "approved in the review page");
         if let Err(err) = executor.reload_plugins() {
@@ -573,6 +634,10 @@ fn decided(page: &Page, done: Result<String, String>) -> Response {
 /// Every tool the executor offers: what it declares, what it is granted,
 /// how sensitive it is.
 async fn tools(State(page): State<Arc<Page>>) -> Response {
+    blocking(move || render_tools(&page)).await
+}
+
+fn render_tools(page: &Page) -> Response {
     let executor = &page.executor;
     let mut body = String::from(
         "<table class=\"tools\"><thead><tr><th>Tool</th><th>Origin</th><th>Sensitivity</th>\
@@ -589,8 +654,9 @@ async fn tools(State(page): State<Arc<Page>>) -> Response {
             .collect();
         let _ = write!(
             body,
-            "<tr id=\"tool-{name}\"><td><b>{name}</b></td><td>{origin}</td><td>{sensitivity}</td>\
+            "<tr id=\"tool-{id}\"><td><b>{name}</b></td><td>{origin}</td><td>{sensitivity}</td>\
              <td>{declared}</td><td>{granted}</td><td>{description}</td></tr>",
+            id = attr(&info.name),
             name = esc(&info.name),
             origin = esc(&plugin.origin().to_string()),
             sensitivity = esc(&executor.sensitivity(&plugin).to_string()),
@@ -616,6 +682,10 @@ struct AuditFilter {
 
 /// The newest audit records, filtered by tool, outcome and time.
 async fn audit(State(page): State<Arc<Page>>, Query(filter): Query<AuditFilter>) -> Response {
+    blocking(move || render_audit(&page, &filter)).await
+}
+
+fn render_audit(page: &Page, filter: &AuditFilter) -> Response {
     let mut body = String::new();
     let Some(path) = page.executor.audit_path() else {
         body.push_str(
@@ -624,7 +694,7 @@ async fn audit(State(page): State<Arc<Page>>, Query(filter): Query<AuditFilter>)
         );
         return Html(layout("Audit log", "audit", &body)).into_response();
     };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = tail(path, AUDIT_TAIL_BYTES);
     let lines: Vec<&str> = text.lines().collect();
     let newest = &lines[lines.len().saturating_sub(AUDIT_LINES)..];
     let records: Vec<serde_json::Value> = newest
@@ -653,8 +723,9 @@ async fn audit(State(page): State<Arc<Page>>, Query(filter): Query<AuditFilter>)
         for v in values {
             let _ = write!(
                 html,
-                "<option value=\"{v}\"{}>{v}</option>",
+                "<option value=\"{a}\"{}>{v}</option>",
                 if *v == chosen { " selected" } else { "" },
+                a = attr(v),
                 v = esc(v)
             );
         }
@@ -773,6 +844,75 @@ pub fn esc(text: &str) -> String {
     out
 }
 
+/// `text` safe inside a quoted attribute: like [`esc`], with hidden
+/// characters written as `U+XXXX` text (no markup inside an attribute).
+fn attr(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() || toolhost_shared::dynamic::is_invisible(c) => {
+                let _ = write!(out, "U+{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `source`'s lines as JavaScript counts them (`\r\n`, `\n`, `\r`, U+2028,
+/// U+2029 each end one), so the numbers match the warnings'.
+fn js_lines(source: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(source);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.find(['\n', '\r', '\u{2028}', '\u{2029}']) {
+            None => {
+                rest = None;
+                (!text.is_empty()).then_some(text)
+            }
+            Some(at) => {
+                let end = text[at..].chars().next().map_or(1, char::len_utf8);
+                let skip = if text[at..].starts_with("\r\n") {
+                    2
+                } else {
+                    end
+                };
+                rest = Some(&text[at + skip..]);
+                Some(&text[..at])
+            }
+        }
+    })
+}
+
+/// The last `max` bytes of the file at `path` (from a line's start), or
+/// nothing when it cannot be read.
+fn tail(path: &std::path::Path, max: u64) -> String {
+    use std::io::{Read as _, Seek as _};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let start = len.saturating_sub(max);
+    let mut bytes = Vec::new();
+    if file.seek(std::io::SeekFrom::Start(start)).is_err() || file.read_to_end(&mut bytes).is_err()
+    {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if start == 0 {
+        return text;
+    }
+    // The first line was cut: drop it.
+    text.split_once('\n')
+        .map(|(_, rest)| rest.to_owned())
+        .unwrap_or_default()
+}
+
 fn or_none(items: &[String]) -> String {
     if items.is_empty() {
         "-".to_owned()
@@ -829,6 +969,21 @@ mod tests {
     }
 
     #[test]
+    fn attributes_get_no_markup_and_lines_count_as_javascript_does() {
+        assert_eq!(
+            attr("network:x\u{202E}\"><b>"),
+            "network:xU+202E&quot;&gt;&lt;b&gt;"
+        );
+        let lines: Vec<&str> = js_lines("a\r\nb\u{2028}c\rd\n\ne").collect();
+        assert_eq!(lines, ["a", "b", "c", "d", "", "e"]);
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        std::fs::write(&log, "first line\nsecond\nthird\n").unwrap();
+        assert_eq!(tail(&log, 100), "first line\nsecond\nthird\n");
+        assert_eq!(tail(&log, 10), "third\n");
+    }
+
+    #[test]
     fn hosts_and_tokens() {
         assert_eq!(host_name("localhost:8080"), "localhost");
         assert_eq!(host_name("[::1]:80"), "::1");
@@ -837,8 +992,8 @@ mod tests {
             header::COOKIE,
             HeaderValue::from_static("a=b; toolhost_review=s3cret"),
         );
-        assert!(presented(&headers, "s3cret"));
-        assert!(!presented(&headers, "other"));
+        assert!(signed_in(&headers, "s3cret"));
+        assert!(!signed_in(&headers, "other"));
         assert_eq!(random_hex(32).len(), 64);
         assert_ne!(random_hex(8), random_hex(8));
     }

@@ -87,6 +87,7 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
                 sessions: toolhost::mcp::sessions::SessionLimits::default(),
+                review_secret: toolhost::review::new_secret(),
             },
             move |bound| ready.send(bound).unwrap(),
         ))

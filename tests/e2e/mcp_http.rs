@@ -16,6 +16,8 @@ use std::time::Duration;
 pub(crate) struct HttpServer {
     child: std::process::Child,
     pub(crate) addr: String,
+    /// What it printed before it served (the review page's sign-in link).
+    pub(crate) banner: Vec<String>,
 }
 
 impl Drop for HttpServer {
@@ -45,19 +47,25 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
         .expect("spawn");
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut banner = Vec::new();
     let addr = loop {
         let line = lines.next().expect("a line before exit").expect("utf-8");
         if let Some(rest) = line.strip_prefix("serving MCP on http://") {
             break rest.trim_end_matches("/mcp").to_owned();
         }
+        banner.push(line);
     };
     // Keep draining stderr so the server never blocks on it.
     std::thread::spawn(move || for _ in lines {});
-    HttpServer { child, addr }
+    HttpServer {
+        child,
+        addr,
+        banner,
+    }
 }
 
 /// One raw HTTP/1.1 request; returns the status code and the body.
-fn raw(
+pub(crate) fn raw(
     addr: &str,
     method: &str,
     path: &str,

@@ -7,7 +7,7 @@
 //! requests change nothing; the screenshot is kept for the docs.
 
 use crate::mcp::{Client, call, is_error, text};
-use crate::mcp_http::http_server;
+use crate::mcp_http::{http_server, raw};
 use crate::support::workspace;
 use rmcp::ServiceExt as _;
 use serde_json::{Value, json};
@@ -106,10 +106,48 @@ async fn the_review_page_in_a_real_browser() {
         !listed(session.list_all_tools().await.expect("list")).contains(&"word_count".to_owned())
     );
 
+    // Nobody gets in without the sign-in link printed for the person who
+    // started the server: not a process on this machine, not a rebinding
+    // page.
+    let login = server
+        .banner
+        .iter()
+        .find_map(|l| l.strip_prefix("review page: "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the sign-in link is printed")
+        .to_owned();
+    let addr = server.addr.clone();
+    let (status, _) = raw(&addr, "GET", "/review", &[], "");
+    assert_eq!(status, 401, "not signed in");
+    let csrf_free = format!("id={}&grant=commands", ids[2]);
+    let (status, _) = raw(
+        &addr,
+        "POST",
+        "/review/approve",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &csrf_free,
+    );
+    assert_eq!(status, 401, "not signed in");
+    let (status, _) = raw(&addr, "GET", "/review/login?token=wrong", &[], "");
+    assert_eq!(status, 401, "a wrong secret");
+    let secret = login.split("token=").nth(1).expect("token");
+    let cookie = format!("toolhost_review={secret}");
+    let (status, _) = raw(&addr, "GET", "/review", &[("Cookie", &cookie)], "");
+    assert_eq!(status, 200, "signed in");
+    let (status, _) = raw(
+        &addr,
+        "GET",
+        "/review",
+        &[("Cookie", &cookie), ("Host", "evil.example")],
+        "",
+    );
+    assert_eq!(status, 403, "a foreign Host");
+
     // A person opens the page.
     let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("review-page.png");
     let _ = std::fs::remove_file(&shot);
     let plan = json!({
+        "login": login,
         "approve": {"id": ids[0], "name": "word_count", "grant": "workspace:read"},
         "reject": {"id": ids[1], "reason": "not needed here"},
         "other": ids[2],
@@ -178,7 +216,7 @@ async fn the_review_page_in_a_real_browser() {
     );
     assert_eq!(
         seen["forged"],
-        json!({"no_token": 403, "wrong_token": 403, "other_site": 403}),
+        json!({"no_token": 403, "wrong_token": 403, "other_site": 403, "unseen": 422}),
         "{seen}"
     );
     assert_eq!(seen["other_still_pending"], true, "{seen}");

@@ -6,7 +6,7 @@ agent create the tools over MCP, and checks the MCP side afterwards.
 
     review_page.py BASE_URL PLAN_JSON
 
-PLAN_JSON: {"approve": {"id", "grant"}, "reject": {"id", "reason"},
+PLAN_JSON: {"login": the sign-in link, "approve": {"id", "name", "grant"}, "reject": {"id", "reason"},
 "other": ID (a pending tool to try forged requests on), "screenshot": PATH,
 "chromium": PATH}. Prints one JSON object of what it saw; exits non-zero
 (with the reason) when the page does not behave.
@@ -44,7 +44,10 @@ def main():
         page.on("dialog", lambda dialog: dialog.accept())
         blocked = []
         page.on("requestfailed", lambda r: blocked.append(r.url))
-        response = page.goto(f"{base}/review")
+        # Signing in with the printed link sets the cookie and lands on the page.
+        response = page.goto(plan["login"])
+        if not page.url.endswith("/review"):
+            fail("the sign-in link did not lead to the page: " + page.url)
         seen["csp"] = response.headers.get("content-security-policy")
 
         approve = page.locator(f"article#t-{plan['approve']['id']}")
@@ -95,6 +98,14 @@ def main():
             form={"id": other, "grant": "commands", "csrf": csrf or ""},
             headers={"Origin": "http://evil.example"},
         ).status
+        # The right token and origin, but not what was shown: refused.
+        unseen = page.request.post(
+            f"{base}/review/approve",
+            form={"id": other, "grant": "", "csrf": csrf or "", "seen": "0" * 64},
+        )
+        forged["unseen"] = unseen.status
+        if "changed after it was shown" not in unseen.text():
+            fail("an approval of something not shown says why: " + unseen.text()[:500])
         seen["forged"] = forged
         page.goto(f"{base}/review")
         seen["other_still_pending"] = page.locator(f"article#t-{other}").count() == 1

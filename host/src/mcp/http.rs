@@ -7,8 +7,9 @@
 //!   rebound name, gets 403). With a token, a request without
 //!   `Authorization: Bearer TOKEN` gets 401.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
-//! - `/review`: the review page ([`crate::review`]): the same Host check
-//!   and token (as a cookie, set by `/review/login?token=TOKEN`).
+//! - `/review`: the review page ([`crate::review`]): the same Host check,
+//!   and a sign-in with its own secret (`/review/login?token=SECRET`, a
+//!   link printed at start), never the MCP token.
 //!
 //! Sessions are capped ([`super::sessions`]): a request that would open a
 //! session past a cap gets `503` with the reason and `Retry-After`.
@@ -46,6 +47,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Caps on sessions and their idle timeout.
     pub sessions: SessionLimits,
+    /// The review page's sign-in secret ([`crate::review::new_secret`]),
+    /// never the token: clients hold that.
+    pub review_secret: String,
 }
 
 impl HttpOptions {
@@ -121,12 +125,7 @@ pub async fn serve_http(
     let token: Arc<Option<String>> = Arc::new(http.token.clone());
     let review = crate::review::router(
         Arc::clone(&executor),
-        crate::review::options_for(
-            bound,
-            http.token.clone(),
-            &http.allowed_hosts,
-            &http.allowed_origins,
-        ),
+        crate::review::options_for(bound, http.review_secret.clone(), &http.allowed_hosts),
     );
     let health = axum::Router::new()
         .route(
@@ -449,6 +448,7 @@ mod tests {
             allowed_hosts: vec!["tools.internal".into()],
             allowed_origins: vec!["https://app.example".into()],
             sessions: SessionLimits::default(),
+            review_secret: crate::review::new_secret(),
         };
         let (hosts, origins) = options.allowlists();
         assert!(hosts.contains(&"localhost".to_owned()));

@@ -159,11 +159,25 @@ pub fn read_meta(dir: &std::path::Path) -> Result<Meta, String> {
 
 /// Characters that change how text reads without showing: line and
 /// paragraph separators (a JavaScript line break), bidirectional controls,
-/// zero-width and soft-hyphen characters.
+/// and Unicode's default-ignorable code points (zero-width characters, soft
+/// hyphen, variation selectors, tags), plus the blank fillers that are
+/// valid in JavaScript identifiers (Hangul fillers, which let `args.path`
+/// and `args.pathㅤ` look alike) and the blank braille pattern.
+///
+/// ```
+/// use toolhost_shared::dynamic::is_invisible;
+/// for c in ['\u{202E}', '\u{200B}', '\u{3164}', '\u{E0041}', '\u{FE0F}', '\u{2800}'] {
+///     assert!(is_invisible(c), "{:X}", c as u32);
+/// }
+/// assert!(!is_invisible('a') && !is_invisible('é') && !is_invisible('🦊'));
+/// ```
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
-        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
-        | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// `read_file`, `grep`, `v2_tool`: lowercase ASCII words joined by `_`, at

@@ -224,7 +224,8 @@ pub enum Command {
     /// `toolhost serve --http` serves the same page at /review; this runs
     /// it alone, for people who serve MCP over stdio. Approving here is
     /// `toolhost dynamic approve` (a running serve loads the tool at its
-    /// next rescan). Loopback only unless --token-file is given.
+    /// next rescan). A browser signs in once with the link printed at
+    /// start. Loopback only unless --token-file is given.
     Review(ReviewArgs),
     /// Review the tools agents created with create_tool: list them, show
     /// one, approve it (it is loaded, also by a running `toolhost serve`)
@@ -303,8 +304,8 @@ pub struct ReviewArgs {
     /// Listen on ADDR instead (a non-loopback address needs --token-file).
     #[arg(long, value_name = "ADDR", conflicts_with = "port")]
     pub addr: Option<std::net::SocketAddr>,
-    /// Require the token on the first line of FILE: open
-    /// /review/login?token=TOKEN once in the browser.
+    /// Sign in with the token on the first line of FILE instead of a new
+    /// random one (the sign-in link is printed at start either way).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 }

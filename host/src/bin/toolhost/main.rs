@@ -470,12 +470,17 @@ fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Result<ExitCode
         .build()
         .context("cannot start the async runtime")?;
     runtime
-        .block_on(toolhost::review::serve(executor, addr, token, |bound| {
-            output::warn_info(&format!(
-                "review page on http://{bound}{} (Ctrl-C to stop)",
-                toolhost::review::BASE
-            ));
-        }))
+        .block_on(toolhost::review::serve(
+            executor,
+            addr,
+            token,
+            |bound, options| {
+                output::warn_info(&format!(
+                    "review page: {} (Ctrl-C to stop)",
+                    options.login_url(bound)
+                ));
+            },
+        ))
         .map_err(|e| UsageError(format!("cannot serve the review page on {addr}: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -509,9 +514,12 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
         match args.http {
             None => toolhost::mcp::serve_stdio(executor, options).await,
             Some(addr) => {
+                let review_secret = toolhost::review::new_secret();
+                let review_url = format!("/review/login?token={review_secret}");
                 let http = toolhost::mcp::http::HttpOptions {
                     addr,
                     token,
+                    review_secret,
                     allowed_hosts: args.allowed_hosts.clone(),
                     allowed_origins: args.allowed_origins.clone(),
                     sessions: toolhost::mcp::sessions::SessionLimits::new(
@@ -520,6 +528,11 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
                     ),
                 };
                 toolhost::mcp::http::serve_http(executor, options, http, |bound| {
+                    // The person who started the server signs in with this
+                    // link; MCP clients never see it.
+                    output::warn_info(&format!(
+                        "review page: http://{bound}{review_url} (for you, not for clients)"
+                    ));
                     output::warn_info(&format!("serving MCP on http://{bound}/mcp"));
                 })
                 .await
