@@ -24,7 +24,9 @@
 //!   Rust (dynamic.rs);
 //! - tool authors: `toolhost new` to a passing test in Rust, JavaScript and
 //!   Python from an empty build cache, and each word count per call beside
-//!   the echo component (authors.rs).
+//!   the echo component (authors.rs);
+//! - soak: 10,000 mixed calls a transport at 50 in flight, with what the
+//!   server holds before and after and its memory by quarter (soak.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
@@ -33,6 +35,10 @@ mod dynamic;
 mod mcp;
 mod remote;
 mod search;
+mod soak;
+/// The soak test's driver, shared with the test.
+#[path = "../e2e/soak.rs"]
+mod soak_driver;
 mod startup;
 
 use std::path::Path;
@@ -47,7 +53,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "startup",
     "compile",
     "overhead",
@@ -58,6 +64,7 @@ const SECTIONS: [&str; 10] = [
     "remote",
     "dynamic",
     "authors",
+    "soak",
 ];
 
 fn main() {
@@ -109,6 +116,9 @@ fn main() {
     }
     if wanted("authors") {
         authors::run(&runtime, 1_000 / scale);
+    }
+    if wanted("soak") {
+        soak::run(cache.path(), 10_000 / scale);
     }
 }
 

@@ -37,6 +37,7 @@ mod search_tools;
 mod secrets;
 mod sensitivity;
 mod services;
+mod soak;
 mod special_files;
 mod support;
 mod web_fetch;

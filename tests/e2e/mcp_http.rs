@@ -20,6 +20,13 @@ pub(crate) struct HttpServer {
     pub(crate) banner: Vec<String>,
 }
 
+impl HttpServer {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
