@@ -26,13 +26,15 @@
 //!   Python from an empty build cache, and each word count per call beside
 //!   the echo component (authors.rs);
 //! - soak: 10,000 mixed calls a transport at 50 in flight, with what the
-//!   server holds before and after and its memory by quarter (soak.rs).
+//!   server holds before and after and its memory by quarter (soak.rs);
+//! - memory: serve's resident size idle and per call in flight (memory.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
 mod authors;
 mod dynamic;
 mod mcp;
+mod memory;
 mod remote;
 mod search;
 mod soak;
@@ -53,7 +55,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "startup",
     "compile",
     "overhead",
@@ -65,6 +67,7 @@ const SECTIONS: [&str; 11] = [
     "dynamic",
     "authors",
     "soak",
+    "memory",
 ];
 
 fn main() {
@@ -119,6 +122,9 @@ fn main() {
     }
     if wanted("soak") {
         soak::run(cache.path(), 10_000 / scale);
+    }
+    if wanted("memory") {
+        memory::run(cache.path(), 32);
     }
 }
 

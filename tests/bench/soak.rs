@@ -33,7 +33,8 @@ pub fn run(cache: &Path, n: usize) {
     }
 }
 
-fn command(cache: &Path, ws: &Path, config: &Path) -> std::process::Command {
+/// `toolhost --config CONFIG serve` with the fixtures, in `ws`, on `cache`.
+pub fn command(cache: &Path, ws: &Path, config: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
     cmd.arg("--config")
         .arg(config)
@@ -41,7 +42,12 @@ fn command(cache: &Path, ws: &Path, config: &Path) -> std::process::Command {
         .arg("--workspace")
         .arg(ws)
         .env("TOOLHOST_CACHE_DIR", cache)
-        .env("XDG_CONFIG_HOME", ws.join("no-config"))
+        // Beside the configuration: toolhost refuses a workspace that
+        // holds its own configuration directory.
+        .env(
+            "XDG_CONFIG_HOME",
+            config.parent().unwrap_or(ws).join("no-config"),
+        )
         .env_remove("TOOLHOST_CONFIG");
     cmd
 }

@@ -379,6 +379,20 @@ pub async fn settle(pid: u32, baseline: Held, within: Duration) -> Held {
 /// with a quarter as many, take what the server holds, run, settle, and
 /// check. Returns the figures for a report.
 pub async fn soak(peer: &Peer<RoleClient>, pid: u32, n: usize, inflight: usize) -> Report {
+    // A server compiles plugin files it has not seen after it starts: wait
+    // for the fixture the mix calls.
+    let listed = Instant::now();
+    while !peer
+        .list_all_tools()
+        .await
+        .is_ok_and(|tools| tools.iter().any(|t| t.name == "misbehave"))
+    {
+        assert!(
+            listed.elapsed() < Duration::from_secs(120),
+            "the misbehave fixture never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let (warm, _) = drive(peer, pid, (n / 4).max(4 * inflight), inflight).await;
     assert!(warm.wrong.is_empty(), "warm-up: {:?}", warm.wrong);
     let before = settle(pid, held(pid), Duration::from_secs(2)).await;

@@ -1,0 +1,158 @@
+//! Memory: the resident size of `toolhost serve` (stdio) right after it
+//! starts, once every built-in has answered a call, and at its peak with a
+//! call running in every slot (the looping fixture, cut at the 1 s limit):
+//! the growth per call in flight. Targets: idle <= 40 MB, <= 8 MB per call
+//! in flight.
+
+use crate::soak_driver::{config, held};
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+/// One valid call of each built-in the default configuration offers.
+const CALLS: &[(&str, &str)] = &[
+    ("read_file", r#"{"path":"a.txt"}"#),
+    ("write_file", r#"{"path":"b.txt","content":"b"}"#),
+    (
+        "edit_file",
+        r#"{"path":"b.txt","old_str":"b","new_str":"c"}"#,
+    ),
+    (
+        "multi_edit",
+        r#"{"path":"b.txt","edits":[{"old_str":"c","new_str":"d"}]}"#,
+    ),
+    (
+        "apply_patch",
+        r#"{"patch":"--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-d\n+e\n"}"#,
+    ),
+    ("list_dir", "{}"),
+    ("list_files", "{}"),
+    ("list_dirs", "{}"),
+    ("find_files", r#"{"pattern":"*.txt"}"#),
+    ("grep", r#"{"pattern":"hello"}"#),
+    ("search_code", r#"{"pattern":"hello"}"#),
+    ("run_command", r#"{"command":"true"}"#),
+    ("process", r#"{"action":"list"}"#),
+    ("get_datetime", "{}"),
+    ("todo_manager", "{}"),
+    ("react", r#"{"thought":"measure"}"#),
+    ("save_memory", r#"{"fact":"the bench ran"}"#),
+    ("memory_search", r#"{"query":"bench"}"#),
+    ("manage_goals", r#"{"action":"list"}"#),
+    (
+        "validate_output",
+        r#"{"outputType":"x","schema":{"type":"object"},"data":{}}"#,
+    ),
+];
+
+/// Run the section: `slots` calls in flight at the peak; twice, the first
+/// time on the bench's compile cache as it is (empty when the section runs
+/// alone: the server compiles every built-in itself), the second warm.
+pub fn run(cache: &Path, slots: usize) {
+    println!("\n## Memory (toolhost serve over stdio, resident set)");
+    for pass in ["first start", "warm compile cache"] {
+        measure(cache, slots, pass);
+    }
+}
+
+fn measure(cache: &Path, slots: usize, pass: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let ws = tempfile::tempdir().expect("temp");
+    let home = tempfile::tempdir().expect("temp");
+    std::fs::write(ws.path().join("a.txt"), "hello\n").expect("a.txt");
+    let config = config(home.path());
+    std::fs::write(
+        &config,
+        format!(
+            "{}max_concurrent_calls = {slots}\n",
+            std::fs::read_to_string(&config).expect("config")
+        ),
+    )
+    .expect("config");
+    runtime.block_on(async {
+        let cmd = tokio::process::Command::from(crate::soak::command(cache, ws.path(), &config));
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn toolhost serve");
+        let pid = transport.id().expect("pid");
+        let session = rmcp::ServiceExt::serve((), transport)
+            .await
+            .expect("initialize");
+        let peer = session.peer().clone();
+        let _ = peer.list_all_tools().await.expect("tools/list");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let started = held(pid).rss_kib;
+        for (tool, args) in CALLS {
+            let args: serde_json::Value = serde_json::from_str(args).expect("args");
+            let r = peer
+                .call_tool(
+                    CallToolRequestParams::new(*tool)
+                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await
+                .expect("answered");
+            assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let idle = held(pid).rss_kib;
+        // Every slot busy: the looping fixture runs until the 1 s limit.
+        let calls: Vec<_> = (0..slots)
+            .map(|_| {
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    peer.call_tool(
+                        CallToolRequestParams::new("misbehave")
+                            .with_arguments(json!({"action": "loop"}).as_object().cloned().unwrap_or_default()),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut peak = idle;
+        let until = std::time::Instant::now() + Duration::from_millis(1500);
+        while std::time::Instant::now() < until {
+            peak = peak.max(held(pid).rss_kib);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for call in calls {
+            let _ = call.await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = held(pid).rss_kib;
+        let mb = |kib: u64| kib as f64 / 1024.0;
+        let (anon, file) = split(pid);
+        let per_call = (peak.saturating_sub(idle)) as f64 / 1024.0 / slots as f64;
+        println!(
+            "{pass}: after start {:.1} MB; every built-in used once {:.1} MB (target <= 40 MB); {slots} calls in flight: peak {:.1} MB, {:.2} MB a call (target <= 8 MB); after they ended {:.1} MB ({:.1} MB anonymous, {:.1} MB file-backed: the binary and compiled code)",
+            mb(started),
+            mb(idle),
+            mb(peak),
+            per_call,
+            mb(after),
+            mb(anon),
+            mb(file)
+        );
+        session.cancel().await.expect("close");
+    });
+}
+
+/// `pid`'s resident memory split: anonymous (heap, stacks, instances) and
+/// file-backed (the binary, mapped compiled code), KiB.
+fn split(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (field("RssAnon:"), field("RssFile:") + field("RssShmem:"))
+}
