@@ -376,7 +376,7 @@ pub async fn settle(pid: u32, baseline: Held, within: Duration) -> Held {
 }
 
 /// A soak of `n` calls on `peer` (the server is process `pid`): warm up
-/// with a quarter as many, take what the server holds, run, settle, and
+/// with half as many, take what the server holds, run, settle, and
 /// check. Returns the figures for a report.
 pub async fn soak(peer: &Peer<RoleClient>, pid: u32, n: usize, inflight: usize) -> Report {
     // A server compiles plugin files it has not seen after it starts: wait
@@ -393,7 +393,9 @@ pub async fn soak(peer: &Peer<RoleClient>, pid: u32, n: usize, inflight: usize) 
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (warm, _) = drive(peer, pid, (n / 4).max(4 * inflight), inflight).await;
+    // Long enough that every call thread has its allocator arena and every
+    // pool its size: what grows after that is growth.
+    let (warm, _) = drive(peer, pid, (n / 2).max(4 * inflight), inflight).await;
     assert!(warm.wrong.is_empty(), "warm-up: {:?}", warm.wrong);
     let before = settle(pid, held(pid), Duration::from_secs(2)).await;
     let fds_before = fd_targets(pid);
