@@ -266,3 +266,66 @@ async fn the_review_page_in_a_real_browser() {
     }
     session.cancel().await.expect("close");
 }
+
+/// `toolhost review` serves the page alone (for people who serve MCP over
+/// stdio): it prints its sign-in link, refuses a browser that has not
+/// used it, and shows the pending tools once signed in.
+#[test]
+fn toolhost_review_serves_the_page_alone() {
+    use std::io::BufRead as _;
+    let ws = workspace();
+    let home = workspace();
+    let config = home.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!("state_dir = {:?}\n", home.path().join("state")),
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let created = crate::support::call_cli(
+        ws.path(),
+        "create_tool",
+        &script("shout", "function run() { return 'HI' }", &[]),
+        &["--config", &config],
+    );
+    assert_eq!(created["success"], true, "{created}");
+    let mut child = crate::support::toolhost_command(
+        ws.path(),
+        &["--config", &config, "review", "--port", "0"],
+    )
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("spawn toolhost review");
+    let first = std::io::BufReader::new(child.stderr.take().expect("stderr"))
+        .lines()
+        .next()
+        .expect("a line")
+        .expect("utf-8");
+    let login = first
+        .strip_prefix("review page: http://")
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the sign-in link")
+        .to_owned();
+    let (addr, path) = login.split_once('/').expect("addr/path");
+    let (status, _) = raw(addr, "GET", "/review", &[], "");
+    assert_eq!(status, 401);
+    let (status, _) = raw(addr, "GET", &format!("/{path}"), &[], "");
+    assert_eq!(status, 303, "signed in and sent to the page");
+    let secret = path.split("token=").nth(1).expect("token");
+    let (status, page) = raw(
+        addr,
+        "GET",
+        "/review",
+        &[("Cookie", &format!("toolhost_review={secret}"))],
+        "",
+    );
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("shout") && page.contains("Pending (1)"),
+        "{page}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
