@@ -144,3 +144,22 @@ fn command_templates_are_stored_as_json() {
     .unwrap();
     assert_eq!(template[3], "{{count}}");
 }
+
+#[test]
+fn a_component_asks_for_real_host_names_only() {
+    use crate::checks::check_capabilities;
+    use toolhost_builtin::dynamic::Kind;
+    assert!(check_capabilities(Kind::Component, vec!["network:api.example.com".into()]).is_ok());
+    for bad in [
+        "network:x\u{202E}",
+        "network:host:8080",
+        "network:*.example.com",
+        "network:",
+    ] {
+        let err = check_capabilities(Kind::Component, vec![bad.into()]).unwrap_err();
+        assert!(
+            err.to_string().contains("is not a capability"),
+            "{bad}: {err}"
+        );
+    }
+}

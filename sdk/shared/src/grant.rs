@@ -108,8 +108,7 @@ impl GrantItem {
             "none" => Some(Self::Nothing),
             other => {
                 if let Some(host) = other.strip_prefix("network:") {
-                    return (!host.is_empty() && !host.contains(','))
-                        .then(|| Self::Network(host.to_owned()));
+                    return is_host(host).then(|| Self::Network(host.to_owned()));
                 }
                 if let Some(name) = other.strip_prefix("env:") {
                     return is_env_name(name).then(|| Self::Env(name.to_owned()));
@@ -148,6 +147,39 @@ pub fn is_service_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Whether `host` can name what a `network:` grant allows: `*` (any public
+/// host), an IP address (IPv6 optionally in brackets), or a DNS name of
+/// ASCII letters, digits, `-` and `_` in dot-separated labels. Nothing
+/// else — no port, no wildcard label, no character that reads differently
+/// than it matches (bidirectional marks, look-alike letters).
+///
+/// ```
+/// use toolhost_shared::grant::is_host;
+/// for ok in ["*", "example.com", "api.search.brave.com", "127.0.0.1", "::1", "[::1]", "my_host"] {
+///     assert!(is_host(ok), "{ok}");
+/// }
+/// for bad in ["", "x\u{202E}", "exa mple.com", "a..b", "host:8080", "*.example.com", "ехample.com"] {
+///     assert!(!is_host(bad), "{bad}");
+/// }
+/// ```
+pub fn is_host(host: &str) -> bool {
+    let ip = |h: &str| h.parse::<std::net::IpAddr>().is_ok();
+    host == "*"
+        || ip(host)
+        || host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
+        || (host.len() <= 253
+            && host.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            }))
 }
 
 /// A plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).
