@@ -46,6 +46,21 @@ pub(crate) fn credential_may_go_to(url: &str, what: &str) -> Result<(), String> 
     Ok(())
 }
 
+/// A `Host` header's name without the port: `localhost:8080` → `localhost`,
+/// `[::1]:80` → `::1` (for the HTTP front ends' DNS-rebinding checks).
+pub(crate) fn host_name(header: &str) -> String {
+    if let Some(rest) = header.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("").to_owned();
+    }
+    header.split(':').next().unwrap_or("").to_owned()
+}
+
+/// Equal, in a time that does not depend on where the inputs differ (tokens,
+/// secrets).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// Timeouts of one request.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);

@@ -21,6 +21,7 @@
 
 use crate::dynamic::{Entry, Store, caps_text};
 use crate::executor::Executor;
+use crate::net::{host_name, same};
 use axum::extract::{Form, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -550,34 +551,21 @@ async fn approve(
         .filter(|c| !c.is_empty())
         .map(str::to_owned)
         .collect();
-    let page2 = Arc::clone(&page);
-    let id = form.id.clone();
     // What the person saw is what is approved: without the digest of it,
     // nothing is.
     let seen = form.seen.unwrap_or_default();
-    let done = tokio::task::spawn_blocking(move || {
-        let executor = &page2.executor;
-        let store = executor
-            .dynamic_store()
-            .ok_or_else(|| "there is no dynamic-tool store".to_owned())?;
-        let entry = store
+    decide(page, form.id, "approve", move |executor, store, id| {
+        store
             .approve_seen(
                 executor.runtime(),
                 &executor.registry(),
-                &id,
+                id,
                 Some(grant),
                 Some(&seen),
             )
-            .map_err(|e| format!("cannot approve `{id}`: {e}"))?;
-        tracing::info!(tool = %entry.meta.name, id = %entry.meta.id, "approved in the review page");
-        if let Err(err) = executor.reload_plugins() {
-            tracing::warn!(%err, "cannot reload after an approval");
-        }
-        Ok::<_, String>(entry.meta.id)
+            .map_err(|e| e.to_string())
     })
     .await
-    .unwrap_or_else(|e| Err(format!("the approval failed: {e}")));
-    decided(&page, done)
 }
 
 async fn reject(
@@ -592,24 +580,36 @@ async fn reject(
         .reason
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty());
+    decide(page, form.id, "reject", move |_, store, id| {
+        store.reject(id, reason).map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// Carry out a decision (`what`: approve or reject) on `id` off the
+/// protocol thread, reload the tool set at once (clients get
+/// list_changed), and answer with the page showing it.
+async fn decide(
+    page: Arc<Page>,
+    id: String,
+    what: &'static str,
+    act: impl FnOnce(&Executor, &Store, &str) -> Result<Entry, String> + Send + 'static,
+) -> Response {
     let page2 = Arc::clone(&page);
-    let id = form.id.clone();
     let done = tokio::task::spawn_blocking(move || {
         let executor = &page2.executor;
         let store = executor
             .dynamic_store()
             .ok_or_else(|| "there is no dynamic-tool store".to_owned())?;
-        let entry = store
-            .reject(&id, reason)
-            .map_err(|e| format!("cannot reject `{id}`: {e}"))?;
-        tracing::info!(tool = %entry.meta.name, id = %entry.meta.id, "rejected in the review page");
+        let entry = act(executor, store, &id).map_err(|e| format!("cannot {what} `{id}`: {e}"))?;
+        tracing::info!(tool = %entry.meta.name, id = %entry.meta.id, what, "decided in the review page");
         if let Err(err) = executor.reload_plugins() {
-            tracing::warn!(%err, "cannot reload after a rejection");
+            tracing::warn!(%err, "cannot reload after a decision");
         }
         Ok::<_, String>(entry.meta.id)
     })
     .await
-    .unwrap_or_else(|e| Err(format!("the rejection failed: {e}")));
+    .unwrap_or_else(|e| Err(format!("the decision failed: {e}")));
     decided(&page, done)
 }
 
@@ -919,19 +919,6 @@ fn or_none(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
-}
-
-/// `header` without a port: `localhost:8080` → `localhost`, `[::1]:80` → `::1`.
-fn host_name(header: &str) -> String {
-    if let Some(rest) = header.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("").to_owned();
-    }
-    header.split(':').next().unwrap_or("").to_owned()
-}
-
-/// Equal, in a time that does not depend on where they differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// `bytes` random bytes from the kernel, as hex.

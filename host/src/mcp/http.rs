@@ -24,6 +24,7 @@
 use super::sessions::{CappedSessions, SessionLimits};
 use super::{McpServer, ServeError, ServeOptions};
 use crate::executor::Executor;
+use crate::net::{host_name, same};
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -406,19 +407,6 @@ async fn require_host(
         )
             .into_response()
     }
-}
-
-/// `localhost:8080` → `localhost`, `[::1]:80` → `::1`.
-fn host_name(header: &str) -> String {
-    if let Some(rest) = header.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("").to_owned();
-    }
-    header.split(':').next().unwrap_or("").to_owned()
-}
-
-/// Equal, in time independent of where the inputs differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
