@@ -4,7 +4,7 @@
 //! the growth per call in flight. Targets: idle <= 40 MB, <= 8 MB per call
 //! in flight.
 
-use crate::soak_driver::{config, held};
+use crate::soak_driver::{config, connect_stdio, held};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use std::path::Path;
@@ -75,15 +75,8 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
     )
     .expect("config");
     runtime.block_on(async {
-        let cmd = tokio::process::Command::from(crate::soak::command(cache, ws.path(), &config));
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn toolhost serve");
-        let pid = transport.id().expect("pid");
-        let session = rmcp::ServiceExt::serve((), transport)
-            .await
-            .expect("initialize");
+        let (session, pid) =
+            connect_stdio(crate::soak::command(cache, ws.path(), &config)).await;
         let peer = session.peer().clone();
         let _ = peer.list_all_tools().await.expect("tools/list");
         tokio::time::sleep(Duration::from_millis(500)).await;

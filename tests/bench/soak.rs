@@ -5,7 +5,7 @@
 //! and after and its memory by quarter, and checks the same promises as
 //! the test.
 
-use crate::soak_driver::{Report, config, prepare, soak};
+use crate::soak_driver::{Report, config, connect_stdio, prepare, soak};
 use std::io::BufRead as _;
 use std::path::Path;
 
@@ -53,15 +53,7 @@ pub fn command(cache: &Path, ws: &Path, config: &Path) -> std::process::Command 
 }
 
 async fn over_stdio(cache: &Path, ws: &Path, config: &Path, n: usize) -> Report {
-    let cmd = tokio::process::Command::from(command(cache, ws, config));
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn toolhost serve");
-    let pid = transport.id().expect("pid");
-    let session = rmcp::ServiceExt::serve((), transport)
-        .await
-        .expect("initialize");
+    let (session, pid) = connect_stdio(command(cache, ws, config)).await;
     let report = soak(session.peer(), pid, n, 50).await;
     session.cancel().await.expect("close");
     report

@@ -504,6 +504,23 @@ impl Report {
     }
 }
 
+/// `command` (a `toolhost serve` over stdio) started and initialized by
+/// rmcp's client; the session and the server's process id.
+pub async fn connect_stdio(
+    command: std::process::Command,
+) -> (rmcp::service::RunningService<RoleClient, ()>, u32) {
+    let (transport, _) =
+        rmcp::transport::TokioChildProcess::builder(tokio::process::Command::from(command))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn toolhost serve");
+    let pid = transport.id().expect("pid");
+    let session = rmcp::ServiceExt::serve((), transport)
+        .await
+        .expect("initialize");
+    (session, pid)
+}
+
 /// The server's configuration for a soak: calls in yolo, a 1 s limit so
 /// looping calls time out quickly.
 pub fn config(dir: &Path) -> std::path::PathBuf {
@@ -540,15 +557,7 @@ async fn soak_over_stdio() {
             &fixtures,
         ],
     );
-    let command = tokio::process::Command::from(command);
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn toolhost serve");
-    let pid = transport.id().expect("pid");
-    let session = rmcp::ServiceExt::serve((), transport)
-        .await
-        .expect("initialize");
+    let (session, pid) = connect_stdio(command).await;
     let report = soak(session.peer(), pid, 2_000, 50).await;
     report.check("stdio");
     session.cancel().await.expect("close");
