@@ -139,3 +139,80 @@ impl WebSearchSection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> WebSearchSection {
+        toml::from_str(text).expect("a [web_search] section")
+    }
+
+    /// The least grant: the endpoint's host, the key's variable, the cache;
+    /// not the workspace, not commands, not what the tool declares (any host).
+    #[test]
+    fn the_grant_is_the_providers_host_and_the_keys_variable_only() {
+        let s = section(
+            "provider = \"brave\"\nendpoint = \"https://search.example/api\"\napi_key_env = \"SEARCH_KEY\"\n",
+        );
+        let endpoint = s.endpoint().expect("valid");
+        let grant = s.grant(&endpoint);
+        assert_eq!(grant.network, ["search.example"]);
+        assert_eq!(grant.env, ["SEARCH_KEY"]);
+        assert_eq!(
+            grant.state_dirs,
+            [(dir::SEARCH_CACHE.to_owned(), Access::Write)]
+        );
+        assert!(grant.workspace.is_none() && !grant.commands && !grant.all_declared);
+        assert!(grant.directories.is_empty() && grant.services.is_empty());
+        let settings = s.settings(&endpoint);
+        assert!(
+            !serde_json::Value::Object(settings)
+                .to_string()
+                .contains("sk-"),
+            "settings name the variable, never a key"
+        );
+    }
+
+    #[test]
+    fn keys_urls_and_ranges_are_refused_with_the_fix() {
+        for (text, says) in [
+            (
+                "provider = \"brave\"\n",
+                "api_key_env is required for brave",
+            ),
+            (
+                "provider = \"searxng\"\n",
+                "endpoint is required for searxng",
+            ),
+            (
+                "provider = \"brave\"\napi_key_env = \"sk-live-123/abc\"\n",
+                "not the key itself",
+            ),
+            (
+                "provider = \"brave\"\nendpoint = \"http://search.example/api\"\napi_key_env = \"K\"\n",
+                "plain http",
+            ),
+            (
+                "provider = \"searxng\"\nendpoint = \"https://u:p@search.example/\"\n",
+                "user name or password",
+            ),
+            (
+                "provider = \"searxng\"\nendpoint = \"file:///etc\"\n",
+                "http or https",
+            ),
+            (
+                "provider = \"searxng\"\nendpoint = \"http://127.0.0.1:8888/search\"\nmax_results = 21\n",
+                "max_results",
+            ),
+        ] {
+            let err = section(text).endpoint().expect_err(text).to_string();
+            assert!(err.contains(says), "{text}: {err}");
+            assert!(
+                !err.contains("sk-live-123"),
+                "the key is never shown: {err}"
+            );
+        }
+        assert!(toml::from_str::<WebSearchSection>("provider = \"bing\"\n").is_err());
+    }
+}
