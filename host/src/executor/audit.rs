@@ -52,7 +52,8 @@ const SECRET_PARTS: &[&str] = &[
 /// What one call did besides its result, gathered for its audit record.
 #[derive(Debug, Default)]
 pub(crate) struct CallTrace {
-    /// The arguments, once parsed: redacted and cut ([`redact`]).
+    /// The arguments, once parsed: redacted and cut ([`redact`]); moved
+    /// into the result, which the audit record then reads.
     pub input: Option<Value>,
     /// What the call was granted.
     pub capabilities: Vec<String>,
@@ -142,8 +143,10 @@ impl AuditLog {
             session: context.session.as_deref(),
             channel: context.channel.as_deref(),
             dry_run: context.dry_run,
-            input: trace
+            // The result's copy: the one the caller gets is the one logged.
+            input: result
                 .input
+                .clone()
                 .unwrap_or_else(|| format!("[not a JSON object: {args_len} bytes]").into()),
             duration_ms: result.duration.as_secs_f64() * 1e3,
             outcome: result.error_kind().map_or("success", ErrorKind::as_str),

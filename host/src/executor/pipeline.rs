@@ -44,7 +44,7 @@ impl Executor {
         if trace.input.is_none() {
             trace.input = parse_args(args).ok().as_ref().map(redact);
         }
-        result.input.clone_from(&trace.input);
+        result.input = trace.input.take();
         self.record(tool, args, options, &result, trace);
         result
     }
