@@ -48,6 +48,14 @@ pub fn run(cache: &Path, rounds: usize) {
             args: serde_json::json!({"pattern": r"fn\s+new\s*\(", "context_lines": 2}),
             rg: vec!["-C2", r"fn\s+new\s*\("],
         },
+        // No literal prefix: the searcher finds lines by the inner literal
+        // `Error` and runs the regex on those (issue 21 measured 2.88× rg).
+        Case {
+            name: "regex `[A-Z][a-z]+Error`",
+            tool: "search_code",
+            args: serde_json::json!({"pattern": "[A-Z][a-z]+Error"}),
+            rg: vec!["[A-Z][a-z]+Error"],
+        },
     ];
     let fanned = executor(cache, &tree, None);
     let single = executor(cache, &tree, Some(0));

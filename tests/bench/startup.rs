@@ -70,6 +70,41 @@ pub fn run(runs: usize) {
         ms(hot),
         ms(cold) / ms(hot),
     );
+    cli_vs_cat(ws.path(), warm.path(), runs * 10);
+}
+
+/// `toolhost call read_file` on a small file (warm cache) against `cat`
+/// of it, interleaved, with `toolhost --version` (the process alone: the
+/// binary loaded, no executor) between them.
+fn cli_vs_cat(ws: &Path, cache: &Path, runs: usize) {
+    let toolhost = env!("CARGO_BIN_EXE_toolhost");
+    let (mut call, mut version, mut cat) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        call.push(timed(command(toolhost, ws, cache).args([
+            "call",
+            "read_file",
+            r#"{"path":"a.txt"}"#,
+        ])));
+        version.push(timed(command(toolhost, ws, cache).arg("--version")));
+        cat.push(timed(command("cat", ws, cache).arg("a.txt")));
+    }
+    let (call, version, cat) = (median(&mut call), median(&mut version), median(&mut cat));
+    println!(
+        "`toolhost call read_file` on a small file, warm cache: median {:.2} ms = {:.1}x `cat` ({:.2} ms); `toolhost --version` {:.2} ms (targets <= 5 ms, <= 4x cat)",
+        ms(call),
+        ms(call) / ms(cat),
+        ms(cat),
+        ms(version),
+    );
+}
+
+/// Run `cmd` to its end, its output read and dropped: the wall time.
+fn timed(cmd: &mut std::process::Command) -> Duration {
+    let started = Instant::now();
+    let out = cmd.output().expect("run the command");
+    let took = started.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    took
 }
 
 fn command(program: &str, ws: &Path, cache: &Path) -> std::process::Command {
@@ -136,14 +171,7 @@ fn fill(ws: &Path, cache: &Path) {
 }
 
 fn cli_call(ws: &Path, cache: &Path) -> Duration {
-    let started = Instant::now();
-    let out = command(env!("CARGO_BIN_EXE_toolhost"), ws, cache)
-        .args(["call", "get_datetime", "{}"])
-        .output()
-        .expect("run toolhost call");
-    let took = started.elapsed();
-    assert!(out.status.success(), "{out:?}");
-    took
+    timed(command(env!("CARGO_BIN_EXE_toolhost"), ws, cache).args(["call", "get_datetime", "{}"]))
 }
 
 fn median(samples: &mut [Duration]) -> Duration {
