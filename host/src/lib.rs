@@ -60,6 +60,8 @@ mod executor;
 // (the CLI is the binary)
 pub mod agent;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod harness;
 #[cfg(feature = "mcp")]
 pub mod mcp;

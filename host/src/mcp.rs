@@ -30,7 +30,7 @@ pub mod logging;
 mod pool;
 mod resources;
 pub mod sessions;
-mod stdio;
+pub(crate) mod stdio;
 
 use crate::executor::{CallOptions, Executor};
 use crate::schema::{SchemaFormat, mcp_structured};

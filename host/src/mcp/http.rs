@@ -109,8 +109,39 @@ pub async fn serve_http(
     {
         super::set_cwd_workspace(&executor, &dir);
     }
+    let (app, running, shutdown) = app(executor, &options, &http);
+    ready(bound);
+    tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
+    // No Nagle: a result written right after the SSE priming event must
+    // not wait for the client's delayed ACK (about 40 ms a call).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!(%err, "cannot set TCP_NODELAY");
+        }
+    });
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            // Open event streams end too, so shutdown does not wait on them.
+            shutdown.cancel();
+        })
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()));
+    running.cancel_all();
+    served
+}
+
+/// The routes `serve_http` serves for `http` (its address the bound one):
+/// `/mcp`, `/health` and `/review`. Also the MCP server, whose calls are
+/// cancelled when serving ends, and the token that ends open event
+/// streams.
+pub(crate) fn app(
+    executor: Arc<Executor>,
+    options: &ServeOptions,
+    http: &HttpOptions,
+) -> (axum::Router, McpServer, tokio_util::sync::CancellationToken) {
     let (hosts, origins) = http.allowlists();
-    let server = McpServer::new(Arc::clone(&executor), &options, "mcp-http");
+    let server = McpServer::new(Arc::clone(&executor), options, "mcp-http");
     let shutdown = tokio_util::sync::CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.clone())
@@ -126,7 +157,7 @@ pub async fn serve_http(
     let token: Arc<Option<String>> = Arc::new(http.token.clone());
     let review = crate::review::router(
         Arc::clone(&executor),
-        crate::review::options_for(bound, http.review_secret.clone(), &http.allowed_hosts),
+        crate::review::options_for(http.addr, http.review_secret.clone(), &http.allowed_hosts),
     );
     let health = axum::Router::new()
         .route(
@@ -147,25 +178,7 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn_with_state(token, require_token))
         .merge(health)
         .merge(review);
-    ready(bound);
-    tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
-    // No Nagle: a result written right after the SSE priming event must
-    // not wait for the client's delayed ACK (about 40 ms a call).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!(%err, "cannot set TCP_NODELAY");
-        }
-    });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            // Open event streams end too, so shutdown does not wait on them.
-            shutdown.cancel();
-        })
-        .await
-        .map_err(|e| ServeError::Transport(e.to_string()));
-    running.cancel_all();
-    served
+    (app, running, shutdown)
 }
 
 /// 401 unless the request carries the configured bearer token.

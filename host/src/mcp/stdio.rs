@@ -379,3 +379,37 @@ impl Limiter {
         }
     }
 }
+
+/// The stdio transport fed `input` as its standard input, with `version`
+/// already negotiated, every request passed on answered at once (an empty
+/// result), as a server would: what it wrote to standard output.
+/// For the fuzz target `mcp_stdio` and its regression tests.
+pub(crate) async fn replay(input: Vec<u8>, version: ProtocolVersion) -> Vec<u8> {
+    let (write, mut written) = tokio::io::duplex(1 << 16);
+    let mut stdio = Stdio::new(std::io::Cursor::new(input), write);
+    stdio.out.version.send_replace(Some(version));
+    let drain = async {
+        let mut bytes = Vec::new();
+        let _ = written.read_to_end(&mut bytes).await;
+        bytes
+    };
+    let serve = async {
+        while let Some(message) = stdio.receive().await {
+            if let JsonRpcMessage::Request(request) = message {
+                let answer = ServerResult::EmptyResult(rmcp::model::EmptyResult {});
+                let _ = stdio
+                    .send(JsonRpcMessage::response(answer, request.id))
+                    .await;
+            }
+        }
+        let waiting = stdio.out.lock().batches.len();
+        let _ = stdio.close().await;
+        waiting
+    };
+    let (waiting, bytes) = tokio::join!(serve, drain);
+    assert_eq!(
+        waiting, 0,
+        "a batch whose requests were all answered is still waiting"
+    );
+    bytes
+}

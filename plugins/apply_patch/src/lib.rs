@@ -92,6 +92,20 @@ impl Tool for ApplyPatch {
 
 export_tool!(ApplyPatch);
 
+/// A patch applied in memory to `text` (LF line endings) as `apply_patch`
+/// applies it to a file holding that text, every file section of it in
+/// turn: the new text, or why it does not apply. For the fuzz target
+/// `apply_patch` and its regression tests; not part of the tool.
+#[doc(hidden)]
+pub fn apply_text(text: &str, patch: &str) -> Result<String, String> {
+    let files = parse::parse(patch).map_err(|e| e.to_string())?;
+    let mut text = text.to_owned();
+    for file in &files {
+        text = apply::apply(&text, &file.hunks)?.0;
+    }
+    Ok(text)
+}
+
 /// One file's planned change: its bytes before and after.
 struct Change {
     path: WorkspacePath,

@@ -226,7 +226,8 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), ParseError> {
                 ),
             });
         };
-        let (kind, text) = line.split_at(line.len().min(1));
+        // The first character, whole: a line may start with any one.
+        let (kind, text) = line.split_at(line.chars().next().map_or(0, char::len_utf8));
         let parsed = match kind {
             " " | "" => Line::Context(text.to_owned()),
             // A blank context line whose space was trimmed, before its CR.
@@ -293,6 +294,14 @@ fn mark_no_newline(hunk: &mut Hunk) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_line_starting_with_a_wide_character_is_refused_not_a_panic() {
+        // Found by the fuzz target apply_patch: the first byte was cut off
+        // a two-byte character.
+        let e = parse("@@ -1,3 +1,3 @@\n a\n-b\n\u{7bd}\n c\n").unwrap_err();
+        assert!(e.message.contains("not a body line"), "{e}");
+    }
 
     #[test]
     fn parses_headers_hunks_and_markers() {

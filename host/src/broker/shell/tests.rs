@@ -119,3 +119,77 @@ fn fork_bombs_and_unparseable_lines() {
             .any(|i| i.argv.first().and_then(Arg::lit) == Some("reboot"))
     );
 }
+
+/// Each line of `refused` is refused at once, saying its text; each of
+/// `fine` still parses. For what brush-parser is kept from (each found by
+/// the fuzz target `shell`).
+fn refused_before_parsing(refused: &[(&str, &str)], fine: &[&str]) {
+    let started = std::time::Instant::now();
+    for (line, says) in refused {
+        let e = analyze(line).unwrap_err();
+        assert!(e.contains(says), "{line:?}: {e}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    for line in fine {
+        assert!(analyze(line).is_ok(), "{line:?}");
+    }
+}
+
+#[test]
+fn deeply_nested_parentheses_are_refused_before_parsing() {
+    // The parser's work doubles with each level: 40 would take years.
+    let deep = format!("{}x", "(".repeat(40));
+    refused_before_parsing(
+        &[(&deep, "parentheses nest 40 deep")],
+        &[
+            "echo $(( ((1 + 2) * (3 - (4 / 2))) ))",
+            "( (cd a && (make) ) )",
+        ],
+    );
+}
+
+#[test]
+fn numbers_the_parser_would_overflow_on_are_refused() {
+    // The parser unwraps these parses: they panicked.
+    let says = "too large a number";
+    refused_before_parsing(
+        &[
+            ("echo 7777777777777>f", says),
+            ("ls ~99999999999999999999/x", says),
+            ("ls ~+99999999999999999999", says),
+            ("echo {1..99999999999999999999}", says),
+            ("echo {-99999999999999999999..1}", says),
+            ("echo {99999999999999999999..1}", says),
+        ],
+        &[
+            "echo 2>/dev/null",
+            "echo 1234567890123456789012345",
+            "date -d @1700000000",
+            "echo {1..10}",
+        ],
+    );
+}
+
+#[test]
+fn lines_the_parser_takes_ages_on_are_refused_before_parsing() {
+    // 16-22 s and 2 GB each.
+    refused_before_parsing(
+        &[
+            ("$( t <<  D ", "no closing `)`"),
+            ("a ) $( t <<  D ", "no closing `)`"),
+            ("echo \"$(date\"", "no closing `)`"),
+            ("t << '' @ t << ''  l ", "empty delimiter"),
+            ("t <<- \"\" @ t << \"\"  l", "empty delimiter"),
+            ("t << \u{c} @ t << \u{8}  l ", "control character U+000C"),
+        ],
+        &[
+            "grep -n '$(' f.sh",
+            "echo $(date) $((1 + (2)))",
+            "echo \"\\$(\"",
+            "cat <<EOF\nhi\nEOF",
+            "cat <<< ''",
+            "cat <<-'EOF'\n\tx\nEOF",
+            "printf 'a\\tb'\t",
+        ],
+    );
+}

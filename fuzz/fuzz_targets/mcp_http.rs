@@ -1,0 +1,6 @@
+//! See `toolhost::fuzz::mcp_http` for the input and the property checked.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = toolhost::fuzz::mcp_http(data);
+});
