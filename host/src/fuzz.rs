@@ -277,10 +277,14 @@ fn http_server() -> &'static HttpServer {
         use crate::mcp::http::HttpOptions;
         use std::sync::Arc;
         let runtime = Arc::new(
-            crate::Runtime::new(crate::RuntimeConfig::default()).expect("a wasmtime runtime"),
+            crate::runtime::Runtime::new(crate::runtime::RuntimeConfig::default())
+                .expect("a wasmtime runtime"),
         );
         // No tools, so no workspace either: what is fuzzed is the way in.
-        let executor = Arc::new(crate::Executor::new(runtime, crate::Registry::new()));
+        let executor = Arc::new(crate::executor::Executor::new(
+            runtime,
+            crate::registry::Registry::new(),
+        ));
         let http = HttpOptions {
             addr: "127.0.0.1:8765".parse().expect("an address"),
             token: None,
