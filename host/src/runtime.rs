@@ -16,7 +16,6 @@ use cache::CompileCache;
 use sandbox::CallState;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -617,9 +616,12 @@ fn engine_config(slots: u32) -> Config {
 }
 
 /// Advances the engine's epoch every tick so running calls check their
-/// deadline and cancellation. Stops when dropped.
+/// deadline and cancellation. Stops when dropped, at once: the thread
+/// waits on a channel, not a sleep, so dropping the runtime (at the end of
+/// every `toolhost call`) does not wait out the rest of a tick.
 struct Ticker {
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the thread.
+    stop: Option<std::sync::mpsc::Sender<()>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -627,19 +629,19 @@ impl Ticker {
     /// Start the thread; without it no deadline would be enforced, so
     /// failing to start it fails the runtime.
     fn start(engine: Engine, tick: Duration) -> Result<Self, RuntimeError> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("toolhost-epoch".into())
             .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(tick)
+                {
                     engine.increment_epoch();
                 }
             })
             .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch thread: {e}")))?;
         Ok(Self {
-            stop,
+            stop: Some(stop),
             handle: Some(handle),
         })
     }
@@ -647,7 +649,7 @@ impl Ticker {
 
 impl Drop for Ticker {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(handle) = self.handle.take() {
             let _ = handle.join();
         }
