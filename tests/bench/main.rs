@@ -70,6 +70,15 @@ const SECTIONS: [&str; 12] = [
     "memory",
 ];
 
+/// A tokio runtime with `workers` threads for a section's clients.
+fn client_runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("tokio")
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)

@@ -13,11 +13,7 @@ use std::time::{Duration, Instant};
 /// Run the section: `n` calls per measurement.
 pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
     println!("\n## MCP throughput (stdio, rmcp client, trivial `echo` tool)");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let runtime = crate::client_runtime(2);
     runtime.block_on(async {
         let ws = tempfile::tempdir().expect("temp");
         let client = serve(cache, ws.path(), None).await;

@@ -4,7 +4,7 @@
 //! the growth per call in flight. Targets: idle <= 40 MB, <= 8 MB per call
 //! in flight.
 
-use crate::soak_driver::{config, connect_stdio, held};
+use crate::soak_driver::{config, connect_stdio, held, status};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use std::path::Path;
@@ -57,11 +57,7 @@ pub fn run(cache: &Path, slots: usize) {
 }
 
 fn measure(cache: &Path, slots: usize, pass: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let runtime = crate::client_runtime(2);
     let ws = tempfile::tempdir().expect("temp");
     let home = tempfile::tempdir().expect("temp");
     std::fs::write(ws.path().join("a.txt"), "hello\n").expect("a.txt");
@@ -138,14 +134,6 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
 /// `pid`'s resident memory split: anonymous (heap, stacks, instances) and
 /// file-backed (the binary, mapped compiled code), KiB.
 fn split(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let field = status(pid);
     (field("RssAnon:"), field("RssFile:") + field("RssShmem:"))
 }

@@ -89,11 +89,7 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
     let (mut remote, total) = time_n(n, || call("mcp_up_echo"));
 
     // The same upstream through rmcp's client alone.
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = crate::client_runtime(1);
     let mut direct = tokio.block_on(async {
         use rmcp::ServiceExt as _;
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -12,11 +12,7 @@ use std::path::Path;
 /// Run the section: `n` calls a transport.
 pub fn run(cache: &Path, n: usize) {
     println!("\n## Soak ({n} calls a transport, 50 in flight, mixed calls)");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let runtime = crate::client_runtime(2);
     for transport in ["stdio", "http"] {
         let ws = tempfile::tempdir().expect("temp");
         let home = tempfile::tempdir().expect("temp");

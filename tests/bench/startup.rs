@@ -13,11 +13,7 @@ use std::time::{Duration, Instant};
 /// Run the section: `runs` servers per cache state.
 pub fn run(runs: usize) {
     println!("\n## Start-up (stdio server; empty vs warm compile cache)");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let runtime = crate::client_runtime(2);
     let ws = tempfile::tempdir().expect("temp");
     std::fs::write(ws.path().join("a.txt"), "hello\n").expect("write");
     let warm = tempfile::tempdir().expect("temp cache");

@@ -38,17 +38,23 @@ pub struct Held {
 /// ahead and views made ahead (spawn/net.rs, spawn/ahead.rs).
 pub const NAMESPACE_FDS: usize = 48;
 
-/// What `pid` holds now.
-pub fn held(pid: u32) -> Held {
+/// `pid`'s `/proc/PID/status`, as a lookup of one numeric field by its
+/// name with the colon (`"VmRSS:"`); 0 for a field it lacks.
+pub fn status(pid: u32) -> impl Fn(&str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
+    move |name| {
         status
             .lines()
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0)
-    };
+    }
+}
+
+/// What `pid` holds now.
+pub fn held(pid: u32) -> Held {
+    let field = status(pid);
     let targets = fd_targets(pid);
     let namespaces = targets
         .iter()
