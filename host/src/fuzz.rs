@@ -200,26 +200,20 @@ pub fn mcp_stdio(data: &[u8]) -> Option<()> {
 pub fn mcp_http(data: &[u8]) -> Option<()> {
     let (&first, body) = data.split_first()?;
     let server = http_server();
-    let mut request = http::Request::post("/mcp")
-        .header("host", "127.0.0.1:8765")
-        .header("accept", "application/json, text/event-stream")
-        .header(
-            "content-type",
-            if first & 4 == 0 {
-                "application/json"
-            } else {
-                "text/plain"
-            },
-        );
-    if first & 1 == 0 {
-        request = request.header("mcp-session-id", &server.session);
-    }
-    if first & 2 == 0 {
-        request = request.header("mcp-protocol-version", "2025-03-26");
-    } else {
-        request = request.header("mcp-protocol-version", "2025-06-18");
-    }
-    let request = request.body(axum::body::Body::from(body.to_vec())).ok()?;
+    let request = post(
+        body.to_vec(),
+        (first & 1 == 0).then_some(server.session.as_str()),
+        if first & 2 == 0 {
+            "2025-03-26"
+        } else {
+            "2025-06-18"
+        },
+        if first & 4 == 0 {
+            "application/json"
+        } else {
+            "text/plain"
+        },
+    );
     let (status, _) = server.send(request);
     assert!(
         !status.is_server_error() || status == http::StatusCode::SERVICE_UNAVAILABLE,
@@ -250,24 +244,49 @@ struct HttpServer {
 
 #[cfg(feature = "mcp")]
 impl HttpServer {
-    /// Send `request`; its status and body (which must end within 10 s).
-    fn send(&self, request: http::Request<axum::body::Body>) -> (http::StatusCode, Vec<u8>) {
+    /// Send `request`: its status and headers, once its body has ended
+    /// (which must be within 10 s).
+    fn send(
+        &self,
+        request: http::Request<axum::body::Body>,
+    ) -> (http::StatusCode, http::HeaderMap) {
         use tower::ServiceExt as _;
         let app = self.app.clone();
         tokio_runtime().block_on(async move {
             let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
-            let status = response.status();
-            let body = tokio::time::timeout(
+            let (parts, body) = response.into_parts();
+            let status = parts.status;
+            tokio::time::timeout(
                 std::time::Duration::from_secs(10),
-                axum::body::to_bytes(response.into_body(), usize::MAX),
+                axum::body::to_bytes(body, usize::MAX),
             )
             .await
             .unwrap_or_else(|_| panic!("a {status} answer whose body never ended"))
-            .map(|b| b.to_vec())
-            .unwrap_or_default();
-            (status, body)
+            .ok();
+            (status, parts.headers)
         })
     }
+}
+
+/// A POST to `/mcp` as a client on this machine sends it.
+#[cfg(feature = "mcp")]
+fn post(
+    body: Vec<u8>,
+    session: Option<&str>,
+    version: &str,
+    content_type: &str,
+) -> http::Request<axum::body::Body> {
+    let mut request = http::Request::post("/mcp")
+        .header("host", "127.0.0.1:8765")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", content_type)
+        .header("mcp-protocol-version", version);
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    request
+        .body(axum::body::Body::from(body))
+        .expect("a request of valid parts")
 }
 
 #[cfg(feature = "mcp")]
@@ -304,95 +323,99 @@ fn http_server() -> &'static HttpServer {
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-03-26", "capabilities": {},
                        "clientInfo": {"name": "fuzz", "version": "1"}}});
-        let open = |body: &Value, session: Option<&str>| {
-            let mut request = http::Request::post("/mcp")
-                .header("host", "127.0.0.1:8765")
-                .header("accept", "application/json, text/event-stream")
-                .header("content-type", "application/json");
-            if let Some(id) = session {
-                request = request.header("mcp-session-id", id);
-            }
-            request
-                .body(axum::body::Body::from(body.to_string()))
-                .expect("a request")
-        };
-        let app = server.app.clone();
-        let response = tokio_runtime().block_on(async move {
-            use tower::ServiceExt as _;
-            app.oneshot(open(&initialize, None))
-                .await
-                .unwrap_or_else(|e| match e {})
-        });
-        server.session = response
-            .headers()
+        let json = |v: Value| v.to_string().into_bytes();
+        let (status, headers) = server.send(post(
+            json(initialize),
+            None,
+            "2025-03-26",
+            "application/json",
+        ));
+        assert!(status.is_success(), "initialize answered {status}");
+        server.session = headers
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .expect("a session id for initialize")
             .to_owned();
-        drop(response);
         let initialized =
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let (status, _) = server.send(open(&initialized, Some(&server.session)));
+        let (status, _) = server.send(post(
+            json(initialized),
+            Some(&server.session),
+            "2025-03-26",
+            "application/json",
+        ));
         assert!(status.is_success(), "initialized answered {status}");
         server
     })
 }
 
 #[cfg(test)]
+#[path = "../../fuzz/replay.rs"]
+mod replay;
+
+#[cfg(test)]
 mod tests {
+    use super::replay::replay;
     use std::path::Path;
 
-    /// Every input of a target's seed corpus and every crash the fuzzer
-    /// found (fuzz/regressions/TARGET) through the target's property, so
-    /// a fixed crash stays fixed.
-    fn replay(target: &str, check: fn(&[u8]) -> Option<()>) {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-        let mut ran = 0;
-        for dir in [
-            root.join("corpus").join(target),
-            root.join("regressions").join(target),
-        ] {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries {
-                let path = entry.expect("a directory entry").path();
-                let data = std::fs::read(&path).expect("a corpus file");
-                let outcome = std::panic::catch_unwind(|| check(&data));
-                assert!(outcome.is_ok(), "{} fails", path.display());
-                ran += 1;
-            }
-        }
-        assert!(
-            ran >= 4,
-            "the seed corpus of {target} is missing: {ran} inputs"
-        );
+    /// A target's corpus and crashes through its property.
+    fn corpus(target: &str, check: fn(&[u8]) -> Option<()>) {
+        let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+        replay(&fuzz, target, |data| {
+            check(data);
+        });
     }
 
     #[test]
     fn validation_corpus() {
-        replay("validate", super::validate);
+        corpus("validate", super::validate);
     }
 
     #[test]
     fn shell_corpus() {
-        replay("shell", super::shell);
+        corpus("shell", super::shell);
     }
 
     #[test]
     fn template_corpus() {
-        replay("template", super::template);
+        corpus("template", super::template);
     }
 
     #[cfg(feature = "mcp")]
     #[test]
     fn mcp_stdio_corpus() {
-        replay("mcp_stdio", super::mcp_stdio);
+        corpus("mcp_stdio", super::mcp_stdio);
     }
 
     #[cfg(feature = "mcp")]
     #[test]
     fn mcp_http_corpus() {
-        replay("mcp_http", super::mcp_http);
+        corpus("mcp_http", super::mcp_http);
+    }
+
+    /// The fuzzed requests reach the MCP service in a live session: a
+    /// listing in it is answered, one outside it refused. (Its id is
+    /// unlike the corpus's: rmcp never ends the stream of a request whose
+    /// id another request in flight in the session also has.)
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn the_http_target_reaches_a_live_session() {
+        let server = super::http_server();
+        let list = br#"{"jsonrpc":"2.0","id":"reach","method":"tools/list"}"#.to_vec();
+        let json = "application/json";
+        let (status, _) = server.send(super::post(
+            list.clone(),
+            Some(&server.session),
+            "2025-03-26",
+            json,
+        ));
+        assert_eq!(status, http::StatusCode::OK);
+        let (status, _) = server.send(super::post(
+            list,
+            Some("no-such-session"),
+            "2025-03-26",
+            json,
+        ));
+        assert!(status.is_client_error(), "{status}");
     }
 }
