@@ -17,6 +17,11 @@ use std::{env, fs};
 
 const TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "plugin";
+/// Embedded components the host pre-initialises (runs their
+/// `wizer-initialize` export once and snapshots the result) before
+/// compiling them: the JavaScript runner, whose interpreter and realm are
+/// most of a call's time when built per call.
+const PREINITIALISED: &[&str] = &["js_runtime"];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -72,9 +77,10 @@ fn main() {
             let hash = blake3::hash(&bytes).to_hex();
             writeln!(
                 list,
-                "    Builtin {{ crate_name: {name:?}, wasm: include_bytes!({wasm:?}), hash: {hash:?} }},",
+                "    Builtin {{ crate_name: {name:?}, wasm: include_bytes!({wasm:?}), hash: {hash:?}, preinit: {preinit} }},",
                 wasm = wasm.display().to_string(),
                 hash = hash.as_str(),
+                preinit = PREINITIALISED.contains(&name.as_str()),
             )
             .expect("write to a String");
         }

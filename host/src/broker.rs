@@ -178,7 +178,6 @@ const KEEP_BYTES: usize = 16 << 20;
 pub struct Broker {
     config: CommandConfig,
     policy: Policy,
-    support: Support,
     shell: PathBuf,
     /// Secret and protected paths.
     rules: Arc<PathRules>,
@@ -217,7 +216,7 @@ impl std::fmt::Debug for Broker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Broker")
             .field("config", &self.config)
-            .field("support", &self.support)
+            .field("support", Support::get())
             .finish_non_exhaustive()
     }
 }
@@ -254,9 +253,8 @@ impl Broker {
             ),
             config,
             policy,
-            support: Support::get(),
             shell,
-            rules: Arc::new(PathRules::default()),
+            rules: PathRules::shared_default(),
             scanners: Mutex::default(),
             swept_dir: sweep::default_dir(),
             processes: OnceLock::new(),
@@ -318,7 +316,7 @@ impl Broker {
         let temp = processes.temp.path();
         let none = confine::scan::Found::default();
         let plan = self.plan(processes, temp, network, &none);
-        Prepared::new(&plan, &self.support).map_or_else(|_| Vec::new(), |p| p.enforced)
+        Prepared::new(&plan, Support::get()).map_or_else(|_| Vec::new(), |p| p.enforced)
     }
 
     /// Why the namespace sandbox is not used here, if it is not.
@@ -457,7 +455,7 @@ impl Broker {
         let mut plan = self.plan(processes, temp, false, &found);
         plan.namespaces = true;
         plan.pids = None;
-        let prepared = Prepared::new(&plan, &self.support)?;
+        let prepared = Prepared::new(&plan, Support::get())?;
         let program = confine::candidates("true", "/usr/bin:/bin", temp);
         let launch = prepared.launch(temp, program, vec![c"true".into()], Vec::new());
         let started = processes

@@ -279,7 +279,7 @@ impl Executor {
         mut self,
         config: &crate::types::paths::PathRulesConfig,
     ) -> Result<Self, crate::types::paths::PathPatternError> {
-        let rules = Arc::new(crate::types::paths::PathRules::new(config)?);
+        let rules = crate::types::paths::PathRules::shared(config)?;
         let commands = self.broker.config().clone();
         self.broker = Arc::new(
             Broker::new(commands)

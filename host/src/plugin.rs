@@ -3,7 +3,7 @@
 
 use crate::bindings::ToolPluginPre;
 use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::{Linking, Runtime, RuntimeError};
 use crate::types::grant::Grant;
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
@@ -34,6 +34,9 @@ pub struct Builtin {
     pub wasm: &'static [u8],
     /// blake3 of `wasm`, computed at build time.
     pub hash: &'static str,
+    /// Pre-initialised by its `wizer-initialize` export before it is
+    /// compiled (see host/build.rs `PREINITIALISED`).
+    pub preinit: bool,
 }
 
 /// Where a plugin's bytes come from.
@@ -85,6 +88,8 @@ pub(crate) trait Forwarded: Send + Sync {
 #[derive(Debug)]
 enum Wasm {
     Static(&'static [u8]),
+    /// Embedded and pre-initialised before compiling (`js_runtime`).
+    Preinitialised(&'static [u8]),
     Owned(Arc<[u8]>),
 }
 
@@ -209,7 +214,11 @@ impl Plugin {
             info,
             origin: Origin::Dynamic(binding.meta.id.clone()),
             key: runtime.cache_key(b.hash),
-            wasm: Wasm::Static(b.wasm),
+            wasm: if b.preinit {
+                Wasm::Preinitialised(b.wasm)
+            } else {
+                Wasm::Static(b.wasm)
+            },
             pre: OnceLock::new(),
             dynamic: Some(Arc::new(binding)),
             settings: OnceLock::new(),
@@ -314,7 +323,7 @@ impl Plugin {
     /// The component's size in bytes.
     pub(crate) fn wasm_len(&self) -> usize {
         match &self.wasm {
-            Wasm::Static(bytes) => bytes.len(),
+            Wasm::Static(bytes) | Wasm::Preinitialised(bytes) => bytes.len(),
             Wasm::Owned(bytes) => bytes.len(),
         }
     }
@@ -383,8 +392,9 @@ fn link(
     label: &str,
 ) -> Result<ToolPluginPre<CallState>, String> {
     match wasm {
-        Wasm::Static(bytes) => runtime.link(key, bytes, true, label),
-        Wasm::Owned(bytes) => runtime.link(key, bytes, false, label),
+        Wasm::Static(bytes) => runtime.link(key, bytes, Linking::Embedded, label),
+        Wasm::Preinitialised(bytes) => runtime.link(key, bytes, Linking::Preinitialised, label),
+        Wasm::Owned(bytes) => runtime.link(key, bytes, Linking::Owned, label),
     }
 }
 

@@ -5,7 +5,7 @@ use crate::runtime::{Runtime, RuntimeError};
 use crate::validate::ArgsSchema;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The built-in plugins embedded in this binary.
 mod builtins {
@@ -78,8 +78,10 @@ pub struct LoadProblem {
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<Plugin>>,
-    /// Each tool's compiled input schema, or why it does not compile.
-    schemas: HashMap<String, Arc<Result<ArgsSchema, String>>>,
+    /// Each tool's compiled input schema, or why it does not compile;
+    /// compiled on the tool's first call (a one-shot `toolhost call` needs
+    /// one of them, not all).
+    schemas: HashMap<String, Arc<OnceLock<Result<ArgsSchema, String>>>>,
 }
 
 impl Registry {
@@ -97,8 +99,8 @@ impl Registry {
                 new: plugin.origin().clone(),
             });
         }
-        let schema = Arc::new(ArgsSchema::compile(&plugin.info().input_schema));
-        self.schemas.insert(plugin.name().to_owned(), schema);
+        self.schemas
+            .insert(plugin.name().to_owned(), Arc::default());
         self.tools
             .insert(plugin.name().to_owned(), Arc::new(plugin));
         Ok(())
@@ -126,7 +128,9 @@ impl Registry {
 
     /// The compiled input schema of `name` (step 2 of the pipeline).
     pub(crate) fn args_schema(&self, name: &str) -> Option<&Result<ArgsSchema, String>> {
-        self.schemas.get(name).map(|s| &**s)
+        let tool = self.tools.get(name)?;
+        let schema = self.schemas.get(name)?;
+        Some(schema.get_or_init(|| ArgsSchema::compile(&tool.info().input_schema)))
     }
 
     /// The tool with this name; the error lists similar names.

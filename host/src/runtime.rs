@@ -8,6 +8,7 @@
 
 mod cache;
 pub(crate) mod fanout;
+mod preinit;
 pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
@@ -15,11 +16,12 @@ use crate::types::tool_info::{Problem, Severity, ToolInfo, problems_of};
 use cache::CompileCache;
 use sandbox::CallState;
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// Per-call limits. Every field is configurable; the defaults suit coding tools.
@@ -431,13 +433,15 @@ impl Runtime {
         &self,
         key: &str,
         wasm: &[u8],
-        embedded: bool,
+        linking: Linking,
         label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
-        if embedded {
-            self.embedded(key, || self.prepare(key, wasm, label))
-        } else {
-            self.prepare(key, wasm, label)
+        match linking {
+            Linking::Owned => self.prepare(key, wasm, label),
+            Linking::Embedded => self.embedded(key, || self.prepare(key, wasm, label)),
+            Linking::Preinitialised => {
+                self.embedded(key, || self.prepare_preinitialised(key, wasm, label))
+            }
         }
     }
 
@@ -449,11 +453,50 @@ impl Runtime {
     ) -> Result<ToolPluginPre<CallState>, String> {
         let component = self
             .cache
-            .component(&self.engine, key, wasm, || {
-                Compiling::start(self, label, wasm.len())
-            })
+            .component(
+                &self.engine,
+                key,
+                || Compiling::start(self, label, wasm.len()),
+                || Component::new(&self.engine, wasm),
+            )
             .map_err(|e| format!("not a valid wasm component: {e}"))?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+        self.pre_link(&component)
+    }
+
+    /// The component pre-initialised (see [`preinit`]), compiled and cached
+    /// under a key of its own; if pre-initialising fails, the component as
+    /// it is (slower calls, never broken).
+    fn prepare_preinitialised(
+        &self,
+        key: &str,
+        wasm: &[u8],
+        label: &str,
+    ) -> Result<ToolPluginPre<CallState>, String> {
+        let snapshot_key = format!("{key}.preinit");
+        let component = self.cache.component(
+            &self.engine,
+            &snapshot_key,
+            || Compiling::start(self, label, wasm.len()),
+            || {
+                let snapshot =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| preinit::snapshot(self, wasm)))
+                        .unwrap_or_else(|_| {
+                            Err(wasmtime::Error::msg("pre-initialisation panicked"))
+                        })?;
+                Component::new(&self.engine, snapshot)
+            },
+        );
+        match component {
+            Ok(component) => self.pre_link(&component),
+            Err(err) => {
+                tracing::warn!(%label, %err, "cannot pre-initialise; its calls start from scratch");
+                self.prepare(key, wasm, label)
+            }
+        }
+    }
+
+    fn pre_link(&self, component: &Component) -> Result<ToolPluginPre<CallState>, String> {
+        let pre = self.linker.instantiate_pre(component).map_err(|e| {
             format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
         })?;
         ToolPluginPre::new(pre)
@@ -550,6 +593,18 @@ impl Runtime {
             problems,
         }
     }
+}
+
+/// How [`Runtime::link`] treats a component's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Linking {
+    /// Loaded from a file or given by a caller: linked on each load.
+    Owned,
+    /// Embedded in the binary: linked once per runtime.
+    Embedded,
+    /// Embedded, and pre-initialised by its `wizer-initialize` export
+    /// before it is compiled (see [`preinit`]).
+    Preinitialised,
 }
 
 /// What `toolhost check` found in one component.

@@ -162,4 +162,39 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
             p50.as_secs_f64() / echo50.as_secs_f64()
         );
     }
+
+    // A 5 MB text: each language's component, and the same logic as a
+    // `javascript` dynamic tool (boa in js_runtime).
+    let (text, words) = crate::dynamic::words_text(5 << 20);
+    std::fs::write(ws.path().join("big.txt"), &text).expect("write");
+    let mut dynamic = toolhost::Registry::new();
+    let tool = crate::dynamic::js_tool(
+        runtime,
+        "count_words",
+        crate::dynamic::WORD_COUNT,
+        &["workspace:read"],
+    );
+    dynamic.register(tool, false).expect("register");
+    let boa = Executor::new(Arc::clone(runtime), dynamic)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(Mode::Yolo);
+    let long = CallOptions {
+        timeout: Some(std::time::Duration::from_secs(300)),
+        ..CallOptions::default()
+    };
+    for (lang, executor) in executors
+        .iter()
+        .chain([&("javascript (boa, dynamic tool)", boa)])
+    {
+        let started = Instant::now();
+        let r = executor.call("count_words", r#"{"path":"big.txt"}"#, &long);
+        let took = started.elapsed();
+        assert!(r.success, "{lang}: {r:?}");
+        assert_eq!(r.structured.expect("structured")["words"], words, "{lang}");
+        println!(
+            "5 MB word count in {lang:<10} {:>7.2} s",
+            took.as_secs_f64()
+        );
+    }
 }

@@ -9,28 +9,80 @@ use std::sync::Arc;
 use toolhost::dynamic::{Entry, Meta};
 use toolhost::{CallOptions, Executor, Mode, Runtime};
 
+/// The trivial tool: one string built from an argument.
+const TRIVIAL: &str = "function run(a) { return 'hello ' + a.text }";
 const SCRIPT: &str = "function run(a) { return String(a.text.split(/\\s+/).length) }";
+
+/// The JavaScript template's word count (`toolhost new --lang javascript`),
+/// as a dynamic tool: the same logic the componentize-js component runs.
+pub const WORD_COUNT: &str = "function run(a) {
+  const t0 = Date.now();
+  const text = toolhost.readFile(a.path);
+  const t1 = Date.now();
+  const lines = text.split('\\n').length - (text === '' || text.endsWith('\\n') ? 1 : 0);
+  const t2 = Date.now();
+  const words = text.split(/\\s+/).filter(Boolean).length;
+  const t3 = Date.now();
+  const chars = [...text].length;
+  const t4 = Date.now();
+  return {lines, words, chars, ms: {read: t1 - t0, lines: t2 - t1, words: t3 - t2, chars: t4 - t3}};
+}";
+
+/// A text of about `bytes` bytes: words of 1-10 letters, 12 to a line;
+/// and its word count.
+pub fn words_text(bytes: usize) -> (String, usize) {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut text = String::with_capacity(bytes + 64);
+    let mut words = 0;
+    while text.len() < bytes {
+        for i in 0..12 {
+            if i > 0 {
+                text.push(' ');
+            }
+            for _ in 0..rng.usize(1..=10) {
+                text.push(rng.alphabetic().to_ascii_lowercase());
+            }
+            words += 1;
+        }
+        text.push('\n');
+    }
+    (text, words)
+}
+
+/// `javascript` dynamic tool `name` running `source` with `grant`.
+pub fn js_tool(runtime: &Runtime, name: &str, source: &str, grant: &[&str]) -> toolhost::Plugin {
+    let meta: Meta = serde_json::from_value(json!({
+        "id": format!("{name}-bench"), "name": name,
+        "description": "A benchmark's JavaScript tool.", "kind": "javascript",
+        "parameters": {"type": "object"},
+        "scope": "all", "created_at": "2026-01-01T00:00:00Z", "status": "approved",
+        "grant": grant,
+    }))
+    .expect("a valid record");
+    let entry = Entry {
+        meta,
+        dir: std::env::temp_dir(),
+    };
+    toolhost::dynamic::plugin(runtime, &entry, source.as_bytes()).expect("builds")
+}
 const ARGS: &str = r#"{"text":"one two three four five"}"#;
 
 pub fn run(runtime: &Arc<Runtime>, n: usize) {
     println!("\n## Dynamic tools: a JavaScript tool per call (js_runtime = boa in the sandbox)");
-    let meta: Meta = serde_json::from_value(json!({
-        "id": "count_words-bench", "name": "count_words",
-        "description": "Count the words of a text (benchmark).", "kind": "javascript",
-        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
-        "scope": "all", "created_at": "2026-01-01T00:00:00Z", "status": "approved",
-        "grant": [],
-    }))
-    .expect("a valid record");
-    let dir = tempfile::tempdir().expect("temp");
-    let entry = Entry {
-        meta,
-        dir: dir.path().to_owned(),
-    };
-    let plugin = toolhost::dynamic::plugin(runtime, &entry, SCRIPT.as_bytes()).expect("builds");
     let mut registry = echo_registry(runtime);
-    registry.register(plugin, false).expect("register");
-    let executor = Executor::new(Arc::clone(runtime), registry).with_mode(Mode::Yolo);
+    let script = js_tool(runtime, "count_words", SCRIPT, &[]);
+    registry.register(script, false).expect("register");
+    let trivial = js_tool(runtime, "hello", TRIVIAL, &[]);
+    registry.register(trivial, false).expect("register");
+    let file = js_tool(runtime, "count_file_words", WORD_COUNT, &["workspace:read"]);
+    registry.register(file, false).expect("register");
+    let ws = tempfile::tempdir().expect("temp");
+    let (text, words) = words_text(5 << 20);
+    std::fs::write(ws.path().join("big.txt"), &text).expect("write");
+    let executor = Executor::new(Arc::clone(runtime), registry)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(Mode::Yolo);
     let options = CallOptions::default();
     let call = |tool: &str, args: &str| {
         let r = executor.call(tool, args, &options);
@@ -38,12 +90,17 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
         r
     };
     assert_eq!(call("count_words", ARGS).content, "5");
+    assert_eq!(call("hello", ARGS).content, "hello one two three four five");
     for _ in 0..10 {
+        call("hello", ARGS);
         call("count_words", ARGS);
         call("echo", ARGS);
     }
     let (mut js, _) = time_n(n, || {
         call("count_words", ARGS);
+    });
+    let (mut hello, _) = time_n(n, || {
+        call("hello", ARGS);
     });
     let (mut echo, _) = time_n(n, || {
         call("echo", ARGS);
@@ -55,11 +112,17 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     });
     let (js50, js99) = percentiles(&mut js);
     let (echo50, echo99) = percentiles(&mut echo);
+    let (hello50, hello99) = percentiles(&mut hello);
     let (n50, _) = percentiles(&mut native);
     println!(
         "javascript tool (count_words)  p50 {:>8.1} µs  p99 {:>8.1} µs",
         us(js50),
         us(js99)
+    );
+    println!(
+        "trivial javascript tool (hello) p50 {:>7.1} µs  p99 {:>8.1} µs (target p50 <= 40 µs)",
+        us(hello50),
+        us(hello99)
     );
     println!(
         "echo component (same pipeline) p50 {:>8.1} µs  p99 {:>8.1} µs",
@@ -70,5 +133,23 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     println!(
         "ratio: javascript / echo component = {:.1}x (the interpreter's set-up and the script, per call)",
         js50.as_secs_f64() / echo50.as_secs_f64()
+    );
+    let options = CallOptions {
+        timeout: Some(std::time::Duration::from_secs(120)),
+        ..CallOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let r = executor.call("count_file_words", r#"{"path":"big.txt"}"#, &options);
+    let took = started.elapsed();
+    assert!(r.success, "{r:?}");
+    let out = r.structured.expect("structured");
+    assert_eq!(out["words"], words);
+    let native = std::time::Instant::now();
+    std::hint::black_box(text.split_whitespace().count());
+    println!(
+        "5 MB word count, javascript tool: {:.2} s (target < 5 s; in the script, ms: {}); native Rust split {:.1} ms",
+        took.as_secs_f64(),
+        out["ms"],
+        native.elapsed().as_secs_f64() * 1e3
     );
 }

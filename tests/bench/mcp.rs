@@ -1,7 +1,8 @@
 //! MCP throughput: rmcp's client drives `tools/call` of the trivial `echo`
-//! fixture on a real `toolhost serve` over stdio, with 1 and 50 requests in
-//! flight; the same calls through `Executor::call` in-process are the
-//! baseline. Client and server share the machine's cores.
+//! fixture on a real `toolhost serve` over stdio, then on `toolhost serve
+//! --http` (streamable HTTP), with 1 and 50 requests in flight; the same
+//! calls through `Executor::call` in-process are the baseline. Client and
+//! server share the machine's cores.
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Run the section: `n` calls per measurement.
 pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
-    println!("\n## MCP throughput (stdio, rmcp client, trivial `echo` tool)");
+    println!("\n## MCP throughput (stdio, then streamable HTTP; rmcp client, trivial `echo` tool)");
     let runtime = crate::client_runtime(2);
     runtime.block_on(async {
         let ws = tempfile::tempdir().expect("temp");
@@ -33,6 +34,37 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
             );
         }
         client.cancel().await.expect("close");
+        // The same over streamable HTTP (`serve --http`, rmcp's client).
+        let (mut server, url) = crate::remote::serve_http(cache, ws.path());
+        let http = crate::remote::http_client(&url).await;
+        let peer = http.peer().clone();
+        // The server compiles its plugin files after it starts.
+        let until = Instant::now() + Duration::from_secs(120);
+        while !peer
+            .list_all_tools()
+            .await
+            .expect("tools/list")
+            .iter()
+            .any(|t| t.name == "echo")
+        {
+            assert!(Instant::now() < until, "serve --http never listed echo");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drive(&peer, 50, n / 10).await;
+        for inflight in [1, 50] {
+            let (total, mut samples) = drive(&peer, inflight, n).await;
+            samples.sort_unstable();
+            let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+            println!(
+                "HTTP, {inflight:>2} in flight: {:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n})",
+                n as f64 / total.as_secs_f64(),
+                ms(p(0.50)),
+                ms(p(0.99)),
+            );
+        }
+        http.cancel().await.expect("close");
+        let _ = server.kill();
+        let _ = server.wait();
         // One call at a time: the next call waits until the cancelled loop
         // has really stopped and freed the only slot.
         std::fs::write(

@@ -12,12 +12,10 @@ use std::sync::Arc;
 use toolhost::remote::{Connect, RemoteServers, ServerSpec, Transport};
 use toolhost::{CallOptions, Executor, Mode, Runtime};
 
-/// Run the section: `n` calls per measurement.
-pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
-    println!("\n## Remote MCP tools (`echo` of a `toolhost serve --http` upstream)");
-    let ws = tempfile::tempdir().expect("temp");
-    let home = tempfile::tempdir().expect("temp");
-    let mut upstream = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+/// A `toolhost serve --http` on 127.0.0.1 with the fixtures, in yolo mode,
+/// and the URL it serves MCP on.
+pub fn serve_http(cache: &Path, ws: &Path) -> (std::process::Child, String) {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args([
             "serve",
             "--http",
@@ -28,16 +26,17 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
         ])
         .arg(env!("TOOLHOST_FIXTURES_DIR"))
         .arg("--workspace")
-        .arg(ws.path())
+        .arg(ws)
         .env("TOOLHOST_CACHE_DIR", cache)
-        .env("XDG_CONFIG_HOME", home.path().join("no-config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
+        // No user configuration or state from this machine.
+        .env("XDG_CONFIG_HOME", ws.join(".no-config"))
+        .env("XDG_STATE_HOME", ws.join(".state"))
         .env_remove("TOOLHOST_CONFIG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn toolhost serve --http");
-    let mut lines = std::io::BufReader::new(upstream.stderr.take().expect("stderr")).lines();
+    let mut lines = std::io::BufReader::new(server.stderr.take().expect("stderr")).lines();
     let mut said = Vec::new();
     let url = loop {
         let Some(Ok(line)) = lines.next() else {
@@ -49,6 +48,29 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
         said.push(line);
     };
     std::thread::spawn(move || for _ in lines {});
+    (server, url)
+}
+
+/// rmcp's streamable HTTP client, connected to `url`.
+pub async fn http_client(
+    url: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ServiceExt as _;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let info = rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("toolhost", "0.1.0"),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
+    info.serve(transport).await.expect("initialize")
+}
+
+/// Run the section: `n` calls per measurement.
+pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
+    println!("\n## Remote MCP tools (`echo` of a `toolhost serve --http` upstream)");
+    let ws = tempfile::tempdir().expect("temp");
+    let (mut upstream, url) = serve_http(cache, ws.path());
 
     let servers = RemoteServers::new(vec![ServerSpec {
         name: "up".to_owned(),
@@ -91,15 +113,7 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
     // The same upstream through rmcp's client alone.
     let tokio = crate::client_runtime(1);
     let mut direct = tokio.block_on(async {
-        use rmcp::ServiceExt as _;
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-        let info = rmcp::model::ClientConfig::new(
-            rmcp::model::ClientCapabilities::default(),
-            rmcp::model::Implementation::new("toolhost", "0.1.0"),
-        )
-        .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
-        let client = info.serve(transport).await.expect("initialize");
+        let client = http_client(&url).await;
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let mut args = serde_json::Map::new();

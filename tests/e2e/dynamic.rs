@@ -821,3 +821,78 @@ fn scripts_are_parsed_at_creation_and_success_false_is_an_error() {
     assert_eq!(good["success"], true, "{good}");
     assert_eq!(good["content"], "sunny in Lima");
 }
+
+/// js_runtime is pre-initialised (its interpreter and realm built once and
+/// snapshotted), yet each call starts from that snapshot: what one call
+/// does to the realm (globals, prototypes, a throw) never reaches the next,
+/// and randomness and the clock are not frozen in the snapshot.
+#[test]
+fn every_javascript_call_starts_from_the_same_fresh_realm() {
+    use toolhost::dynamic::{Entry, Meta};
+    let runtime = crate::support::runtime();
+    let meta: Meta = serde_json::from_value(json!({
+        "id": "fresh-realm", "name": "fresh_realm",
+        "description": "Reports what an earlier call left behind.", "kind": "javascript",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "scope": "all", "created_at": "2026-01-01T00:00:00Z", "status": "approved",
+        "grant": [],
+    }))
+    .unwrap();
+    let source = "globalThis.loads = (globalThis.loads || 0) + 1;
+        function run(a) {
+          const before = {loads: globalThis.loads, seen: globalThis.seen ?? null,
+            polluted: ({}).polluted ?? null, split: typeof ''.split, json: typeof JSON.parse};
+          globalThis.seen = true;
+          Object.prototype.polluted = 'yes';
+          String.prototype.split = null;
+          JSON.parse = () => 'hijacked';
+          if (a.text === 'throw') throw new Error('boom');
+          return {before, random: Math.random(), now: Date.now()};
+        }";
+    let dir = workspace();
+    let entry = Entry {
+        meta,
+        dir: dir.path().to_owned(),
+    };
+    let plugin = toolhost::dynamic::plugin(&runtime, &entry, source.as_bytes()).unwrap();
+    let mut registry = toolhost::Registry::new();
+    registry.register(plugin, false).unwrap();
+    let executor =
+        toolhost::Executor::new(Arc::clone(&runtime), registry).with_mode(toolhost::Mode::Yolo);
+    let options = toolhost::CallOptions::default();
+    let mut randoms = Vec::new();
+    for text in ["a", "throw", "b", "throw", "c"] {
+        let r = executor.call("fresh_realm", &json!({"text": text}).to_string(), &options);
+        if text == "throw" {
+            assert!(!r.success && r.content.contains("boom"), "{r:?}");
+            continue;
+        }
+        assert!(r.success, "{r:?}");
+        let v = r.structured.expect("structured");
+        assert_eq!(
+            v["before"],
+            json!({"loads": 1, "seen": null, "polluted": null, "split": "function", "json": "function"}),
+            "call {text} saw what an earlier call left"
+        );
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as f64;
+        let then = v["now"].as_f64().unwrap();
+        assert!(
+            (now - then).abs() < 60_000.0,
+            "Date.now() {then} is not now ({now})"
+        );
+        randoms.push(v["random"].as_f64().unwrap().to_bits());
+    }
+    randoms.sort_unstable();
+    randoms.dedup();
+    assert_eq!(randoms.len(), 3, "Math.random() repeated across calls");
+    // The pre-initialised runner is what ran (it is cached under its own
+    // key), not the plain one it falls back to when pre-initialising fails.
+    let preinitialised = std::fs::read_dir(crate::support::cache_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().ends_with(".preinit.cwasm"));
+    assert!(preinitialised, "no pre-initialised js_runtime in the cache");
+}

@@ -262,7 +262,8 @@ impl BrokerCall {
             none.clone()
         };
         plan.found = &found;
-        let prepared = Prepared::new(&plan, &broker.support).map_err(CommandError::Failed)?;
+        let prepared =
+            Prepared::new(&plan, confine::Support::get()).map_err(CommandError::Failed)?;
         if broker.config.require_sandbox && !prepared.is_full() {
             let missing = if prepared.namespaces.is_none() {
                 format!(

@@ -65,9 +65,9 @@ pub(crate) struct Support {
 impl Support {
     /// What this kernel offers: probed on first use, then shared by every
     /// broker of the process (the kernel does not change under it).
-    pub(crate) fn get() -> Self {
+    pub(crate) fn get() -> &'static Self {
         static SUPPORT: OnceLock<Support> = OnceLock::new();
-        SUPPORT.get_or_init(Self::probe).clone()
+        SUPPORT.get_or_init(Self::probe)
     }
 
     fn probe() -> Self {

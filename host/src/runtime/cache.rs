@@ -80,19 +80,19 @@ impl CompileCache {
         }
     }
 
-    /// The compiled component: deserialised from the cache on a hit,
-    /// compiled (and stored) on a miss. `compiling` is called when Cranelift
-    /// has to run; what it returns is dropped when compiling ends.
+    /// The compiled component: deserialised from the cache on a hit; on a
+    /// miss made by `compile` (and stored). `compiling` is called when
+    /// Cranelift has to run; what it returns is dropped when compiling ends.
     pub(crate) fn component<T>(
         &self,
         engine: &Engine,
         key: &str,
-        wasm: &[u8],
         compiling: impl FnOnce() -> T,
+        compile: impl FnOnce() -> wasmtime::Result<Component>,
     ) -> wasmtime::Result<Component> {
         let Some(path) = self.path(key, "cwasm") else {
             let _compiling = compiling();
-            return Component::new(engine, wasm);
+            return compile();
         };
         if path.is_file() {
             match deserialize(engine, &path) {
@@ -103,7 +103,7 @@ impl CompileCache {
             }
         }
         let compiled = compiling();
-        let component = Component::new(engine, wasm)?;
+        let component = compile()?;
         drop(compiled);
         match component.serialize() {
             Ok(bytes) => write_atomic(&path, &bytes),

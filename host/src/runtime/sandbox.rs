@@ -314,7 +314,7 @@ fn new_store(
         commands: req.broker.filter(|_| req.grant.commands).cloned(),
         waited: Duration::ZERO,
         paths: PathGuard::new(
-            req.paths.map_or_else(default_rules, Arc::clone),
+            req.paths.map_or_else(PathRules::shared_default, Arc::clone),
             granted.roots(),
         ),
         granted,
@@ -373,13 +373,6 @@ fn deadline(timeout: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(timeout.min(MAX_TIMEOUT))
         .unwrap_or(now + Duration::from_secs(1))
-}
-
-/// The defaults, compiled once.
-fn default_rules() -> Arc<PathRules> {
-    static DEFAULT: std::sync::LazyLock<Arc<PathRules>> =
-        std::sync::LazyLock::new(|| Arc::new(PathRules::default()));
-    Arc::clone(&DEFAULT)
 }
 
 fn perms(access: Access) -> FsPerms {
@@ -546,6 +539,21 @@ pub(crate) fn describe(
     runtime: &Runtime,
     pre: &ToolPluginPre<CallState>,
 ) -> Result<wit::ToolInfo, String> {
+    in_empty_sandbox(runtime, "describe()", |store| {
+        pre.instantiate(&mut *store)?
+            .toolhost_plugin_tool()
+            .call_describe(store)
+    })
+}
+
+/// Run `f` on a store of an empty sandbox (no grant, no settings, a 10 s
+/// deadline): what `describe()` and pre-initialisation run in. An error
+/// says what `what` is and why it failed.
+pub(crate) fn in_empty_sandbox<T>(
+    runtime: &Runtime,
+    what: &str,
+    f: impl FnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
+) -> Result<T, String> {
     let limits = Limits {
         timeout: Duration::from_secs(10),
         ..runtime.limits.clone()
@@ -567,15 +575,13 @@ pub(crate) fn describe(
         services: None,
     };
     let _slot = runtime.slot();
-    let (mut store, captured) =
-        new_store(runtime, "(describe)", &req, None).map_err(|e| e.message)?;
-    pre.instantiate(&mut store)
-        .and_then(|instance| instance.toolhost_plugin_tool().call_describe(&mut store))
-        .map_err(|e| {
-            let stderr = captured.finish("(describe)", &call_id);
-            let err = classify(&e, store.data(), &limits, &stderr);
-            format!("its describe() failed: {}", err.message)
-        })
+    let label = format!("({what})");
+    let (mut store, captured) = new_store(runtime, &label, &req, None).map_err(|e| e.message)?;
+    f(&mut store).map_err(|e| {
+        let stderr = captured.finish(&label, &call_id);
+        let err = classify(&e, store.data(), &limits, &stderr);
+        format!("its {what} failed: {}", err.message)
+    })
 }
 
 fn convert_output(out: wit::ToolOutput, max: usize, tool: &str) -> PluginOutput {

@@ -14,6 +14,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
+use std::sync::{Arc, LazyLock};
 
 /// Secret paths by default: credentials, keys and tokens. Their content is
 /// never shown to a tool or a command.
@@ -218,6 +219,23 @@ impl Default for PathRules {
 }
 
 impl PathRules {
+    /// The default rules, compiled once per process and shared.
+    pub fn shared_default() -> Arc<Self> {
+        static DEFAULT: LazyLock<Arc<PathRules>> = LazyLock::new(|| Arc::new(PathRules::default()));
+        Arc::clone(&DEFAULT)
+    }
+
+    /// The defaults changed by `config`, shared: the defaults themselves
+    /// are compiled once per process (compiling them is most of what a
+    /// one-shot `toolhost call` spent starting).
+    pub fn shared(config: &PathRulesConfig) -> Result<Arc<Self>, PathPatternError> {
+        if *config == PathRulesConfig::default() {
+            Ok(Self::shared_default())
+        } else {
+            Self::new(config).map(Arc::new)
+        }
+    }
+
     /// The defaults changed by `config`.
     pub fn new(config: &PathRulesConfig) -> Result<Self, PathPatternError> {
         let defaults = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();

@@ -43,6 +43,42 @@ struct CallState {
 
 thread_local! {
     static CALL: RefCell<Option<CallState>> = const { RefCell::new(None) };
+    /// The interpreter with its realm and the `toolhost` object, built by
+    /// `wizer-initialize` when the host pre-initialises this component (the
+    /// host snapshots the instance right after, so every call's fresh
+    /// instance starts with it ready). Taken by the one call an instance
+    /// serves; without it the call builds its own.
+    static READY: RefCell<Option<Js>> = const { RefCell::new(None) };
+}
+
+/// The `wizer-initialize` export the host's pre-initialisation calls.
+#[expect(unsafe_code, reason = "the export glue wit-bindgen generates")]
+mod preinit {
+    wit_bindgen::generate!({
+        inline: "package toolhost:js-runtime;\nworld preinit { export wizer-initialize: func(); }",
+    });
+
+    pub(crate) struct Preinit;
+
+    impl Guest for Preinit {
+        fn wizer_initialize() {
+            // A failure here leaves nothing ready: each call then builds
+            // its own interpreter and reports what fails.
+            if let Ok(js) = super::interpreter() {
+                super::READY.with(|ready| *ready.borrow_mut() = Some(js));
+            }
+        }
+    }
+
+    export!(Preinit);
+}
+
+/// A new interpreter: a realm with the `toolhost` object.
+fn interpreter() -> Result<Js, Thrown> {
+    let mut js = Js::default();
+    js.runtime_limits_mut().set_recursion_limit(RECURSION_LIMIT);
+    install(&mut js).map_err(|e| Thrown::text(format!("cannot set up the interpreter: {e}")))?;
+    Ok(js)
 }
 
 /// The `javascript` dynamic-tool runner.
@@ -117,14 +153,19 @@ impl Thrown {
 }
 
 fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
-    let mut js = Js::default();
-    js.runtime_limits_mut().set_recursion_limit(RECURSION_LIMIT);
-    install(&mut js).map_err(|e| Thrown::text(format!("cannot set up the interpreter: {e}")))?;
+    let mut js = match READY.with(|ready| ready.borrow_mut().take()) {
+        Some(js) => js,
+        None => interpreter()?,
+    };
+    run_in(&mut js, source, args, ctx)
+}
+
+fn run_in(js: &mut Js, source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
     js.eval(Source::from_bytes(source))
         .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;
     let run = js
         .global_object()
-        .get(JsString::from("run"), &mut js)
+        .get(JsString::from("run"), js)
         .map_err(|e| Thrown::text(e.to_string()))?;
     let Some(run) = run.as_callable() else {
         return Err(Thrown::text(
@@ -141,12 +182,12 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         "dryRun": ctx.dry_run(),
     });
     let js_args = [
-        JsValue::from_json(&args, &mut js).map_err(|e| Thrown::text(e.to_string()))?,
-        JsValue::from_json(&call_ctx, &mut js).map_err(|e| Thrown::text(e.to_string()))?,
+        JsValue::from_json(&args, js).map_err(|e| Thrown::text(e.to_string()))?,
+        JsValue::from_json(&call_ctx, js).map_err(|e| Thrown::text(e.to_string()))?,
     ];
-    let mut out = match run.call(&JsValue::undefined(), &js_args, &mut js) {
+    let mut out = match run.call(&JsValue::undefined(), &js_args, js) {
         Ok(out) => out,
-        Err(e) => return Err(Thrown::from_js(&e, &mut js)),
+        Err(e) => return Err(Thrown::from_js(&e, js)),
     };
     // `async function run`: settle the promise (there is no event loop
     // beyond the job queue; a promise waiting on nothing never settles).
@@ -156,7 +197,7 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         out = match promise.state() {
             PromiseState::Fulfilled(value) => value,
             PromiseState::Rejected(reason) => {
-                return Err(Thrown::from_js(&JsError::from_opaque(reason), &mut js));
+                return Err(Thrown::from_js(&JsError::from_opaque(reason), js));
             }
             PromiseState::Pending => {
                 return Err(Thrown::text(
@@ -173,7 +214,7 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
         return Ok(Output::text("(the script returned nothing)"));
     }
     let value = out
-        .to_json(&mut js)
+        .to_json(js)
         .map_err(|e| Thrown::text(format!("the result is not JSON-able: {e}")))?
         .unwrap_or(Value::Null);
     // Seed 001's result shape, `{success, content}`: `success: false` is

@@ -129,3 +129,19 @@ fn no_workspace_grant_is_a_refusal() {
     .unwrap_err();
     assert!(matches!(err, ToolError::Denied(_)), "{err:?}");
 }
+
+/// What `wizer-initialize` prepares is the interpreter the next call uses
+/// (once: a call leaves nothing ready behind it).
+#[test]
+fn a_call_uses_the_interpreter_made_ready_before_it() {
+    use preinit::Guest as _;
+    preinit::Preinit::wizer_initialize();
+    assert!(READY.with(|ready| ready.borrow().is_some()));
+    let out = call(
+        "function run() { return typeof toolhost.readFile }",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(out.content(), "function");
+    assert!(READY.with(|ready| ready.borrow().is_none()));
+}
