@@ -836,7 +836,7 @@ pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Resu
     let server = McpServer::new(executor, &options, "mcp-stdio");
     let running = server
         .clone()
-        .serve(stdio::Stdio::new(tokio::io::stdin(), tokio::io::stdout()))
+        .serve(stdio::Stdio::process())
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     let ended = running.waiting().await;

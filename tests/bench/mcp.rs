@@ -17,7 +17,8 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
     let runtime = crate::client_runtime(2);
     runtime.block_on(async {
         let ws = tempfile::tempdir().expect("temp");
-        let client = serve(cache, ws.path(), None).await;
+        let home = tempfile::tempdir().expect("temp");
+        let client = serve(cache, ws.path(), home.path(), None).await;
         let peer = client.peer().clone();
         drive(&peer, 50, n / 10).await; // warm up: compile, pool, page cache
         for inflight in [1, 50] {
@@ -35,7 +36,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         }
         client.cancel().await.expect("close");
         // The same over streamable HTTP (`serve --http`, rmcp's client).
-        let (mut server, url) = crate::remote::serve_http(cache, ws.path());
+        let (mut server, url) = crate::remote::serve_http(cache, ws.path(), home.path());
         let http = crate::remote::http_client(&url).await;
         let peer = http.peer().clone();
         // The server compiles its plugin files after it starts.
@@ -68,11 +69,11 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         // One call at a time: the next call waits until the cancelled loop
         // has really stopped and freed the only slot.
         std::fs::write(
-            ws.path().join("one.toml"),
+            home.path().join("one.toml"),
             "mode = \"yolo\"\n[limits]\nmax_concurrent_calls = 1\n",
         )
         .expect("config");
-        let one = serve(cache, ws.path(), Some(&ws.path().join("one.toml"))).await;
+        let one = serve(cache, ws.path(), home.path(), Some(&home.path().join("one.toml"))).await;
         let mut samples = Vec::new();
         for _ in 0..20 {
             samples.push(cancel_latency(one.peer()).await);
@@ -91,6 +92,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
 async fn serve(
     cache: &Path,
     ws: &Path,
+    home: &Path,
     config: Option<&Path>,
 ) -> rmcp::service::RunningService<RoleClient, ()> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
@@ -108,8 +110,8 @@ async fn serve(
     .arg(ws)
     .env("TOOLHOST_CACHE_DIR", cache)
     // No user configuration or state from this machine.
-    .env("XDG_CONFIG_HOME", ws.join("no-config"))
-    .env("XDG_STATE_HOME", ws.join("state"))
+    .env("XDG_CONFIG_HOME", home.join("no-config"))
+    .env("XDG_STATE_HOME", home.join("state"))
     .env_remove("TOOLHOST_CONFIG");
     ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
         .await

@@ -14,7 +14,9 @@ use toolhost::{CallOptions, Executor, Mode, Runtime};
 
 /// A `toolhost serve --http` on 127.0.0.1 with the fixtures, in yolo mode,
 /// and the URL it serves MCP on.
-pub fn serve_http(cache: &Path, ws: &Path) -> (std::process::Child, String) {
+/// Its configuration and state directories are under `home` (outside the
+/// workspace: none of this machine's, none a tool could reach).
+pub fn serve_http(cache: &Path, ws: &Path, home: &Path) -> (std::process::Child, String) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args([
             "serve",
@@ -28,9 +30,8 @@ pub fn serve_http(cache: &Path, ws: &Path) -> (std::process::Child, String) {
         .arg("--workspace")
         .arg(ws)
         .env("TOOLHOST_CACHE_DIR", cache)
-        // No user configuration or state from this machine.
-        .env("XDG_CONFIG_HOME", ws.join(".no-config"))
-        .env("XDG_STATE_HOME", ws.join(".state"))
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .env("XDG_STATE_HOME", home.join("state"))
         .env_remove("TOOLHOST_CONFIG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -70,7 +71,8 @@ pub async fn http_client(
 pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
     println!("\n## Remote MCP tools (`echo` of a `toolhost serve --http` upstream)");
     let ws = tempfile::tempdir().expect("temp");
-    let (mut upstream, url) = serve_http(cache, ws.path());
+    let home = tempfile::tempdir().expect("temp");
+    let (mut upstream, url) = serve_http(cache, ws.path(), home.path());
 
     let servers = RemoteServers::new(vec![ServerSpec {
         name: "up".to_owned(),

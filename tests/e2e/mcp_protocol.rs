@@ -206,3 +206,53 @@ fn an_invalid_configuration_names_the_file_and_line_and_exits_non_zero() {
         "{stderr}"
     );
 }
+
+/// Stdin and stdout that are not pipes (here one Unix socket, as some
+/// clients start servers) are served through the other path of the stdio
+/// transport, the same protocol.
+#[test]
+fn stdio_serves_over_a_socket_as_well_as_pipes() {
+    use std::os::unix::net::UnixStream;
+    let ws = workspace();
+    write(ws.path(), "a.txt", "hi\n");
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    let mut child = toolhost_command(ws.path(), &["serve", "--mode", "yolo"])
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(
+            theirs.try_clone().expect("dup"),
+        )))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    ours.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut writer = ours.try_clone().expect("dup");
+    let mut lines = BufReader::new(ours).lines();
+    let mut next = |id: i64| loop {
+        let line = lines.next().expect("an answer").expect("read");
+        let v: Value = serde_json::from_str(&line).expect("json");
+        if v["id"] == id {
+            return v;
+        }
+    };
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "socket", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}),
+    ] {
+        writeln!(writer, "{line}").expect("write");
+        if line["id"] == 0 {
+            assert!(next(0)["result"]["serverInfo"].is_object());
+        }
+    }
+    let read = next(1);
+    assert_eq!(
+        read["result"]["structuredContent"]["text"], "     1\thi\n",
+        "{read}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -65,6 +65,30 @@ struct Batch {
 }
 
 impl Stdio {
+    /// The transport over this process's stdin and stdout. When they are
+    /// pipes (as an MCP client starts a server) they are read and written
+    /// on tokio's reactor, non-blocking; otherwise (a file, a terminal, a
+    /// socket) through tokio's stdin and stdout, which hand every read and
+    /// write to a blocking-pool thread: at 50 calls in flight those
+    /// hand-offs cost more CPU than the calls (docs/benchmarks.md).
+    pub(super) fn process() -> Self {
+        use std::os::fd::AsFd as _;
+        let dup = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok();
+        let read: Box<dyn AsyncRead + Send + Unpin> = match dup(std::io::stdin().as_fd())
+            .map(tokio::net::unix::pipe::Receiver::from_owned_fd)
+        {
+            Some(Ok(pipe)) => Box::new(pipe),
+            _ => Box::new(tokio::io::stdin()),
+        };
+        let write: Writer = match dup(std::io::stdout().as_fd())
+            .map(tokio::net::unix::pipe::Sender::from_owned_fd)
+        {
+            Some(Ok(pipe)) => Box::new(pipe),
+            _ => Box::new(tokio::io::stdout()),
+        };
+        Self::new(read, write)
+    }
+
     /// A transport over `read` and `write` (stdin and stdout).
     pub(super) fn new(
         read: impl AsyncRead + Send + Unpin + 'static,
