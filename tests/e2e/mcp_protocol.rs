@@ -256,3 +256,53 @@ fn stdio_serves_over_a_socket_as_well_as_pipes() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// With stdout and stderr one pipe (`2>&1`), the server keeps that pipe
+/// blocking (its logs are written without a reactor) and still serves.
+#[test]
+fn stdio_keeps_a_pipe_shared_with_stderr_blocking() {
+    let ws = workspace();
+    write(ws.path(), "a.txt", "hi\n");
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    let ours = writer.try_clone().expect("dup");
+    let mut child = toolhost_command(ws.path(), &["serve", "--mode", "yolo"])
+        .stdin(Stdio::piped())
+        .stdout(writer.try_clone().expect("dup"))
+        .stderr(writer)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(reader).lines();
+    let mut next = |id: i64| loop {
+        let line = lines.next().expect("an answer").expect("read");
+        if let Ok(v) = serde_json::from_str::<Value>(&line)
+            && v["id"] == id
+        {
+            return v;
+        }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "shared", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    assert!(next(0)["result"]["serverInfo"].is_object());
+    let flags = rustix::fs::fcntl_getfl(&ours).expect("flags");
+    assert!(
+        !flags.contains(rustix::fs::OFlags::NONBLOCK),
+        "the server made the pipe it shares with stderr non-blocking"
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"read_file","arguments":{{"path":"a.txt"}}}}}}"#
+    )
+    .expect("write");
+    let read = next(1);
+    assert_eq!(read["result"]["isError"], false, "{read}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -71,17 +71,23 @@ impl Stdio {
     /// socket) through tokio's stdin and stdout, which hand every read and
     /// write to a blocking-pool thread: at 50 calls in flight those
     /// hand-offs cost more CPU than the calls (docs/benchmarks.md).
+    /// Non-blocking is a property of the pipe end, shared by every
+    /// descriptor of it: stdout stays blocking when stderr is the same pipe
+    /// (`2>&1`), where the logs are written without a reactor.
     pub(super) fn process() -> Self {
         use std::os::fd::AsFd as _;
+        use tokio::net::unix::pipe;
+        let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
         let dup = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok();
-        let read: Box<dyn AsyncRead + Send + Unpin> = match dup(std::io::stdin().as_fd())
-            .map(tokio::net::unix::pipe::Receiver::from_owned_fd)
-        {
-            Some(Ok(pipe)) => Box::new(pipe),
-            _ => Box::new(tokio::io::stdin()),
-        };
-        let write: Writer = match dup(std::io::stdout().as_fd())
-            .map(tokio::net::unix::pipe::Sender::from_owned_fd)
+        let read: Box<dyn AsyncRead + Send + Unpin> =
+            match dup(stdin.as_fd()).map(pipe::Receiver::from_owned_fd) {
+                Some(Ok(pipe)) => Box::new(pipe),
+                _ => Box::new(tokio::io::stdin()),
+            };
+        let shared = same_file(stdout.as_fd(), std::io::stderr().as_fd());
+        let write: Writer = match dup(stdout.as_fd())
+            .filter(|_| !shared)
+            .map(pipe::Sender::from_owned_fd)
         {
             Some(Ok(pipe)) => Box::new(pipe),
             _ => Box::new(tokio::io::stdout()),
@@ -401,6 +407,14 @@ impl Limiter {
                 true
             }
         }
+    }
+}
+
+/// Whether `a` and `b` are the same file (or pipe).
+fn same_file(a: std::os::fd::BorrowedFd<'_>, b: std::os::fd::BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
     }
 }
 
