@@ -20,20 +20,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         let home = tempfile::tempdir().expect("temp");
         let client = serve(cache, ws.path(), home.path(), None).await;
         let peer = client.peer().clone();
-        drive(&peer, 50, n / 10).await; // warm up: compile, pool, page cache
-        for inflight in [1, 50] {
-            let (total, mut samples) = drive(&peer, inflight, n).await;
-            samples.sort_unstable();
-            let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
-            let rate = n as f64 / total.as_secs_f64();
-            println!(
-                "{inflight:>2} in flight: {rate:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n}; in-process executor {:.0} calls/s = {:.1}x)",
-                ms(p(0.50)),
-                ms(p(0.99)),
-                baseline_calls_per_sec,
-                baseline_calls_per_sec / rate,
-            );
-        }
+        rows("stdio", &peer, n, baseline_calls_per_sec).await;
         client.cancel().await.expect("close");
         // The same over streamable HTTP (`serve --http`, rmcp's client).
         let (mut server, url) = crate::remote::serve_http(cache, ws.path(), home.path());
@@ -51,18 +38,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
             assert!(Instant::now() < until, "serve --http never listed echo");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        drive(&peer, 50, n / 10).await;
-        for inflight in [1, 50] {
-            let (total, mut samples) = drive(&peer, inflight, n).await;
-            samples.sort_unstable();
-            let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
-            println!(
-                "HTTP, {inflight:>2} in flight: {:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n})",
-                n as f64 / total.as_secs_f64(),
-                ms(p(0.50)),
-                ms(p(0.99)),
-            );
-        }
+        rows("HTTP", &peer, n, baseline_calls_per_sec).await;
         http.cancel().await.expect("close");
         let _ = server.kill();
         let _ = server.wait();
@@ -116,6 +92,25 @@ async fn serve(
     ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
         .await
         .expect("initialize")
+}
+
+/// A warm-up, then `n` calls at 1 and at 50 in flight over `transport`,
+/// each row beside the in-process baseline.
+async fn rows(transport: &str, peer: &Peer<RoleClient>, n: usize, baseline_calls_per_sec: f64) {
+    drive(peer, 50, n / 10).await; // warm up: pool, page cache
+    for inflight in [1, 50] {
+        let (total, mut samples) = drive(peer, inflight, n).await;
+        samples.sort_unstable();
+        let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+        let rate = n as f64 / total.as_secs_f64();
+        println!(
+            "{transport}, {inflight:>2} in flight: {rate:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n}; in-process executor {:.0} calls/s = {:.1}x)",
+            ms(p(0.50)),
+            ms(p(0.99)),
+            baseline_calls_per_sec,
+            baseline_calls_per_sec / rate,
+        );
+    }
 }
 
 fn ms(d: Duration) -> f64 {
