@@ -148,6 +148,40 @@ pub(crate) fn open_regular(
     let file = dir
         .open_with(rel, &options)
         .map_err(|e| to_file_error(e, path, Op::Read))?;
+    regular(file, path)
+}
+
+/// [`open_regular`] when no symlink lies anywhere on the way to `rel`
+/// (`openat2` with `RESOLVE_NO_SYMLINKS` beneath `dir`): what is opened is
+/// then exactly `dir`/`rel`, so judging that name judged the file.
+/// `Ok(None)` when a symlink is on the way (or the kernel has no
+/// `openat2`): open it with [`open_regular`] and judge what was opened.
+pub(crate) fn open_regular_direct(
+    dir: &Dir,
+    rel: &Path,
+    path: &str,
+) -> Result<Option<(cap_std::fs::File, u64)>, FileError> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
+    use std::os::fd::AsFd;
+    if rel.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(dir.as_fd(), rel, flags, Mode::empty(), resolve) {
+        Ok(fd) => {
+            let file = cap_std::fs::File::from_std(std::fs::File::from(fd));
+            regular(file, path).map(Some)
+        }
+        // A symlink on the way, a way out, or no openat2 (before Linux 5.6).
+        Err(Errno::LOOP | Errno::XDEV | Errno::NOSYS | Errno::AGAIN | Errno::PERM) => Ok(None),
+        Err(e) => Err(to_file_error(e.into(), path, Op::Read)),
+    }
+}
+
+/// `file` and its size if it is a regular file.
+fn regular(file: cap_std::fs::File, path: &str) -> Result<(cap_std::fs::File, u64), FileError> {
     let meta = file
         .metadata()
         .map_err(|e| to_file_error(e, path, Op::Read))?;
@@ -308,6 +342,31 @@ mod tests {
             ..Effective::default()
         };
         GrantedDirs::new(&grant, Some(ws))
+    }
+
+    #[test]
+    fn opens_directly_only_where_no_symlink_lies_on_the_way() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("real")).unwrap();
+        std::fs::write(ws.path().join("real/a.txt"), "abc").unwrap();
+        std::os::unix::fs::symlink("real", ws.path().join("via")).unwrap();
+        std::os::unix::fs::symlink("real/a.txt", ws.path().join("link.txt")).unwrap();
+        let dir = Dir::open_ambient_dir(ws.path(), cap_std::ambient_authority()).unwrap();
+        let direct = |rel: &str| open_regular_direct(&dir, Path::new(rel), rel);
+        let (_, size) = direct("real/a.txt").unwrap().expect("a plain path opens");
+        assert_eq!(size, 3);
+        // A symlink last or on the way: left to the general open, which
+        // judges what it opened.
+        assert!(direct("link.txt").unwrap().is_none());
+        assert!(direct("via/a.txt").unwrap().is_none());
+        assert!(open_regular(&dir, Path::new("via/a.txt"), "via/a.txt").is_ok());
+        // Errors are the general open's.
+        assert!(matches!(
+            direct("real/none.txt"),
+            Err(FileError::NotFound(_))
+        ));
+        assert!(matches!(direct("real"), Err(FileError::Invalid(_))));
+        assert!(direct("").unwrap().is_none());
     }
 
     #[test]

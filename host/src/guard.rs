@@ -97,7 +97,8 @@ impl PathGuard {
 
     /// [`Self::check`] for `rel` beneath the granted root `root` (as it was
     /// granted), by name alone: no system call. What it really is must be
-    /// judged too, once open ([`Self::check_fd`]).
+    /// judged too, once open ([`Self::check_fd`]), unless it was opened
+    /// with no symlink on the way (`dirs::open_regular_direct`).
     pub(crate) fn check_named(
         &mut self,
         root: &Path,
@@ -148,12 +149,23 @@ impl PathGuard {
         }
     }
 
-    /// Whether the entry `name` of the directory at canonical `dir` is a
-    /// secret, to leave out of a listing (counted in [`Self::hidden`]).
-    pub(crate) fn hides(&mut self, dir: &Path, name: &str) -> bool {
+    /// A test of canonical host paths for a walk's threads: `Some` with
+    /// the path relative to its root for a secret. Record what the walk
+    /// left out with [`Self::left_out`].
+    pub(crate) fn secret_test(&mut self) -> impl Fn(&Path) -> Option<PathBuf> + Sync + '_ {
         self.canonical_roots();
         let roots = self.canonical.as_deref().unwrap_or_default();
-        hides(roots, &self.rules, &mut self.hidden, dir, name)
+        let rules = &*self.rules;
+        move |host| match judge(roots, rules, host) {
+            Some((Guard::Secret, rel)) => Some(rel),
+            _ => None,
+        }
+    }
+
+    /// Secrets (relative to their roots) a walk left out, counted in
+    /// [`Self::hidden`] once each.
+    pub(crate) fn left_out(&mut self, rels: Vec<PathBuf>) {
+        self.hidden.extend(rels);
     }
 
     /// A listing of the directory at canonical `dir` was opened as `id`
@@ -356,13 +368,26 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let mut g = guard(ws.path());
         let root = ws.path().canonicalize().unwrap();
-        assert!(g.hides(&root, ".env"));
-        assert!(g.hides(&root.join("deploy"), "id_rsa"));
-        assert!(!g.hides(&root, "README.md"));
-        assert!(!g.hides(&root, ".gitignore"));
-        assert!(g.hides(&root, ".env"), "listed again");
-        assert_eq!(g.hidden(), 2, "each counted once");
+        let test = g.secret_test();
+        assert_eq!(test(&root.join(".env")), Some(PathBuf::from(".env")));
+        let key = PathBuf::from("deploy/id_rsa");
+        assert_eq!(test(&root.join(&key)), Some(key.clone()));
+        assert_eq!(test(&root.join("README.md")), None);
+        assert_eq!(test(&root.join(".gitignore")), None);
         // Outside every root nothing is judged.
-        assert!(!g.hides(Path::new("/elsewhere"), ".env"));
+        assert_eq!(test(Path::new("/elsewhere/.env")), None);
+        drop(test);
+        g.left_out(vec![PathBuf::from(".env"), key]);
+        assert_eq!(g.hidden(), 2);
+        // A WASI listing of the root leaves `.env` out, counted once.
+        g.listing_opened(7, root.clone());
+        assert!(g.listing_hides(7, ".env"));
+        assert!(!g.listing_hides(7, "README.md"));
+        assert_eq!(g.hidden(), 2, "each counted once");
+        g.listing_closed(7);
+        assert!(
+            !g.listing_hides(7, ".env"),
+            "a closed listing hides nothing"
+        );
     }
 }

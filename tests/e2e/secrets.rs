@@ -18,7 +18,8 @@ const SECRETS: [&str; 4] = [
 ];
 
 /// A workspace holding secrets, plain files that mention the same
-/// words, and a symlink with an innocent name to a secret.
+/// words, and symlinks with innocent names to a secret and to a directory
+/// of secrets.
 fn secret_workspace() -> tempfile::TempDir {
     let ws = workspace();
     write(ws.path(), ".env", "API=TOKEN_abc123\n");
@@ -31,6 +32,7 @@ fn secret_workspace() -> tempfile::TempDir {
         "// API keys live elsewhere\nfn main() {}\n",
     );
     std::os::unix::fs::symlink(".env", ws.path().join("settings.txt")).unwrap();
+    std::os::unix::fs::symlink(".aws", ws.path().join("cloud")).unwrap();
     ws
 }
 
@@ -96,12 +98,17 @@ fn reads_of_secrets_are_denied_and_say_how_to_allow_them() {
         ".aws/credentials",
         "deploy/.env.production",
         "settings.txt",
+        "cloud/credentials",
     ] {
         let r = run(&ex, "read_file", &json!({ "path": path }));
         assert_denied_as_secret(&r, &format!("read_file {path}"));
         // A third-party component reading with plain std::fs.
         let r = run(&ex, "misbehave", &json!({"action": "read", "path": path}));
         assert_denied_as_secret(&r, &format!("misbehave read {path}"));
+        // The `files.read` import, in one host call.
+        let whole = json!({"action": "read_whole", "path": path, "max_bytes": 4096});
+        let r = run(&ex, "misbehave", &whole);
+        assert_denied_as_secret(&r, &format!("misbehave read_whole {path}"));
     }
     // An absolute path to the same file is the same file.
     let abs = ws.path().join(".env").display().to_string();

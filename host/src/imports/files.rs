@@ -10,7 +10,7 @@ use crate::runtime::sandbox::CallState;
 use crate::types::grant::Access;
 use std::os::fd::AsFd;
 use std::path::Path;
-use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native};
+use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native_except};
 
 impl files::Host for CallState {
     fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
@@ -95,32 +95,31 @@ impl files::Host for CallState {
         self.paths
             .check(&root, Need::Read)
             .map_err(FileError::Denied)?;
-        let entries =
-            walk_native(&root, &options).map_err(|e| dirs::to_file_error(e, &path, Op::Walk))?;
-        // Secrets left out (a secret directory counted once, its contents
-        // left out with it).
-        let mut hidden_dirs: Vec<String> = Vec::new();
-        let entries = entries.into_iter().filter(|e| {
-            if hidden_dirs.iter().any(|d| {
-                e.path
-                    .strip_prefix(d.as_str())
-                    .is_some_and(|r| r.starts_with('/'))
-            }) {
-                return false;
-            }
-            let at = root.join(&e.path);
-            let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
-                return true;
+        // Secrets are left out as the walk meets them, on its own threads:
+        // a secret directory counted once and never entered.
+        let left_out = std::sync::Mutex::new(Vec::new());
+        let walked = {
+            let secret = self.paths.secret_test();
+            let leave_out = |at: &Path| {
+                let Some(rel) = secret(at) else {
+                    return false;
+                };
+                left_out
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(rel);
+                true
             };
-            if self.paths.hides(dir, &name.to_string_lossy()) {
-                if e.kind == EntryKind::Directory {
-                    hidden_dirs.push(e.path.clone());
-                }
-                return false;
-            }
-            true
-        });
+            walk_native_except(&root, &options, &leave_out)
+        };
+        self.paths.left_out(
+            left_out
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let entries = walked.map_err(|e| dirs::to_file_error(e, &path, Op::Walk))?;
         Ok(entries
+            .into_iter()
             .map(|e| files::WalkEntry {
                 path: e.path,
                 kind: match e.kind {
@@ -149,6 +148,11 @@ impl CallState {
         self.paths
             .check_named(base, rel, Need::Read)
             .map_err(FileError::Denied)?;
+        // With no symlink on the way, what opened is what was judged by
+        // name; otherwise it is judged again for what it really is.
+        if let Some(opened) = dirs::open_regular_direct(dir, rel, path)? {
+            return Ok(opened);
+        }
         let (file, size) = dirs::open_regular(dir, rel, path)?;
         self.paths
             .check_fd(file.as_fd(), Need::Read)

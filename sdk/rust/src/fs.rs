@@ -146,6 +146,16 @@ pub fn resolve(path: &str, ctx: &Context) -> Result<WorkspacePath, ToolError> {
             "the path is empty; give a path relative to the workspace root, e.g. `src/main.rs`",
         ));
     }
+    // Already plain (`a/b.rs`: no root, `.`, `..` or empty part): as is,
+    // without taking it apart (a search resolves every file it shares out).
+    if trimmed.len() == path.len()
+        && !trimmed.starts_with('/')
+        && trimmed
+            .split('/')
+            .all(|part| !matches!(part, "" | "." | ".."))
+    {
+        return Ok(WorkspacePath::new(PathBuf::from(trimmed), root));
+    }
     let given = Path::new(trimmed);
     let relative = if given.has_root() {
         let inside = given.strip_prefix(root).ok();
@@ -592,6 +602,18 @@ mod tests {
         assert_eq!(ok("a/.."), ".");
         assert_eq!(ok("/ws/proj"), ".");
         assert_eq!(ok("/ws/proj/src/x.rs"), "src/x.rs");
+        // Plain paths (taken as they are) and the same paths taken apart
+        // give equal results, down to where I/O goes.
+        for (plain, roundabout) in [
+            ("a/b.txt", "./a//b.txt/"),
+            ("x", " x "),
+            ("a b/c", "a b/./c"),
+        ] {
+            assert_eq!(
+                resolve(plain, &ctx()).unwrap(),
+                resolve(roundabout, &ctx()).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -80,6 +80,29 @@ pub struct WalkEntry {
 /// assert_eq!((entries[0].path.as_str(), entries[0].kind, entries[0].size), ("a.txt", EntryKind::File, 1));
 /// ```
 pub fn walk_native(root: &Path, options: &WalkOptions) -> std::io::Result<Vec<WalkEntry>> {
+    walk_native_except(root, options, &|_: &Path| false)
+}
+
+/// [`walk_native`] without the entries `leave_out` picks (given each
+/// entry's full path, `root` joined to it), judged on the walk's own
+/// threads; nothing beneath a directory left out is read.
+///
+/// ```
+/// use toolhost_shared::walk::{WalkOptions, walk_native_except};
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(dir.path().join("keys")).unwrap();
+/// std::fs::write(dir.path().join("keys/id"), "x").unwrap();
+/// std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+/// let options = WalkOptions { respect_ignore: true, hidden: false, max_depth: None, metadata: false };
+/// let entries = walk_native_except(dir.path(), &options, &|p| p.ends_with("keys")).unwrap();
+/// let paths: Vec<_> = entries.iter().map(|e| e.path.as_str()).collect();
+/// assert_eq!(paths, ["a.txt"]);
+/// ```
+pub fn walk_native_except(
+    root: &Path,
+    options: &WalkOptions,
+    leave_out: &(dyn Fn(&Path) -> bool + Sync),
+) -> std::io::Result<Vec<WalkEntry>> {
     if !std::fs::metadata(root)?.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotADirectory,
@@ -107,6 +130,13 @@ pub fn walk_native(root: &Path, options: &WalkOptions) -> std::io::Result<Vec<Wa
     walker.threads(threads).build_parallel().run(|| {
         let found = &found;
         Box::new(move |entry| {
+            if let Ok(entry) = &entry
+                && entry.depth() > 0
+                && leave_out(entry.path())
+            {
+                // Not listed; a directory is not entered either.
+                return ignore::WalkState::Skip;
+            }
             if let Ok(entry) = entry
                 && let Some(e) = describe(root, &entry, options)
             {

@@ -5,6 +5,7 @@ use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use toolhost_sdk::ToolError;
 use toolhost_sdk::fs::WorkspacePath;
 
@@ -20,6 +21,9 @@ pub struct Query {
     matcher: RegexMatcher,
     context: usize,
     multiline: bool,
+    /// The searcher, made at the first search and kept for the next: each
+    /// one allocates (and zeroes) a 64 KiB buffer, too much per file.
+    searcher: RefCell<Option<Searcher>>,
 }
 
 /// One line of a result: a matching line or a context line.
@@ -93,12 +97,14 @@ impl Query {
             matcher,
             context: 0,
             multiline,
+            searcher: RefCell::new(None),
         })
     }
 
     /// Keep `lines` lines of context before and after each match.
     pub fn with_context(mut self, lines: usize) -> Self {
         self.context = lines;
+        self.searcher = RefCell::new(None);
         self
     }
 
@@ -111,13 +117,16 @@ impl Query {
     /// counted). `None` when nothing matched, or the file is binary (it has a
     /// NUL byte), unreadable or not a regular file (a FIFO is never opened).
     pub fn search(&self, path: &WorkspacePath, keep: usize) -> Option<FileMatches> {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(self.context)
-            .after_context(self.context)
-            .binary_detection(BinaryDetection::quit(b'\0'))
-            .multi_line(self.multiline)
-            .build();
+        let mut kept = self.searcher.borrow_mut();
+        let searcher = kept.get_or_insert_with(|| {
+            SearcherBuilder::new()
+                .line_number(true)
+                .before_context(self.context)
+                .after_context(self.context)
+                .binary_detection(BinaryDetection::quit(b'\0'))
+                .multi_line(self.multiline)
+                .build()
+        });
         let mut sink = Collect {
             matcher: &self.matcher,
             keep,
