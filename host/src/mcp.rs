@@ -823,6 +823,7 @@ fn spawn_compile_ahead(executor: &Arc<Executor>) {
                 }
             }
             while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
+            crate::runtime::release_freed_memory();
         });
     if let Err(err) = started {
         tracing::warn!(%err, "cannot start compiling ahead of use; tools compile on first call");

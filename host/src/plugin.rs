@@ -105,6 +105,8 @@ pub struct Plugin {
     dynamic: Option<Arc<Binding>>,
     /// The settings its calls receive, as JSON text (the executor's, made once).
     settings: OnceLock<Arc<str>>,
+    /// Set once [`Plugin::compile_ahead`] has run.
+    ahead: OnceLock<()>,
     /// Set for a tool whose calls go elsewhere (a remote MCP server's).
     forwarded: Option<Arc<dyn Forwarded>>,
 }
@@ -182,6 +184,7 @@ impl Plugin {
             pre,
             dynamic: None,
             settings: OnceLock::new(),
+            ahead: OnceLock::new(),
             forwarded: None,
         }))
     }
@@ -198,6 +201,7 @@ impl Plugin {
             pre: OnceLock::from(Ok(pre)),
             dynamic: None,
             settings: OnceLock::new(),
+            ahead: OnceLock::new(),
             forwarded: None,
         })
     }
@@ -222,6 +226,7 @@ impl Plugin {
             pre: OnceLock::new(),
             dynamic: Some(Arc::new(binding)),
             settings: OnceLock::new(),
+            ahead: OnceLock::new(),
             forwarded: None,
         }
     }
@@ -240,6 +245,7 @@ impl Plugin {
             pre: OnceLock::new(),
             dynamic: None,
             settings: OnceLock::new(),
+            ahead: OnceLock::new(),
             forwarded: Some(forwarded),
         }
     }
@@ -314,10 +320,35 @@ impl Plugin {
             })
     }
 
-    /// [`Plugin::warm_up`] as work ahead of use: a call that has to compile
-    /// meanwhile does not count this one as a compile to wait for.
-    pub(crate) fn warm_up_in_background(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
-        runtime.in_background(|| self.warm_up(runtime))
+    /// Work ahead of use (a call that has to compile meanwhile does not
+    /// count it as a compile to wait for): the component compiled into the
+    /// compile cache but not loaded, so an idle server does not keep every
+    /// tool's code mapped; its first call loads it (a fraction of a
+    /// millisecond). With no cache to keep it in, it is loaded now
+    /// ([`Plugin::warm_up`]).
+    pub(crate) fn compile_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        if self.forwarded.is_some() || self.pre.get().is_some() {
+            return Ok(());
+        }
+        let (bytes, linking) = self.wasm.linking();
+        let cached = runtime
+            .in_background(|| runtime.compile_into_cache(&self.key, bytes, linking, self.name()));
+        let done = match cached {
+            Ok(true) => Ok(()),
+            Ok(false) => runtime.in_background(|| self.warm_up(runtime)),
+            Err(reason) => Err(RuntimeError::Load {
+                origin: self.origin.to_string(),
+                reason,
+            }),
+        };
+        // Once, whatever came of it: a call reports a failure again.
+        let _ = self.ahead.set(());
+        done
+    }
+
+    /// Whether [`Plugin::compile_ahead`] has nothing (more) to do.
+    pub(crate) fn compiled_ahead(&self) -> bool {
+        self.ahead.get().is_some() || self.forwarded.is_some() || self.pre.get().is_some()
     }
 
     /// The component's size in bytes.
@@ -391,10 +422,18 @@ fn link(
     wasm: &Wasm,
     label: &str,
 ) -> Result<ToolPluginPre<CallState>, String> {
-    match wasm {
-        Wasm::Static(bytes) => runtime.link(key, bytes, Linking::Embedded, label),
-        Wasm::Preinitialised(bytes) => runtime.link(key, bytes, Linking::Preinitialised, label),
-        Wasm::Owned(bytes) => runtime.link(key, bytes, Linking::Owned, label),
+    let (bytes, linking) = wasm.linking();
+    runtime.link(key, bytes, linking, label)
+}
+
+impl Wasm {
+    /// The bytes, and how the runtime links them.
+    fn linking(&self) -> (&[u8], Linking) {
+        match self {
+            Wasm::Static(bytes) => (bytes, Linking::Embedded),
+            Wasm::Preinitialised(bytes) => (bytes, Linking::Preinitialised),
+            Wasm::Owned(bytes) => (bytes, Linking::Owned),
+        }
     }
 }
 

@@ -436,63 +436,76 @@ impl Runtime {
         linking: Linking,
         label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
+        let make = || self.pre_link(&self.compiled(key, wasm, linking, label)?);
         match linking {
-            Linking::Owned => self.prepare(key, wasm, label),
-            Linking::Embedded => self.embedded(key, || self.prepare(key, wasm, label)),
-            Linking::Preinitialised => {
-                self.embedded(key, || self.prepare_preinitialised(key, wasm, label))
-            }
+            Linking::Owned => make(),
+            Linking::Embedded | Linking::Preinitialised => self.embedded(key, make),
         }
     }
 
-    fn prepare(
+    /// Work ahead of use: make sure the compile cache holds `wasm` compiled,
+    /// without loading it (a loaded component stays mapped, which an idle
+    /// server pays for in memory; its first call loads it from the cache).
+    /// False when there is no cache to hold it: only loading it helps then.
+    pub(crate) fn compile_into_cache(
         &self,
         key: &str,
         wasm: &[u8],
+        linking: Linking,
         label: &str,
-    ) -> Result<ToolPluginPre<CallState>, String> {
-        let component = self
-            .cache
-            .component(
-                &self.engine,
-                key,
-                || Compiling::start(self, label, wasm.len()),
-                || Component::new(&self.engine, wasm),
-            )
-            .map_err(|e| format!("not a valid wasm component: {e}"))?;
-        self.pre_link(&component)
+    ) -> Result<bool, String> {
+        if !self.cache.is_kept() {
+            return Ok(false);
+        }
+        let stored = match linking {
+            Linking::Preinitialised => preinit_key(key),
+            Linking::Owned | Linking::Embedded => key.to_owned(),
+        };
+        let linked = self
+            .embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(key);
+        if !linked && !self.cache.holds(&stored) {
+            drop(self.compiled(key, wasm, linking, label)?);
+        }
+        Ok(true)
     }
 
-    /// The component pre-initialised (see [`preinit`]), compiled and cached
-    /// under a key of its own; if pre-initialising fails, the component as
+    /// `wasm` compiled, from the cache or by Cranelift (and then cached).
+    /// A pre-initialised component is snapshotted first (see [`preinit`])
+    /// and cached under a key of its own; if that fails, the component as
     /// it is (slower calls, never broken).
-    fn prepare_preinitialised(
+    fn compiled(
         &self,
         key: &str,
         wasm: &[u8],
+        linking: Linking,
         label: &str,
-    ) -> Result<ToolPluginPre<CallState>, String> {
-        let snapshot_key = format!("{key}.preinit");
-        let component = self.cache.component(
-            &self.engine,
-            &snapshot_key,
-            || Compiling::start(self, label, wasm.len()),
-            || {
-                let snapshot =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| preinit::snapshot(self, wasm)))
-                        .unwrap_or_else(|_| {
-                            Err(wasmtime::Error::msg("pre-initialisation panicked"))
-                        })?;
-                Component::new(&self.engine, snapshot)
-            },
-        );
-        match component {
-            Ok(component) => self.pre_link(&component),
-            Err(err) => {
-                tracing::warn!(%label, %err, "cannot pre-initialise; its calls start from scratch");
-                self.prepare(key, wasm, label)
+    ) -> Result<Component, String> {
+        let compiling = || Compiling::start(self, label, wasm.len());
+        if linking == Linking::Preinitialised {
+            let snapshot = self
+                .cache
+                .component(&self.engine, &preinit_key(key), compiling, || {
+                    let snapshot = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        preinit::snapshot(self, wasm)
+                    }))
+                    .unwrap_or_else(|_| Err(wasmtime::Error::msg("pre-initialisation panicked")))?;
+                    Component::new(&self.engine, snapshot)
+                });
+            match snapshot {
+                Ok(component) => return Ok(component),
+                Err(err) => {
+                    tracing::warn!(%label, %err, "cannot pre-initialise; its calls start from scratch");
+                }
             }
         }
+        self.cache
+            .component(&self.engine, key, compiling, || {
+                Component::new(&self.engine, wasm)
+            })
+            .map_err(|e| format!("not a valid wasm component: {e}"))
     }
 
     fn pre_link(&self, component: &Component) -> Result<ToolPluginPre<CallState>, String> {
@@ -556,7 +569,7 @@ impl Runtime {
             return (None, vec![problem]);
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let pre = match self.prepare(&key, wasm, "the component") {
+        let pre = match self.link(&key, wasm, Linking::Owned, "the component") {
             Ok(pre) => pre,
             Err(e) => {
                 let fix = "build it for wasm32-wasip2 against the `toolhost:plugin@0.1.0` WIT this host ships (the SDKs do)";
@@ -593,6 +606,24 @@ impl Runtime {
             problems,
         }
     }
+}
+
+/// Give the memory the allocator holds freed back to the system (glibc
+/// keeps what many threads freed in their arenas: after compiling every
+/// tool, well over 100 MB). Elsewhere, nothing to do.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[expect(unsafe_code, reason = "a libc call with no pointer")]
+    // SAFETY: malloc_trim only walks the allocator's own state, under its
+    // locks; any thread may call it at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The cache key of the pre-initialised form of the component keyed `key`.
+fn preinit_key(key: &str) -> String {
+    format!("{key}.preinit")
 }
 
 /// How [`Runtime::link`] treats a component's bytes.

@@ -138,7 +138,7 @@ fn main() {
         soak::run(cache.path(), 10_000 / scale);
     }
     if wanted("memory") {
-        memory::run(cache.path(), 32);
+        memory::run(cache.path(), 32, || compile_all(&runtime));
     }
 }
 

@@ -98,6 +98,71 @@ fn listing_the_builtins_compiles_nothing_and_a_first_call_compiles_only_its_tool
     );
 }
 
+/// Compiling ahead of use (what `serve` does in the background) fills the
+/// compile cache without loading the tools, so an idle server does not keep
+/// their machine code mapped; a first call then loads its tool from the
+/// cache and compiles nothing. With no cache to fill, the tools are loaded.
+#[test]
+fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
+    let two = |runtime: Arc<Runtime>| {
+        let mut registry = Registry::new();
+        for builtin in toolhost::builtins() {
+            if ["get_datetime", "read_file"].contains(&builtin.crate_name) {
+                let plugin = Plugin::load(&runtime, PluginSource::Builtin(builtin)).unwrap();
+                registry.register(plugin, false).unwrap();
+            }
+        }
+        let ws = workspace();
+        std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+        let executor = Executor::new(runtime, registry)
+            .with_workspace(ws.path())
+            .unwrap()
+            .with_mode(Mode::Yolo);
+        while executor.warm_up_next() {}
+        (executor, ws)
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let (runtime, compiled) = counting_runtime(cache.path());
+    let (executor, _ws) = two(runtime);
+    let mut names = compiled.lock().unwrap().clone();
+    names.sort();
+    assert_eq!(names, ["get_datetime", "read_file"]);
+    let cwasm = std::fs::read_dir(cache.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "cwasm")
+        })
+        .count();
+    assert_eq!(cwasm, 2, "both compiled into the cache");
+    assert!(
+        executor.tools().iter().all(|p| !p.is_warm()),
+        "and not loaded"
+    );
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    assert_eq!(
+        compiled.lock().unwrap().len(),
+        2,
+        "the call compiled nothing"
+    );
+
+    let uncached = Runtime::new(RuntimeConfig {
+        cache: CacheDir::Disabled,
+        max_concurrent_calls: 2,
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let (executor, _ws) = two(Arc::new(uncached));
+    assert!(
+        executor.tools().iter().all(|p| p.is_warm()),
+        "no cache: loaded"
+    );
+}
+
 /// `toolhost serve` over an empty compile cache, with a third-party plugin
 /// the cache has never seen: it answers at once, lists the built-ins, and
 /// adds the plugin (with tools/list_changed) once it is compiled.

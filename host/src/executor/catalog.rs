@@ -150,20 +150,21 @@ impl Executor {
     }
 
     /// Compile the next visible tool that is not compiled yet, smallest
-    /// first, as work ahead of use: it waits while a call is compiling one,
+    /// first, as work ahead of use ([`Plugin::compile_ahead`]: into the
+    /// compile cache, not loaded): it waits while a call is compiling one,
     /// so a first call is never held back for long, and later first calls
     /// find their tool ready. Returns false when every tool is compiled.
     pub fn warm_up_next(&self) -> bool {
         let Some(plugin) = self
             .tools()
             .into_iter()
-            .filter(|p| !p.is_warm() && !p.warm_up_failed())
+            .filter(|p| !p.compiled_ahead() && !p.warm_up_failed())
             .min_by_key(|p| p.wasm_len())
         else {
             return false;
         };
         self.runtime.wait_for_foreground_compiles();
-        if let Err(err) = plugin.warm_up_in_background(&self.runtime) {
+        if let Err(err) = plugin.compile_ahead(&self.runtime) {
             tracing::debug!(%err, tool = plugin.name(), "cannot compile ahead of use");
         }
         true

@@ -63,6 +63,17 @@ impl CompileCache {
         h.finalize().to_hex()[..32].to_owned()
     }
 
+    /// Whether compiled components are kept on disk at all.
+    pub(crate) fn is_kept(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Whether a compiled component is kept for `key` (it may still turn
+    /// out unusable when loaded, and is then compiled again).
+    pub(crate) fn holds(&self, key: &str) -> bool {
+        self.path(key, "cwasm").is_some_and(|p| p.is_file())
+    }
+
     fn path(&self, key: &str, ext: &str) -> Option<PathBuf> {
         self.dir.as_ref().map(|d| d.join(format!("{key}.{ext}")))
     }
