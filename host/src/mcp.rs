@@ -73,6 +73,10 @@ pub struct ServeOptions {
     /// its first call, on a background thread that gives way to calls
     /// (`toolhost serve` sets it).
     pub compile_ahead: bool,
+    /// After this long with no call, let go of every loaded tool's code
+    /// and give freed memory back ([`Executor::unload_idle`]); the next
+    /// call loads its tool again from the compile cache. `None`: never.
+    pub unload_idle: Option<Duration>,
 }
 
 /// How long a `tools/list_changed` notification may take to one client.
@@ -197,6 +201,9 @@ impl McpServer {
         server.shared.executor.start_remote_servers();
         if let Some(every) = options.reload_interval {
             server.spawn_plugin_watcher(every);
+        }
+        if let Some(after) = options.unload_idle {
+            spawn_idle_unloader(&server.shared.executor, after);
         }
         if options.compile_ahead {
             spawn_compile_ahead(&server.shared.executor);
@@ -827,6 +834,35 @@ fn spawn_compile_ahead(executor: &Arc<Executor>) {
         });
     if let Err(err) = started {
         tracing::warn!(%err, "cannot start compiling ahead of use; tools compile on first call");
+    }
+}
+
+/// See [`ServeOptions::unload_idle`]: a thread that looks every `after`
+/// whether any call is running or began since it last looked, and unloads
+/// once per idle stretch. It stops when the server has gone.
+fn spawn_idle_unloader(executor: &Arc<Executor>, after: Duration) {
+    let executor = Arc::downgrade(executor);
+    let started = std::thread::Builder::new()
+        .name("toolhost-unload-idle".to_owned())
+        .spawn(move || {
+            let mut seen = None;
+            let mut unloaded = None;
+            loop {
+                std::thread::sleep(after);
+                let Some(executor) = executor.upgrade() else {
+                    return;
+                };
+                let (now, none_running) = executor.activity();
+                if none_running && seen == Some(now) && unloaded != Some(now) {
+                    let n = executor.unload_idle();
+                    tracing::debug!(tools = n, "idle: loaded tools let go");
+                    unloaded = Some(now);
+                }
+                seen = Some(now);
+            }
+        });
+    if let Err(err) = started {
+        tracing::warn!(%err, "cannot start the idle unloader; loaded tools stay loaded");
     }
 }
 

@@ -9,7 +9,7 @@ use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use toolhost_shared::dynamic::Meta;
 
 /// What a dynamic tool is bound to at run time: its record, the settings its
@@ -100,7 +100,7 @@ pub struct Plugin {
     origin: Origin,
     key: String,
     wasm: Wasm,
-    pre: OnceLock<Result<ToolPluginPre<CallState>, String>>,
+    pre: Loaded,
     /// Set for a tool an agent created: its record, settings and grant.
     dynamic: Option<Arc<Binding>>,
     /// The settings its calls receive, as JSON text (the executor's, made once).
@@ -167,13 +167,13 @@ impl Plugin {
             _ => None,
         };
         let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key)) {
-            Some(info) => (info, OnceLock::new()),
+            Some(info) => (info, Loaded::default()),
             None if !compile => return Ok(None),
             None => {
                 let label = origin.to_string();
                 let pre = link(runtime, &key, &wasm, &label).map_err(&fail)?;
                 let info = runtime.describe(&key, &pre).map_err(&fail)?;
-                (info, OnceLock::from(Ok(pre)))
+                (info, Loaded::with(pre))
             }
         };
         Ok(Some(Self {
@@ -198,7 +198,7 @@ impl Plugin {
             origin: Origin::File(origin.to_owned()),
             key,
             wasm: Wasm::Owned(wasm.into()),
-            pre: OnceLock::from(Ok(pre)),
+            pre: Loaded::with(pre),
             dynamic: None,
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
@@ -223,7 +223,7 @@ impl Plugin {
             } else {
                 Wasm::Static(b.wasm)
             },
-            pre: OnceLock::new(),
+            pre: Loaded::default(),
             dynamic: Some(Arc::new(binding)),
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
@@ -242,7 +242,7 @@ impl Plugin {
             origin,
             key: String::new(),
             wasm: Wasm::Static(&[]),
-            pre: OnceLock::new(),
+            pre: Loaded::default(),
             dynamic: None,
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
@@ -298,12 +298,23 @@ impl Plugin {
         &self.origin
     }
 
-    /// The pre-linked component, compiled (or loaded from the cache) on first use.
-    pub(crate) fn pre(&self, runtime: &Runtime) -> Result<&ToolPluginPre<CallState>, String> {
+    /// The pre-linked component, compiled (or loaded from the cache) on first
+    /// use, and again after [`Plugin::unload`].
+    pub(crate) fn pre(&self, runtime: &Runtime) -> Result<ToolPluginPre<CallState>, String> {
         self.pre
-            .get_or_init(|| link(runtime, &self.key, &self.wasm, self.name()))
-            .as_ref()
-            .map_err(Clone::clone)
+            .get_or_load(|| link(runtime, &self.key, &self.wasm, self.name()))
+    }
+
+    /// Let go of the loaded component (its machine code stays in the
+    /// compile cache): a call in progress keeps its own hold, and the next
+    /// call loads it again. A failed load is kept, so calls still report
+    /// it. True if something was let go.
+    pub(crate) fn unload(&self, runtime: &Runtime) -> bool {
+        if self.forwarded.is_some() || !self.pre.unload() {
+            return false;
+        }
+        runtime.forget_linked(&self.key);
+        true
     }
 
     /// Make sure the component is compiled and linked now rather than on the
@@ -330,6 +341,7 @@ impl Plugin {
         if self.forwarded.is_some() || self.pre.get().is_some() {
             return Ok(());
         }
+        // (Loaded or failed: nothing ahead of use left to do.)
         let (bytes, linking) = self.wasm.linking();
         let cached = runtime
             .in_background(|| runtime.compile_into_cache(&self.key, bytes, linking, self.name()));
@@ -362,13 +374,13 @@ impl Plugin {
     /// Whether compiling or linking the component failed (a call would get
     /// the error again).
     pub(crate) fn warm_up_failed(&self) -> bool {
-        self.pre.get().is_some_and(Result::is_err)
+        self.pre.get().is_some_and(|r| r.is_err())
     }
 
     /// Whether the component is compiled and linked already (a call would
     /// not have to wait for Cranelift or the compile cache).
     pub fn is_warm(&self) -> bool {
-        self.forwarded.is_some() || self.pre.get().is_some_and(Result::is_ok)
+        self.forwarded.is_some() || self.pre.get().is_some_and(|r| r.is_ok())
     }
 
     /// Run `describe()` now, whatever answer was recorded or cached: what
@@ -383,7 +395,7 @@ impl Plugin {
             reason,
         };
         let pre = self.pre(runtime).map_err(fail)?;
-        runtime.describe(&self.key, pre).map_err(fail)
+        runtime.describe(&self.key, &pre).map_err(fail)
     }
 
     /// Run one call in a fresh sandbox: the bare sandbox step, which
@@ -403,7 +415,61 @@ impl Plugin {
                 format!("cannot load tool `{}`: {e}", self.name()),
             )
         })?;
-        sandbox::run(runtime, self.name(), pre, request)
+        sandbox::run(runtime, self.name(), &pre, request)
+    }
+}
+
+/// A plugin's component once loaded (compiled or read from the compile
+/// cache, and pre-linked), or why it could not be; empty before the first
+/// call and after an unload.
+#[derive(Default)]
+struct Loaded(RwLock<Option<Result<ToolPluginPre<CallState>, String>>>);
+
+impl Loaded {
+    fn with(pre: ToolPluginPre<CallState>) -> Self {
+        Self(RwLock::new(Some(Ok(pre))))
+    }
+
+    /// What was loaded, if anything (cloned: a few reference counts).
+    fn get(&self) -> Option<Result<ToolPluginPre<CallState>, String>> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// What was loaded, or `load` it now (one thread loads, the others wait
+    /// for it).
+    fn get_or_load(
+        &self,
+        load: impl FnOnce() -> Result<ToolPluginPre<CallState>, String>,
+    ) -> Result<ToolPluginPre<CallState>, String> {
+        if let Some(loaded) = self.get() {
+            return loaded;
+        }
+        let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        slot.get_or_insert_with(load).clone()
+    }
+
+    /// Drop a loaded component (not a failure); true if there was one.
+    fn unload(&self) -> bool {
+        let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(Result::is_ok) {
+            *slot = None;
+            return true;
+        }
+        false
+    }
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.get() {
+            None => "not loaded",
+            Some(Ok(_)) => "loaded",
+            Some(Err(_)) => "failed",
+        };
+        f.write_str(state)
     }
 }
 

@@ -369,6 +369,15 @@ impl Runtime {
         Ok(pre)
     }
 
+    /// Forget the embedded component keyed `key` linked for this runtime
+    /// ([`Runtime::link`] links it again when asked).
+    pub(crate) fn forget_linked(&self, key: &str) {
+        self.embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+
     /// Hold one of the `max_concurrent_calls` slots while a call runs. A
     /// thread that already holds one takes no second: a host function of a
     /// running call that instantiates another component (create_tool's
@@ -384,6 +393,12 @@ impl Runtime {
         guard.outer = true;
         HOLDING_SLOT.set(true);
         guard
+    }
+
+    /// How many call slots were ever taken, and whether all are free now.
+    pub(crate) fn activity(&self) -> (u64, bool) {
+        let taken = self.slots.taken.load(std::sync::atomic::Ordering::Relaxed);
+        (taken, self.slots.free() == self.max_concurrent_calls())
     }
 
     /// Up to `n` permits for extra fan-out threads, as many as are free now.
@@ -746,6 +761,8 @@ impl Drop for Ticker {
 struct Slots {
     free: Mutex<u32>,
     freed: Condvar,
+    /// Slots taken so far.
+    taken: std::sync::atomic::AtomicU64,
 }
 
 pub(crate) struct SlotGuard<'a> {
@@ -765,6 +782,7 @@ impl Slots {
         Self {
             free: Mutex::new(n),
             freed: Condvar::new(),
+            taken: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -774,6 +792,8 @@ impl Slots {
             return None;
         }
         *free -= 1;
+        self.taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(SlotGuard {
             slots: Some(self),
             outer: false,
@@ -793,6 +813,8 @@ impl Slots {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         *free -= 1;
+        self.taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         SlotGuard {
             slots: Some(self),
             outer: false,

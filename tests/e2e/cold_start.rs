@@ -105,19 +105,7 @@ fn listing_the_builtins_compiles_nothing_and_a_first_call_compiles_only_its_tool
 #[test]
 fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
     let two = |runtime: Arc<Runtime>| {
-        let mut registry = Registry::new();
-        for builtin in toolhost::builtins() {
-            if ["get_datetime", "read_file"].contains(&builtin.crate_name) {
-                let plugin = Plugin::load(&runtime, PluginSource::Builtin(builtin)).unwrap();
-                registry.register(plugin, false).unwrap();
-            }
-        }
-        let ws = workspace();
-        std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
-        let executor = Executor::new(runtime, registry)
-            .with_workspace(ws.path())
-            .unwrap()
-            .with_mode(Mode::Yolo);
+        let (executor, ws) = two_builtins(runtime);
         while executor.warm_up_next() {}
         (executor, ws)
     };
@@ -161,6 +149,121 @@ fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
         executor.tools().iter().all(|p| p.is_warm()),
         "no cache: loaded"
     );
+}
+
+/// get_datetime and read_file in yolo mode over a workspace holding
+/// `a.txt`; nothing loaded yet.
+fn two_builtins(runtime: Arc<Runtime>) -> (Executor, tempfile::TempDir) {
+    let mut registry = Registry::new();
+    for builtin in toolhost::builtins() {
+        if ["get_datetime", "read_file"].contains(&builtin.crate_name) {
+            let plugin = Plugin::load(&runtime, PluginSource::Builtin(builtin)).unwrap();
+            registry.register(plugin, false).unwrap();
+        }
+    }
+    let ws = workspace();
+    std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+    let executor = Executor::new(runtime, registry)
+        .with_workspace(ws.path())
+        .unwrap()
+        .with_mode(Mode::Yolo);
+    (executor, ws)
+}
+
+fn loaded(executor: &Executor, tool: &str) -> bool {
+    executor
+        .tools()
+        .iter()
+        .any(|p| p.name() == tool && p.is_warm())
+}
+
+/// `Executor::unload_idle` lets go of the loaded tools; their code stays in
+/// the compile cache, so the next call loads its tool without compiling.
+/// `activity` moves with every call and says when none runs.
+#[test]
+fn unloaded_tools_load_again_without_compiling() {
+    let cache = tempfile::tempdir().unwrap();
+    let (runtime, compiled) = counting_runtime(cache.path());
+    let (executor, _ws) = two_builtins(runtime);
+    let (before, idle) = executor.activity();
+    assert!(idle);
+    let read = || executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(read().success);
+    let (after, idle) = executor.activity();
+    assert!(after > before && idle, "{before} {after} {idle}");
+    assert!(loaded(&executor, "read_file"));
+    assert_eq!(executor.unload_idle(), 1, "only read_file was loaded");
+    assert!(!loaded(&executor, "read_file"));
+    assert_eq!(executor.unload_idle(), 0);
+    let r = read();
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    assert!(loaded(&executor, "read_file"));
+    assert_eq!(*compiled.lock().unwrap(), ["read_file"], "compiled once");
+}
+
+/// A server with `unload_idle` lets go of its loaded tools once no call
+/// has run for that long, and answers the next call as before.
+#[test]
+fn an_idle_server_lets_go_of_its_tools() {
+    let cache = tempfile::tempdir().unwrap();
+    let (runtime, compiled) = counting_runtime(cache.path());
+    let (executor, _ws) = two_builtins(runtime);
+    let executor = Arc::new(executor);
+    let serving = Arc::clone(&executor);
+    let (ready, addr) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let options = toolhost::mcp::ServeOptions {
+            unload_idle: Some(std::time::Duration::from_millis(200)),
+            ..toolhost::mcp::ServeOptions::default()
+        };
+        rt.block_on(toolhost::mcp::http::serve_http(
+            serving,
+            options,
+            toolhost::mcp::http::HttpOptions {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                token: None,
+                allowed_hosts: Vec::new(),
+                allowed_origins: Vec::new(),
+                sessions: toolhost::mcp::sessions::SessionLimits::default(),
+                review_secret: toolhost::review::new_secret(),
+            },
+            move |bound| ready.send(bound).unwrap(),
+        ))
+        .unwrap();
+    });
+    let addr = addr.recv().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use rmcp::ServiceExt;
+        let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
+        let client = ().serve(transport).await.unwrap();
+        for _ in 0..2 {
+            let r = crate::mcp::call(
+                client.peer(),
+                "read_file",
+                serde_json::json!({"path": "a.txt"}),
+            )
+            .await
+            .unwrap();
+            assert!(crate::mcp::text(&r).contains("hello"), "{r:?}");
+            assert!(loaded(&executor, "read_file"), "loaded for the call");
+            let waited = std::time::Instant::now();
+            while loaded(&executor, "read_file") {
+                assert!(waited.elapsed().as_secs() < 10, "never let go");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+        assert_eq!(*compiled.lock().unwrap(), ["read_file"], "compiled once");
+        client.cancel().await.unwrap();
+    });
 }
 
 /// `toolhost serve` over an empty compile cache, with a third-party plugin

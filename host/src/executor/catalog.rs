@@ -170,6 +170,26 @@ impl Executor {
         true
     }
 
+    /// Let go of every loaded tool's component (its compiled code stays in
+    /// the compile cache; calls in progress keep theirs) and give the
+    /// memory freed back to the system. The next call of a tool loads it
+    /// again. Returns how many were let go.
+    pub fn unload_idle(&self) -> usize {
+        let n = self
+            .tools()
+            .iter()
+            .filter(|p| p.unload(&self.runtime))
+            .count();
+        crate::runtime::release_freed_memory();
+        n
+    }
+
+    /// A count that changes whenever a call starts, and whether none is
+    /// running: two equal readings some time apart mean nothing ran between.
+    pub fn activity(&self) -> (u64, bool) {
+        self.runtime.activity()
+    }
+
     /// Load the approved tools of the dynamic-tool `store` on every
     /// [`Executor::reload_plugins`] (call it once after building), and give
     /// `create_tool` the store as its `dynamic` directory.

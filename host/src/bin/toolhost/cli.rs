@@ -353,6 +353,11 @@ pub struct ServeArgs {
     /// every SECS seconds (0: never).
     #[arg(long, default_value = "2", value_name = "SECS")]
     pub reload_secs: u64,
+    /// After SECS seconds with no call, let go of the loaded tools' code
+    /// and free memory; the next call loads its tool again from the
+    /// compile cache (0: never).
+    #[arg(long, default_value = "60", value_name = "SECS")]
+    pub unload_idle_secs: u64,
 }
 
 /// `toolhost config` actions.

@@ -499,6 +499,8 @@ fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> 
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
         compile_ahead: true,
+        unload_idle: (args.unload_idle_secs > 0)
+            .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
         ..toolhost::mcp::ServeOptions::default()
     };
     // One thread runs the protocol (stdio or HTTP, JSON in and out); calls
