@@ -149,6 +149,38 @@ impl PathGuard {
         }
     }
 
+    /// Refuse moving `path` beneath the directory `dir` when it is a
+    /// directory the lists reach beneath ([`PathRules::shelters`]): a
+    /// rename of it, or to its place, would take guarded paths out of the
+    /// lists or put plain ones in.
+    pub(crate) fn check_move(&mut self, dir: BorrowedFd<'_>, path: &str) -> Result<(), String> {
+        let Some(lexical) = normal(Path::new(path)) else {
+            return Ok(());
+        };
+        let Some(base) = fd_path(dir) else {
+            return Err(unknown());
+        };
+        self.canonical_roots();
+        let roots = self.canonical.as_deref().unwrap_or_default();
+        let host = base.join(&lexical);
+        let Some(rel) = beneath(roots, &host) else {
+            return Ok(());
+        };
+        if !self.rules.shelters(rel) {
+            return Ok(());
+        }
+        let refusal = format!(
+            "`{}` is a directory toolhost guards paths beneath (secret or protected files live \
+             under it): tools and commands may not rename it or give another directory its \
+             place. A person can change the lists under [paths] in a trusted toolhost.toml",
+            rel.display()
+        );
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
+            self.notes.push(refusal.clone());
+        }
+        Err(refusal)
+    }
+
     /// A test of canonical host paths for a walk's threads: `Some` with
     /// the path relative to its root for a secret. Record what the walk
     /// left out with [`Self::left_out`].
@@ -204,14 +236,20 @@ impl PathGuard {
 /// What `rules` say about the canonical host path `host`, relative to the
 /// deepest of the canonical `roots` holding it (nothing outside them).
 fn judge(roots: &[PathBuf], rules: &PathRules, host: &Path) -> Option<(Guard, PathBuf)> {
-    let rel = roots
-        .iter()
-        .filter_map(|root| host.strip_prefix(root).ok())
-        .min_by_key(|rest| rest.components().count())?;
+    let rel = beneath(roots, host)?;
     if rel.as_os_str().is_empty() {
         return None;
     }
     rules.guard(rel).map(|g| (g, rel.to_owned()))
+}
+
+/// The canonical host path `host` relative to the deepest of the canonical
+/// `roots` holding it (`None` outside them all).
+fn beneath<'a>(roots: &[PathBuf], host: &'a Path) -> Option<&'a Path> {
+    roots
+        .iter()
+        .filter_map(|root| host.strip_prefix(root).ok())
+        .min_by_key(|rest| rest.components().count())
 }
 
 /// Whether the entry `name` of the canonical `dir` is a secret; each one

@@ -858,7 +858,8 @@ fn spawn_idle_unloader(executor: &Arc<Executor>, after: Duration) {
                     tracing::debug!(tools = n, "idle: loaded tools let go");
                     unloaded = Some(now);
                 }
-                seen = Some(now);
+                // A reading while a call runs starts no idle stretch.
+                seen = none_running.then_some(now);
             }
         });
     if let Err(err) = started {

@@ -305,12 +305,17 @@ impl Plugin {
             .get_or_load(|| link(runtime, &self.key, &self.wasm, self.name()))
     }
 
-    /// Let go of the loaded component (its machine code stays in the
-    /// compile cache): a call in progress keeps its own hold, and the next
-    /// call loads it again. A failed load is kept, so calls still report
-    /// it. True if something was let go.
+    /// Let go of the loaded component if the compile cache holds it
+    /// compiled (without a cache, or when pre-initialising failed, loading
+    /// it again would mean compiling): a call in progress keeps its own
+    /// hold, and the next call loads it again. A failed load is kept, so
+    /// calls still report it. True if something was let go.
     pub(crate) fn unload(&self, runtime: &Runtime) -> bool {
-        if self.forwarded.is_some() || !self.pre.unload() {
+        let (_, linking) = self.wasm.linking();
+        if self.forwarded.is_some()
+            || !runtime.holds_compiled(&self.key, linking)
+            || !self.pre.unload()
+        {
             return false;
         }
         runtime.forget_linked(&self.key);

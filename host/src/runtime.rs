@@ -369,6 +369,12 @@ impl Runtime {
         Ok(pre)
     }
 
+    /// Whether the compile cache holds the component keyed `key`, compiled
+    /// as `linking` says: letting go of it loaded then costs only a load.
+    pub(crate) fn holds_compiled(&self, key: &str, linking: Linking) -> bool {
+        self.cache.holds(&stored_key(key, linking))
+    }
+
     /// Forget the embedded component keyed `key` linked for this runtime
     /// ([`Runtime::link`] links it again when asked).
     pub(crate) fn forget_linked(&self, key: &str) {
@@ -472,10 +478,7 @@ impl Runtime {
         if !self.cache.is_kept() {
             return Ok(false);
         }
-        let stored = match linking {
-            Linking::Preinitialised => preinit_key(key),
-            Linking::Owned | Linking::Embedded => key.to_owned(),
-        };
+        let stored = stored_key(key, linking);
         let linked = self
             .embedded
             .lock()
@@ -639,6 +642,15 @@ pub(crate) fn release_freed_memory() {
 /// The cache key of the pre-initialised form of the component keyed `key`.
 fn preinit_key(key: &str) -> String {
     format!("{key}.preinit")
+}
+
+/// The cache key the component keyed `key` is compiled under, as `linking`
+/// links it.
+fn stored_key(key: &str, linking: Linking) -> String {
+    match linking {
+        Linking::Preinitialised => preinit_key(key),
+        Linking::Owned | Linking::Embedded => key.to_owned(),
+    }
 }
 
 /// How [`Runtime::link`] treats a component's bytes.

@@ -138,13 +138,7 @@ fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
         "the call compiled nothing"
     );
 
-    let uncached = Runtime::new(RuntimeConfig {
-        cache: CacheDir::Disabled,
-        max_concurrent_calls: 2,
-        ..RuntimeConfig::default()
-    })
-    .unwrap();
-    let (executor, _ws) = two(Arc::new(uncached));
+    let (executor, _ws) = two(uncached_runtime());
     assert!(
         executor.tools().iter().all(|p| p.is_warm()),
         "no cache: loaded"
@@ -168,6 +162,18 @@ fn two_builtins(runtime: Arc<Runtime>) -> (Executor, tempfile::TempDir) {
         .unwrap()
         .with_mode(Mode::Yolo);
     (executor, ws)
+}
+
+/// A runtime with no compile cache: every load compiles.
+fn uncached_runtime() -> Arc<Runtime> {
+    Arc::new(
+        Runtime::new(RuntimeConfig {
+            cache: CacheDir::Disabled,
+            max_concurrent_calls: 2,
+            ..RuntimeConfig::default()
+        })
+        .unwrap(),
+    )
 }
 
 fn loaded(executor: &Executor, tool: &str) -> bool {
@@ -199,6 +205,13 @@ fn unloaded_tools_load_again_without_compiling() {
     assert!(r.success && r.content.contains("hello"), "{r:?}");
     assert!(loaded(&executor, "read_file"));
     assert_eq!(*compiled.lock().unwrap(), ["read_file"], "compiled once");
+
+    // Without a compile cache, loading again would mean compiling: kept.
+    let (executor, _ws) = two_builtins(uncached_runtime());
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success, "{r:?}");
+    assert_eq!(executor.unload_idle(), 0);
+    assert!(loaded(&executor, "read_file"));
 }
 
 /// A server with `unload_idle` lets go of its loaded tools once no call

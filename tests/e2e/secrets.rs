@@ -426,6 +426,36 @@ fn no_new_name_takes_a_secret_or_a_protected_file_out_of_the_list() {
         std::fs::read_to_string(ws.path().join(".env")).unwrap(),
         "API=TOKEN_abc123\n"
     );
+    // Nor a directory holding them: `.git` moved away leaves its hooks
+    // writable, `.docker` moved away its config.json readable, and a plain
+    // directory moved to such a name would hold them unguarded.
+    write(
+        ws.path(),
+        ".docker/config.json",
+        "{\"auths\":\"DOCKER_tok\"}\n",
+    );
+    write(ws.path(), "plain/hooks/pre-commit", "#!/bin/sh\n");
+    for (from, to) in [(".git", "g"), (".docker", "dock")] {
+        let r = rename(&ex, "rename", from, to);
+        assert_denied(
+            &r,
+            &format!("rename {from} {to}"),
+            "guards paths beneath",
+            "[paths]",
+        );
+        assert!(ws.path().join(from).exists() && !ws.path().join(to).exists());
+    }
+    for to in [".git", ".docker"] {
+        std::fs::remove_dir_all(ws.path().join(to)).unwrap();
+        let r = rename(&ex, "rename", "plain", to);
+        assert_denied(
+            &r,
+            &format!("rename plain {to}"),
+            "guards paths beneath",
+            "[paths]",
+        );
+        assert!(!ws.path().join(to).exists(), "{to}");
+    }
     // Plain names still move.
     let r = rename(&ex, "rename", "plain.txt", "moved.txt");
     assert!(r.success, "{}", shown(&r));

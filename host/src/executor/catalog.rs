@@ -175,9 +175,10 @@ impl Executor {
     /// memory freed back to the system. The next call of a tool loads it
     /// again. Returns how many were let go.
     pub fn unload_idle(&self) -> usize {
+        // Every plugin, not only those visible to no agent in particular.
         let n = self
-            .tools()
-            .iter()
+            .snapshot()
+            .list()
             .filter(|p| p.unload(&self.runtime))
             .count();
         crate::runtime::release_freed_memory();
@@ -185,7 +186,8 @@ impl Executor {
     }
 
     /// A count that changes whenever a call starts, and whether none is
-    /// running: two equal readings some time apart mean nothing ran between.
+    /// running: two equal readings some time apart, each with none running,
+    /// mean nothing ran between.
     pub fn activity(&self) -> (u64, bool) {
         self.runtime.activity()
     }

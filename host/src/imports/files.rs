@@ -96,7 +96,7 @@ impl files::Host for CallState {
             .check(&root, Need::Read)
             .map_err(FileError::Denied)?;
         // Secrets are left out as the walk meets them, on its own threads:
-        // a secret directory counted once and never entered.
+        // a secret directory counted once and nothing beneath it walked.
         let left_out = std::sync::Mutex::new(Vec::new());
         let walked = {
             let secret = self.paths.secret_test();

@@ -240,6 +240,14 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         self.check(&fd, &old_path, false, Need::Write)?;
         self.check(&new_fd, &new_path, false, Need::Write)?;
+        // What lies beneath moves with it: not a directory the lists
+        // reach into (`.git`, `.docker`), either way.
+        for (fd, path) in [(&fd, &old_path), (&new_fd, &new_path)] {
+            let dir = self.file(fd)?;
+            self.guard
+                .check_move(dir.as_fd(), path)
+                .map_err(|_| refused())?;
+        }
         fs::HostDescriptor::rename_at(&mut self.inner, fd, old_path, new_fd, new_path)
     }
 

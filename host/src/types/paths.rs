@@ -206,6 +206,8 @@ pub struct PathRules {
     not_secret: GlobSet,
     protected: GlobSet,
     writable: GlobSet,
+    /// The directories patterns reach beneath ([`Self::shelters`]).
+    shelters: GlobSet,
     /// Protected patterns without wildcards, relative to the root, with
     /// whether they name a directory: the paths a command could create.
     literals: Vec<(String, bool)>,
@@ -251,7 +253,9 @@ impl PathRules {
                 (p.trim_matches('/').to_owned(), dir)
             })
             .collect();
+        let shelters = shelter_patterns(secret.iter().chain(&protected));
         Ok(Self {
+            shelters: compile_exact(&shelters)?,
             secret: compile("secret", &secret)?,
             not_secret: compile("not_secret", &config.not_secret)?,
             protected: compile("protected", &protected)?,
@@ -278,6 +282,23 @@ impl PathRules {
         }
     }
 
+    /// Whether the directory at `path` (relative to its root) holds what a
+    /// pattern guards beneath it (`.git` for `.git/hooks/`, `app/.docker`
+    /// for `.docker/config.json`): renaming it, or giving another directory
+    /// its place, would move guarded paths out of the lists or plain ones
+    /// in.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// let rules = toolhost::paths::PathRules::default();
+    /// assert!(rules.shelters(Path::new(".git")) && rules.shelters(Path::new("app/.docker")));
+    /// assert!(rules.shelters(Path::new(".git/modules")));
+    /// assert!(!rules.shelters(Path::new("src")) && !rules.shelters(Path::new("src/modules")));
+    /// ```
+    pub fn shelters(&self, path: &Path) -> bool {
+        self.shelters.is_match(path)
+    }
+
     /// Whether `path` is secret.
     pub fn is_secret(&self, path: &Path) -> bool {
         self.guard(path) == Some(Guard::Secret)
@@ -292,6 +313,59 @@ impl PathRules {
             .filter(|(p, _)| self.guard(Path::new(p)) == Some(Guard::Protected))
             .map(|(p, dir)| (p.as_str(), *dir))
     }
+}
+
+/// Every directory a pattern reaches beneath, as a pattern of its own: the
+/// pattern's leading parts (`.git` and `.git/modules` of
+/// `.git/modules/**/config`), anchored or not as the pattern is.
+fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = patterns
+        .flat_map(|p| {
+            let body = p.trim_end_matches('/');
+            let (anchored, body) = match body.strip_prefix('/') {
+                Some(rest) => (true, rest),
+                None => (false, body),
+            };
+            let parts: Vec<&str> = body.split('/').collect();
+            (1..parts.len())
+                .map(|n| parts[..n].join("/"))
+                .filter(|prefix| {
+                    prefix
+                        .split('/')
+                        .any(|part| part != "**" && !part.is_empty())
+                })
+                .map(|prefix| match anchored {
+                    true => prefix,
+                    false => format!("**/{prefix}"),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Patterns (already anchored or `**/`-led) as a set matching exactly.
+fn compile_exact(patterns: &[String]) -> Result<GlobSet, PathPatternError> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| PathPatternError {
+                key: "secret/protected",
+                pattern: pattern.clone(),
+                reason: e.kind().to_string(),
+            })?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| PathPatternError {
+        key: "secret/protected",
+        pattern: String::new(),
+        reason: e.to_string(),
+    })
 }
 
 /// Each pattern as two globs: what it matches, and everything beneath.

@@ -85,7 +85,8 @@ pub fn walk_native(root: &Path, options: &WalkOptions) -> std::io::Result<Vec<Wa
 
 /// [`walk_native`] without the entries `leave_out` picks (given each
 /// entry's full path, `root` joined to it), judged on the walk's own
-/// threads; nothing beneath a directory left out is read.
+/// threads; nothing beneath a directory left out is listed or walked (the
+/// walker has read its entries by then, but never visits them).
 ///
 /// ```
 /// use toolhost_shared::walk::{WalkOptions, walk_native_except};
