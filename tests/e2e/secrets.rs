@@ -91,8 +91,11 @@ fn assert_denied_as_secret(r: &ToolResult, what: &str) {
 #[test]
 fn reads_of_secrets_are_denied_and_say_how_to_allow_them() {
     let ws = secret_workspace();
+    // Another case is the same file on a case-insensitive filesystem.
+    write(ws.path(), "keys/ID_RSA", "PRIVATE_KEY_xyz\n");
     let ex = yolo(ws.path());
     for path in [
+        "keys/ID_RSA",
         ".env",
         "id_rsa",
         ".aws/credentials",

@@ -195,6 +195,8 @@ pub struct PathPatternError {
 /// assert_eq!(rules.guard(Path::new(".ssh/id_ed25519")), Some(Guard::Secret));
 /// assert_eq!(rules.guard(Path::new(".git/hooks/pre-commit")), Some(Guard::Protected));
 /// assert_eq!(rules.guard(Path::new("src/main.rs")), None);
+/// // Case does not count: on a case-insensitive filesystem it is the same file.
+/// assert_eq!(rules.guard(Path::new("APP/.ENV")), Some(Guard::Secret));
 ///
 /// let config = PathRulesConfig { not_secret: vec![".env.example".into()], ..Default::default() };
 /// let rules = PathRules::new(&config).unwrap();
@@ -350,15 +352,11 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
 fn compile_exact(patterns: &[String]) -> Result<GlobSet, PathPatternError> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| PathPatternError {
-                key: "secret/protected",
-                pattern: pattern.clone(),
-                reason: e.kind().to_string(),
-            })?;
+        let glob = glob(pattern).map_err(|e| PathPatternError {
+            key: "secret/protected",
+            pattern: pattern.clone(),
+            reason: e.kind().to_string(),
+        })?;
         set.add(glob);
     }
     set.build().map_err(|e| PathPatternError {
@@ -366,6 +364,17 @@ fn compile_exact(patterns: &[String]) -> Result<GlobSet, PathPatternError> {
         pattern: String::new(),
         reason: e.to_string(),
     })
+}
+
+/// One pattern of the lists: `*` stays within a path part, and case does
+/// not count (`.ENV` is `.env` on a case-insensitive filesystem: macOS,
+/// ext4 casefold directories, vfat).
+fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .case_insensitive(true)
+        .build()
 }
 
 /// Each pattern as two globs: what it matches, and everything beneath.
@@ -386,11 +395,7 @@ fn compile(key: &'static str, patterns: &[String]) -> Result<GlobSet, PathPatter
             return Err(error("it is empty".to_owned()));
         }
         for glob in [base.clone(), format!("{base}/**")] {
-            let glob = GlobBuilder::new(&glob)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| error(e.kind().to_string()))?;
+            let glob = self::glob(&glob).map_err(|e| error(e.kind().to_string()))?;
             set.add(glob);
         }
     }
