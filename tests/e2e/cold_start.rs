@@ -222,34 +222,11 @@ fn an_idle_server_lets_go_of_its_tools() {
     let (runtime, compiled) = counting_runtime(cache.path());
     let (executor, _ws) = two_builtins(runtime);
     let executor = Arc::new(executor);
-    let serving = Arc::clone(&executor);
-    let (ready, addr) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let options = toolhost::mcp::ServeOptions {
-            unload_idle: Some(std::time::Duration::from_millis(200)),
-            ..toolhost::mcp::ServeOptions::default()
-        };
-        rt.block_on(toolhost::mcp::http::serve_http(
-            serving,
-            options,
-            toolhost::mcp::http::HttpOptions {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                token: None,
-                allowed_hosts: Vec::new(),
-                allowed_origins: Vec::new(),
-                sessions: toolhost::mcp::sessions::SessionLimits::default(),
-                review_secret: toolhost::review::new_secret(),
-            },
-            move |bound| ready.send(bound).unwrap(),
-        ))
-        .unwrap();
-    });
-    let addr = addr.recv().unwrap();
+    let options = toolhost::mcp::ServeOptions {
+        unload_idle: Some(std::time::Duration::from_millis(200)),
+        ..toolhost::mcp::ServeOptions::default()
+    };
+    let addr = crate::support::serve_http_in_background(Arc::clone(&executor), options);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

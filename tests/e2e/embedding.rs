@@ -70,30 +70,10 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
     let ws = workspace();
     let outbox = Arc::new(Mutex::new(Vec::new()));
     let executor = Arc::new(embedder(runtime(), ws.path(), Arc::clone(&outbox)).unwrap());
-    let (ready, addr) = std::sync::mpsc::channel();
-    let serving = Arc::clone(&executor);
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(toolhost::mcp::http::serve_http(
-            serving,
-            toolhost::mcp::ServeOptions::default(),
-            toolhost::mcp::http::HttpOptions {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                token: None,
-                allowed_hosts: Vec::new(),
-                allowed_origins: Vec::new(),
-                sessions: toolhost::mcp::sessions::SessionLimits::default(),
-                review_secret: toolhost::review::new_secret(),
-            },
-            move |bound| ready.send(bound).unwrap(),
-        ))
-        .unwrap();
-    });
-    let addr = addr.recv().unwrap();
+    let addr = crate::support::serve_http_in_background(
+        Arc::clone(&executor),
+        toolhost::mcp::ServeOptions::default(),
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

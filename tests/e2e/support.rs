@@ -258,6 +258,38 @@ pub fn http_transport(
     rmcp::transport::StreamableHttpClientTransport::from_uri(uri)
 }
 
+/// Serve `executor` over MCP's streamable HTTP on a free loopback port,
+/// on a thread of its own (its own tokio runtime, two workers); the
+/// address once it listens.
+pub fn serve_http_in_background(
+    executor: Arc<Executor>,
+    options: toolhost::mcp::ServeOptions,
+) -> std::net::SocketAddr {
+    let (ready, addr) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(toolhost::mcp::http::serve_http(
+            executor,
+            options,
+            toolhost::mcp::http::HttpOptions {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                token: None,
+                allowed_hosts: Vec::new(),
+                allowed_origins: Vec::new(),
+                sessions: toolhost::mcp::sessions::SessionLimits::default(),
+                review_secret: toolhost::review::new_secret(),
+            },
+            move |bound| ready.send(bound).unwrap(),
+        ))
+        .unwrap();
+    });
+    addr.recv().unwrap()
+}
+
 /// One request a [`FakeHttp`] server received.
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
