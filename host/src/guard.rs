@@ -157,12 +157,13 @@ impl PathGuard {
         let Some(lexical) = normal(Path::new(path)) else {
             return Ok(());
         };
-        let Some(base) = fd_path(dir) else {
+        // Where it really is: directories on the way resolved, the last
+        // part (what moves) not followed.
+        let Some(host) = locate(dir, &lexical, false) else {
             return Err(unknown());
         };
         self.canonical_roots();
         let roots = self.canonical.as_deref().unwrap_or_default();
-        let host = base.join(&lexical);
         let Some(rel) = beneath(roots, &host) else {
             return Ok(());
         };
@@ -171,8 +172,8 @@ impl PathGuard {
         }
         let refusal = format!(
             "`{}` is a directory toolhost guards paths beneath (secret or protected files live \
-             under it): tools and commands may not rename it or give another directory its \
-             place. A person can change the lists under [paths] in a trusted toolhost.toml",
+             under it): tools may not rename it or give another directory its place. A person \
+             can change the lists under [paths] in a trusted toolhost.toml",
             rel.display()
         );
         if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
@@ -399,6 +400,32 @@ mod tests {
             "an open secret"
         );
         assert!(!g.notes().is_empty() && g.notes().len() <= MAX_NOTES);
+    }
+
+    #[test]
+    fn directories_the_lists_reach_beneath_do_not_move() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("conf/app")).unwrap();
+        std::fs::create_dir(ws.path().join("src")).unwrap();
+        std::os::unix::fs::symlink(".", ws.path().join("here")).unwrap();
+        std::os::unix::fs::symlink("conf", ws.path().join("link")).unwrap();
+        let config = crate::types::paths::PathRulesConfig {
+            protected: vec!["/conf/app/settings.toml".into()],
+            ..Default::default()
+        };
+        let rules = Arc::new(PathRules::new(&config).unwrap());
+        let mut g = PathGuard::new(rules, vec![ws.path().to_owned()]);
+        let dir = std::fs::File::open(ws.path()).unwrap();
+        let mut moves = |path: &str| g.check_move(dir.as_fd(), path).is_ok();
+        for held in ["conf", "conf/app", ".git", "src/.docker", "CONF"] {
+            assert!(!moves(held), "{held}");
+        }
+        // Where it really is counts: through a symlinked directory too.
+        assert!(!moves("here/conf"));
+        // A symlink moves itself, not what it points at; plain paths move.
+        for plain in ["link", "src", "conf/other", "src/conf"] {
+            assert!(moves(plain), "{plain}");
+        }
     }
 
     #[test]

@@ -438,7 +438,8 @@ fn no_new_name_takes_a_secret_or_a_protected_file_out_of_the_list() {
         "{\"auths\":\"DOCKER_tok\"}\n",
     );
     write(ws.path(), "plain/hooks/pre-commit", "#!/bin/sh\n");
-    for (from, to) in [(".git", "g"), (".docker", "dock")] {
+    std::os::unix::fs::symlink(".", ws.path().join("here")).unwrap();
+    for (from, to) in [(".git", "g"), (".docker", "dock"), ("here/.git", "g")] {
         let r = rename(&ex, "rename", from, to);
         assert_denied(
             &r,

@@ -257,7 +257,7 @@ impl PathRules {
             .collect();
         let shelters = shelter_patterns(secret.iter().chain(&protected));
         Ok(Self {
-            shelters: compile_exact(&shelters)?,
+            shelters: compile_as("secret/protected", &shelters, false)?,
             secret: compile("secret", &secret)?,
             not_secret: compile("not_secret", &config.not_secret)?,
             protected: compile("protected", &protected)?,
@@ -319,7 +319,7 @@ impl PathRules {
 
 /// Every directory a pattern reaches beneath, as a pattern of its own: the
 /// pattern's leading parts (`.git` and `.git/modules` of
-/// `.git/modules/**/config`), anchored or not as the pattern is.
+/// `.git/modules/**/config`), anchored (`/…`) or not as the pattern is.
 fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<String> {
     let mut out: Vec<String> = patterns
         .flat_map(|p| {
@@ -336,9 +336,12 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
                         .split('/')
                         .any(|part| part != "**" && !part.is_empty())
                 })
-                .map(|prefix| match anchored {
-                    true => prefix,
-                    false => format!("**/{prefix}"),
+                .map(|prefix| {
+                    if anchored {
+                        format!("/{prefix}")
+                    } else {
+                        prefix
+                    }
                 })
                 .collect::<Vec<_>>()
         })
@@ -346,24 +349,6 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
     out.sort();
     out.dedup();
     out
-}
-
-/// Patterns (already anchored or `**/`-led) as a set matching exactly.
-fn compile_exact(patterns: &[String]) -> Result<GlobSet, PathPatternError> {
-    let mut set = GlobSetBuilder::new();
-    for pattern in patterns {
-        let glob = glob(pattern).map_err(|e| PathPatternError {
-            key: "secret/protected",
-            pattern: pattern.clone(),
-            reason: e.kind().to_string(),
-        })?;
-        set.add(glob);
-    }
-    set.build().map_err(|e| PathPatternError {
-        key: "secret/protected",
-        pattern: String::new(),
-        reason: e.to_string(),
-    })
 }
 
 /// One pattern of the lists: `*` stays within a path part, and case does
@@ -379,6 +364,17 @@ fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
 
 /// Each pattern as two globs: what it matches, and everything beneath.
 fn compile(key: &'static str, patterns: &[String]) -> Result<GlobSet, PathPatternError> {
+    compile_as(key, patterns, true)
+}
+
+/// Each pattern as a glob (anchored at the root with a leading `/`,
+/// anywhere otherwise), and with `beneath` a second for everything
+/// beneath what it matches.
+fn compile_as(
+    key: &'static str,
+    patterns: &[String],
+    beneath: bool,
+) -> Result<GlobSet, PathPatternError> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
         let error = |reason: String| PathPatternError {
@@ -394,7 +390,8 @@ fn compile(key: &'static str, patterns: &[String]) -> Result<GlobSet, PathPatter
         if body.is_empty() || base.ends_with("**/") {
             return Err(error("it is empty".to_owned()));
         }
-        for glob in [base.clone(), format!("{base}/**")] {
+        let below = beneath.then(|| format!("{base}/**"));
+        for glob in std::iter::once(base).chain(below) {
             let glob = self::glob(&glob).map_err(|e| error(e.kind().to_string()))?;
             set.add(glob);
         }
