@@ -344,9 +344,9 @@ impl Plugin {
     /// ([`Plugin::warm_up`]).
     pub(crate) fn compile_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
         if self.forwarded.is_some() || self.pre.get().is_some() {
+            // Loaded, or failed: nothing left to do ahead of use.
             return Ok(());
         }
-        // (Loaded or failed: nothing ahead of use left to do.)
         let (bytes, linking) = self.wasm.linking();
         let cached = runtime
             .in_background(|| runtime.compile_into_cache(&self.key, bytes, linking, self.name()));
