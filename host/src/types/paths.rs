@@ -204,12 +204,12 @@ pub struct PathPatternError {
 /// ```
 #[derive(Debug, Clone)]
 pub struct PathRules {
-    secret: GlobSet,
-    not_secret: GlobSet,
-    protected: GlobSet,
-    writable: GlobSet,
+    secret: Patterns,
+    not_secret: Patterns,
+    protected: Patterns,
+    writable: Patterns,
     /// The directories patterns reach beneath ([`Self::shelters`]).
-    shelters: GlobSet,
+    shelters: Patterns,
     /// Protected patterns without wildcards, relative to the root, with
     /// whether they name a directory: the paths a command could create.
     literals: Vec<(String, bool)>,
@@ -257,11 +257,11 @@ impl PathRules {
             .collect();
         let shelters = shelter_patterns(secret.iter().chain(&protected));
         Ok(Self {
-            shelters: compile_as("secret/protected", &shelters, false)?,
-            secret: compile("secret", &secret)?,
-            not_secret: compile("not_secret", &config.not_secret)?,
-            protected: compile("protected", &protected)?,
-            writable: compile("writable", &config.writable)?,
+            shelters: Patterns::compile("secret/protected", &shelters)?,
+            secret: Patterns::compile("secret", &secret)?,
+            not_secret: Patterns::compile("not_secret", &config.not_secret)?,
+            protected: Patterns::compile("protected", &protected)?,
+            writable: Patterns::compile("writable", &config.writable)?,
             literals,
             config: config.clone(),
         })
@@ -275,9 +275,10 @@ impl PathRules {
     /// Whether `path` (relative to the root it lives in) is secret or
     /// protected; secret wins.
     pub fn guard(&self, path: &Path) -> Option<Guard> {
-        if self.secret.is_match(path) && !self.not_secret.is_match(path) {
+        let path = Folded::new(path);
+        if self.secret.covers(&path) && !self.not_secret.covers(&path) {
             Some(Guard::Secret)
-        } else if self.protected.is_match(path) && !self.writable.is_match(path) {
+        } else if self.protected.covers(&path) && !self.writable.covers(&path) {
             Some(Guard::Protected)
         } else {
             None
@@ -298,12 +299,13 @@ impl PathRules {
     /// assert!(!rules.shelters(Path::new("src")) && !rules.shelters(Path::new("src/modules")));
     /// ```
     pub fn shelters(&self, path: &Path) -> bool {
-        self.shelters.is_match(path)
+        self.shelters.matches(Folded::new(path).path())
     }
 
     /// Whether `path` is secret.
     pub fn is_secret(&self, path: &Path) -> bool {
-        self.guard(path) == Some(Guard::Secret)
+        let path = Folded::new(path);
+        self.secret.covers(&path) && !self.not_secret.covers(&path)
     }
 
     /// Protected paths without wildcards, relative to the root (`.git/hooks`,
@@ -351,56 +353,76 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
     out
 }
 
-/// One pattern of the lists: `*` stays within a path part, and case does
-/// not count (`.ENV` is `.env` on a case-insensitive filesystem: macOS,
-/// ext4 casefold directories, vfat).
-fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .case_insensitive(true)
-        .build()
-}
+/// A list of patterns, compiled: each as one glob, anchored at the root
+/// with a leading `/` and matching at any depth otherwise, with `*` kept
+/// within a path part. Case does not count (`.ENV` is `.env` on a
+/// case-insensitive filesystem: macOS, ext4 casefold directories, vfat):
+/// patterns and paths are both folded to ASCII lower case, the way a
+/// case-insensitive glob would match, which keeps the plain globs
+/// (`**/.env`, `**/*.pem`) out of the regular-expression engine; compiling
+/// the lists is most of what a one-shot `toolhost call` would spend
+/// starting otherwise.
+#[derive(Debug, Clone)]
+struct Patterns(GlobSet);
 
-/// Each pattern as two globs: what it matches, and everything beneath.
-fn compile(key: &'static str, patterns: &[String]) -> Result<GlobSet, PathPatternError> {
-    compile_as(key, patterns, true)
-}
-
-/// Each pattern as a glob (anchored at the root with a leading `/`,
-/// anywhere otherwise), and with `beneath` a second for everything
-/// beneath what it matches.
-fn compile_as(
-    key: &'static str,
-    patterns: &[String],
-    beneath: bool,
-) -> Result<GlobSet, PathPatternError> {
-    let mut set = GlobSetBuilder::new();
-    for pattern in patterns {
-        let error = |reason: String| PathPatternError {
-            key,
-            pattern: pattern.clone(),
-            reason,
-        };
-        let body = pattern.trim_end_matches('/');
-        let base = match body.strip_prefix('/') {
-            Some(anchored) => anchored.to_owned(),
-            None => format!("**/{body}"),
-        };
-        if body.is_empty() || base.ends_with("**/") {
-            return Err(error("it is empty".to_owned()));
-        }
-        let below = beneath.then(|| format!("{base}/**"));
-        for glob in std::iter::once(base).chain(below) {
-            let glob = self::glob(&glob).map_err(|e| error(e.kind().to_string()))?;
+impl Patterns {
+    fn compile(key: &'static str, patterns: &[String]) -> Result<Self, PathPatternError> {
+        let mut set = GlobSetBuilder::new();
+        for pattern in patterns {
+            let error = |reason: String| PathPatternError {
+                key,
+                pattern: pattern.clone(),
+                reason,
+            };
+            let body = pattern.trim_end_matches('/').to_ascii_lowercase();
+            let glob = match body.strip_prefix('/') {
+                Some(anchored) => anchored.to_owned(),
+                None => format!("**/{body}"),
+            };
+            if body.is_empty() || glob.ends_with("**/") {
+                return Err(error("it is empty".to_owned()));
+            }
+            let glob = GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| error(e.kind().to_string()))?;
             set.add(glob);
         }
+        set.build().map(Self).map_err(|e| PathPatternError {
+            key,
+            pattern: String::new(),
+            reason: e.to_string(),
+        })
     }
-    set.build().map_err(|e| PathPatternError {
-        key,
-        pattern: String::new(),
-        reason: e.to_string(),
-    })
+
+    /// Whether a pattern matches the (folded) `path` itself.
+    fn matches(&self, path: &Path) -> bool {
+        !self.0.is_empty() && self.0.is_match(path)
+    }
+
+    /// Whether a pattern matches `path` or a directory it lies beneath: a
+    /// pattern covers everything beneath what it matches.
+    fn covers(&self, path: &Folded) -> bool {
+        !self.0.is_empty()
+            && path
+                .path()
+                .ancestors()
+                .any(|p| !p.as_os_str().is_empty() && self.0.is_match(p))
+    }
+}
+
+/// A path folded to ASCII lower case, as the compiled patterns are.
+struct Folded(Vec<u8>);
+
+impl Folded {
+    fn new(path: &Path) -> Self {
+        Self(path.as_os_str().as_encoded_bytes().to_ascii_lowercase())
+    }
+
+    fn path(&self) -> &Path {
+        Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&self.0))
+    }
 }
 
 #[cfg(test)]
@@ -469,6 +491,40 @@ mod tests {
         ] {
             assert_eq!(guard(&rules, path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn patterns_cover_everything_beneath_in_any_case() {
+        let rules = PathRules::default();
+        for (path, want) in [
+            (".SSH/a/b/c/known_hosts", Some(Guard::Secret)),
+            ("deep/x/.Aws/sso/cache/token", Some(Guard::Secret)),
+            ("KEYS/Id_Ed25519.PUB", Some(Guard::Secret)),
+            ("a/.Git/Modules/x/y/HOOKS/pre-push", Some(Guard::Protected)),
+            (".git/modules/x/y/refs/heads/main", None),
+            ("a/.Docker/CONFIG.json", Some(Guard::Secret)),
+            ("a/.docker/other.json", None),
+            ("ssh/id.pub", None),
+        ] {
+            assert_eq!(guard(&rules, path), want, "{path}");
+        }
+        assert!(rules.shelters(Path::new("X/.GIT")));
+        assert!(!rules.shelters(Path::new(".git/objects")));
+        let anchored = PathRules::new(&PathRulesConfig {
+            secret: vec!["/Data/*.SQLite".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            guard(&anchored, "data/app.sqlite/wal/x"),
+            Some(Guard::Secret)
+        );
+        assert_eq!(guard(&anchored, "x/data/app.sqlite"), None);
+        assert_eq!(
+            guard(&anchored, "data/sub/app.sqlite"),
+            None,
+            "* stays in a part"
+        );
     }
 
     #[test]
