@@ -96,7 +96,7 @@ enum Wasm {
 /// A loaded plugin. Cheap to keep: compiling happens on first call unless
 /// `describe()` had to run at load.
 pub struct Plugin {
-    info: ToolInfo,
+    info: Described,
     origin: Origin,
     key: String,
     wasm: Wasm,
@@ -114,7 +114,7 @@ pub struct Plugin {
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plugin")
-            .field("name", &self.info.name)
+            .field("name", &self.name())
             .field("origin", &self.origin)
             .finish_non_exhaustive()
     }
@@ -163,17 +163,18 @@ impl Plugin {
             reason,
         };
         let recorded = match &origin {
-            Origin::Builtin => recorded_info(crate_name),
+            Origin::Builtin => Described::recorded(crate_name),
             _ => None,
         };
-        let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key)) {
+        let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key).map(Described::from))
+        {
             Some(info) => (info, Loaded::default()),
             None if !compile => return Ok(None),
             None => {
                 let label = origin.to_string();
                 let pre = link(runtime, &key, &wasm, &label).map_err(&fail)?;
                 let info = runtime.describe(&key, &pre).map_err(&fail)?;
-                (info, Loaded::with(pre))
+                (info.into(), Loaded::with(pre))
             }
         };
         Ok(Some(Self {
@@ -194,7 +195,7 @@ impl Plugin {
     pub(crate) fn checked(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Self, String> {
         let (key, info, pre) = runtime.check_component(&wasm)?;
         Ok(Self {
-            info,
+            info: info.into(),
             origin: Origin::File(origin.to_owned()),
             key,
             wasm: Wasm::Owned(wasm.into()),
@@ -215,7 +216,7 @@ impl Plugin {
         binding: Binding,
     ) -> Self {
         Self {
-            info,
+            info: info.into(),
             origin: Origin::Dynamic(binding.meta.id.clone()),
             key: runtime.cache_key(b.hash),
             wasm: if b.preinit {
@@ -238,7 +239,7 @@ impl Plugin {
     )]
     pub(crate) fn forwarded(info: ToolInfo, origin: Origin, forwarded: Arc<dyn Forwarded>) -> Self {
         Self {
-            info,
+            info: info.into(),
             origin,
             key: String::new(),
             wasm: Wasm::Static(&[]),
@@ -260,7 +261,7 @@ impl Plugin {
     /// shown as `info`.
     pub(crate) fn into_dynamic(self, info: ToolInfo, binding: Binding) -> Self {
         Self {
-            info,
+            info: info.into(),
             origin: Origin::Dynamic(binding.meta.id.clone()),
             dynamic: Some(Arc::new(binding)),
             ..self
@@ -279,13 +280,15 @@ impl Plugin {
 
     /// What the tool says about itself.
     pub fn info(&self) -> &ToolInfo {
-        &self.info
+        self.info.get()
     }
 
     /// Replace the description schemas show (the configuration's prompt
     /// override); what the tool may do does not change.
     pub(crate) fn set_description(&mut self, description: String) {
-        self.info.description = description;
+        let mut info = self.info.get().clone();
+        info.description = description;
+        self.info = info.into();
     }
 
     /// The tool's name.
@@ -393,7 +396,7 @@ impl Plugin {
     /// current compares the two).
     pub fn describe_now(&self, runtime: &Runtime) -> Result<ToolInfo, RuntimeError> {
         if self.forwarded.is_some() {
-            return Ok(self.info.clone());
+            return Ok(self.info().clone());
         }
         let fail = |reason: String| RuntimeError::Load {
             origin: self.origin.to_string(),
@@ -512,21 +515,96 @@ impl Wasm {
 /// to the host crate.
 pub const RECORDED_BUILTINS: &str = "builtins.json";
 
-/// What the built-in from crate `crate_name` answered to `describe()` when
-/// host/builtins.json was last recorded: listing the built-ins needs no
-/// compile at all, so a first start answers `tools/list` at once and each
-/// built-in is compiled on its first call. The e2e test
-/// `cold_start::the_recorded_descriptions_are_what_the_components_say` keeps
-/// the file in step with the components (`TOOLHOST_BLESS=1` rewrites it).
-fn recorded_info(crate_name: &str) -> Option<ToolInfo> {
-    static RECORDED: OnceLock<HashMap<String, ToolInfo>> = OnceLock::new();
-    RECORDED
-        .get_or_init(|| {
-            serde_json::from_str(include_str!("../builtins.json")).unwrap_or_else(|err| {
-                tracing::warn!(%err, "host/builtins.json is unreadable: the built-ins are described by running them");
-                HashMap::new()
+/// Every built-in's record in host/builtins.json, as JSON text by crate
+/// name (read once per process).
+fn recorded_builtins() -> &'static HashMap<&'static str, &'static serde_json::value::RawValue> {
+    static RECORDED: OnceLock<HashMap<&'static str, &'static serde_json::value::RawValue>> =
+        OnceLock::new();
+    RECORDED.get_or_init(|| {
+        serde_json::from_str(include_str!("../builtins.json")).unwrap_or_else(|err| {
+            tracing::warn!(%err, "host/builtins.json is unreadable: the built-ins are described by running them");
+            HashMap::new()
+        })
+    })
+}
+
+/// What a plugin is (its `describe()` answer). A built-in's was recorded
+/// at build time (host/builtins.json) and is read on first use: loading
+/// the built-ins takes only their names, and a one-shot `toolhost call`
+/// reads its own tool's record alone.
+struct Described {
+    name: String,
+    info: OnceLock<ToolInfo>,
+    /// The built-in's record, as JSON text.
+    recorded: Option<&'static str>,
+}
+
+impl From<ToolInfo> for Described {
+    fn from(info: ToolInfo) -> Self {
+        Self {
+            name: info.name.clone(),
+            info: OnceLock::from(info),
+            recorded: None,
+        }
+    }
+}
+
+impl Described {
+    /// The built-in from crate `crate_name` as it answered `describe()`
+    /// when host/builtins.json was last recorded; `None` if it is not
+    /// there (it is then described by running it). Listing the built-ins
+    /// needs no compile at all, so a first start answers `tools/list` at
+    /// once and each built-in is compiled on its first call. The e2e test
+    /// `cold_start::the_recorded_descriptions_are_what_the_components_say`
+    /// keeps the file in step with the components (`TOOLHOST_BLESS=1`
+    /// rewrites it).
+    fn recorded(crate_name: &str) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        struct Name<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+        }
+        let raw = recorded_builtins().get(crate_name)?.get();
+        let name = serde_json::from_str::<Name<'_>>(raw)
+            .ok()?
+            .name
+            .into_owned();
+        Some(Self {
+            name,
+            info: OnceLock::new(),
+            recorded: Some(raw),
+        })
+    }
+
+    fn get(&self) -> &ToolInfo {
+        self.info.get_or_init(|| {
+            let recorded = self.recorded.unwrap_or_default();
+            serde_json::from_str(recorded).unwrap_or_else(|err| {
+                // Never seen: the test that keeps host/builtins.json current
+                // reads every record. Fail closed: no capability, and every
+                // call says why.
+                tracing::error!(tool = %self.name, %err, "the built-in's recorded description is unreadable");
+                ToolInfo::unreadable(&self.name, &err.to_string())
             })
         })
-        .get(crate_name)
-        .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A built-in's record is read on first use; none may fail there.
+    #[test]
+    fn every_recorded_description_reads_under_its_name() {
+        let recorded = recorded_builtins();
+        assert!(!recorded.is_empty(), "host/builtins.json holds no record");
+        for (crate_name, raw) in recorded {
+            let info: ToolInfo = serde_json::from_str(raw.get())
+                .unwrap_or_else(|e| panic!("the record of {crate_name} does not read: {e}"));
+            let described = Described::recorded(crate_name).expect("recorded");
+            assert_eq!(described.name, info.name);
+            assert_eq!(described.get().input_schema, info.input_schema);
+        }
+    }
 }

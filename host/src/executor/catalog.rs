@@ -84,7 +84,15 @@ impl Executor {
             .registry
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let changed = visible(&slot) != visible(&registry);
+        // The first registry (nothing was visible) changes what is visible
+        // if it shows a tool; no schema needs building to tell.
+        let changed = if slot.count() == 0 {
+            registry
+                .list()
+                .any(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
+        } else {
+            visible(&slot) != visible(&registry)
+        };
         *slot = Arc::new(registry);
         drop(slot);
         if changed && notify {

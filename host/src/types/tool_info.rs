@@ -107,6 +107,25 @@ pub enum InfoError {
 }
 
 impl ToolInfo {
+    /// What stands for a tool whose description cannot be read: it asks
+    /// for nothing (so it is granted nothing), counts as sensitive, and its
+    /// description says what is wrong.
+    pub(crate) fn unreadable(name: &str, why: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            description: format!(
+                "The description of `{name}` cannot be read ({why}); this toolhost build is broken: rebuild or reinstall it."
+            ),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            sensitive: true,
+            capabilities: Vec::new(),
+            version: String::new(),
+            title: String::new(),
+            idempotent: false,
+        }
+    }
+
     /// Convert and check what a plugin's `describe` returned.
     pub(crate) fn from_wit(info: wit::ToolInfo) -> Result<Self, InfoError> {
         if !is_snake_case(&info.name) {
