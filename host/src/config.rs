@@ -12,7 +12,7 @@ use crate::broker::CommandConfig;
 use crate::executor::hooks::PostEditHook;
 use crate::executor::{Executor, Profile};
 use crate::registry::LoadProblem;
-use crate::runtime::{Limits, RuntimeConfig};
+use crate::runtime::{CacheDir, CompileProgress, Limits, RuntimeConfig};
 use crate::trust;
 use crate::types::confirm::Mode;
 use crate::types::grant::{Access, DirGrant, Grant};
@@ -543,6 +543,26 @@ pub struct ProfileSection {
     /// Overrides `soul_dir`: this agent's own persona.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub soul_dir: Option<PathBuf>,
+}
+
+/// How [`Config::executor`] builds, beyond what the file says.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Where compiled components are kept.
+    pub cache: CacheDir,
+    /// The profile to apply, if any.
+    pub profile: Option<Profile>,
+    /// Told whenever a component has to be compiled.
+    pub progress: Option<CompileProgress>,
+    /// Leave plugin files the compile cache does not describe yet for
+    /// [`Executor::finish_loading`] (a server starts at once); a
+    /// configuration that names one of their tools then fails as an
+    /// unknown name, and the caller may build again without deferring.
+    pub defer_uncached: bool,
+    /// The executor makes one call and the process ends (`toolhost
+    /// call`): no instance pool is set up
+    /// ([`RuntimeConfig::pool_instances`](crate::runtime::RuntimeConfig::pool_instances)).
+    pub one_call: bool,
 }
 
 /// An executor built from a configuration, and what was skipped on the way.

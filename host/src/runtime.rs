@@ -109,6 +109,13 @@ pub struct RuntimeConfig {
     pub limits: Limits,
     /// Told when a component has to be compiled (none by default).
     pub progress: Option<CompileProgress>,
+    /// Keep a pool of instances sized for `max_concurrent_calls`, set up
+    /// once, so each call's fresh instance is cheap (default). Without it
+    /// each instance is allocated when its call starts: what a process
+    /// that makes one call (`toolhost call`) wants, as setting up and
+    /// tearing down the pool would cost more than its one call. The
+    /// per-component limits are the same either way.
+    pub pool_instances: bool,
 }
 
 /// What [`CompileProgress`] is told.
@@ -219,6 +226,7 @@ impl Default for RuntimeConfig {
             }),
             epoch_tick: Duration::from_millis(5),
             limits: Limits::default(),
+            pool_instances: true,
             progress: None,
         }
     }
@@ -281,7 +289,7 @@ impl Runtime {
         // Every call may run one share of a fan-out on its own thread, and
         // `workers` more run on extra threads.
         let instances = 2 * slots + workers;
-        let engine = Engine::new(&engine_config(instances))
+        let engine = Engine::new(&engine_config(instances, config.pool_instances))
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
@@ -692,14 +700,17 @@ pub const MAX_MEMORY_BYTES: usize = 4 << 30;
 pub(crate) const MAX_TABLE_ELEMENTS: usize = 100_000;
 /// Per component: core instances, memories, tables. A Rust wasm32-wasip2
 /// component has one memory and a few small core instances (the program
-/// plus wit-component's shims); these leave headroom.
-const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
-const MEMORIES_PER_COMPONENT: u32 = 2;
-const TABLES_PER_COMPONENT: u32 = 8;
+/// plus wit-component's shims); these leave headroom. The pool is sized by
+/// them, and each call's store limits its component to them (so a runtime
+/// without a pool enforces the same).
+pub(crate) const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
+pub(crate) const MEMORIES_PER_COMPONENT: u32 = 2;
+pub(crate) const TABLES_PER_COMPONENT: u32 = 8;
 
-/// The pool holds `slots` components, each at the per-component maxima, so
-/// with the semaphores in front instantiation never finds it exhausted.
-fn engine_config(slots: u32) -> Config {
+/// With `pooled`, the pool holds `slots` components, each at the
+/// per-component maxima, so with the semaphores in front instantiation
+/// never finds it exhausted; without, instances are allocated on demand.
+fn engine_config(slots: u32, pooled: bool) -> Config {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
         .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT)
@@ -722,7 +733,11 @@ fn engine_config(slots: u32) -> Config {
         .pagemap_scan(Enabled::Auto);
     let mut config = Config::new();
     config
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .allocation_strategy(if pooled {
+            InstanceAllocationStrategy::Pooling(pool)
+        } else {
+            InstanceAllocationStrategy::OnDemand
+        })
         .epoch_interruption(true)
         .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(20));
     config

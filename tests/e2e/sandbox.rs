@@ -414,3 +414,61 @@ fn a_plugin_error_keeps_its_kind_and_hint() {
     assert_eq!(err.message, "misbehave failed on purpose");
     assert_eq!(err.hint.as_deref(), Some("ask it not to"));
 }
+
+/// The runtime `toolhost call` builds (no instance pool: set up for one
+/// call it would cost more than the call) loads what the pooled runtimes
+/// compiled into the same cache, and keeps every limit.
+#[test]
+fn a_runtime_without_a_pool_shares_the_cache_and_keeps_the_limits() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use toolhost::{CacheDir, CompileEvent, CompileProgress, Registry, Runtime, RuntimeConfig};
+    let ws = ws_with_ok_file();
+    // The pooled runtime of this test binary has compiled both tools.
+    let pooled = executor(ws.path());
+    assert_next_call_works(&pooled);
+    assert!(call(&pooled, "misbehave", r#"{"action":"alloc","mib":1}"#).success);
+    let compiled = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&compiled);
+    let runtime = Runtime::new(RuntimeConfig {
+        cache: CacheDir::At(crate::support::cache_dir()),
+        pool_instances: false,
+        progress: Some(CompileProgress::new(move |event| {
+            if let CompileEvent::Started { .. } = event {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        })),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let mut registry = Registry::new();
+    registry.load_builtins(&runtime).expect("built-ins");
+    assert!(
+        registry
+            .load_dir(&runtime, &crate::support::fixtures_dir())
+            .is_empty()
+    );
+    let ex = Executor::new(Arc::new(runtime), registry)
+        .with_workspace(ws.path())
+        .expect("ws")
+        .with_mode(toolhost::Mode::Yolo);
+    assert_next_call_works(&ex);
+    let options = CallOptions {
+        timeout: Some(Duration::from_secs(1)),
+        ..CallOptions::default()
+    };
+    let started = Instant::now();
+    let r = ex.call("misbehave", r#"{"action":"loop"}"#, &options);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let r = call(&ex, "misbehave", r#"{"action":"alloc","mib":1024}"#);
+    assert_eq!(r.error_kind(), Some(ErrorKind::OutOfMemory), "{r:?}");
+    assert!(call(&ex, "misbehave", r#"{"action":"alloc","mib":16}"#).success);
+    assert_read_file_denied(&ex, &["../outside.txt"]);
+    assert_next_call_works(&ex);
+    assert_eq!(
+        compiled.load(Ordering::SeqCst),
+        0,
+        "nothing is compiled again"
+    );
+}

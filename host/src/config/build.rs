@@ -1,14 +1,13 @@
 //! Building the [`Executor`] a configuration describes, with every value
 //! checked first.
 
-use super::{Built, Config, ConfigError, GrantSection, invalid};
+use super::{BuildOptions, Built, Config, ConfigError, GrantSection, invalid};
 use crate::dynamic::Store;
+use crate::executor::Executor;
 use crate::executor::audit::AuditLog;
-use crate::executor::{Executor, Profile};
 use crate::registry::{LoadProblem, Registry};
 use crate::runtime::{
-    CacheDir, CompileProgress, Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT,
-    Runtime, RuntimeConfig,
+    Limits, MAX_CONCURRENT_CALLS, MAX_MEMORY_BYTES, MAX_TIMEOUT, Runtime, RuntimeConfig,
 };
 use crate::types::grant::is_env_name;
 use std::path::{Path, PathBuf};
@@ -18,21 +17,17 @@ use toolhost_shared::contract::{dir, setting, tool};
 
 impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and
-    /// configure an executor as this file says. `origin` names the file in
-    /// errors. Unknown tool names anywhere are errors that list near names.
-    /// `progress` is told whenever a component has to be compiled. With
-    /// `defer_uncached`, plugin files the compile cache does not describe
-    /// yet are left for [`Executor::finish_loading`] (a server starts at
-    /// once); a configuration that names one of their tools then fails as
-    /// an unknown name, and the caller may build again without deferring.
-    pub fn executor(
-        &self,
-        origin: &str,
-        cache: CacheDir,
-        profile: Option<Profile>,
-        progress: Option<CompileProgress>,
-        defer_uncached: bool,
-    ) -> Result<Built, ConfigError> {
+    /// configure an executor as this file and `options` say. `origin`
+    /// names the file in errors. Unknown tool names anywhere are errors
+    /// that list near names.
+    pub fn executor(&self, origin: &str, options: BuildOptions) -> Result<Built, ConfigError> {
+        let BuildOptions {
+            cache,
+            profile,
+            progress,
+            defer_uncached,
+            one_call,
+        } = options;
         let bad = |message: String| invalid(origin, message);
         let at_origin = |e: ConfigError| match e {
             ConfigError::Invalid { message, .. } => bad(message),
@@ -49,6 +44,7 @@ impl Config {
                 limits,
                 max_concurrent_calls: self.limits.max_concurrent_calls,
                 progress,
+                pool_instances: !one_call,
                 ..RuntimeConfig::default()
             })
             .map_err(|e| bad(e.to_string()))?,

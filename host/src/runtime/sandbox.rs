@@ -19,7 +19,10 @@ mod pipe;
 pub use crate::types::context::{CallContext, CallId, CancelToken, Progress};
 
 use super::fanout::Fanout;
-use super::{Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, Runtime};
+use super::{
+    CORE_INSTANCES_PER_COMPONENT, Limits, MAX_TABLE_ELEMENTS, MAX_TIMEOUT, MEMORIES_PER_COMPONENT,
+    Runtime, TABLES_PER_COMPONENT,
+};
 use crate::bindings::{ToolPluginPre, types as wit};
 use crate::broker::BrokerCall;
 use crate::dirs::GrantedDirs;
@@ -245,6 +248,18 @@ impl ResourceLimiter for CallLimiter {
         let allowed = desired <= MAX_TABLE_ELEMENTS;
         self.table_denied |= !allowed;
         Ok(allowed)
+    }
+
+    fn instances(&self) -> usize {
+        CORE_INSTANCES_PER_COMPONENT as usize
+    }
+
+    fn memories(&self) -> usize {
+        MEMORIES_PER_COMPONENT as usize
+    }
+
+    fn tables(&self) -> usize {
+        TABLES_PER_COMPONENT as usize
     }
 }
 
@@ -775,5 +790,62 @@ mod tests {
             convert_error(stopped(wit::Stop::Trap), &[]).kind,
             ErrorKind::Failed
         );
+    }
+
+    /// A core module of `count` entries in section `id` (memories or
+    /// tables), each empty: hand-encoded, so the test needs no assembler.
+    fn module_with(engine: &wasmtime::Engine, id: u8, entry: &[u8], count: u8) -> wasmtime::Module {
+        let mut section = vec![count];
+        for _ in 0..count {
+            section.extend_from_slice(entry);
+        }
+        let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+        bytes.push(id);
+        bytes.push(u8::try_from(section.len()).expect("small"));
+        bytes.extend(section);
+        wasmtime::Module::new(engine, &bytes).expect("valid module")
+    }
+
+    // A runtime without an instance pool (`toolhost call`) holds each
+    // call's component to the pool's per-component maxima all the same
+    // (the pool itself is stricter still: one memory and one table per
+    // core module): the store's limiter enforces them.
+    #[test]
+    fn a_call_store_holds_the_pools_per_component_maxima_without_a_pool() {
+        let engine = wasmtime::Engine::new(&super::super::engine_config(2, false)).expect("engine");
+        let store = || {
+            let mut store = Store::new(
+                &engine,
+                CallLimiter {
+                    memory_bytes: 1 << 20,
+                    memory_denied: false,
+                    table_denied: false,
+                },
+            );
+            store.limiter(|l| l);
+            store
+        };
+        let memories = |n| module_with(&engine, 5, &[0, 0], n);
+        let tables = |n| module_with(&engine, 4, &[0x70, 0, 0], n);
+        let max_memories = u8::try_from(MEMORIES_PER_COMPONENT).expect("small");
+        let max_tables = u8::try_from(TABLES_PER_COMPONENT).expect("small");
+        let fits = |m: &wasmtime::Module| wasmtime::Instance::new(&mut store(), m, &[]).is_ok();
+        assert!(fits(&memories(max_memories)));
+        assert!(!fits(&memories(max_memories + 1)));
+        assert!(fits(&tables(max_tables)));
+        assert!(!fits(&tables(max_tables + 1)));
+        // Spread over instances of one store, the same.
+        let one_memory = memories(1);
+        let mut spread = store();
+        for _ in 0..max_memories {
+            wasmtime::Instance::new(&mut spread, &one_memory, &[]).expect("within the maximum");
+        }
+        assert!(wasmtime::Instance::new(&mut spread, &one_memory, &[]).is_err());
+        let empty = memories(0);
+        let mut one = store();
+        for _ in 0..CORE_INSTANCES_PER_COMPONENT {
+            wasmtime::Instance::new(&mut one, &empty, &[]).expect("within the maximum");
+        }
+        assert!(wasmtime::Instance::new(&mut one, &empty, &[]).is_err());
     }
 }

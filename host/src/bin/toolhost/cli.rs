@@ -5,7 +5,7 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use toolhost::config::{CommandsSection, Config, GrantSection};
+use toolhost::config::{BuildOptions, CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
 
@@ -463,6 +463,18 @@ impl CallArgs {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// What the settings are built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `toolhost serve`: many clients, calls at once.
+    Serve,
+    /// `toolhost call`: one call, then the process exits (no instance
+    /// pool is set up for it).
+    OneCall,
+    /// Every other command.
+    Other,
+}
+
 /// Validated settings: the objects the commands work with.
 pub struct Settings {
     pub executor: Executor,
@@ -481,10 +493,15 @@ impl Settings {
     /// Find and load the configuration, apply the profile and the flags
     /// over it, then build the runtime, plugins and executor it describes.
     ///
-    /// When `serving`, no workspace is set unless one was given or
+    /// When serving, no workspace is set unless one was given or
     /// configured (an MCP client's roots may supply it), and plugin files
     /// the compile cache does not know are loaded after the server starts.
-    pub fn build(global: &GlobalArgs, mode: Option<Mode>, serving: bool) -> anyhow::Result<Self> {
+    pub fn build(
+        global: &GlobalArgs,
+        mode: Option<Mode>,
+        purpose: Purpose,
+    ) -> anyhow::Result<Self> {
+        let serving = purpose == Purpose::Serve;
         let start = match &global.workspace {
             Some(dir) => {
                 if !dir.is_dir() {
@@ -541,17 +558,17 @@ impl Settings {
             (Some(dir), false) => CacheDir::At(dir.clone()),
             (None, false) => CacheDir::Default,
         };
-        let progress = crate::output::compile_progress();
         // A server starts without compiling third-party plugins it has not
         // seen (they are added in the background); if the configuration or
         // a --grant names one of their tools, it waits for them after all.
-        let mut built = config.executor(
-            &origin,
-            cache.clone(),
-            profile.clone(),
-            progress.clone(),
-            serving,
-        );
+        let options = BuildOptions {
+            cache,
+            profile,
+            progress: crate::output::compile_progress(),
+            defer_uncached: serving,
+            one_call: purpose == Purpose::OneCall,
+        };
+        let mut built = config.executor(&origin, options.clone());
         // A grant naming a tool not loaded yet may name a deferred plugin
         // file: load them all, so what waits for a tool really does.
         let names_deferred = |b: &toolhost::config::Built| {
@@ -562,7 +579,11 @@ impl Settings {
                         .any(|(_, tool, _)| !b.executor.registry().contains(tool)))
         };
         if serving && built.as_ref().map_or(true, names_deferred) {
-            built = config.executor(&origin, cache, profile, progress, false);
+            let options = BuildOptions {
+                defer_uncached: false,
+                ..options
+            };
+            built = config.executor(&origin, options);
         }
         let built = built.map_err(|e| UsageError(e.to_string()))?;
         for problem in &built.problems {

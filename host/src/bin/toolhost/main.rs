@@ -6,7 +6,7 @@ mod scaffold;
 
 use anyhow::Context as _;
 use clap::Parser;
-use cli::{CallArgs, Cli, Command, DynamicAction, Settings, UsageError};
+use cli::{CallArgs, Cli, Command, DynamicAction, Purpose, Settings, UsageError};
 use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
@@ -65,11 +65,11 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     if let Command::Serve(args) = &cli.command {
-        let settings = Settings::build(&cli.global, mode, true)?;
+        let settings = Settings::build(&cli.global, mode, Purpose::Serve)?;
         return serve(settings, args);
     }
     if let Command::Review(args) = &cli.command {
-        let settings = Settings::build(&cli.global, mode, false)?;
+        let settings = Settings::build(&cli.global, mode, Purpose::Other)?;
         return review(settings, args);
     }
     if let Command::Config {
@@ -88,7 +88,12 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         } => Some(std::mem::take(&mut cli.global.grants)),
         _ => None,
     };
-    let mut settings = Settings::build(&cli.global, mode, false)?;
+    let purpose = if matches!(cli.command, Command::Call(_)) {
+        Purpose::OneCall
+    } else {
+        Purpose::Other
+    };
+    let mut settings = Settings::build(&cli.global, mode, purpose)?;
     if matches!(cli.command, Command::Call(_) | Command::Agent(_)) {
         settings.executor.refuse_background(
             "`toolhost call` exits when the call ends, which would kill a background command \
