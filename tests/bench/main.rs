@@ -55,8 +55,9 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "startup",
+    "cli",
     "compile",
     "overhead",
     "read_file",
@@ -98,6 +99,9 @@ fn main() {
     );
     if wanted("startup") {
         startup::run(if quick { 3 } else { 7 });
+    }
+    if wanted("cli") {
+        startup::cli(if quick { 30 } else { 200 });
     }
     if wanted("compile") {
         compile_vs_cache();
