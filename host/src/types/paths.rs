@@ -257,11 +257,11 @@ impl PathRules {
             .collect();
         let shelters = shelter_patterns(secret.iter().chain(&protected));
         Ok(Self {
-            shelters: Patterns::compile("secret/protected", &shelters)?,
-            secret: Patterns::compile("secret", &secret)?,
-            not_secret: Patterns::compile("not_secret", &config.not_secret)?,
-            protected: Patterns::compile("protected", &protected)?,
-            writable: Patterns::compile("writable", &config.writable)?,
+            shelters: Patterns::compile("secret/protected", &shelters, false)?,
+            secret: Patterns::compile("secret", &secret, true)?,
+            not_secret: Patterns::compile("not_secret", &config.not_secret, true)?,
+            protected: Patterns::compile("protected", &protected, true)?,
+            writable: Patterns::compile("writable", &config.writable, true)?,
             literals,
             config: config.clone(),
         })
@@ -276,9 +276,9 @@ impl PathRules {
     /// protected; secret wins.
     pub fn guard(&self, path: &Path) -> Option<Guard> {
         let path = Folded::new(path);
-        if self.secret.covers(&path) && !self.not_secret.covers(&path) {
+        if self.secret.matches(&path) && !self.not_secret.matches(&path) {
             Some(Guard::Secret)
-        } else if self.protected.covers(&path) && !self.writable.covers(&path) {
+        } else if self.protected.matches(&path) && !self.writable.matches(&path) {
             Some(Guard::Protected)
         } else {
             None
@@ -299,13 +299,13 @@ impl PathRules {
     /// assert!(!rules.shelters(Path::new("src")) && !rules.shelters(Path::new("src/modules")));
     /// ```
     pub fn shelters(&self, path: &Path) -> bool {
-        self.shelters.matches(Folded::new(path).path())
+        self.shelters.matches(&Folded::new(path))
     }
 
     /// Whether `path` is secret.
     pub fn is_secret(&self, path: &Path) -> bool {
         let path = Folded::new(path);
-        self.secret.covers(&path) && !self.not_secret.covers(&path)
+        self.secret.matches(&path) && !self.not_secret.matches(&path)
     }
 
     /// Protected paths without wildcards, relative to the root (`.git/hooks`,
@@ -353,20 +353,25 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
     out
 }
 
-/// A list of patterns, compiled: each as one glob, anchored at the root
+/// A list of patterns, compiled: each as a glob, anchored at the root
 /// with a leading `/` and matching at any depth otherwise, with `*` kept
-/// within a path part. Case does not count (`.ENV` is `.env` on a
+/// within a path part, and (`beneath`) a second glob for everything
+/// beneath what it matches. Case does not count (`.ENV` is `.env` on a
 /// case-insensitive filesystem: macOS, ext4 casefold directories, vfat):
 /// patterns and paths are both folded to ASCII lower case, the way a
 /// case-insensitive glob would match, which keeps the plain globs
 /// (`**/.env`, `**/*.pem`) out of the regular-expression engine; compiling
-/// the lists is most of what a one-shot `toolhost call` would spend
-/// starting otherwise.
+/// case-insensitive globs was most of what a one-shot `toolhost call`
+/// spent starting.
 #[derive(Debug, Clone)]
 struct Patterns(GlobSet);
 
 impl Patterns {
-    fn compile(key: &'static str, patterns: &[String]) -> Result<Self, PathPatternError> {
+    fn compile(
+        key: &'static str,
+        patterns: &[String],
+        beneath: bool,
+    ) -> Result<Self, PathPatternError> {
         let mut set = GlobSetBuilder::new();
         for pattern in patterns {
             let error = |reason: String| PathPatternError {
@@ -375,19 +380,22 @@ impl Patterns {
                 reason,
             };
             let body = pattern.trim_end_matches('/').to_ascii_lowercase();
-            let glob = match body.strip_prefix('/') {
+            let base = match body.strip_prefix('/') {
                 Some(anchored) => anchored.to_owned(),
                 None => format!("**/{body}"),
             };
-            if body.is_empty() || glob.ends_with("**/") {
+            if body.is_empty() || base.ends_with("**/") {
                 return Err(error("it is empty".to_owned()));
             }
-            let glob = GlobBuilder::new(&glob)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| error(e.kind().to_string()))?;
-            set.add(glob);
+            let below = beneath.then(|| format!("{base}/**"));
+            for glob in std::iter::once(base).chain(below) {
+                let glob = GlobBuilder::new(&glob)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| error(e.kind().to_string()))?;
+                set.add(glob);
+            }
         }
         set.build().map(Self).map_err(|e| PathPatternError {
             key,
@@ -396,19 +404,9 @@ impl Patterns {
         })
     }
 
-    /// Whether a pattern matches the (folded) `path` itself.
-    fn matches(&self, path: &Path) -> bool {
-        !self.0.is_empty() && self.0.is_match(path)
-    }
-
-    /// Whether a pattern matches `path` or a directory it lies beneath: a
-    /// pattern covers everything beneath what it matches.
-    fn covers(&self, path: &Folded) -> bool {
-        !self.0.is_empty()
-            && path
-                .path()
-                .ancestors()
-                .any(|p| !p.as_os_str().is_empty() && self.0.is_match(p))
+    /// Whether a pattern matches the (folded) `path`.
+    fn matches(&self, path: &Folded) -> bool {
+        !self.0.is_empty() && self.0.is_match(path.path())
     }
 }
 
