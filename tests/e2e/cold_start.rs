@@ -226,15 +226,7 @@ fn an_idle_server_lets_go_of_its_tools() {
         unload_idle: Some(std::time::Duration::from_millis(200)),
         ..toolhost::mcp::ServeOptions::default()
     };
-    let addr = crate::support::serve_http_in_background(Arc::clone(&executor), options);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use rmcp::ServiceExt;
-        let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
-        let client = ().serve(transport).await.unwrap();
+    crate::support::with_http_client(Arc::clone(&executor), options, async |client| {
         for _ in 0..2 {
             let r = crate::mcp::call(
                 client.peer(),
@@ -251,9 +243,8 @@ fn an_idle_server_lets_go_of_its_tools() {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
         }
-        assert_eq!(*compiled.lock().unwrap(), ["read_file"], "compiled once");
-        client.cancel().await.unwrap();
     });
+    assert_eq!(*compiled.lock().unwrap(), ["read_file"], "compiled once");
 }
 
 /// `toolhost serve` over an empty compile cache, with a third-party plugin

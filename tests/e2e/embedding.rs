@@ -5,7 +5,6 @@
 //! calls with their context.
 
 use crate::support::{runtime, workspace};
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -70,17 +69,8 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
     let ws = workspace();
     let outbox = Arc::new(Mutex::new(Vec::new()));
     let executor = Arc::new(embedder(runtime(), ws.path(), Arc::clone(&outbox)).unwrap());
-    let addr = crate::support::serve_http_in_background(
-        Arc::clone(&executor),
-        toolhost::mcp::ServeOptions::default(),
-    );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
-        let client = ().serve(transport).await.unwrap();
+    let options = toolhost::mcp::ServeOptions::default();
+    crate::support::with_http_client(Arc::clone(&executor), options, async |client| {
         let tools = client.list_all_tools().await.unwrap();
         let message = tools.iter().find(|t| t.name == "message").expect("listed");
         assert!(tools.iter().any(|t| t.name == "spawn"));
@@ -118,7 +108,6 @@ fn an_embedders_services_reach_its_tools_through_mcp() {
             .await
             .unwrap();
         assert_eq!(refused.is_error, Some(true));
-        client.cancel().await.unwrap();
     });
     let outbox = outbox.lock().unwrap();
     assert_eq!(outbox.len(), 1, "{outbox:?}");

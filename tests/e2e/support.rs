@@ -290,6 +290,28 @@ pub fn serve_http_in_background(
     addr.recv().unwrap()
 }
 
+/// Serve `executor` over HTTP ([`serve_http_in_background`]) and run
+/// `test` with an rmcp client of it, on a current-thread runtime; the
+/// client is closed after.
+pub fn with_http_client(
+    executor: Arc<Executor>,
+    options: toolhost::mcp::ServeOptions,
+    test: impl AsyncFnOnce(&rmcp::service::RunningService<rmcp::RoleClient, ()>),
+) {
+    use rmcp::ServiceExt as _;
+    let addr = serve_http_in_background(executor, options);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let transport = http_transport(format!("http://{addr}/mcp"));
+        let client = ().serve(transport).await.unwrap();
+        test(&client).await;
+        client.cancel().await.unwrap();
+    });
+}
+
 /// One request a [`FakeHttp`] server received.
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
