@@ -411,11 +411,18 @@ impl Patterns {
 }
 
 /// A path folded to ASCII lower case, as the compiled patterns are.
-struct Folded(Vec<u8>);
+/// Borrowed when it has no upper-case letter (most paths): checks on the
+/// search walk's hot path allocate nothing then.
+struct Folded<'a>(std::borrow::Cow<'a, [u8]>);
 
-impl Folded {
-    fn new(path: &Path) -> Self {
-        Self(path.as_os_str().as_encoded_bytes().to_ascii_lowercase())
+impl<'a> Folded<'a> {
+    fn new(path: &'a Path) -> Self {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        Self(if bytes.iter().any(u8::is_ascii_uppercase) {
+            bytes.to_ascii_lowercase().into()
+        } else {
+            bytes.into()
+        })
     }
 
     fn path(&self) -> &Path {
