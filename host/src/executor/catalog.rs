@@ -74,9 +74,10 @@ impl Executor {
         }
         // Any agent's view counts: a client that does not see the change
         // gets one needless notification.
+        let shown = |p: &&Arc<Plugin>| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name()));
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
-                .filter(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
+                .filter(shown)
                 .map(|p| tool_schema(p.info(), self.effects(p), SchemaFormat::Mcp))
                 .collect()
         };
@@ -87,9 +88,7 @@ impl Executor {
         // The first registry (nothing was visible) changes what is visible
         // if it shows a tool; no schema needs building to tell.
         let changed = if slot.count() == 0 {
-            registry
-                .list()
-                .any(|p| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name())))
+            registry.list().any(|p| shown(&p))
         } else {
             visible(&slot) != visible(&registry)
         };
