@@ -607,4 +607,23 @@ mod tests {
             assert_eq!(described.get().input_schema, info.input_schema);
         }
     }
+
+    // Were a record unreadable after all, the tool asks for nothing (so it
+    // is granted nothing), counts as sensitive, and says why.
+    #[test]
+    fn an_unreadable_record_fails_closed() {
+        let described = Described {
+            name: "read_file".to_owned(),
+            info: OnceLock::new(),
+            recorded: Some(r#"{"name": "read_file", "capabilities": "everything"}"#),
+        };
+        let info = described.get();
+        assert_eq!(info.name, "read_file");
+        assert!(info.capabilities.is_empty() && info.sensitive);
+        assert!(
+            info.description.contains("cannot be read"),
+            "{}",
+            info.description
+        );
+    }
 }
