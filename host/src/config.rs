@@ -283,6 +283,8 @@ pub struct LimitsSection {
     pub max_output_bytes: usize,
     /// Most calls running at once.
     pub max_concurrent_calls: u32,
+    /// Most MiB the compile cache keeps on disk.
+    pub cache_max_mb: u64,
 }
 
 impl Default for LimitsSection {
@@ -293,6 +295,7 @@ impl Default for LimitsSection {
             timeout_secs: limits.timeout.as_secs(),
             max_output_bytes: limits.max_output_bytes,
             max_concurrent_calls: RuntimeConfig::default().max_concurrent_calls,
+            cache_max_mb: RuntimeConfig::default().cache_max_bytes >> 20,
         }
     }
 }

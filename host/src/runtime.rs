@@ -116,6 +116,9 @@ pub struct RuntimeConfig {
     /// tearing down the pool would cost more than its one call. The
     /// per-component limits are the same either way.
     pub pool_instances: bool,
+    /// Most bytes the compile cache directory keeps; storing a new entry
+    /// evicts those used longest ago (default 1 GiB; see `runtime/cache.rs`).
+    pub cache_max_bytes: u64,
 }
 
 /// What [`CompileProgress`] is told.
@@ -228,6 +231,7 @@ impl Default for RuntimeConfig {
             limits: Limits::default(),
             pool_instances: true,
             progress: None,
+            cache_max_bytes: cache::DEFAULT_CACHE_MAX_BYTES,
         }
     }
 }
@@ -328,7 +332,7 @@ impl Runtime {
             CacheDir::Disabled => None,
         };
         Ok(Self {
-            cache: CompileCache::new(cache_dir, &engine),
+            cache: CompileCache::new(cache_dir, &engine, config.cache_max_bytes),
             _ticker: Ticker::start(engine.clone(), config.epoch_tick)?,
             engine,
             linker,

@@ -366,3 +366,85 @@ fn a_first_cli_call_compiles_only_its_tool() {
         .count();
     assert_eq!(compiled, 1, "only get_datetime was compiled");
 }
+
+/// The compile cache keeps to its budget (`[limits] cache_max_mb`): a
+/// store evicts what was used longest ago and what a crashed writer left,
+/// keeps what was used lately, and a tool it kept loads without compiling.
+#[test]
+fn the_compile_cache_keeps_to_its_budget() {
+    use std::time::{Duration, SystemTime};
+    let ws = workspace();
+    crate::support::write(ws.path(), "a.txt", "hello\n");
+    let cache = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = crate::support::write(
+        elsewhere.path(),
+        "toolhost.toml",
+        "[limits]\ncache_max_mb = 256\n",
+    );
+    let call = |args: &[&str]| {
+        let config = config.to_str().unwrap();
+        let mut all = vec!["--config", config, "call"];
+        all.extend_from_slice(args);
+        let out = crate::support::toolhost_command(ws.path(), &all)
+            .env("TOOLHOST_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let entries = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(cache.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    call(&["read_file", r#"{"path":"a.txt"}"#]);
+    let read_file = entries();
+    assert_eq!(read_file.len(), 1, "{read_file:?}");
+    // An old build's entry (sparse: 1 GiB that takes no disk) and a
+    // temporary file a process that died while writing left behind.
+    let plant = |name: &str, bytes: u64, ago: Duration| {
+        let file = std::fs::File::create(cache.path().join(name)).unwrap();
+        file.set_len(bytes).unwrap();
+        file.set_modified(SystemTime::now() - ago).unwrap();
+    };
+    let days = Duration::from_secs(3 * 86_400);
+    plant("0123456789abcdef0123456789abcdef.cwasm", 1 << 30, days);
+    plant("0123456789abcdef0123456789abcdef.info.json", 100, days);
+    plant(".tmpDIED", 1 << 20, Duration::from_secs(7200));
+    // A call of another tool compiles and stores it: the store prunes.
+    call(&["get_datetime", "{}"]);
+    let after = entries();
+    assert!(
+        after
+            .iter()
+            .all(|n| !n.starts_with("0123") && !n.starts_with(".tmp")),
+        "the old entry and the abandoned file are gone: {after:?}"
+    );
+    assert!(
+        after.contains(&read_file[0]),
+        "what was used lately stays: {after:?}"
+    );
+    assert_eq!(after.len(), 2, "{after:?}");
+    // read_file loads from the cache, not compiled again (a store would
+    // replace the file), and the load marks it used.
+    use std::os::unix::fs::MetadataExt;
+    let kept = cache.path().join(&read_file[0]);
+    let five_minutes_ago = SystemTime::now() - Duration::from_secs(300);
+    std::fs::File::open(&kept)
+        .unwrap()
+        .set_modified(five_minutes_ago)
+        .unwrap();
+    let inode = std::fs::metadata(&kept).unwrap().ino();
+    call(&["read_file", r#"{"path":"a.txt"}"#]);
+    let meta = std::fs::metadata(&kept).unwrap();
+    assert_eq!(meta.ino(), inode, "read_file was compiled again");
+    assert!(meta.modified().unwrap() > five_minutes_ago + Duration::from_secs(60));
+    assert_eq!(entries(), after);
+}

@@ -15,6 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolhost_shared::contract::{dir, setting, tool};
 
+/// The smallest compile cache budget: one build's built-ins and
+/// js_runtime's snapshot take 150-200 MB; less would evict and recompile
+/// them on every start.
+const MIN_CACHE_MB: u64 = 256;
+
 impl Config {
     /// Build the runtime, load the built-ins and plugin directories, and
     /// configure an executor as this file and `options` say. `origin`
@@ -45,6 +50,7 @@ impl Config {
                 max_concurrent_calls: self.limits.max_concurrent_calls,
                 progress,
                 pool_instances: !one_call,
+                cache_max_bytes: self.limits.cache_max_mb << 20,
                 ..RuntimeConfig::default()
             })
             .map_err(|e| bad(e.to_string()))?,
@@ -302,6 +308,12 @@ impl Config {
             section.max_concurrent_calls.into(),
             1,
             MAX_CONCURRENT_CALLS.into(),
+        )?;
+        in_range(
+            "limits.cache_max_mb",
+            section.cache_max_mb,
+            MIN_CACHE_MB,
+            1 << 20,
         )?;
         let limits = Limits {
             memory_bytes: usize::try_from(section.memory_mb << 20).unwrap_or(usize::MAX),

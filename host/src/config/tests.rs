@@ -64,6 +64,7 @@ memory_mb = 128
 timeout_secs = 10
 max_output_bytes = 4096
 max_concurrent_calls = 4
+cache_max_mb = 2048
 
 [commands]
 enabled = true
@@ -120,6 +121,7 @@ grants.read_file = { workspace = "read" }
     assert_eq!(commands.default_timeout, Duration::from_secs(5));
     assert_eq!(commands.env, [("RUST_LOG".to_owned(), "info".to_owned())]);
     assert_eq!(config.limits().unwrap().memory_bytes, 128 << 20);
+    assert_eq!(config.limits.cache_max_mb, 2048);
     assert_eq!(config.hooks.post_edit[0].file_patterns, ["*.rs"]);
     assert_eq!(config.tools["read_file"].settings["max_lines"], 100);
     // What `config show` prints reads back as the same configuration.
@@ -169,13 +171,15 @@ fn bad_limits_and_grants_are_refused_with_the_fix() {
     assert!(config.limits().unwrap_err().to_string().contains("memory"));
     let config = parse("[limits]\ntimeout_secs = 0\n").unwrap();
     assert!(config.limits().is_err());
-    let m = parse("[limits]\nmemory_mb = 99999999999999\n")
-        .unwrap()
-        .limits()
-        .unwrap_err()
-        .to_string();
+    let limits = |text: &str| parse(text).unwrap().limits().unwrap_err().to_string();
+    let m = limits("[limits]\nmemory_mb = 99999999999999\n");
     assert!(
         m.contains("limits.memory_mb is 99999999999999; use 1 to 4096"),
+        "{m}"
+    );
+    let m = limits("[limits]\ncache_max_mb = 10\n");
+    assert!(
+        m.contains("limits.cache_max_mb is 10; use 256 to 1048576"),
         "{m}"
     );
     let commands = |text: &str| {

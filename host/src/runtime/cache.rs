@@ -7,29 +7,52 @@
 //! `<key>.cwasm` sits `<key>.info.json`, the plugin's cached `describe()`
 //! answer, so listing tools needs no instantiation at all.
 //!
+//! The directory is kept under a size budget (`[limits] cache_max_mb`,
+//! 1 GiB by default): each toolhost build and each changed plugin adds
+//! entries under new keys, and nothing else would ever remove the old ones.
+//! A load touches its entry; storing a new one evicts the entries used
+//! longest ago until the directory fits, never one used in the last
+//! [`RECENTLY_USED`] (a process loading its plugins keeps what it just
+//! loaded, whatever the budget). Half-written files a crashed process left
+//! are removed after an hour.
+//!
 //! Deserialising trusts the file's contents, as wasmtime documents, so the
 //! cache directory must be private: it is created 0700, and an existing
 //! directory that is not owned by this user, or that others can write to, is
 //! not used (the cache is disabled with a warning).
 
 use crate::types::tool_info::ToolInfo;
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+/// The compile cache's default size budget.
+pub(crate) const DEFAULT_CACHE_MAX_BYTES: u64 = 1 << 30;
+
+/// An entry used this recently is never evicted.
+const RECENTLY_USED: Duration = Duration::from_secs(10 * 60);
+
+/// A temporary file older than this was left by a process that died
+/// while writing it.
+const ABANDONED: Duration = Duration::from_secs(60 * 60);
 
 /// The compile cache; with no directory it compiles in memory every time.
 #[derive(Debug)]
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
     compat: u64,
+    /// Most bytes the directory keeps (see the module docs).
+    max_bytes: u64,
 }
 
 impl CompileCache {
     /// A cache in `dir`, created if missing. If it cannot be created the
     /// cache is disabled with a warning: slower, never broken.
-    pub(crate) fn new(dir: Option<PathBuf>, engine: &Engine) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>, engine: &Engine, max_bytes: u64) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let dir =
@@ -45,6 +68,7 @@ impl CompileCache {
         Self {
             dir,
             compat: hasher.finish(),
+            max_bytes,
         }
     }
 
@@ -107,7 +131,10 @@ impl CompileCache {
         };
         if path.is_file() {
             match deserialize(engine, &path) {
-                Ok(component) => return Ok(component),
+                Ok(component) => {
+                    touch(&path);
+                    return Ok(component);
+                }
                 Err(err) => {
                     tracing::warn!(path = %path.display(), %err, "recompiling: cached component unusable");
                 }
@@ -117,10 +144,84 @@ impl CompileCache {
         let component = compile()?;
         drop(compiled);
         match component.serialize() {
-            Ok(bytes) => write_atomic(&path, &bytes),
+            Ok(bytes) => {
+                write_atomic(&path, &bytes);
+                if let Some(dir) = &self.dir {
+                    prune(dir, self.max_bytes, SystemTime::now());
+                }
+            }
             Err(err) => tracing::warn!(%err, "cannot serialise a compiled component"),
         }
         Ok(component)
+    }
+}
+
+/// Mark an entry used now (what eviction goes by); failing only makes it
+/// look older.
+fn touch(path: &Path) {
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+/// Evict entries, least recently used first, until `dir` holds at most
+/// `max_bytes`, sparing those used within [`RECENTLY_USED`] of `now`; and
+/// remove temporary files abandoned for [`ABANDONED`]. Files another
+/// process removes meanwhile are skipped; one that has an entry mapped
+/// keeps its mapping (the file goes when it is unmapped).
+fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let age = |t: SystemTime| now.duration_since(t).unwrap_or_default();
+    // Per key: its files' bytes and when it was last used.
+    let mut entries: HashMap<String, (u64, SystemTime)> = HashMap::new();
+    for file in listing.flatten() {
+        let (Ok(meta), Some(name)) = (
+            file.metadata(),
+            file.file_name().to_str().map(str::to_owned),
+        ) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(now);
+        if name.starts_with(".tmp") {
+            if age(modified) > ABANDONED {
+                let _ = std::fs::remove_file(file.path());
+            }
+            continue;
+        }
+        let Some(key) = name
+            .strip_suffix(".cwasm")
+            .or_else(|| name.strip_suffix(".info.json"))
+        else {
+            continue;
+        };
+        let entry = entries.entry(key.to_owned()).or_insert((0, modified));
+        entry.0 += meta.len();
+        entry.1 = entry.1.max(modified);
+    }
+    let mut total: u64 = entries.values().map(|(bytes, _)| bytes).sum();
+    if total <= max_bytes {
+        return;
+    }
+    let mut old: Vec<(String, u64, SystemTime)> = entries
+        .into_iter()
+        .filter(|(_, (_, used))| age(*used) >= RECENTLY_USED)
+        .map(|(key, (bytes, used))| (key, bytes, used))
+        .collect();
+    old.sort_by_key(|(_, _, used)| *used);
+    for (key, bytes, _) in old {
+        if total <= max_bytes {
+            break;
+        }
+        for ext in ["cwasm", "info.json"] {
+            let _ = std::fs::remove_file(dir.join(format!("{key}.{ext}")));
+        }
+        total = total.saturating_sub(bytes);
+        tracing::debug!(%key, bytes, "compile cache: evicted the entry used longest ago");
     }
 }
 
@@ -201,6 +302,83 @@ mod tests {
         let err = check_private(&cache).unwrap_err();
         assert!(err.to_string().contains("chmod go-w"), "{err}");
         let engine = Engine::default();
-        assert!(CompileCache::new(Some(cache), &engine).dir.is_none());
+        assert!(
+            CompileCache::new(Some(cache), &engine, DEFAULT_CACHE_MAX_BYTES)
+                .dir
+                .is_none()
+        );
+    }
+
+    /// A file of `bytes` (sparse: it takes no disk) last used `ago`.
+    fn plant(dir: &Path, name: &str, bytes: u64, ago: Duration) {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        file.set_len(bytes).unwrap();
+        file.set_modified(SystemTime::now() - ago).unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    const MB: u64 = 1 << 20;
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn an_oversized_cache_evicts_what_was_used_longest_ago_until_it_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        plant(d, "a.cwasm", 6 * MB, 3 * HOUR);
+        plant(d, "a.info.json", MB, 3 * HOUR);
+        plant(d, "b.cwasm", 6 * MB, 2 * HOUR);
+        // Its description was written long ago, its code used lately: the
+        // entry counts as used when either file was.
+        plant(d, "c.info.json", MB, 5 * HOUR);
+        plant(d, "c.cwasm", 6 * MB, HOUR);
+        plant(d, "recent.cwasm", 6 * MB, Duration::from_secs(60));
+        plant(d, ".tmpabandoned", MB, 2 * HOUR);
+        plant(d, ".tmpwriting", MB, Duration::ZERO);
+        plant(d, "unrelated.txt", 50 * MB, 9 * HOUR);
+        // 26 MB of entries; a 14 MB budget: `a` (7) and `b` (6) go, `c` stays.
+        prune(d, 14 * MB, SystemTime::now());
+        assert_eq!(
+            names(d),
+            [
+                ".tmpwriting",
+                "c.cwasm",
+                "c.info.json",
+                "recent.cwasm",
+                "unrelated.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn entries_used_lately_stay_whatever_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        plant(d, "old.cwasm", 4 * MB, RECENTLY_USED + HOUR);
+        plant(d, "loading.cwasm", 40 * MB, RECENTLY_USED / 2);
+        plant(d, "loaded.cwasm", 40 * MB, Duration::ZERO);
+        prune(d, MB, SystemTime::now());
+        assert_eq!(names(d), ["loaded.cwasm", "loading.cwasm"]);
+        // Within budget nothing goes, however old.
+        plant(d, "old.cwasm", 4 * MB, 100 * HOUR);
+        prune(d, 100 * MB, SystemTime::now());
+        assert_eq!(names(d), ["loaded.cwasm", "loading.cwasm", "old.cwasm"]);
+    }
+
+    #[test]
+    fn a_load_marks_its_entry_used() {
+        let dir = tempfile::tempdir().unwrap();
+        plant(dir.path(), "k.cwasm", MB, 30 * HOUR);
+        let path = dir.path().join("k.cwasm");
+        touch(&path);
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(SystemTime::now().duration_since(modified).unwrap() < HOUR);
     }
 }
