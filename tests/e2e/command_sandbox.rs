@@ -108,12 +108,23 @@ impl Scene {
 /// Run `command` in a throwaway namespace where only `keep` is writable.
 fn contained(keep: &Path, command: &mut std::process::Command) -> Output {
     let root = rustix::process::geteuid().is_root();
+    // A checkout under /tmp would vanish under the fresh /tmp with the
+    // test's directory and the binary: the directory holding them there
+    // (entered before the tmpfs covers it) is bound back, read-only but
+    // for the test's directory.
     let script = r#"set -e
 mount --bind "$KEEP" "$KEEP"
 mount -o remount,bind,ro /
+if [ -n "$HELD" ]; then cd "$HELD"; fi
 mount -t tmpfs -o size=256m tmpfs /tmp
+if [ -n "$HELD" ]; then
+  mkdir -p "$HELD"
+  mount --no-canonicalize --rbind . "$HELD"
+  mount -o remount,bind,ro "$HELD"
+fi
 cd "$CWD"
 exec "$@""#;
+    let held = held_under_tmp(keep, Path::new(command.get_program()));
     let mut outer = std::process::Command::new("unshare");
     if !root {
         outer.args(["--user", "--map-root-user"]);
@@ -136,7 +147,8 @@ exec "$@""#;
         ])
         .arg(command.get_program())
         .args(command.get_args())
-        .env("KEEP", keep);
+        .env("KEEP", keep)
+        .env("HELD", held.as_deref().unwrap_or(Path::new("")));
     // Entered again once the mounts are made: a directory entered before
     // is the read-only one.
     let cwd = command
@@ -150,6 +162,28 @@ exec "$@""#;
         };
     }
     outer.output().expect("unshare runs")
+}
+
+/// The directory right below /tmp that holds the test's directory and
+/// the binary, for those of them under /tmp; `None` if neither is.
+fn held_under_tmp(keep: &Path, program: &Path) -> Option<PathBuf> {
+    let top = |p: &Path| {
+        p.strip_prefix("/tmp")
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .map(|first| Path::new("/tmp").join(first))
+    };
+    match (top(keep), top(program)) {
+        (None, None) => None,
+        (Some(one), None) | (None, Some(one)) => Some(one),
+        (Some(a), Some(b)) if a == b => Some(a),
+        (keep_top, program_top) => panic!(
+            "these tests run toolhost under a fresh /tmp, and {} and {} are under /tmp in different \
+             places ({keep_top:?}, {program_top:?}): build and test from one checkout",
+            keep.display(),
+            program.display()
+        ),
+    }
 }
 
 fn text(v: &serde_json::Value) -> String {
