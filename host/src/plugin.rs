@@ -581,8 +581,8 @@ impl Described {
             let recorded = self.recorded.unwrap_or_default();
             serde_json::from_str(recorded).unwrap_or_else(|err| {
                 // Never seen: the test that keeps host/builtins.json current
-                // reads every record. Fail closed: no capability, and every
-                // call says why.
+                // reads every record. Fail closed: it asks for nothing, so
+                // it is granted nothing, and its description says why.
                 tracing::error!(tool = %self.name, %err, "the built-in's recorded description is unreadable");
                 ToolInfo::unreadable(&self.name, &err.to_string())
             })

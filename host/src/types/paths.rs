@@ -276,7 +276,7 @@ impl PathRules {
     /// protected; secret wins.
     pub fn guard(&self, path: &Path) -> Option<Guard> {
         let path = Folded::new(path);
-        if self.secret.matches(&path) && !self.not_secret.matches(&path) {
+        if self.secret_folded(&path) {
             Some(Guard::Secret)
         } else if self.protected.matches(&path) && !self.writable.matches(&path) {
             Some(Guard::Protected)
@@ -304,8 +304,12 @@ impl PathRules {
 
     /// Whether `path` is secret.
     pub fn is_secret(&self, path: &Path) -> bool {
-        let path = Folded::new(path);
-        self.secret.matches(&path) && !self.not_secret.matches(&path)
+        self.secret_folded(&Folded::new(path))
+    }
+
+    /// A secret pattern matches and no `not_secret` one does.
+    fn secret_folded(&self, path: &Folded) -> bool {
+        self.secret.matches(path) && !self.not_secret.matches(path)
     }
 
     /// Protected paths without wildcards, relative to the root (`.git/hooks`,
