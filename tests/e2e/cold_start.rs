@@ -448,3 +448,35 @@ fn the_compile_cache_keeps_to_its_budget() {
     assert!(meta.modified().unwrap() > five_minutes_ago + Duration::from_secs(60));
     assert_eq!(entries(), after);
 }
+
+/// A process keeps calling a tool whose cache file went while it had it
+/// loaded (evicted by another process's store, or removed by hand): the
+/// loaded code is a mapping of the file, which outlives its name.
+#[test]
+fn a_loaded_tool_outlives_its_evicted_cache_file() {
+    let cache = tempfile::tempdir().unwrap();
+    let (first, _) = counting_runtime(cache.path());
+    let (executor, _first_ws) = two_builtins(first);
+    assert!(
+        executor
+            .call("read_file", r#"{"path":"a.txt"}"#, &Default::default())
+            .success
+    );
+    // A second process's runtime maps read_file from the cache file.
+    let (second, compiled) = counting_runtime(cache.path());
+    let (executor, _ws) = two_builtins(second);
+    let read = || executor.call("read_file", r#"{"path":"a.txt"}"#, &Default::default());
+    assert!(read().success);
+    assert!(compiled.lock().unwrap().is_empty(), "loaded from the file");
+    for file in std::fs::read_dir(cache.path()).unwrap() {
+        std::fs::remove_file(file.unwrap().path()).unwrap();
+    }
+    for _ in 0..3 {
+        let r = read();
+        assert!(r.success && r.content.contains("hello"), "{r:?}");
+    }
+    assert!(
+        compiled.lock().unwrap().is_empty(),
+        "nothing compiled again"
+    );
+}

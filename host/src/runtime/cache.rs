@@ -372,6 +372,25 @@ mod tests {
         assert_eq!(names(d), ["loaded.cwasm", "loading.cwasm", "old.cwasm"]);
     }
 
+    // A link planted under an entry's name (the directory is private, so
+    // only this user could) is not followed: what it points at stays,
+    // however old and large, and the link is left alone.
+    #[cfg(unix)]
+    #[test]
+    fn eviction_follows_no_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        plant(outside.path(), "precious.cwasm", 64 * MB, 100 * HOUR);
+        let target = outside.path().join("precious.cwasm");
+        std::os::unix::fs::symlink(&target, dir.path().join("link.cwasm")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("dir.cwasm")).unwrap();
+        plant(dir.path(), "old.cwasm", 4 * MB, 100 * HOUR);
+        prune(dir.path(), MB, SystemTime::now());
+        assert_eq!(names(dir.path()), ["dir.cwasm", "link.cwasm"]);
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 * MB);
+        assert_eq!(names(outside.path()), ["precious.cwasm"]);
+    }
+
     #[test]
     fn a_load_marks_its_entry_used() {
         let dir = tempfile::tempdir().unwrap();
