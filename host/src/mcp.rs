@@ -812,9 +812,13 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
     out
 }
 
-/// See [`ServeOptions::compile_ahead`]. The thread stops when the server
-/// has gone.
+/// See [`ServeOptions::compile_ahead`]. After a pass over every tool it
+/// waits for the tools to change (plugins reloaded, a dynamic tool
+/// approved) and passes again over the new ones. The thread stops when the
+/// server has gone.
 fn spawn_compile_ahead(executor: &Arc<Executor>) {
+    let mut changes = executor.changes();
+    let runtime = tokio::runtime::Handle::try_current();
     let executor = Arc::downgrade(executor);
     let started = std::thread::Builder::new()
         .name("toolhost-compile-ahead".to_owned())
@@ -829,8 +833,16 @@ fn spawn_compile_ahead(executor: &Arc<Executor>) {
                     Err(err) => tracing::warn!(%err, "cannot load the plugins left for later"),
                 }
             }
-            while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
-            crate::runtime::release_freed_memory();
+            loop {
+                changes.mark_unchanged();
+                while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
+                crate::runtime::release_freed_memory();
+                // The server's sender goes with its executor: then done.
+                let Ok(runtime) = &runtime else { return };
+                if runtime.block_on(changes.changed()).is_err() {
+                    return;
+                }
+            }
         });
     if let Err(err) = started {
         tracing::warn!(%err, "cannot start compiling ahead of use; tools compile on first call");

@@ -10,6 +10,7 @@ use crate::types::tool_info::ToolInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use toolhost_shared::contract::setting;
 use toolhost_shared::dynamic::Meta;
 
 /// What a dynamic tool is bound to at run time: its record, the settings its
@@ -90,6 +91,9 @@ enum Wasm {
     Static(&'static [u8]),
     /// Embedded and pre-initialised before compiling (`js_runtime`).
     Preinitialised(&'static [u8]),
+    /// Pre-initialised with this script prepared in it (a `javascript`
+    /// tool's runner and source).
+    Prepared(&'static [u8], Arc<str>),
     Owned(Arc<[u8]>),
 }
 
@@ -219,10 +223,12 @@ impl Plugin {
             info: info.into(),
             origin: Origin::Dynamic(binding.meta.id.clone()),
             key: runtime.cache_key(b.hash),
-            wasm: if b.preinit {
-                Wasm::Preinitialised(b.wasm)
-            } else {
-                Wasm::Static(b.wasm)
+            wasm: match binding.settings.get(setting::SOURCE) {
+                Some(serde_json::Value::String(source)) if b.preinit => {
+                    Wasm::Prepared(b.wasm, source.as_str().into())
+                }
+                _ if b.preinit => Wasm::Preinitialised(b.wasm),
+                _ => Wasm::Static(b.wasm),
             },
             pre: Loaded::default(),
             dynamic: Some(Arc::new(binding)),
@@ -321,16 +327,18 @@ impl Plugin {
         {
             return false;
         }
-        runtime.forget_linked(&self.key);
+        runtime.forget_linked(&self.key, linking);
         true
     }
 
     /// Make sure the component is compiled and linked now rather than on the
-    /// first call (used by benchmarks and `toolhost check`).
+    /// first call (used by benchmarks and `toolhost check`); a `javascript`
+    /// tool's script prepared first (see [`Plugin::prepare`]).
     pub fn warm_up(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
         if self.forwarded.is_some() {
             return Ok(());
         }
+        self.prepare(runtime);
         self.pre(runtime)
             .map(|_| ())
             .map_err(|reason| RuntimeError::Load {
@@ -346,6 +354,7 @@ impl Plugin {
     /// millisecond). With no cache to keep it in, it is loaded now
     /// ([`Plugin::warm_up`]).
     pub(crate) fn compile_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        runtime.in_background(|| self.prepare(runtime));
         if self.forwarded.is_some() || self.pre.get().is_some() {
             // Loaded, or failed: nothing left to do ahead of use.
             return Ok(());
@@ -366,15 +375,43 @@ impl Plugin {
         done
     }
 
-    /// Whether [`Plugin::compile_ahead`] has nothing (more) to do.
+    /// A `javascript` tool's own snapshot, its script parsed and compiled
+    /// in it, built into the compile cache if it is not there (a few
+    /// seconds of compiling, once per script and cache; without a cache,
+    /// never: each would hold its code in memory). A runner loaded before
+    /// it was there is let go, so the next call loads it. If the script
+    /// does not compile, its calls keep the shared snapshot (and say why).
+    fn prepare(&self, runtime: &Runtime) {
+        let (bytes, linking @ Linking::Prepared(_)) = self.wasm.linking() else {
+            return;
+        };
+        if runtime.holds_prepared(&self.key, linking) {
+            return;
+        }
+        match runtime.compile_into_cache(&self.key, bytes, linking, self.name()) {
+            Ok(true) if runtime.holds_prepared(&self.key, linking) => {
+                self.pre.unload();
+            }
+            Ok(_) => {}
+            Err(err) => tracing::debug!(%err, tool = self.name(), "cannot prepare its script"),
+        }
+    }
+
+    /// Whether [`Plugin::compile_ahead`] has nothing (more) to do (a
+    /// `javascript` tool a call loaded first still has its script to
+    /// prepare).
     pub(crate) fn compiled_ahead(&self) -> bool {
-        self.ahead.get().is_some() || self.forwarded.is_some() || self.pre.get().is_some()
+        self.ahead.get().is_some()
+            || self.forwarded.is_some()
+            || self.pre.get().is_some() && !matches!(self.wasm, Wasm::Prepared(..))
     }
 
     /// The component's size in bytes.
     pub(crate) fn wasm_len(&self) -> usize {
         match &self.wasm {
-            Wasm::Static(bytes) | Wasm::Preinitialised(bytes) => bytes.len(),
+            Wasm::Static(bytes) | Wasm::Preinitialised(bytes) | Wasm::Prepared(bytes, _) => {
+                bytes.len()
+            }
             Wasm::Owned(bytes) => bytes.len(),
         }
     }
@@ -502,10 +539,11 @@ fn link(
 
 impl Wasm {
     /// The bytes, and how the runtime links them.
-    fn linking(&self) -> (&[u8], Linking) {
+    fn linking(&self) -> (&[u8], Linking<'_>) {
         match self {
             Wasm::Static(bytes) => (bytes, Linking::Embedded),
             Wasm::Preinitialised(bytes) => (bytes, Linking::Preinitialised),
+            Wasm::Prepared(bytes, script) => (bytes, Linking::Prepared(script)),
             Wasm::Owned(bytes) => (bytes, Linking::Owned),
         }
     }

@@ -382,18 +382,28 @@ impl Runtime {
     }
 
     /// Whether the compile cache holds the component keyed `key`, compiled
-    /// as `linking` says: letting go of it loaded then costs only a load.
+    /// as `linking` says (a prepared script: or the shared snapshot its
+    /// calls fall back to): letting go of it loaded then costs only a load.
     pub(crate) fn holds_compiled(&self, key: &str, linking: Linking) -> bool {
         self.cache.holds(&stored_key(key, linking))
+            || matches!(linking, Linking::Prepared(_))
+                && self.holds_compiled(key, Linking::Preinitialised)
     }
 
-    /// Forget the embedded component keyed `key` linked for this runtime
-    /// ([`Runtime::link`] links it again when asked).
-    pub(crate) fn forget_linked(&self, key: &str) {
-        self.embedded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key);
+    /// Whether the compile cache holds the snapshot with the script of
+    /// `linking` (a `Prepared` one) prepared.
+    pub(crate) fn holds_prepared(&self, key: &str, linking: Linking) -> bool {
+        matches!(linking, Linking::Prepared(_)) && self.cache.holds(&stored_key(key, linking))
+    }
+
+    /// Forget the embedded component keyed `key` linked for this runtime as
+    /// `linking` says ([`Runtime::link`] links it again when asked).
+    pub(crate) fn forget_linked(&self, key: &str, linking: Linking) {
+        let mut embedded = self.embedded.lock().unwrap_or_else(PoisonError::into_inner);
+        embedded.remove(key);
+        if let Linking::Prepared(_) = linking {
+            embedded.remove(&stored_key(key, linking));
+        }
     }
 
     /// Hold one of the `max_concurrent_calls` slots while a call runs. A
@@ -473,7 +483,25 @@ impl Runtime {
         match linking {
             Linking::Owned => make(),
             Linking::Embedded | Linking::Preinitialised => self.embedded(key, make),
+            Linking::Prepared(_) => {
+                // Its own snapshot once one is cached (work ahead of use
+                // builds it: [`Runtime::compile_into_cache`]); meanwhile
+                // the shared one, never a compile a call waits for.
+                let stored = stored_key(key, linking);
+                if self.is_linked(&stored) || self.cache.holds(&stored) {
+                    self.embedded(&stored, make)
+                } else {
+                    self.link(key, wasm, Linking::Preinitialised, label)
+                }
+            }
         }
+    }
+
+    fn is_linked(&self, key: &str) -> bool {
+        self.embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(key)
     }
 
     /// Work ahead of use: make sure the compile cache holds `wasm` compiled,
@@ -491,11 +519,10 @@ impl Runtime {
             return Ok(false);
         }
         let stored = stored_key(key, linking);
-        let linked = self
-            .embedded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(key);
+        let linked = self.is_linked(match linking {
+            Linking::Prepared(_) => &stored,
+            Linking::Owned | Linking::Embedded | Linking::Preinitialised => key,
+        });
         if !linked && !self.cache.holds(&stored) {
             drop(self.compiled(key, wasm, linking, label)?);
         }
@@ -514,18 +541,28 @@ impl Runtime {
         label: &str,
     ) -> Result<Component, String> {
         let compiling = || Compiling::start(self, label, wasm.len());
-        if linking == Linking::Preinitialised {
-            let snapshot = self
-                .cache
-                .component(&self.engine, &preinit_key(key), compiling, || {
-                    let snapshot = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        preinit::snapshot(self, wasm)
-                    }))
-                    .unwrap_or_else(|_| Err(wasmtime::Error::msg("pre-initialisation panicked")))?;
-                    Component::new(&self.engine, snapshot)
-                });
+        if let Linking::Preinitialised | Linking::Prepared(_) = linking {
+            let script = match linking {
+                Linking::Prepared(script) => Some(script),
+                _ => None,
+            };
+            let snapshot =
+                self.cache
+                    .component(&self.engine, &stored_key(key, linking), compiling, || {
+                        let snapshot = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            preinit::snapshot(self, key, wasm, script)
+                        }))
+                        .unwrap_or_else(|_| {
+                            Err(wasmtime::Error::msg("pre-initialisation panicked"))
+                        })?;
+                        Component::new(&self.engine, snapshot)
+                    });
             match snapshot {
                 Ok(component) => return Ok(component),
+                Err(err) if script.is_some() => {
+                    tracing::debug!(%label, %err, "cannot prepare its script; its calls parse it");
+                    return self.compiled(key, wasm, Linking::Preinitialised, label);
+                }
                 Err(err) => {
                     tracing::warn!(%label, %err, "cannot pre-initialise; its calls start from scratch");
                 }
@@ -651,23 +688,22 @@ pub(crate) fn release_freed_memory() {
     }
 }
 
-/// The cache key of the pre-initialised form of the component keyed `key`.
-fn preinit_key(key: &str) -> String {
-    format!("{key}.preinit")
-}
-
 /// The cache key the component keyed `key` is compiled under, as `linking`
 /// links it.
 fn stored_key(key: &str, linking: Linking) -> String {
     match linking {
-        Linking::Preinitialised => preinit_key(key),
+        Linking::Preinitialised => format!("{key}.preinit"),
+        Linking::Prepared(script) => {
+            let hash = blake3::hash(script.as_bytes()).to_hex();
+            format!("{key}.preinit-{}", &hash[..32])
+        }
         Linking::Owned | Linking::Embedded => key.to_owned(),
     }
 }
 
 /// How [`Runtime::link`] treats a component's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Linking {
+pub(crate) enum Linking<'a> {
     /// Loaded from a file or given by a caller: linked on each load.
     Owned,
     /// Embedded in the binary: linked once per runtime.
@@ -675,6 +711,10 @@ pub(crate) enum Linking {
     /// Embedded, and pre-initialised by its `wizer-initialize` export
     /// before it is compiled (see [`preinit`]).
     Preinitialised,
+    /// Pre-initialised, then this script (a `javascript` tool's source)
+    /// prepared in it: a snapshot per script, built only as work ahead of
+    /// use; until one is cached, calls run in the `Preinitialised` one.
+    Prepared(&'a str),
 }
 
 /// What `toolhost check` found in one component.

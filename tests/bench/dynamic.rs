@@ -1,7 +1,8 @@
 //! A JavaScript dynamic tool per call: js_runtime (boa) instantiated fresh
-//! in the sandbox, the interpreter set up, the script loaded and `run`
-//! called; against the trivial `echo` component through the same pipeline
-//! and the same logic in native Rust.
+//! in the sandbox from a snapshot with the interpreter set up (and, once
+//! work ahead of use prepared it, the script parsed and compiled), the
+//! script run and `run` called; against the trivial `echo` component
+//! through the same pipeline and the same logic in native Rust.
 
 use crate::{echo_registry, percentiles, time_n, us};
 use serde_json::json;
@@ -71,9 +72,25 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     println!("\n## Dynamic tools: a JavaScript tool per call (js_runtime = boa in the sandbox)");
     let mut registry = echo_registry(runtime);
     let script = js_tool(runtime, "count_words", SCRIPT, &[]);
+    let started = std::time::Instant::now();
+    script.warm_up(runtime).expect("prepares");
+    let first_prepared_in = started.elapsed();
     registry.register(script, false).expect("register");
+    // The same script twice: as work ahead of use leaves it (prepared in
+    // a snapshot of its own) and as it runs before that (the shared
+    // snapshot, parsing it in each call; a comment makes it another script).
     let trivial = js_tool(runtime, "hello", TRIVIAL, &[]);
+    let started = std::time::Instant::now();
+    trivial.warm_up(runtime).expect("prepares");
+    let prepared_in = started.elapsed();
     registry.register(trivial, false).expect("register");
+    let shared = js_tool(
+        runtime,
+        "hello_shared",
+        &format!("{TRIVIAL} // shared"),
+        &[],
+    );
+    registry.register(shared, false).expect("register");
     let file = js_tool(runtime, "count_file_words", WORD_COUNT, &["workspace:read"]);
     registry.register(file, false).expect("register");
     let ws = tempfile::tempdir().expect("temp");
@@ -91,8 +108,13 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     };
     assert_eq!(call("count_words", ARGS).content, "5");
     assert_eq!(call("hello", ARGS).content, "hello one two three four five");
+    assert_eq!(
+        call("hello_shared", ARGS).content,
+        "hello one two three four five"
+    );
     for _ in 0..10 {
         call("hello", ARGS);
+        call("hello_shared", ARGS);
         call("count_words", ARGS);
         call("echo", ARGS);
     }
@@ -101,6 +123,9 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     });
     let (mut hello, _) = time_n(n, || {
         call("hello", ARGS);
+    });
+    let (mut shared, _) = time_n(n, || {
+        call("hello_shared", ARGS);
     });
     let (mut echo, _) = time_n(n, || {
         call("echo", ARGS);
@@ -113,6 +138,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     let (js50, js99) = percentiles(&mut js);
     let (echo50, echo99) = percentiles(&mut echo);
     let (hello50, hello99) = percentiles(&mut hello);
+    let (shared50, shared99) = percentiles(&mut shared);
     let (n50, _) = percentiles(&mut native);
     println!(
         "javascript tool (count_words)  p50 {:>8.1} µs  p99 {:>8.1} µs",
@@ -124,6 +150,16 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
         us(hello50),
         us(hello99),
         hello50.as_secs_f64() / echo50.as_secs_f64()
+    );
+    println!(
+        "  the same, before its script is prepared (shared snapshot) p50 {:>7.1} µs  p99 {:>8.1} µs",
+        us(shared50),
+        us(shared99),
+    );
+    println!(
+        "  preparing a script (work ahead of use, once per script and cache): {:.2} s; the first in a cache {:.2} s (it also compiles the instrumented runner)",
+        prepared_in.as_secs_f64(),
+        first_prepared_in.as_secs_f64(),
     );
     println!(
         "echo component (same pipeline) p50 {:>8.1} µs  p99 {:>8.1} µs",

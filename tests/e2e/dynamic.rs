@@ -553,15 +553,14 @@ async fn the_whole_javascript_flow_over_mcp() {
     )
     .await;
     // 1. Created over MCP: pending, and not in tools/list.
+    let count_words = unique_script(
+        "function run(a, ctx) { const t = a.text ?? toolhost.readFile('words.txt'); \
+         return {words: t.trim().split(/\\s+/).length, agent: ctx.agent} }",
+    );
     let r = mcp_call(
         &session,
         "create_tool",
-        script(
-            "count_words",
-            "function run(a, ctx) { const t = a.text ?? toolhost.readFile('words.txt'); \
-             return {words: t.trim().split(/\\s+/).length, agent: ctx.agent} }",
-            &["workspace:read"],
-        ),
+        script("count_words", &count_words, &["workspace:read"]),
     )
     .await
     .expect("answered");
@@ -623,6 +622,24 @@ async fn the_whole_javascript_flow_over_mcp() {
         .await
         .expect("answered");
     assert_eq!(r.structured_content.as_ref().unwrap()["words"], 4);
+    // Work ahead of use prepares its script in a snapshot of its own (the
+    // server's, once the tool appeared); calls then run in it, the same.
+    let stored = std::fs::read_to_string(s.store().join(&id).join("source.js")).unwrap();
+    assert_eq!(stored, count_words);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !is_prepared(&stored) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never prepared the script"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for (args, words) in [(json!({"text": "a b c d e"}), 5), (json!({}), 4)] {
+        let r = mcp_call(&session, "count_words", args)
+            .await
+            .expect("answered");
+        assert_eq!(r.structured_content.as_ref().unwrap()["words"], words);
+    }
     // Its schema is enforced like any tool's.
     let r = mcp_call(&session, "count_words", json!({"text": 5}))
         .await
@@ -822,23 +839,59 @@ fn scripts_are_parsed_at_creation_and_success_false_is_an_error() {
     assert_eq!(good["content"], "sunny in Lima");
 }
 
-/// js_runtime is pre-initialised (its interpreter and realm built once and
-/// snapshotted), yet each call starts from that snapshot: what one call
-/// does to the realm (globals, prototypes, a throw) never reaches the next,
-/// and randomness and the clock are not frozen in the snapshot.
-#[test]
-fn every_javascript_call_starts_from_the_same_fresh_realm() {
+/// A `javascript` tool built from `source` (no grant), for the tests of
+/// js_runtime's snapshots.
+fn js_plugin(runtime: &toolhost::Runtime, name: &str, source: &str) -> toolhost::Plugin {
     use toolhost::dynamic::{Entry, Meta};
-    let runtime = crate::support::runtime();
     let meta: Meta = serde_json::from_value(json!({
-        "id": "fresh-realm", "name": "fresh_realm",
+        "id": name.replace('_', "-"), "name": name,
         "description": "Reports what an earlier call left behind.", "kind": "javascript",
         "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
         "scope": "all", "created_at": "2026-01-01T00:00:00Z", "status": "approved",
         "grant": [],
     }))
     .unwrap();
-    let source = "globalThis.loads = (globalThis.loads || 0) + 1;
+    let entry = Entry {
+        meta,
+        dir: std::env::temp_dir(),
+    };
+    toolhost::dynamic::plugin(runtime, &entry, source.as_bytes()).unwrap()
+}
+
+/// Whether the compile cache holds js_runtime's snapshot with `source`
+/// prepared in it (its key names the script's hash).
+fn is_prepared(source: &str) -> bool {
+    let hash = blake3::hash(source.as_bytes()).to_hex();
+    let suffix = format!(".preinit-{}.cwasm", &hash[..32]);
+    std::fs::read_dir(crate::support::cache_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+}
+
+/// A script no other test (or earlier run) prepared: `source` with a
+/// comment of its own.
+fn unique_script(source: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("// {nanos} {}\n{source}", std::process::id())
+}
+
+/// js_runtime is pre-initialised (its interpreter and realm built once and
+/// snapshotted), and a tool's script is prepared in a snapshot of its own
+/// once work ahead of use built it; yet each call starts from a snapshot:
+/// what one call does to the realm (globals, prototypes, a throw) never
+/// reaches the next, the script's top-level code runs in every call, and
+/// randomness and the clock are not frozen in the snapshot. Both ways run
+/// the same calls here.
+#[test]
+fn every_javascript_call_starts_from_the_same_fresh_realm() {
+    let runtime = crate::support::runtime();
+    let source = unique_script(
+        "globalThis.loads = (globalThis.loads || 0) + 1;
+        const loadedAt = Date.now();
         function run(a) {
           const before = {loads: globalThis.loads, seen: globalThis.seen ?? null,
             polluted: ({}).polluted ?? null, split: typeof ''.split, json: typeof JSON.parse};
@@ -847,52 +900,89 @@ fn every_javascript_call_starts_from_the_same_fresh_realm() {
           String.prototype.split = null;
           JSON.parse = () => 'hijacked';
           if (a.text === 'throw') throw new Error('boom');
-          return {before, random: Math.random(), now: Date.now()};
-        }";
-    let dir = workspace();
-    let entry = Entry {
-        meta,
-        dir: dir.path().to_owned(),
+          return {before, random: Math.random(), now: Date.now(), loadedAt};
+        }",
+    );
+    let mut registry = toolhost::Registry::new();
+    registry
+        .register(js_plugin(&runtime, "fresh_realm", &source), false)
+        .unwrap();
+    let executor =
+        toolhost::Executor::new(Arc::clone(&runtime), registry).with_mode(toolhost::Mode::Yolo);
+    let round = || {
+        let options = toolhost::CallOptions::default();
+        let mut randoms = Vec::new();
+        for text in ["a", "throw", "b", "throw", "c"] {
+            let r = executor.call("fresh_realm", &json!({"text": text}).to_string(), &options);
+            if text == "throw" {
+                assert!(!r.success && r.content.contains("boom"), "{r:?}");
+                continue;
+            }
+            assert!(r.success, "{r:?}");
+            let v = r.structured.expect("structured");
+            assert_eq!(
+                v["before"],
+                json!({"loads": 1, "seen": null, "polluted": null, "split": "function", "json": "function"}),
+                "call {text} saw what an earlier call left"
+            );
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as f64;
+            for at in ["now", "loadedAt"] {
+                let then = v[at].as_f64().unwrap();
+                assert!(
+                    (now - then).abs() < 60_000.0,
+                    "{at} {then} is not now ({now})"
+                );
+            }
+            randoms.push(v["random"].as_f64().unwrap().to_bits());
+        }
+        randoms.sort_unstable();
+        randoms.dedup();
+        assert_eq!(randoms.len(), 3, "Math.random() repeated across calls");
     };
-    let plugin = toolhost::dynamic::plugin(&runtime, &entry, source.as_bytes()).unwrap();
+    // The shared snapshot: nothing is built for this script on a call.
+    round();
+    assert!(!is_prepared(&source));
+    // The pre-initialised runner is what ran (it is cached under its own
+    // key), not the plain one it falls back to when pre-initialising fails.
+    let shared = std::fs::read_dir(crate::support::cache_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().ends_with(".preinit.cwasm"));
+    assert!(shared, "no pre-initialised js_runtime in the cache");
+    // Work ahead of use (as a server does it), after calls loaded the
+    // shared snapshot, prepares the script in a snapshot of its own, and
+    // the next calls run in it.
+    while executor.warm_up_next() {}
+    assert!(is_prepared(&source));
+    round();
+}
+
+/// A script that does not compile gets no snapshot of its own when work
+/// ahead of use tries to prepare it; its calls say why, every time.
+#[test]
+fn a_javascript_tool_whose_script_does_not_compile_says_why() {
+    let runtime = crate::support::runtime();
+    let source = unique_script("function run(a) { return a.text +; }");
+    let plugin = js_plugin(&runtime, "broken_script", &source);
+    plugin.warm_up(&runtime).unwrap();
+    assert!(
+        !is_prepared(&source),
+        "a snapshot for a script that does not compile"
+    );
     let mut registry = toolhost::Registry::new();
     registry.register(plugin, false).unwrap();
     let executor =
         toolhost::Executor::new(Arc::clone(&runtime), registry).with_mode(toolhost::Mode::Yolo);
-    let options = toolhost::CallOptions::default();
-    let mut randoms = Vec::new();
-    for text in ["a", "throw", "b", "throw", "c"] {
-        let r = executor.call("fresh_realm", &json!({"text": text}).to_string(), &options);
-        if text == "throw" {
-            assert!(!r.success && r.content.contains("boom"), "{r:?}");
-            continue;
-        }
-        assert!(r.success, "{r:?}");
-        let v = r.structured.expect("structured");
-        assert_eq!(
-            v["before"],
-            json!({"loads": 1, "seen": null, "polluted": null, "split": "function", "json": "function"}),
-            "call {text} saw what an earlier call left"
+    for _ in 0..2 {
+        let r = executor.call(
+            "broken_script",
+            r#"{"text":"x"}"#,
+            &toolhost::CallOptions::default(),
         );
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as f64;
-        let then = v["now"].as_f64().unwrap();
-        assert!(
-            (now - then).abs() < 60_000.0,
-            "Date.now() {then} is not now ({now})"
-        );
-        randoms.push(v["random"].as_f64().unwrap().to_bits());
+        assert!(!r.success, "{r:?}");
+        assert!(r.content.contains("does not load"), "{r:?}");
     }
-    randoms.sort_unstable();
-    randoms.dedup();
-    assert_eq!(randoms.len(), 3, "Math.random() repeated across calls");
-    // The pre-initialised runner is what ran (it is cached under its own
-    // key), not the plain one it falls back to when pre-initialising fails.
-    let preinitialised = std::fs::read_dir(crate::support::cache_dir())
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|e| e.file_name().to_string_lossy().ends_with(".preinit.cwasm"));
-    assert!(preinitialised, "no pre-initialised js_runtime in the cache");
 }

@@ -17,7 +17,7 @@ use toolhost_shared::contract::{dir, setting, tool};
 
 /// The smallest compile cache budget: one build's built-ins and
 /// js_runtime's snapshot take 150-200 MB; less would evict and recompile
-/// them on every start.
+/// them on every start. Each `javascript` tool's own snapshot adds ~18 MB.
 const MIN_CACHE_MB: u64 = 256;
 
 impl Config {

@@ -7,12 +7,17 @@
 //! building them (most of such a call's time). Every call still gets its own
 //! instance of the snapshot: nothing one call does reaches the next.
 //!
+//! A snapshot may also be made for one `javascript` tool: after
+//! `wizer-initialize`, its `prepare-script` export parses and compiles the
+//! tool's script, so that tool's calls skip that too (the script's
+//! top-level code still runs in each call; nothing of it runs here).
+//!
 //! The initialiser runs in an empty sandbox, as `describe()` does (no files,
 //! no commands, no network, the describe deadline). What it leaves behind is
 //! only what it put in its own memory; WASI resources it might have opened
 //! are not part of a snapshot. The snapshot is compiled and cached like any
-//! component (under its own key), so this runs once per toolhost build and
-//! cache, not once per start.
+//! component (under its own key), so this runs once per toolhost build (and
+//! script) and cache, not once per start.
 
 use super::Runtime;
 use super::sandbox::{CallState, in_empty_sandbox};
@@ -26,21 +31,47 @@ use wasmtime_wizer::{ComponentInstanceState, Wizer};
 /// The export run once before the snapshot.
 pub(crate) const INIT_EXPORT: &str = "wizer-initialize";
 
-/// `wasm` pre-initialised: a component whose instances start where
-/// `wizer-initialize` left one.
-pub(crate) fn snapshot(runtime: &Runtime, wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
+/// The export that prepares one tool's script, run after [`INIT_EXPORT`];
+/// it answers whether the script compiled.
+pub(crate) const PREPARE_EXPORT: &str = "prepare-script";
+
+/// `wasm` (cached as `key`) pre-initialised: a component whose instances
+/// start where `wizer-initialize` left one, with `script` prepared by
+/// [`PREPARE_EXPORT`] if given.
+pub(crate) fn snapshot(
+    runtime: &Runtime,
+    key: &str,
+    wasm: &[u8],
+    script: Option<&str>,
+) -> wasmtime::Result<Vec<u8>> {
     let mut wizer = Wizer::new();
     // Removing the export leaves wizer 48's rewritten component invalid
     // (its lift still names it: wasmtime issue #13186); nothing calls it.
     wizer.init_func(INIT_EXPORT).keep_init_func(true);
     let (cx, instrumented) = wizer.instrument_component(wasm)?;
-    let component = Component::new(&runtime.engine, &instrumented)
+    // Compiled once and cached: each script's snapshot starts from it.
+    let component = runtime
+        .cache
+        .component(
+            &runtime.engine,
+            &format!("{key}.instrumented"),
+            || (),
+            || Component::new(&runtime.engine, &instrumented),
+        )
         .context("compiling the component to pre-initialise")?;
     in_empty_sandbox(runtime, "pre-initialisation", |store| {
         let instance = runtime.linker.instantiate(&mut *store, &component)?;
         instance
             .get_typed_func::<(), ()>(&mut *store, INIT_EXPORT)?
             .call(&mut *store, ())?;
+        if let Some(script) = script {
+            let (prepared,) = instance
+                .get_typed_func::<(&str,), (bool,)>(&mut *store, PREPARE_EXPORT)?
+                .call(&mut *store, (script,))?;
+            if !prepared {
+                wasmtime::bail!("the script does not compile; its calls say why");
+            }
+        }
         ready(wizer.snapshot_component(&cx, &mut Snapshotting { store, instance }))?
     })
     .map_err(wasmtime::Error::msg)

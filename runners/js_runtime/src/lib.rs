@@ -21,7 +21,7 @@
 
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::object::builtins::JsPromise;
-use boa_engine::{Context as Js, JsError, JsString, JsValue, Source};
+use boa_engine::{Context as Js, JsError, JsString, JsValue, Script, Source};
 mod globals;
 
 use globals::install;
@@ -49,13 +49,23 @@ thread_local! {
     /// instance starts with it ready). Taken by the one call an instance
     /// serves; without it the call builds its own.
     static READY: RefCell<Option<Js>> = const { RefCell::new(None) };
+    /// One tool's script parsed and compiled in that interpreter, with its
+    /// source, when the host snapshots this component for that tool
+    /// (`prepare-script`). A call given the same source evaluates it
+    /// instead of parsing it: its top-level code still runs in every call.
+    static PREPARED: RefCell<Option<(String, Script)>> = const { RefCell::new(None) };
 }
 
-/// The `wizer-initialize` export the host's pre-initialisation calls.
+/// The exports the host's pre-initialisation calls: `wizer-initialize`,
+/// then, for a snapshot of one tool, `prepare-script` with its source.
 #[expect(unsafe_code, reason = "the export glue wit-bindgen generates")]
 mod preinit {
     wit_bindgen::generate!({
-        inline: "package toolhost:js-runtime;\nworld preinit { export wizer-initialize: func(); }",
+        inline: "package toolhost:js-runtime;
+            world preinit {
+                export wizer-initialize: func();
+                export prepare-script: func(source: string) -> bool;
+            }",
     });
 
     pub(crate) struct Preinit;
@@ -68,9 +78,33 @@ mod preinit {
                 super::READY.with(|ready| *ready.borrow_mut() = Some(js));
             }
         }
+
+        fn prepare_script(source: String) -> bool {
+            super::prepare(source)
+        }
     }
 
     export!(Preinit);
+}
+
+/// Parse and compile `source` in the ready interpreter and keep it for the
+/// call that runs it. False if there is no interpreter or the script does
+/// not compile: its calls then parse it themselves and report why.
+fn prepare(source: String) -> bool {
+    READY.with(|ready| {
+        let mut ready = ready.borrow_mut();
+        let Some(js) = ready.as_mut() else {
+            return false;
+        };
+        let Ok(script) = Script::parse(Source::from_bytes(&source), None, js) else {
+            return false;
+        };
+        if script.codeblock(js).is_err() {
+            return false;
+        }
+        PREPARED.with(|prepared| *prepared.borrow_mut() = Some((source, script)));
+        true
+    })
 }
 
 /// A new interpreter: a realm with the `toolhost` object.
@@ -161,8 +195,15 @@ fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown
 }
 
 fn run_in(js: &mut Js, source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
-    js.eval(Source::from_bytes(source))
-        .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;
+    // What `eval` does (parse, compile, evaluate), minus what was prepared.
+    let prepared = PREPARED
+        .with(|prepared| prepared.borrow_mut().take())
+        .filter(|(text, _)| text == source);
+    match prepared {
+        Some((_, script)) => script.evaluate(js),
+        None => js.eval(Source::from_bytes(source)),
+    }
+    .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;
     let run = js
         .global_object()
         .get(JsString::from("run"), js)

@@ -145,3 +145,40 @@ fn a_call_uses_the_interpreter_made_ready_before_it() {
     assert_eq!(out.content(), "function");
     assert!(READY.with(|ready| ready.borrow().is_none()));
 }
+
+/// A script prepared in the interpreter (a tool's own snapshot) runs as if
+/// the call had parsed it: its top-level code runs in the call, and a call
+/// given another source runs that one, never the prepared one.
+#[test]
+fn a_prepared_script_runs_as_the_call_would_parse_it() {
+    let source = "globalThis.loads = (globalThis.loads || 0) + 1;
+        const at = Date.now();
+        function run(a) { return {loads: globalThis.loads, text: a.text, at} }";
+    let ready = || READY.with(|r| *r.borrow_mut() = Some(interpreter().ok().unwrap()));
+    ready();
+    assert!(prepare(source.to_owned()));
+    assert!(PREPARED.with(|p| p.borrow().is_some()));
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as f64;
+    let out = call(source, json!({"text": "x"})).unwrap();
+    let value = out.structured().unwrap();
+    assert_eq!(value["loads"], 1);
+    assert_eq!(value["text"], "x");
+    assert!(value["at"].as_f64().unwrap() >= before, "{value}");
+    assert!(PREPARED.with(|p| p.borrow().is_none()), "taken by the call");
+
+    ready();
+    assert!(prepare(source.to_owned()));
+    let other = call("function run() { return 'other' }", json!({})).unwrap();
+    assert_eq!(other.content(), "other");
+
+    ready();
+    assert!(!prepare("function run( {".to_owned()), "does not parse");
+    assert!(PREPARED.with(|p| p.borrow().is_none()));
+    let err = call("function run( {", json!({})).unwrap_err();
+    assert!(err.to_string().contains("does not load"), "{err}");
+    READY.with(|r| r.borrow_mut().take());
+    assert!(!prepare(source.to_owned()), "no interpreter to prepare in");
+}
