@@ -9,6 +9,7 @@ use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use toolhost_shared::contract::setting;
 use toolhost_shared::dynamic::Meta;
@@ -111,6 +112,8 @@ pub struct Plugin {
     settings: OnceLock<Arc<str>>,
     /// Set once [`Plugin::compile_ahead`] has run.
     ahead: OnceLock<()>,
+    /// Set when what `pre` holds is a `javascript` tool's own snapshot.
+    prepared: AtomicBool,
     /// Set for a tool whose calls go elsewhere (a remote MCP server's).
     forwarded: Option<Arc<dyn Forwarded>>,
 }
@@ -190,6 +193,7 @@ impl Plugin {
             dynamic: None,
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
+            prepared: AtomicBool::new(false),
             forwarded: None,
         }))
     }
@@ -207,6 +211,7 @@ impl Plugin {
             dynamic: None,
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
+            prepared: AtomicBool::new(false),
             forwarded: None,
         })
     }
@@ -234,6 +239,7 @@ impl Plugin {
             dynamic: Some(Arc::new(binding)),
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
+            prepared: AtomicBool::new(false),
             forwarded: None,
         }
     }
@@ -253,6 +259,7 @@ impl Plugin {
             dynamic: None,
             settings: OnceLock::new(),
             ahead: OnceLock::new(),
+            prepared: AtomicBool::new(false),
             forwarded: Some(forwarded),
         }
     }
@@ -310,8 +317,22 @@ impl Plugin {
     /// The pre-linked component, compiled (or loaded from the cache) on first
     /// use, and again after [`Plugin::unload`].
     pub(crate) fn pre(&self, runtime: &Runtime) -> Result<ToolPluginPre<CallState>, String> {
-        self.pre
-            .get_or_load(|| link(runtime, &self.key, &self.wasm, self.name()))
+        self.pre.get_or_load(|| match &self.wasm {
+            Wasm::Prepared(bytes, script) => {
+                let (pre, prepared) =
+                    runtime.link_prepared(&self.key, bytes, script, self.name())?;
+                self.prepared.store(prepared, Ordering::Relaxed);
+                Ok(pre)
+            }
+            _ => link(runtime, &self.key, &self.wasm, self.name()),
+        })
+    }
+
+    /// Whether this `javascript` tool's calls run with its script prepared
+    /// in a snapshot of its own (see [`Plugin::warm_up`]): it is loaded,
+    /// and from that snapshot.
+    pub fn script_prepared(&self) -> bool {
+        self.prepared.load(Ordering::Relaxed) && self.pre.get().is_some_and(|r| r.is_ok())
     }
 
     /// Let go of the loaded component if the compile cache holds it
@@ -327,7 +348,7 @@ impl Plugin {
         {
             return false;
         }
-        runtime.forget_linked(&self.key, linking);
+        runtime.forget_linked(&self.key);
         true
     }
 
@@ -354,6 +375,13 @@ impl Plugin {
     /// millisecond). With no cache to keep it in, it is loaded now
     /// ([`Plugin::warm_up`]).
     pub(crate) fn compile_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
+        let done = self.work_ahead(runtime);
+        // Once, whatever came of it: a call reports a failure again.
+        let _ = self.ahead.set(());
+        done
+    }
+
+    fn work_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
         runtime.in_background(|| self.prepare(runtime));
         if self.forwarded.is_some() || self.pre.get().is_some() {
             // Loaded, or failed: nothing left to do ahead of use.
@@ -362,17 +390,14 @@ impl Plugin {
         let (bytes, linking) = self.wasm.linking();
         let cached = runtime
             .in_background(|| runtime.compile_into_cache(&self.key, bytes, linking, self.name()));
-        let done = match cached {
+        match cached {
             Ok(true) => Ok(()),
             Ok(false) => runtime.in_background(|| self.warm_up(runtime)),
             Err(reason) => Err(RuntimeError::Load {
                 origin: self.origin.to_string(),
                 reason,
             }),
-        };
-        // Once, whatever came of it: a call reports a failure again.
-        let _ = self.ahead.set(());
-        done
+        }
     }
 
     /// A `javascript` tool's own snapshot, its script parsed and compiled
@@ -382,18 +407,23 @@ impl Plugin {
     /// it was there is let go, so the next call loads it. If the script
     /// does not compile, its calls keep the shared snapshot (and say why).
     fn prepare(&self, runtime: &Runtime) {
-        let (bytes, linking @ Linking::Prepared(_)) = self.wasm.linking() else {
+        let (bytes, linking @ Linking::Prepared(script)) = self.wasm.linking() else {
             return;
         };
-        if runtime.holds_prepared(&self.key, linking) {
-            return;
-        }
-        match runtime.compile_into_cache(&self.key, bytes, linking, self.name()) {
-            Ok(true) if runtime.holds_prepared(&self.key, linking) => {
-                self.pre.unload();
+        if !runtime.holds_prepared(&self.key, linking) {
+            if runtime.prepare_failed(&self.key, script) {
+                return;
             }
-            Ok(_) => {}
-            Err(err) => tracing::debug!(%err, tool = self.name(), "cannot prepare its script"),
+            if let Err(err) = runtime.compile_into_cache(&self.key, bytes, linking, self.name()) {
+                tracing::debug!(%err, tool = self.name(), "cannot prepare its script");
+            }
+            if !runtime.holds_prepared(&self.key, linking) {
+                return;
+            }
+        }
+        if !self.prepared.load(Ordering::Relaxed) {
+            // Loaded from the shared snapshot (or not loaded: a no-op).
+            self.pre.unload();
         }
     }
 

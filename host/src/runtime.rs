@@ -15,7 +15,7 @@ use crate::bindings::ToolPluginPre;
 use crate::types::tool_info::{Problem, Severity, ToolInfo, problems_of};
 use cache::CompileCache;
 use sandbox::CallState;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -269,6 +269,9 @@ pub struct Runtime {
     /// Embedded components (built-ins, runners) already linked, by cache
     /// key: a reload or a new dynamic tool on the same runner reuses them.
     embedded: Mutex<HashMap<String, ToolPluginPre<CallState>>>,
+    /// Cache keys of scripts whose preparing failed (see
+    /// [`Runtime::prepare_failed`]).
+    unprepared: Mutex<HashSet<String>>,
     progress: Option<CompileProgress>,
     /// Compiles a call is waiting for, and a signal when one ends.
     foreground: (Mutex<usize>, Condvar),
@@ -341,6 +344,7 @@ impl Runtime {
             max_calls: slots,
             workers: Slots::new(workers),
             embedded: Mutex::new(HashMap::new()),
+            unprepared: Mutex::new(HashSet::new()),
             progress: config.progress,
             foreground: (Mutex::new(0), Condvar::new()),
         })
@@ -396,14 +400,13 @@ impl Runtime {
         matches!(linking, Linking::Prepared(_)) && self.cache.holds(&stored_key(key, linking))
     }
 
-    /// Forget the embedded component keyed `key` linked for this runtime as
-    /// `linking` says ([`Runtime::link`] links it again when asked).
-    pub(crate) fn forget_linked(&self, key: &str, linking: Linking) {
-        let mut embedded = self.embedded.lock().unwrap_or_else(PoisonError::into_inner);
-        embedded.remove(key);
-        if let Linking::Prepared(_) = linking {
-            embedded.remove(&stored_key(key, linking));
-        }
+    /// Forget the embedded component keyed `key` linked for this runtime
+    /// ([`Runtime::link`] links it again when asked).
+    pub(crate) fn forget_linked(&self, key: &str) {
+        self.embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
     }
 
     /// Hold one of the `max_concurrent_calls` slots while a call runs. A
@@ -483,25 +486,41 @@ impl Runtime {
         match linking {
             Linking::Owned => make(),
             Linking::Embedded | Linking::Preinitialised => self.embedded(key, make),
-            Linking::Prepared(_) => {
-                // Its own snapshot once one is cached (work ahead of use
-                // builds it: [`Runtime::compile_into_cache`]); meanwhile
-                // the shared one, never a compile a call waits for.
-                let stored = stored_key(key, linking);
-                if self.is_linked(&stored) || self.cache.holds(&stored) {
-                    self.embedded(&stored, make)
-                } else {
-                    self.link(key, wasm, Linking::Preinitialised, label)
-                }
-            }
+            Linking::Prepared(script) => self
+                .link_prepared(key, wasm, script, label)
+                .map(|(pre, _)| pre),
         }
     }
 
-    fn is_linked(&self, key: &str) -> bool {
-        self.embedded
+    /// A `javascript` tool's runner: its own snapshot with `script`
+    /// prepared if the cache holds one (work ahead of use builds it:
+    /// [`Runtime::compile_into_cache`]), else the shared one. Never a
+    /// compile of the script's snapshot here, so a call never waits for
+    /// one. Each tool keeps its own (not linked once per runtime: a tool
+    /// removed or edited lets go of it). True if it is the prepared one.
+    pub(crate) fn link_prepared(
+        &self,
+        key: &str,
+        wasm: &[u8],
+        script: &str,
+        label: &str,
+    ) -> Result<(ToolPluginPre<CallState>, bool), String> {
+        let stored = stored_key(key, Linking::Prepared(script));
+        if let Some(component) = self.cache.load(&self.engine, &stored) {
+            return Ok((self.pre_link(&component)?, true));
+        }
+        let shared = self.link(key, wasm, Linking::Preinitialised, label)?;
+        Ok((shared, false))
+    }
+
+    /// Whether preparing `script` failed before in this runtime (it is not
+    /// tried again until the runtime is new: one that does not compile
+    /// would fail the same way).
+    pub(crate) fn prepare_failed(&self, key: &str, script: &str) -> bool {
+        self.unprepared
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(key)
+            .contains(&stored_key(key, Linking::Prepared(script)))
     }
 
     /// Work ahead of use: make sure the compile cache holds `wasm` compiled,
@@ -519,10 +538,13 @@ impl Runtime {
             return Ok(false);
         }
         let stored = stored_key(key, linking);
-        let linked = self.is_linked(match linking {
-            Linking::Prepared(_) => &stored,
-            Linking::Owned | Linking::Embedded | Linking::Preinitialised => key,
-        });
+        // A prepared script's snapshot is never linked once per runtime.
+        let linked = !matches!(linking, Linking::Prepared(_))
+            && self
+                .embedded
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains_key(key);
         if !linked && !self.cache.holds(&stored) {
             drop(self.compiled(key, wasm, linking, label)?);
         }
@@ -561,6 +583,10 @@ impl Runtime {
                 Ok(component) => return Ok(component),
                 Err(err) if script.is_some() => {
                     tracing::debug!(%label, %err, "cannot prepare its script; its calls parse it");
+                    self.unprepared
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(stored_key(key, linking));
                     return self.compiled(key, wasm, Linking::Preinitialised, label);
                 }
                 Err(err) => {

@@ -903,13 +903,9 @@ fn every_javascript_call_starts_from_the_same_fresh_realm() {
           return {before, random: Math.random(), now: Date.now(), loadedAt};
         }",
     );
-    let mut registry = toolhost::Registry::new();
-    registry
-        .register(js_plugin(&runtime, "fresh_realm", &source), false)
-        .unwrap();
-    let executor =
-        toolhost::Executor::new(Arc::clone(&runtime), registry).with_mode(toolhost::Mode::Yolo);
+    let executor = executor_of(&runtime, js_plugin(&runtime, "fresh_realm", &source));
     let round = || {
+        let started = now_ms();
         let options = toolhost::CallOptions::default();
         let mut randoms = Vec::new();
         for text in ["a", "throw", "b", "throw", "c"] {
@@ -925,15 +921,13 @@ fn every_javascript_call_starts_from_the_same_fresh_realm() {
                 json!({"loads": 1, "seen": null, "polluted": null, "split": "function", "json": "function"}),
                 "call {text} saw what an earlier call left"
             );
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as f64;
+            // Run in this call, not frozen when the snapshot was made.
+            let now = now_ms();
             for at in ["now", "loadedAt"] {
                 let then = v[at].as_f64().unwrap();
                 assert!(
-                    (now - then).abs() < 60_000.0,
-                    "{at} {then} is not now ({now})"
+                    (started..=now).contains(&then),
+                    "{at} {then} is not in this round ({started}..={now})"
                 );
             }
             randoms.push(v["random"].as_f64().unwrap().to_bits());
@@ -942,9 +936,18 @@ fn every_javascript_call_starts_from_the_same_fresh_realm() {
         randoms.dedup();
         assert_eq!(randoms.len(), 3, "Math.random() repeated across calls");
     };
+    let prepared = |executor: &toolhost::Executor| {
+        executor
+            .tools()
+            .iter()
+            .find(|p| p.name() == "fresh_realm")
+            .expect("registered")
+            .script_prepared()
+    };
     // The shared snapshot: nothing is built for this script on a call.
     round();
     assert!(!is_prepared(&source));
+    assert!(!prepared(&executor));
     // The pre-initialised runner is what ran (it is cached under its own
     // key), not the plain one it falls back to when pre-initialising fails.
     let shared = std::fs::read_dir(crate::support::cache_dir())
@@ -955,9 +958,45 @@ fn every_javascript_call_starts_from_the_same_fresh_realm() {
     // Work ahead of use (as a server does it), after calls loaded the
     // shared snapshot, prepares the script in a snapshot of its own, and
     // the next calls run in it.
-    while executor.warm_up_next() {}
+    work_ahead(&executor);
     assert!(is_prepared(&source));
     round();
+    assert!(prepared(&executor), "the calls ran in the shared snapshot");
+    // A new tool object (a reload) loads the cached one on its first call,
+    // and work ahead of use then has nothing left to do for it.
+    let reloaded = executor_of(&runtime, js_plugin(&runtime, "fresh_realm", &source));
+    let r = reloaded.call("fresh_realm", r#"{"text":"a"}"#, &Default::default());
+    assert!(r.success, "{r:?}");
+    assert!(prepared(&reloaded));
+    work_ahead(&reloaded);
+    assert!(prepared(&reloaded));
+}
+
+/// An executor in yolo mode with `plugin` alone.
+fn executor_of(runtime: &Arc<toolhost::Runtime>, plugin: toolhost::Plugin) -> toolhost::Executor {
+    let mut registry = toolhost::Registry::new();
+    registry.register(plugin, false).unwrap();
+    toolhost::Executor::new(Arc::clone(runtime), registry).with_mode(toolhost::Mode::Yolo)
+}
+
+/// The milliseconds since the epoch, as JavaScript's `Date.now()`.
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as f64
+}
+
+/// Work ahead of use as a server's thread does it, to the end: each
+/// tool's turn comes once (a tool taken again and again would keep the
+/// thread busy for ever).
+fn work_ahead(executor: &toolhost::Executor) {
+    let tools = executor.tools().len();
+    let mut turns = 0;
+    while executor.warm_up_next() {
+        turns += 1;
+        assert!(turns <= tools, "work ahead of use took a tool twice");
+    }
 }
 
 /// A script that does not compile gets no snapshot of its own when work
@@ -972,10 +1011,12 @@ fn a_javascript_tool_whose_script_does_not_compile_says_why() {
         !is_prepared(&source),
         "a snapshot for a script that does not compile"
     );
-    let mut registry = toolhost::Registry::new();
-    registry.register(plugin, false).unwrap();
-    let executor =
-        toolhost::Executor::new(Arc::clone(&runtime), registry).with_mode(toolhost::Mode::Yolo);
+    let executor = executor_of(&runtime, plugin);
+    let r = executor.call("broken_script", r#"{"text":"x"}"#, &Default::default());
+    assert!(r.content.contains("does not load"), "{r:?}");
+    // Loaded by a call, then work ahead of use: it comes to an end.
+    work_ahead(&executor);
+    assert!(!is_prepared(&source));
     for _ in 0..2 {
         let r = executor.call(
             "broken_script",

@@ -16,8 +16,10 @@ use std::time::Duration;
 use toolhost_shared::contract::{dir, setting, tool};
 
 /// The smallest compile cache budget: one build's built-ins and
-/// js_runtime's snapshot take 150-200 MB; less would evict and recompile
-/// them on every start. Each `javascript` tool's own snapshot adds ~18 MB.
+/// js_runtime's snapshot take 150-200 MB (js_runtime's instrumented form,
+/// kept for preparing scripts, ~18 MB more); less would evict and
+/// recompile them on every start. Each `javascript` tool's own snapshot
+/// adds ~18 MB.
 const MIN_CACHE_MB: u64 = 256;
 
 impl Config {

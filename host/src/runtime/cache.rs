@@ -115,6 +115,15 @@ impl CompileCache {
         }
     }
 
+    /// The compiled component if the cache holds a usable one (marked used);
+    /// never compiles.
+    pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
+        let path = self.path(key, "cwasm")?;
+        let component = deserialize(engine, &path).ok()?;
+        touch(&path);
+        Some(component)
+    }
+
     /// The compiled component: deserialised from the cache on a hit; on a
     /// miss made by `compile` (and stored). `compiling` is called when
     /// Cranelift has to run; what it returns is dropped when compiling ends.

@@ -187,20 +187,30 @@ impl Thrown {
 }
 
 fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
-    let mut js = match READY.with(|ready| ready.borrow_mut().take()) {
-        Some(js) => js,
-        None => interpreter()?,
+    let ready = READY.with(|ready| ready.borrow_mut().take());
+    let prepared = PREPARED.with(|prepared| prepared.borrow_mut().take());
+    let (mut js, script) = match (ready, prepared) {
+        (Some(js), None) => (js, None),
+        (Some(js), Some((text, script))) if text == source => (js, Some(script)),
+        // Nothing ready, or an interpreter that compiled another script
+        // (its declarations are in its realm): a new one.
+        _ => (interpreter()?, None),
     };
-    run_in(&mut js, source, args, ctx)
+    run_in(&mut js, source, script, args, ctx)
 }
 
-fn run_in(js: &mut Js, source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
+/// Run `source` (already parsed and compiled as `script`, if given) in
+/// `js`, then call its `run`.
+fn run_in(
+    js: &mut Js,
+    source: &str,
+    script: Option<Script>,
+    args: Value,
+    ctx: &Context,
+) -> Result<Output, Thrown> {
     // What `eval` does (parse, compile, evaluate), minus what was prepared.
-    let prepared = PREPARED
-        .with(|prepared| prepared.borrow_mut().take())
-        .filter(|(text, _)| text == source);
-    match prepared {
-        Some((_, script)) => script.evaluate(js),
+    match script {
+        Some(script) => script.evaluate(js),
         None => js.eval(Source::from_bytes(source)),
     }
     .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;

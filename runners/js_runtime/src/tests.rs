@@ -171,7 +171,13 @@ fn a_prepared_script_runs_as_the_call_would_parse_it() {
 
     ready();
     assert!(prepare(source.to_owned()));
-    let other = call("function run() { return 'other' }", json!({})).unwrap();
+    // Another script, declaring what the prepared one declared: it runs in
+    // an interpreter of its own.
+    let other = call(
+        "const at = 'other'; function run() { return at }",
+        json!({}),
+    )
+    .unwrap();
     assert_eq!(other.content(), "other");
 
     ready();
