@@ -70,8 +70,9 @@ pub struct ServeOptions {
     pub notice: Option<String>,
     /// Once serving, load the plugin files left for later
     /// ([`Executor::load_known_plugins`]) and compile every tool ahead of
-    /// its first call, on a background thread that gives way to calls
-    /// (`toolhost serve` sets it).
+    /// its first call (and prepare each `javascript` tool's script), on a
+    /// background thread that gives way to calls and passes again whenever
+    /// the tools change, until the executor goes (`toolhost serve` sets it).
     pub compile_ahead: bool,
     /// After this long with no call, let go of every loaded tool's code
     /// and give freed memory back ([`Executor::unload_idle`]); the next
@@ -815,7 +816,7 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
 /// See [`ServeOptions::compile_ahead`]. After a pass over every tool it
 /// waits for the tools to change (plugins reloaded, a dynamic tool
 /// approved) and passes again over the new ones. The thread stops when the
-/// server has gone.
+/// executor has gone (in `toolhost serve`, with the server).
 fn spawn_compile_ahead(executor: &Arc<Executor>) {
     let mut changes = executor.changes();
     let runtime = tokio::runtime::Handle::try_current();
@@ -837,7 +838,7 @@ fn spawn_compile_ahead(executor: &Arc<Executor>) {
                 changes.mark_unchanged();
                 while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
                 crate::runtime::release_freed_memory();
-                // The server's sender goes with its executor: then done.
+                // The sender of changes goes with the executor: then done.
                 let Ok(runtime) = &runtime else { return };
                 if runtime.block_on(changes.changed()).is_err() {
                     return;
