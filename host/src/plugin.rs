@@ -410,14 +410,14 @@ impl Plugin {
         let (bytes, linking @ Linking::Prepared(script)) = self.wasm.linking() else {
             return;
         };
-        if !runtime.holds_prepared(&self.key, linking) {
+        if !runtime.holds_prepared(&self.key, script) {
             if runtime.prepare_failed(&self.key, script) {
                 return;
             }
             if let Err(err) = runtime.compile_into_cache(&self.key, bytes, linking, self.name()) {
                 tracing::debug!(%err, tool = self.name(), "cannot prepare its script");
             }
-            if !runtime.holds_prepared(&self.key, linking) {
+            if !runtime.holds_prepared(&self.key, script) {
                 return;
             }
         }

@@ -394,10 +394,11 @@ impl Runtime {
                 && self.holds_compiled(key, Linking::Preinitialised)
     }
 
-    /// Whether the compile cache holds the snapshot with the script of
-    /// `linking` (a `Prepared` one) prepared.
-    pub(crate) fn holds_prepared(&self, key: &str, linking: Linking) -> bool {
-        matches!(linking, Linking::Prepared(_)) && self.cache.holds(&stored_key(key, linking))
+    /// Whether the compile cache holds the snapshot of the component keyed
+    /// `key` with `script` prepared.
+    pub(crate) fn holds_prepared(&self, key: &str, script: &str) -> bool {
+        self.cache
+            .holds(&stored_key(key, Linking::Prepared(script)))
     }
 
     /// Forget the embedded component keyed `key` linked for this runtime

@@ -118,10 +118,17 @@ impl CompileCache {
     /// The compiled component if the cache holds a usable one (marked used);
     /// never compiles.
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
-        let path = self.path(key, "cwasm")?;
-        let component = deserialize(engine, &path).ok()?;
-        touch(&path);
-        Some(component)
+        let path = self.path(key, "cwasm").filter(|p| p.is_file())?;
+        match deserialize(engine, &path) {
+            Ok(component) => {
+                touch(&path);
+                Some(component)
+            }
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "cached component unusable; it is compiled again when needed");
+                None
+            }
+        }
     }
 
     /// The compiled component: deserialised from the cache on a hit; on a
@@ -138,16 +145,8 @@ impl CompileCache {
             let _compiling = compiling();
             return compile();
         };
-        if path.is_file() {
-            match deserialize(engine, &path) {
-                Ok(component) => {
-                    touch(&path);
-                    return Ok(component);
-                }
-                Err(err) => {
-                    tracing::warn!(path = %path.display(), %err, "recompiling: cached component unusable");
-                }
-            }
+        if let Some(component) = self.load(engine, key) {
+            return Ok(component);
         }
         let compiled = compiling();
         let component = compile()?;
