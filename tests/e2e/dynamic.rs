@@ -596,13 +596,23 @@ async fn the_whole_javascript_flow_over_mcp() {
     );
 
     // A tool scoped to another agent: approved, announced, never listed here.
-    let mut private = script("private_tool", "function run() { return 'p' }", &[]);
+    let private_source = unique_script("function run() { return 'p' }");
+    let mut private = script("private_tool", &private_source, &[]);
     private["scope"] = json!("someone_else");
     let private_id = s.create("someone_else", &private);
     cli_approve(&s, &private_id);
     changed(&notify).await;
     assert!(!names(&session).await.contains(&"private_tool".to_owned()));
     assert!(mcp_call(&session, "private_tool", json!({})).await.is_err());
+    // The server prepares the approved script ahead of use; the pending
+    // one (an agent's text no person has looked at) is never touched.
+    crate::support::eventually(
+        "the server never prepared the approved script",
+        Duration::from_secs(120),
+        || is_prepared(&private_source),
+    )
+    .await;
+    assert!(!is_prepared(&count_words), "a pending script was prepared");
 
     // 2. A person approves with the CLI: list_changed, and it is listed.
     cli_approve(&s, &id);
@@ -626,14 +636,12 @@ async fn the_whole_javascript_flow_over_mcp() {
     // server's, once the tool appeared); calls then run in it, the same.
     let stored = std::fs::read_to_string(s.store().join(&id).join("source.js")).unwrap();
     assert_eq!(stored, count_words);
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while !is_prepared(&stored) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never prepared the script"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    crate::support::eventually(
+        "the server never prepared the script",
+        Duration::from_secs(120),
+        || is_prepared(&stored),
+    )
+    .await;
     for (args, words) in [(json!({"text": "a b c d e"}), 5), (json!({}), 4)] {
         let r = mcp_call(&session, "count_words", args)
             .await

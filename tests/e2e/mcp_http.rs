@@ -705,14 +705,12 @@ async fn a_plugins_log_lines_go_only_to_the_client_that_called_it() {
             .iter()
             .any(|l| l["data"].as_str().is_some_and(|d| d.contains(secret)))
     };
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while !got(&a_logs) {
-        assert!(
-            std::time::Instant::now() < until,
-            "a never got its own log line"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::support::eventually(
+        "a never got its own log line",
+        Duration::from_secs(10),
+        || got(&a_logs),
+    )
+    .await;
     let line = a_logs
         .lock()
         .expect("logs")

@@ -181,6 +181,16 @@ fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) 
 }
 
 /// Stdout as text.
+/// Wait (in an async test) until `done`, checking every 50 ms; fail
+/// naming `what` after `within`.
+pub async fn eventually(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + within;
+    while !done() {
+        assert!(std::time::Instant::now() < until, "{what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

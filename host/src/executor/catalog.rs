@@ -156,15 +156,17 @@ impl Executor {
         self.load_plugins(true).map(|(_, problems)| problems)
     }
 
-    /// Compile the next visible tool that is not compiled yet, smallest
-    /// first, as work ahead of use ([`Plugin::compile_ahead`]: into the
-    /// compile cache, not loaded): it waits while a call is compiling one,
-    /// so a first call is never held back for long, and later first calls
-    /// find their tool ready. Returns false when every tool is compiled.
+    /// Compile the next tool some agent may call (one made for a single
+    /// agent included) that is not compiled yet, smallest first, as work
+    /// ahead of use ([`Plugin::compile_ahead`]: into the compile cache, not
+    /// loaded): it waits while a call is compiling one, so a first call is
+    /// never held back for long, and later first calls find their tool
+    /// ready. Returns false when every tool is compiled.
     pub fn warm_up_next(&self) -> bool {
-        let Some(plugin) = self
-            .tools()
-            .into_iter()
+        let registry = self.registry();
+        let Some(plugin) = registry
+            .list()
+            .filter(|p| self.shows_some_agent(p))
             .filter(|p| !p.compiled_ahead() && !p.warm_up_failed())
             .min_by_key(|p| p.wasm_len())
         else {
@@ -259,12 +261,18 @@ impl Executor {
     /// includes `agent` (a dynamic tool made for one agent: that agent, or
     /// the profile of that name).
     pub(super) fn shows(&self, tool: &Plugin, agent: Option<&str>) -> bool {
-        self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
-            && self.unavailable_here(tool).is_none()
+        self.shows_some_agent(tool)
             && tool.dynamic().is_none_or(|d| {
                 d.meta
                     .visible_to(agent, self.profile.as_ref().map(|p| p.name.as_str()))
             })
+    }
+
+    /// Whether some agent may see `tool`: the active profile (if any)
+    /// shows it and it works under this configuration, whatever its scope.
+    fn shows_some_agent(&self, tool: &Plugin) -> bool {
+        self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
+            && self.unavailable_here(tool).is_none()
     }
 
     /// Why a built-in cannot work under this configuration, if it cannot:
