@@ -345,18 +345,15 @@ async fn a_grant_for_an_uncompiled_plugin_waits_for_it() {
 fn a_first_cli_call_compiles_only_its_tool() {
     let ws = workspace();
     let cache = tempfile::tempdir().unwrap();
-    let started = std::time::Instant::now();
     let out = crate::support::toolhost_command(ws.path(), &["call", "get_datetime", "{}"])
         .env("TOOLHOST_CACHE_DIR", cache.path())
         .output()
         .unwrap();
-    let took = started.elapsed();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     let compiled = std::fs::read_dir(cache.path())
         .unwrap()
         .filter(|e| {
