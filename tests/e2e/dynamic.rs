@@ -1035,3 +1035,32 @@ fn a_javascript_tool_whose_script_does_not_compile_says_why() {
         assert!(r.content.contains("does not load"), "{r:?}");
     }
 }
+
+/// A script built to break the parser while it is prepared (nesting deep
+/// enough to exhaust the runner's stack, in the pre-initialisation
+/// sandbox): preparing fails inside the sandbox, the host goes on, and the
+/// tool's calls fail with a clear error, the next tool unharmed.
+#[test]
+fn a_script_that_breaks_the_parser_while_prepared_harms_nothing() {
+    let runtime = crate::support::runtime();
+    let depth = 200_000;
+    let source = unique_script(&format!(
+        "function run() {{ return {}1{} }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    ));
+    let plugin = js_plugin(&runtime, "deep_script", &source);
+    plugin.warm_up(&runtime).unwrap();
+    assert!(!is_prepared(&source));
+    let executor = executor_of(&runtime, plugin);
+    let r = executor.call("deep_script", "{}", &Default::default());
+    // The parser overflows the runner's stack in the call too: a trap,
+    // contained like any tool's.
+    assert!(!r.success && r.content.contains("crashed"), "{r:?}");
+    let fine = unique_script("function run() { return 'fine' }");
+    let plugin = js_plugin(&runtime, "fine_script", &fine);
+    plugin.warm_up(&runtime).unwrap();
+    assert!(is_prepared(&fine));
+    let r = executor_of(&runtime, plugin).call("fine_script", "{}", &Default::default());
+    assert_eq!(r.content, "fine", "{r:?}");
+}
