@@ -6,6 +6,9 @@
 //! its own so it never waits on the lock of the build that runs this script.
 //! Built-ins are copied into OUT_DIR and listed in `builtins.rs` with their
 //! content hash, computed here so the host never hashes them at start-up.
+//! Each built-in's recorded `describe()` answer (host/builtins.json) is
+//! split out here too, so a start reads no JSON until a tool's own record
+//! is needed.
 //! Runners (runners/*: the components dynamic tools run in) are embedded the
 //! same way and listed in `RUNNERS`; they are not tools of their own.
 //! Fixtures are only copied; tests find them through `TOOLHOST_FIXTURES_DIR`.
@@ -44,6 +47,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=TOOLHOST_WASM_TARGET_DIR");
+    let recorded_path = manifest_dir.join("builtins.json");
+    println!("cargo:rerun-if-changed={}", recorded_path.display());
+    let recorded = recorded_descriptions(&recorded_path);
 
     let plugins = crates_in(&root.join("plugins"));
     assert!(
@@ -75,9 +81,15 @@ fn main() {
             let wasm = copy_wasm(&built, name, &out_dir);
             let bytes = fs::read(&wasm).expect("read the built plugin");
             let hash = blake3::hash(&bytes).to_hex();
+            let record = match recorded.get(name.as_str()) {
+                Some((tool, json)) if array == "BUILTINS" => {
+                    format!("Some(Recorded {{ name: {tool:?}, json: {json:?} }})")
+                }
+                _ => "None".to_owned(),
+            };
             writeln!(
                 list,
-                "    Builtin {{ crate_name: {name:?}, wasm: include_bytes!({wasm:?}), hash: {hash:?}, preinit: {preinit} }},",
+                "    Builtin {{ crate_name: {name:?}, wasm: include_bytes!({wasm:?}), hash: {hash:?}, preinit: {preinit}, recorded: {record} }},",
                 wasm = wasm.display().to_string(),
                 hash = hash.as_str(),
                 preinit = PREINITIALISED.contains(&name.as_str()),
@@ -109,6 +121,42 @@ fn main() {
 }
 
 /// Package names of the crates directly under `dir` (each dir is named after its package).
+/// Each built-in's recorded `describe()` answer in host/builtins.json, by
+/// crate name: (its tool name, the record as compact JSON). A file that
+/// does not read is warned about and gives none: the built-ins are then
+/// described by running them, and the test that keeps the file current
+/// (`cold_start::the_recorded_descriptions_are_what_the_components_say`)
+/// says how to write it again.
+fn recorded_descriptions(path: &Path) -> std::collections::BTreeMap<String, (String, String)> {
+    let records: serde_json::Map<String, serde_json::Value> = match fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(records) => records,
+        Err(err) => {
+            println!(
+                "cargo:warning={} does not read ({err}): the built-ins are described by running them; \
+                 rerun `TOOLHOST_BLESS=1 cargo test -p toolhost --test e2e cold_start::the_recorded`",
+                path.display()
+            );
+            return std::collections::BTreeMap::new();
+        }
+    };
+    records
+        .into_iter()
+        .filter_map(|(crate_name, record)| {
+            let Some(tool) = record.get("name").and_then(|n| n.as_str()).map(str::to_owned) else {
+                println!(
+                    "cargo:warning={}: the record of {crate_name} has no name; it is described by running it",
+                    path.display()
+                );
+                return None;
+            };
+            Some((crate_name, (tool, record.to_string())))
+        })
+        .collect()
+}
+
 fn crates_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();

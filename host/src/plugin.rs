@@ -7,7 +7,6 @@ use crate::runtime::{Linking, Runtime, RuntimeError};
 use crate::types::grant::Grant;
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::ToolInfo;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
@@ -39,6 +38,21 @@ pub struct Builtin {
     /// Pre-initialised by its `wizer-initialize` export before it is
     /// compiled (see host/build.rs `PREINITIALISED`).
     pub preinit: bool,
+    /// Its `describe()` answer as recorded in host/builtins.json when this
+    /// binary was built (`None` for runners, and for a built-in not
+    /// recorded yet: it is described by running it).
+    pub recorded: Option<Recorded>,
+}
+
+/// A built-in's recorded `describe()` answer, split out of
+/// host/builtins.json by host/build.rs: a start reads none of it until a
+/// tool's own record is needed.
+#[derive(Debug, Clone, Copy)]
+pub struct Recorded {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The whole answer, as JSON.
+    pub json: &'static str,
 }
 
 /// Where a plugin's bytes come from.
@@ -149,10 +163,10 @@ impl Plugin {
         source: PluginSource,
         compile: bool,
     ) -> Result<Option<Self>, RuntimeError> {
-        let mut crate_name = "";
+        let mut recorded = None;
         let (origin, wasm, hash) = match source {
             PluginSource::Builtin(b) => {
-                crate_name = b.crate_name;
+                recorded = b.recorded.map(Described::recorded);
                 (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned())
             }
             PluginSource::File(path) => {
@@ -168,10 +182,6 @@ impl Plugin {
         let fail = |reason: String| RuntimeError::Load {
             origin: origin.to_string(),
             reason,
-        };
-        let recorded = match &origin {
-            Origin::Builtin => Described::recorded(crate_name),
-            _ => None,
         };
         let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key).map(Described::from))
         {
@@ -583,23 +593,10 @@ impl Wasm {
 /// to the host crate.
 pub const RECORDED_BUILTINS: &str = "builtins.json";
 
-/// Every built-in's record in host/builtins.json, as JSON text by crate
-/// name (read once per process).
-fn recorded_builtins() -> &'static HashMap<&'static str, &'static serde_json::value::RawValue> {
-    static RECORDED: OnceLock<HashMap<&'static str, &'static serde_json::value::RawValue>> =
-        OnceLock::new();
-    RECORDED.get_or_init(|| {
-        serde_json::from_str(include_str!("../builtins.json")).unwrap_or_else(|err| {
-            tracing::warn!(%err, "host/builtins.json is unreadable: the built-ins are described by running them");
-            HashMap::new()
-        })
-    })
-}
-
 /// What a plugin is (its `describe()` answer). A built-in's was recorded
-/// at build time (host/builtins.json) and is read on first use: loading
-/// the built-ins takes only their names, and a one-shot `toolhost call`
-/// reads its own tool's record alone.
+/// at build time (host/builtins.json, split by host/build.rs) and is read
+/// on first use: loading the built-ins takes only their names, and a
+/// one-shot `toolhost call` reads its own tool's record alone.
 struct Described {
     name: String,
     info: OnceLock<ToolInfo>,
@@ -618,30 +615,19 @@ impl From<ToolInfo> for Described {
 }
 
 impl Described {
-    /// The built-in from crate `crate_name` as it answered `describe()`
-    /// when host/builtins.json was last recorded; `None` if it is not
-    /// there (it is then described by running it). Listing the built-ins
+    /// A built-in as it answered `describe()` when host/builtins.json was
+    /// last recorded (one not recorded is described by running it). Listing the built-ins
     /// needs no compile at all, so a first start answers `tools/list` at
     /// once and each built-in is compiled on its first call. The e2e test
     /// `cold_start::the_recorded_descriptions_are_what_the_components_say`
     /// keeps the file in step with the components (`TOOLHOST_BLESS=1`
     /// rewrites it).
-    fn recorded(crate_name: &str) -> Option<Self> {
-        #[derive(serde::Deserialize)]
-        struct Name<'a> {
-            #[serde(borrow)]
-            name: std::borrow::Cow<'a, str>,
-        }
-        let raw = recorded_builtins().get(crate_name)?.get();
-        let name = serde_json::from_str::<Name<'_>>(raw)
-            .ok()?
-            .name
-            .into_owned();
-        Some(Self {
-            name,
+    fn recorded(recorded: Recorded) -> Self {
+        Self {
+            name: recorded.name.to_owned(),
             info: OnceLock::new(),
-            recorded: Some(raw),
-        })
+            recorded: Some(recorded.json),
+        }
     }
 
     fn get(&self) -> &ToolInfo {
@@ -665,15 +651,23 @@ mod tests {
     // A built-in's record is read on first use; none may fail there.
     #[test]
     fn every_recorded_description_reads_under_its_name() {
-        let recorded = recorded_builtins();
-        assert!(!recorded.is_empty(), "host/builtins.json holds no record");
-        for (crate_name, raw) in recorded {
-            let info: ToolInfo = serde_json::from_str(raw.get())
+        for builtin in crate::registry::builtins() {
+            let crate_name = builtin.crate_name;
+            let recorded = builtin.recorded.unwrap_or_else(|| {
+                panic!("host/builtins.json holds no record of {crate_name} (TOOLHOST_BLESS=1, see cold_start)")
+            });
+            let info: ToolInfo = serde_json::from_str(recorded.json)
                 .unwrap_or_else(|e| panic!("the record of {crate_name} does not read: {e}"));
-            let described = Described::recorded(crate_name).expect("recorded");
+            let described = Described::recorded(recorded);
             assert_eq!(described.name, info.name);
             assert_eq!(described.get().input_schema, info.input_schema);
         }
+        assert!(
+            crate::registry::runners()
+                .iter()
+                .all(|r| r.recorded.is_none()),
+            "runners are not tools: nothing is recorded for them"
+        );
     }
 
     // Were a record unreadable after all, the tool asks for nothing (so it

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The built-in plugins embedded in this binary.
 mod builtins {
-    use crate::plugin::Builtin;
+    use crate::plugin::{Builtin, Recorded};
     include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
 }
 

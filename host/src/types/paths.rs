@@ -14,7 +14,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Secret paths by default: credentials, keys and tokens. Their content is
 /// never shown to a tool or a command.
@@ -208,8 +208,11 @@ pub struct PathRules {
     not_secret: Patterns,
     protected: Patterns,
     writable: Patterns,
-    /// The directories patterns reach beneath ([`Self::shelters`]).
-    shelters: Patterns,
+    /// The directories patterns reach beneath ([`Self::shelters`]), as
+    /// patterns, compiled on first use: only a rename asks, and compiling
+    /// them was a tenth of a one-shot `toolhost call`'s start.
+    shelter_patterns: Vec<String>,
+    shelters: OnceLock<Patterns>,
     /// Protected patterns without wildcards, relative to the root, with
     /// whether they name a directory: the paths a command could create.
     literals: Vec<(String, bool)>,
@@ -255,9 +258,16 @@ impl PathRules {
                 (p.trim_matches('/').to_owned(), dir)
             })
             .collect();
-        let shelters = shelter_patterns(secret.iter().chain(&protected));
+        let shelter_patterns = shelter_patterns(secret.iter().chain(&protected));
+        // Configured patterns are checked now, so a bad one is blamed on
+        // the file; the defaults' are known to compile.
+        let shelters = OnceLock::new();
+        if !config.secret.is_empty() || !config.protected.is_empty() {
+            let _ = shelters.set(Self::compile_shelters(&shelter_patterns)?);
+        }
         Ok(Self {
-            shelters: Patterns::compile("secret/protected", &shelters, false)?,
+            shelter_patterns,
+            shelters,
             secret: Patterns::compile("secret", &secret, true)?,
             not_secret: Patterns::compile("not_secret", &config.not_secret, true)?,
             protected: Patterns::compile("protected", &protected, true)?,
@@ -299,7 +309,16 @@ impl PathRules {
     /// assert!(!rules.shelters(Path::new("src")) && !rules.shelters(Path::new("src/modules")));
     /// ```
     pub fn shelters(&self, path: &Path) -> bool {
-        self.shelters.matches(&Folded::new(path))
+        self.shelters
+            .get_or_init(|| {
+                Self::compile_shelters(&self.shelter_patterns)
+                    .expect("the default patterns' leading directories compile")
+            })
+            .matches(&Folded::new(path))
+    }
+
+    fn compile_shelters(patterns: &[String]) -> Result<Patterns, PathPatternError> {
+        Patterns::compile("secret/protected", patterns, false)
     }
 
     /// Whether `path` is secret.
@@ -534,6 +553,40 @@ mod tests {
             None,
             "* stays in a part"
         );
+    }
+
+    // The leading directories of configured patterns are compiled when the
+    // rules are built, so one that does not compile is blamed on the file
+    // there and never panics later, when a rename asks; the defaults' are
+    // compiled on first use.
+    #[test]
+    fn shelters_compile_on_first_use_and_configured_ones_are_checked_at_once() {
+        let rules = PathRules::default();
+        assert!(
+            rules.shelters.get().is_none(),
+            "not compiled before a rename asks"
+        );
+        assert!(rules.shelters(Path::new("app/.docker")));
+        for odd in [
+            "x[a/b]y/z",
+            "a/[b/c",
+            "[/]/x",
+            "a{b/c}/d",
+            "a\\/b",
+            "**/x/**",
+        ] {
+            match PathRules::new(&PathRulesConfig {
+                secret: vec![odd.into()],
+                protected: vec![odd.into()],
+                ..Default::default()
+            }) {
+                Ok(rules) => {
+                    assert!(rules.shelters.get().is_some(), "{odd}: checked at once");
+                    rules.shelters(Path::new("x/y"));
+                }
+                Err(err) => assert!(err.to_string().contains("paths."), "{odd}: {err}"),
+            }
+        }
     }
 
     #[test]
