@@ -120,7 +120,6 @@ fn main() {
     );
 }
 
-/// Package names of the crates directly under `dir` (each dir is named after its package).
 /// Each built-in's recorded `describe()` answer in host/builtins.json, by
 /// crate name: (its tool name, the record as compact JSON). A file that
 /// does not read is warned about and gives none: the built-ins are then
@@ -157,6 +156,7 @@ fn recorded_descriptions(path: &Path) -> std::collections::BTreeMap<String, (Str
         .collect()
 }
 
+/// Package names of the crates directly under `dir` (each dir is named after its package).
 fn crates_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();

@@ -616,9 +616,10 @@ impl From<ToolInfo> for Described {
 
 impl Described {
     /// A built-in as it answered `describe()` when host/builtins.json was
-    /// last recorded (one not recorded is described by running it). Listing the built-ins
-    /// needs no compile at all, so a first start answers `tools/list` at
-    /// once and each built-in is compiled on its first call. The e2e test
+    /// last recorded (one not recorded is described by running it).
+    /// Listing the built-ins needs no compile at all, so a first start
+    /// answers `tools/list` at once and each built-in is compiled on its
+    /// first call. The e2e test
     /// `cold_start::the_recorded_descriptions_are_what_the_components_say`
     /// keeps the file in step with the components (`TOOLHOST_BLESS=1`
     /// rewrites it).

@@ -557,8 +557,9 @@ mod tests {
 
     // The leading directories of configured patterns are compiled when the
     // rules are built, so one that does not compile is blamed on the file
-    // there and never panics later, when a rename asks; the defaults' are
-    // compiled on first use.
+    // there and never panics later, when a rename asks; the defaults' (and
+    // those of rules that add no secret or protected pattern) are compiled
+    // on first use.
     #[test]
     fn shelters_compile_on_first_use_and_configured_ones_are_checked_at_once() {
         let rules = PathRules::default();
@@ -567,26 +568,40 @@ mod tests {
             "not compiled before a rename asks"
         );
         assert!(rules.shelters(Path::new("app/.docker")));
-        for odd in [
-            "x[a/b]y/z",
-            "a/[b/c",
-            "[/]/x",
-            "a{b/c}/d",
-            "a\\/b",
-            "**/x/**",
-        ] {
-            match PathRules::new(&PathRulesConfig {
-                secret: vec![odd.into()],
-                protected: vec![odd.into()],
-                ..Default::default()
-            }) {
-                Ok(rules) => {
-                    assert!(rules.shelters.get().is_some(), "{odd}: checked at once");
-                    rules.shelters(Path::new("x/y"));
-                }
-                Err(err) => assert!(err.to_string().contains("paths."), "{odd}: {err}"),
+        let narrowed = PathRules::new(&PathRulesConfig {
+            not_secret: vec![".env.example".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(narrowed.shelters.get().is_none());
+        assert!(narrowed.shelters(Path::new(".git")));
+        // Each whole pattern compiles, but a leading directory of it does
+        // not (`x[a` of `x[a/b]y/z`): only compiling the shelters catches it.
+        for odd in ["x[a/b]y/z", "a{b/c}/d", "{a/b,c}/d"] {
+            for config in [
+                PathRulesConfig {
+                    secret: vec![odd.into()],
+                    ..Default::default()
+                },
+                PathRulesConfig {
+                    protected: vec![odd.into()],
+                    ..Default::default()
+                },
+            ] {
+                let err = PathRules::new(&config).expect_err(odd);
+                assert_eq!(err.key, "secret/protected", "{odd}: {err}");
             }
         }
+        let deep = PathRules::new(&PathRulesConfig {
+            secret: vec!["a/**/b/c".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(
+            deep.shelters.get().is_some(),
+            "configured: compiled at once"
+        );
+        assert!(deep.shelters(Path::new("a/x/b")) && !deep.shelters(Path::new("x/b")));
     }
 
     #[test]
