@@ -280,3 +280,28 @@ impl Registry {
         (problems, later)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::types::tool_info::ToolInfo;
+
+    // A built-in's record is read on its first use (plugin.rs `Described`);
+    // none may fail there, and each is recorded under its tool's name.
+    #[test]
+    fn every_recorded_description_reads_under_its_name() {
+        for builtin in super::builtins() {
+            let crate_name = builtin.crate_name;
+            let recorded = builtin.recorded.unwrap_or_else(|| {
+                panic!("host/builtins.json holds no record of {crate_name} (TOOLHOST_BLESS=1, see cold_start)")
+            });
+            let info: ToolInfo = serde_json::from_str(recorded.json)
+                .unwrap_or_else(|e| panic!("the record of {crate_name} does not read: {e}"));
+            assert_eq!(recorded.name, info.name, "{crate_name}");
+            assert!(info.input_schema.is_object(), "{crate_name}");
+        }
+        assert!(
+            super::runners().iter().all(|r| r.recorded.is_none()),
+            "runners are not tools: nothing is recorded for them"
+        );
+    }
+}
