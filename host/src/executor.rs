@@ -487,6 +487,26 @@ impl Executor {
             .clone()
     }
 
+    /// End this executor in a process that exits next (`toolhost call`).
+    /// Everything with effects outside the process ends here as it would
+    /// when dropped: the broker (commands' processes, temporary files,
+    /// cgroups and views), the audit log, hooks, remote MCP servers. The
+    /// runtime and the loaded tools, which hold only memory and mappings,
+    /// are left for the exit to free at once: unmapping and freeing them
+    /// piece by piece took a twentieth of a one-shot call (with an idle
+    /// epoch thread to keep in step on every unmap). With remote servers
+    /// configured everything is dropped, since their tools hold them.
+    pub fn end_at_exit(self) {
+        #[cfg(feature = "mcp")]
+        let remote = self.remote.is_some();
+        #[cfg(not(feature = "mcp"))]
+        let remote = false;
+        if !remote {
+            std::mem::forget(self.snapshot());
+            std::mem::forget(Arc::clone(&self.runtime));
+        }
+    }
+
     /// True once a person answered "abort everything".
     pub fn aborted(&self) -> bool {
         self.aborted.load(Ordering::Relaxed)

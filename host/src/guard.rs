@@ -72,21 +72,22 @@ impl PathGuard {
 
     /// What the rules say about the canonical host path `host`, with the
     /// path relative to its root.
-    fn judge(&mut self, host: &Path) -> Option<(Guard, PathBuf)> {
+    fn judge(&mut self, host: &Path, need: Need) -> Option<(Guard, PathBuf)> {
         self.canonical_roots();
         judge(
             self.canonical.as_deref().unwrap_or_default(),
             &self.rules,
             host,
+            need,
         )
     }
 
     /// Refuse `need` at the canonical host path `host` if the rules say
     /// so; the message says why and how a person can allow it.
     pub(crate) fn check(&mut self, host: &Path, need: Need) -> Result<(), String> {
-        let refusal = match self.judge(host) {
+        let refusal = match self.judge(host, need) {
             Some((Guard::Secret, rel)) => secret_message(&rel),
-            Some((Guard::Protected, rel)) if need == Need::Write => protected_message(&rel),
+            Some((Guard::Protected, rel)) => protected_message(&rel),
             _ => return Ok(()),
         };
         if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
@@ -189,7 +190,7 @@ impl PathGuard {
         self.canonical_roots();
         let roots = self.canonical.as_deref().unwrap_or_default();
         let rules = &*self.rules;
-        move |host| match judge(roots, rules, host) {
+        move |host| match judge(roots, rules, host, Need::Read) {
             Some((Guard::Secret, rel)) => Some(rel),
             _ => None,
         }
@@ -235,13 +236,24 @@ impl PathGuard {
 }
 
 /// What `rules` say about the canonical host path `host`, relative to the
-/// deepest of the canonical `roots` holding it (nothing outside them).
-fn judge(roots: &[PathBuf], rules: &PathRules, host: &Path) -> Option<(Guard, PathBuf)> {
+/// deepest of the canonical `roots` holding it (nothing outside them), as
+/// far as `need` cares: whether it is protected only counts for a write
+/// (and a one-shot read does not compile the protected list).
+fn judge(
+    roots: &[PathBuf],
+    rules: &PathRules,
+    host: &Path,
+    need: Need,
+) -> Option<(Guard, PathBuf)> {
     let rel = beneath(roots, host)?;
     if rel.as_os_str().is_empty() {
         return None;
     }
-    rules.guard(rel).map(|g| (g, rel.to_owned()))
+    let guard = match need {
+        Need::Read => rules.is_secret(rel).then_some(Guard::Secret),
+        Need::Write => rules.guard(rel),
+    };
+    guard.map(|g| (g, rel.to_owned()))
 }
 
 /// The canonical host path `host` relative to the deepest of the canonical
@@ -262,7 +274,7 @@ fn hides(
     dir: &Path,
     name: &str,
 ) -> bool {
-    match judge(roots, rules, &dir.join(name)) {
+    match judge(roots, rules, &dir.join(name), Need::Read) {
         Some((Guard::Secret, rel)) => {
             hidden.insert(rel);
             true

@@ -18,7 +18,7 @@ use sandbox::CallState;
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -101,8 +101,10 @@ pub struct RuntimeConfig {
     /// further calls wait for a slot (default 32).
     pub max_concurrent_calls: u32,
     /// Extra threads a call may fan out to with `parallel.run-shares`, shared
-    /// by all calls (default: the number of cores minus one).
-    pub fanout_workers: u32,
+    /// by all calls (default `None`: the number of cores minus one, counted
+    /// when the instance pool is sized or, without a pool, when a call
+    /// first fans out).
+    pub fanout_workers: Option<u32>,
     /// Epoch tick: how often deadlines and cancellation are checked (default 5 ms).
     pub epoch_tick: Duration,
     /// Default per-call limits.
@@ -224,9 +226,7 @@ impl Default for RuntimeConfig {
         Self {
             cache: CacheDir::Default,
             max_concurrent_calls: 32,
-            fanout_workers: std::thread::available_parallelism().map_or(0, |n| {
-                u32::try_from(n.get()).unwrap_or(u32::MAX).saturating_sub(1)
-            }),
+            fanout_workers: None,
             epoch_tick: Duration::from_millis(5),
             limits: Limits::default(),
             pool_instances: true,
@@ -234,6 +234,19 @@ impl Default for RuntimeConfig {
             cache_max_bytes: cache::DEFAULT_CACHE_MAX_BYTES,
         }
     }
+}
+
+/// Fan-out workers: `configured`, or the cores minus one. Counting the
+/// cores reads the cgroup's CPU quota from /proc and /sys, a tenth of a
+/// millisecond that a one-shot `toolhost call` without a fan-out skips.
+fn fanout_workers(configured: Option<u32>) -> u32 {
+    configured
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(0, |n| {
+                u32::try_from(n.get()).unwrap_or(u32::MAX).saturating_sub(1)
+            })
+        })
+        .min(MAX_CONCURRENT_CALLS)
 }
 
 /// Why the runtime or a plugin could not be set up.
@@ -265,7 +278,11 @@ pub struct Runtime {
     slots: Slots,
     /// The slot count `slots` started with.
     max_calls: u32,
-    workers: Slots,
+    /// Fan-out permits: counted at start with an instance pool (which is
+    /// sized for them), else on the first fan-out.
+    workers: OnceLock<Slots>,
+    /// The configured fan-out workers, for counting them late.
+    fanout_workers: Option<u32>,
     /// Embedded components (built-ins, runners) already linked, by cache
     /// key: a reload or a new dynamic tool on the same runner reuses them.
     embedded: Mutex<HashMap<String, ToolPluginPre<CallState>>>,
@@ -275,7 +292,11 @@ pub struct Runtime {
     progress: Option<CompileProgress>,
     /// Compiles a call is waiting for, and a signal when one ends.
     foreground: (Mutex<usize>, Condvar),
-    _ticker: Ticker,
+    /// Started when the first store is made ([`Runtime::ticking`]): a
+    /// one-shot `toolhost call` loads its component before a second
+    /// thread exists, so mapping the code stops no other core.
+    ticker: OnceLock<Ticker>,
+    epoch_tick: Duration,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -291,11 +312,18 @@ impl Runtime {
     /// Build the engine, the linker and the ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
-        let workers = config.fanout_workers.min(MAX_CONCURRENT_CALLS);
         config.limits.check()?;
+        let workers = OnceLock::new();
         // Every call may run one share of a fan-out on its own thread, and
-        // `workers` more run on extra threads.
-        let instances = 2 * slots + workers;
+        // the workers more run on extra threads; only a pool needs to know
+        // how many now.
+        let instances = if config.pool_instances {
+            let count = fanout_workers(config.fanout_workers);
+            let _ = workers.set(Slots::new(count));
+            2 * slots + count
+        } else {
+            2 * slots
+        };
         let engine = Engine::new(&engine_config(instances, config.pool_instances))
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
@@ -336,13 +364,15 @@ impl Runtime {
         };
         Ok(Self {
             cache: CompileCache::new(cache_dir, &engine, config.cache_max_bytes),
-            _ticker: Ticker::start(engine.clone(), config.epoch_tick)?,
+            ticker: OnceLock::new(),
+            epoch_tick: config.epoch_tick,
             engine,
             linker,
             limits: config.limits,
             slots: Slots::new(slots),
             max_calls: slots,
-            workers: Slots::new(workers),
+            workers,
+            fanout_workers: config.fanout_workers,
             embedded: Mutex::new(HashMap::new()),
             unprepared: Mutex::new(HashSet::new()),
             progress: config.progress,
@@ -433,16 +463,36 @@ impl Runtime {
         (taken, self.slots.free() == self.max_concurrent_calls())
     }
 
+    /// Make sure the epoch advances, so a store's deadline and cancellation
+    /// are checked: every store is made after this. Fails only if the
+    /// thread cannot start (tried again next time).
+    pub(crate) fn ticking(&self) -> Result<(), RuntimeError> {
+        if self.ticker.get().is_none() {
+            // Two first stores at once may both start one; the second
+            // is stopped at once.
+            let _ = self
+                .ticker
+                .set(Ticker::start(self.engine.clone(), self.epoch_tick)?);
+        }
+        Ok(())
+    }
+
     /// Up to `n` permits for extra fan-out threads, as many as are free now.
     pub(crate) fn extra_workers(&self, n: usize) -> Vec<SlotGuard<'_>> {
-        std::iter::from_fn(|| self.workers.try_acquire())
+        let workers = self.workers();
+        std::iter::from_fn(|| workers.try_acquire())
             .take(n)
             .collect()
     }
 
     /// How many fan-out permits are free now.
     pub(crate) fn free_workers(&self) -> usize {
-        self.workers.free()
+        self.workers().free()
+    }
+
+    fn workers(&self) -> &Slots {
+        self.workers
+            .get_or_init(|| Slots::new(fanout_workers(self.fanout_workers)))
     }
 
     /// Run `f` as work ahead of use: its compiles do not count as ones a

@@ -102,7 +102,7 @@ fn executor(cache: &Path, tree: &Path, fanout_workers: Option<u32>) -> Executor 
     // timed calls return at most 100 and are not affected.
     config.limits.max_output_bytes = 64 << 20;
     if let Some(n) = fanout_workers {
-        config.fanout_workers = n;
+        config.fanout_workers = Some(n);
     }
     let runtime = Arc::new(Runtime::new(config).expect("runtime"));
     let mut registry = Registry::new();

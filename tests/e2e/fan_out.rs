@@ -81,7 +81,7 @@ fn small_output_executor(ws: &std::path::Path, max_output_bytes: usize) -> Execu
     let runtime = Runtime::new(RuntimeConfig {
         cache: CacheDir::At(cache_dir()),
         max_concurrent_calls: 2,
-        fanout_workers: 1,
+        fanout_workers: Some(1),
         limits: Limits {
             max_output_bytes,
             ..Limits::default()

@@ -270,6 +270,9 @@ fn new_store(
     req: &CallRequest<'_>,
     fanout: Option<Fanout>,
 ) -> Result<(Store<CallState>, Captured), CallError> {
+    runtime
+        .ticking()
+        .map_err(|e| CallError::new(ErrorKind::Failed, e.to_string()))?;
     let stderr = CappedPipe::new(req.limits.max_captured_bytes);
     let stdout = CappedPipe::new(req.limits.max_captured_bytes);
     let mut builder = WasiCtxBuilder::new();

@@ -12,8 +12,9 @@
 //!   hides the directory and its files); a trailing `/` only documents that
 //!   the pattern names a directory.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Secret paths by default: credentials, keys and tokens. Their content is
@@ -204,15 +205,14 @@ pub struct PathPatternError {
 /// ```
 #[derive(Debug, Clone)]
 pub struct PathRules {
-    secret: Patterns,
-    not_secret: Patterns,
-    protected: Patterns,
-    writable: Patterns,
-    /// The directories patterns reach beneath ([`Self::shelters`]), as
-    /// patterns, compiled on first use: only a rename asks, and compiling
-    /// them was a tenth of a one-shot `toolhost call`'s start.
-    shelter_patterns: Vec<String>,
-    shelters: OnceLock<Patterns>,
+    secret: List,
+    not_secret: List,
+    /// Only writes ask.
+    protected: List,
+    writable: List,
+    /// The directories patterns reach beneath ([`Self::shelters`]): only a
+    /// rename asks.
+    shelters: List,
     /// Protected patterns without wildcards, relative to the root, with
     /// whether they name a directory: the paths a command could create.
     literals: Vec<(String, bool)>,
@@ -258,20 +258,19 @@ impl PathRules {
                 (p.trim_matches('/').to_owned(), dir)
             })
             .collect();
-        let shelter_patterns = shelter_patterns(secret.iter().chain(&protected));
-        // Configured patterns are checked now, so a bad one is blamed on
-        // the file; the defaults' are known to compile.
-        let shelters = OnceLock::new();
-        if !config.secret.is_empty() || !config.protected.is_empty() {
-            let _ = shelters.set(Self::compile_shelters(&shelter_patterns)?);
-        }
+        let shelters = shelter_patterns(secret.iter().chain(&protected));
+        let configured = |list: &[String]| !list.is_empty();
         Ok(Self {
-            shelter_patterns,
-            shelters,
-            secret: Patterns::compile("secret", &secret, true)?,
-            not_secret: Patterns::compile("not_secret", &config.not_secret, true)?,
-            protected: Patterns::compile("protected", &protected, true)?,
-            writable: Patterns::compile("writable", &config.writable, true)?,
+            shelters: List::new(
+                "secret/protected",
+                shelters,
+                false,
+                configured(&config.secret) || configured(&config.protected),
+            )?,
+            secret: List::new("secret", secret, true, configured(&config.secret))?,
+            not_secret: List::new("not_secret", config.not_secret.clone(), true, true)?,
+            protected: List::new("protected", protected, true, configured(&config.protected))?,
+            writable: List::new("writable", config.writable.clone(), true, true)?,
             literals,
             config: config.clone(),
         })
@@ -288,7 +287,7 @@ impl PathRules {
         let path = Folded::new(path);
         if self.secret_folded(&path) {
             Some(Guard::Secret)
-        } else if self.protected.matches(&path) && !self.writable.matches(&path) {
+        } else if self.protected.get().matches(&path) && !self.writable.get().matches(&path) {
             Some(Guard::Protected)
         } else {
             None
@@ -309,16 +308,7 @@ impl PathRules {
     /// assert!(!rules.shelters(Path::new("src")) && !rules.shelters(Path::new("src/modules")));
     /// ```
     pub fn shelters(&self, path: &Path) -> bool {
-        self.shelters
-            .get_or_init(|| {
-                Self::compile_shelters(&self.shelter_patterns)
-                    .expect("the default patterns' leading directories compile")
-            })
-            .matches(&Folded::new(path))
-    }
-
-    fn compile_shelters(patterns: &[String]) -> Result<Patterns, PathPatternError> {
-        Patterns::compile("secret/protected", patterns, false)
+        self.shelters.get().matches(&Folded::new(path))
     }
 
     /// Whether `path` is secret.
@@ -328,7 +318,7 @@ impl PathRules {
 
     /// A secret pattern matches and no `not_secret` one does.
     fn secret_folded(&self, path: &Folded) -> bool {
-        self.secret.matches(path) && !self.not_secret.matches(path)
+        self.secret.get().matches(path) && !self.not_secret.get().matches(path)
     }
 
     /// Protected paths without wildcards, relative to the root (`.git/hooks`,
@@ -376,26 +366,103 @@ fn shelter_patterns<'a>(patterns: impl Iterator<Item = &'a String>) -> Vec<Strin
     out
 }
 
+/// A list of patterns, compiled on first use. A list configuration added
+/// patterns to is compiled at once, so a bad one is blamed on the file;
+/// the defaults are known to compile, and a one-shot `toolhost call` that
+/// only reads never compiles the protected list.
+#[derive(Debug, Clone)]
+struct List {
+    key: &'static str,
+    patterns: Vec<String>,
+    beneath: bool,
+    compiled: OnceLock<Patterns>,
+}
+
+impl List {
+    fn new(
+        key: &'static str,
+        patterns: Vec<String>,
+        beneath: bool,
+        check_now: bool,
+    ) -> Result<Self, PathPatternError> {
+        let compiled = OnceLock::new();
+        if check_now {
+            let _ = compiled.set(Patterns::compile(key, &patterns, beneath, true)?);
+        }
+        Ok(Self {
+            key,
+            patterns,
+            beneath,
+            compiled,
+        })
+    }
+
+    fn get(&self) -> &Patterns {
+        self.compiled.get_or_init(|| {
+            Patterns::compile(self.key, &self.patterns, self.beneath, false)
+                .expect("patterns not checked at once are the defaults, which parse")
+        })
+    }
+}
+
 /// A list of patterns, compiled: each as a glob, anchored at the root
 /// with a leading `/` and matching at any depth otherwise, with `*` kept
-/// within a path part, and (`beneath`) a second glob for everything
-/// beneath what it matches. Case does not count (`.ENV` is `.env` on a
+/// within a path part. Case does not count (`.ENV` is `.env` on a
 /// case-insensitive filesystem: macOS, ext4 casefold directories, vfat):
 /// patterns and paths are both folded to ASCII lower case, the way a
 /// case-insensitive glob would match, which keeps the plain globs
-/// (`**/.env`, `**/*.pem`) out of the regular-expression engine; compiling
-/// case-insensitive globs was most of what a one-shot `toolhost call`
-/// spent starting.
+/// (`**/.env`, `**/*.pem`) hash lookups instead of regular expressions.
+/// With `beneath`, a pattern also covers everything beneath what it
+/// matches.
+///
+/// Asked about a few paths (a one-shot `toolhost call`), the list compiles
+/// a glob only when the path holds the text every match of it holds
+/// (`id_rsa` for `id_rsa*`), and walks the path's parents for what lies
+/// beneath. Asked about many (a search's walk), it compiles all of them
+/// together, with a second glob per pattern for what lies beneath
+/// (`**/.ssh/**`), and answers in one pass. Globs like `id_rsa*` and
+/// `**/.ssh/**` become regular expressions; compiling them up front was
+/// most of what a one-shot call spent starting.
 #[derive(Debug, Clone)]
-struct Patterns(GlobSet);
+struct Patterns {
+    globs: Vec<Entry>,
+    beneath: bool,
+    one_pass: Arc<OnePass>,
+}
+
+/// One pattern's glob.
+#[derive(Debug, Clone)]
+struct Entry {
+    glob: Glob,
+    /// Text every path it matches holds (none when that is not known).
+    needs: Option<String>,
+    /// The glob compiled alone, on first need.
+    alone: OnceLock<GlobSet>,
+}
+
+/// A list's globs compiled together, once it has been asked enough.
+#[derive(Debug, Default)]
+struct OnePass {
+    /// The paths asked about so far, up to [`ONE_PASS_AFTER`].
+    asked: AtomicUsize,
+    set: OnceLock<GlobSet>,
+}
+
+/// Paths a list answers glob by glob before it compiles the globs that
+/// answer in one pass: compiling them costs about as much as answering a
+/// few hundred paths glob by glob (docs/benchmarks.md).
+const ONE_PASS_AFTER: usize = 256;
 
 impl Patterns {
+    /// Parse `patterns`; `check_now` also compiles every glob, so that
+    /// nothing is left to fail later.
     fn compile(
         key: &'static str,
         patterns: &[String],
         beneath: bool,
+        check_now: bool,
     ) -> Result<Self, PathPatternError> {
-        let mut set = GlobSetBuilder::new();
+        let mut globs = Vec::with_capacity(patterns.len());
         for pattern in patterns {
             let error = |reason: String| PathPatternError {
                 key,
@@ -410,27 +477,118 @@ impl Patterns {
             if body.is_empty() || base.ends_with("**/") {
                 return Err(error("it is empty".to_owned()));
             }
-            let below = beneath.then(|| format!("{base}/**"));
-            for glob in std::iter::once(base).chain(below) {
-                let glob = GlobBuilder::new(&glob)
-                    .literal_separator(true)
-                    .backslash_escape(true)
-                    .build()
-                    .map_err(|e| error(e.kind().to_string()))?;
-                set.add(glob);
+            let glob = glob(&base).map_err(|e| error(e.kind().to_string()))?;
+            let entry = Entry {
+                needs: needed_text(&base),
+                glob,
+                alone: OnceLock::new(),
+            };
+            if check_now {
+                let set = GlobSet::new([&entry.glob]).map_err(|e| error(e.to_string()))?;
+                let _ = entry.alone.set(set);
             }
+            globs.push(entry);
         }
-        set.build().map(Self).map_err(|e| PathPatternError {
-            key,
-            pattern: String::new(),
-            reason: e.to_string(),
+        Ok(Self {
+            globs,
+            beneath,
+            one_pass: Arc::default(),
         })
     }
 
-    /// Whether a pattern matches the (folded) `path`.
+    /// Whether a pattern matches the (folded) `path` or, `beneath`, one of
+    /// its parent directories.
     fn matches(&self, path: &Folded) -> bool {
-        !self.0.is_empty() && self.0.is_match(path.path())
+        if self.globs.is_empty() {
+            return false;
+        }
+        let path = path.path();
+        if let Some(set) = self.one_pass() {
+            return set.is_match(path);
+        }
+        self.glob_by_glob(path)
     }
+
+    /// [`Self::matches`], compiling only the globs `path` may match.
+    fn glob_by_glob(&self, path: &Path) -> bool {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        self.globs
+            .iter()
+            .filter(|entry| {
+                entry
+                    .needs
+                    .as_ref()
+                    .is_none_or(|needs| bytes.windows(needs.len()).any(|w| w == needs.as_bytes()))
+            })
+            .any(|entry| {
+                let set = entry.alone.get_or_init(|| {
+                    GlobSet::new([&entry.glob])
+                        .expect("globs not compiled at once are the defaults, which compile")
+                });
+                if self.beneath {
+                    path.ancestors()
+                        .take_while(|p| !p.as_os_str().is_empty())
+                        .any(|p| set.is_match(p))
+                } else {
+                    set.is_match(path)
+                }
+            })
+    }
+
+    /// The globs compiled together, from the [`ONE_PASS_AFTER`]th
+    /// question on; `None` before, or if they do not compile together
+    /// (only past globset's size limits, which globs compiled one by one
+    /// do not reach).
+    fn one_pass(&self) -> Option<&GlobSet> {
+        let one_pass = &*self.one_pass;
+        if let Some(set) = one_pass.set.get() {
+            return Some(set).filter(|set| !set.is_empty());
+        }
+        if one_pass.asked.fetch_add(1, Ordering::Relaxed) + 1 < ONE_PASS_AFTER {
+            return None;
+        }
+        Some(one_pass.set.get_or_init(|| self.compile_one_pass())).filter(|set| !set.is_empty())
+    }
+
+    /// Every glob and, `beneath`, a second one for what lies beneath what
+    /// it matches, as one set; empty if they do not compile together.
+    fn compile_one_pass(&self) -> GlobSet {
+        let mut set = GlobSetBuilder::new();
+        for entry in &self.globs {
+            set.add(entry.glob.clone());
+            if self.beneath {
+                if let Ok(below) = glob(&format!("{}/**", entry.glob.glob())) {
+                    set.add(below);
+                } else {
+                    return GlobSet::empty();
+                }
+            }
+        }
+        set.build().unwrap_or_else(|_| GlobSet::empty())
+    }
+}
+
+/// `text` as a glob: `*` and `?` within a path part, a backslash escapes.
+fn glob(text: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(text)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+}
+
+/// The longest text every path the glob `base` matches holds: its longest
+/// run of plain characters, not counting the `/` a `**` may stand in for
+/// (`**/.env` matches `.env`). `None` for globs with classes,
+/// alternatives or escapes, which this does not read.
+fn needed_text(base: &str) -> Option<String> {
+    if base.contains(['[', ']', '{', '}', '\\']) {
+        return None;
+    }
+    base.split("**")
+        .flat_map(|piece| piece.trim_matches('/').split(['*', '?']))
+        .max_by_key(|run| run.len())
+        .filter(|run| !run.is_empty())
+        .map(str::to_owned)
 }
 
 /// A path folded to ASCII lower case, as the compiled patterns are.
@@ -560,11 +718,162 @@ mod tests {
     // there and never panics later, when a rename asks; the defaults' (and
     // those of rules that add no secret or protected pattern) are compiled
     // on first use.
+    /// Glob by glob (a few questions) and in one pass (many), a list gives
+    /// the same answer for every path built from the names the
+    /// defaults and some configured patterns talk about, at every depth
+    /// up to four.
+    #[test]
+    fn glob_by_glob_and_one_pass_agree() {
+        let config = PathRulesConfig {
+            secret: vec![
+                "/data/*.sqlite".into(),
+                "vault/**/key?".into(),
+                "[c-d]ata/{app,x}.*".into(),
+            ],
+            not_secret: vec![".env.example".into()],
+            protected: vec!["/ci/".into()],
+            writable: vec![".vscode/settings.json".into()],
+        };
+        let rules = PathRules::new(&config).unwrap();
+        let names = [
+            "a",
+            ".ssh",
+            ".env",
+            ".env.example",
+            ".env.d",
+            "x.pem",
+            "id_rsa.pub",
+            ".git",
+            "hooks",
+            "modules",
+            "config",
+            ".docker",
+            "config.json",
+            "data",
+            "app.sqlite",
+            "vault",
+            "key1",
+            "credentials-x.json",
+            "app.x",
+            "ci",
+            ".vscode",
+            "settings.json",
+        ];
+        let mut paths = vec![String::new()];
+        let mut all = Vec::new();
+        for _ in 0..4 {
+            paths = paths
+                .iter()
+                .flat_map(|p| {
+                    names.iter().map(move |n| {
+                        if p.is_empty() {
+                            (*n).to_owned()
+                        } else {
+                            format!("{p}/{n}")
+                        }
+                    })
+                })
+                .collect();
+            all.extend(paths.iter().cloned());
+        }
+        let lists = [
+            ("secret", rules.secret.get()),
+            ("not_secret", rules.not_secret.get()),
+            ("protected", rules.protected.get()),
+            ("writable", rules.writable.get()),
+        ];
+        let mut matched = 0;
+        for (name, list) in lists {
+            assert!(list.beneath, "{name} reaches beneath");
+            let one_pass = list.compile_one_pass();
+            assert!(!one_pass.is_empty(), "{name}");
+            for path in &all {
+                let folded = Folded::new(Path::new(path));
+                let walked = list.glob_by_glob(folded.path());
+                assert_eq!(walked, one_pass.is_match(folded.path()), "{name}: {path}");
+                matched += usize::from(walked);
+            }
+        }
+        assert!(
+            matched > 10_000,
+            "the names match often enough to compare: {matched}"
+        );
+    }
+
+    /// A list answers glob by glob until it has been asked
+    /// [`ONE_PASS_AFTER`] times, then in one pass, the same way.
+    #[test]
+    fn many_questions_switch_to_one_pass() {
+        let rules = PathRules::new(&PathRulesConfig::default()).unwrap();
+        let one_pass = &rules.secret.get().one_pass;
+        for n in 0..ONE_PASS_AFTER - 1 {
+            assert_eq!(
+                guard(&rules, &format!("src/{n}/.ssh/id")),
+                Some(Guard::Secret)
+            );
+            assert!(one_pass.set.get().is_none(), "glob by glob after {n}");
+        }
+        assert_eq!(guard(&rules, "a/.ssh/b/c"), Some(Guard::Secret));
+        assert!(one_pass.set.get().is_some(), "one pass from now on");
+        assert_eq!(guard(&rules, "a/.ssh/b/c"), Some(Guard::Secret));
+        assert_eq!(guard(&rules, "a/ssh/b/c"), None);
+    }
+
+    #[test]
+    fn the_text_a_glob_needs() {
+        for (glob, want) in [
+            ("**/.env", Some(".env")),
+            ("**/id_rsa*", Some("id_rsa")),
+            ("**/credentials*.json", Some("credentials")),
+            ("**/.git/modules/**/config", Some(".git/modules")),
+            ("data/*.sqlite", Some(".sqlite")),
+            ("**/*", None),
+            ("**/[ab]c", None),
+            ("**/{a,b}", None),
+            ("**/a\\*", None),
+        ] {
+            assert_eq!(needed_text(glob).as_deref(), want, "{glob}");
+        }
+    }
+
+    /// A read asks whether a path is secret, never whether it is
+    /// protected: the protected list waits for the first write's question,
+    /// unless configuration added to it.
+    #[test]
+    fn the_protected_list_compiles_when_a_write_asks() {
+        let rules = PathRules::default();
+        assert!(rules.is_secret(Path::new("a/.env")));
+        assert!(!rules.is_secret(Path::new(".git/config")));
+        assert!(rules.secret.compiled.get().is_some());
+        assert!(
+            rules.protected.compiled.get().is_none(),
+            "reads do not compile it"
+        );
+        assert_eq!(guard(&rules, ".git/config"), Some(Guard::Protected));
+        assert!(rules.protected.compiled.get().is_some());
+        let configured = PathRules::new(&PathRulesConfig {
+            protected: vec!["deploy/".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(
+            configured.protected.compiled.get().is_some(),
+            "checked at once"
+        );
+        assert!(configured.secret.compiled.get().is_none());
+        let bad = PathRules::new(&PathRulesConfig {
+            protected: vec!["deploy/[".into()],
+            ..Default::default()
+        })
+        .expect_err("an unclosed class");
+        assert_eq!((bad.key, bad.pattern.as_str()), ("protected", "deploy/["));
+    }
+
     #[test]
     fn shelters_compile_on_first_use_and_configured_ones_are_checked_at_once() {
         let rules = PathRules::default();
         assert!(
-            rules.shelters.get().is_none(),
+            rules.shelters.compiled.get().is_none(),
             "not compiled before a rename asks"
         );
         assert!(rules.shelters(Path::new("app/.docker")));
@@ -573,7 +882,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        assert!(narrowed.shelters.get().is_none());
+        assert!(narrowed.shelters.compiled.get().is_none());
         assert!(narrowed.shelters(Path::new(".git")));
         // Each whole pattern compiles, but a leading directory of it does
         // not (`x[a` of `x[a/b]y/z`): only compiling the shelters catches it.
@@ -598,7 +907,7 @@ mod tests {
         })
         .unwrap();
         assert!(
-            deep.shelters.get().is_some(),
+            deep.shelters.compiled.get().is_some(),
             "configured: compiled at once"
         );
         assert!(deep.shelters(Path::new("a/x/b")) && !deep.shelters(Path::new("x/b")));

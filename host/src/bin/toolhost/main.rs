@@ -144,7 +144,11 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check { files, json } => return check(&settings, &files, json),
         Command::Test { wasm, cases, json } => return test(&settings, &wasm, &cases, json),
         Command::Dynamic { action } => dynamic(&settings, action, approved_caps)?,
-        Command::Call(args) => return call(&settings, agent, &args),
+        Command::Call(args) => {
+            let code = call(&settings, agent, &args);
+            settings.executor.end_at_exit();
+            return code;
+        }
         Command::Agent(args) => return agent_run(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
