@@ -118,40 +118,6 @@ fn main() {
         "cargo:rustc-env=TOOLHOST_FIXTURES_DIR={}",
         fixtures_dir.display()
     );
-    pack_relative_relocations();
-}
-
-/// Link the `toolhost` binary with its relative relocations packed
-/// (`DT_RELR`): the pointers the dynamic loader fixes up at every start
-/// are listed in ~10 KB instead of 1.2 MB, so a one-shot `toolhost call`
-/// reads and walks less before `main` (docs/benchmarks.md). Only where it
-/// is known to work: building natively for x86_64 Linux with glibc, whose
-/// default linker (rust-lld) packs them, when the glibc here is 2.36 or
-/// newer (the first to read them; the binary then asks for it by name).
-/// `TOOLHOST_PACK_RELOCS=0` turns it off.
-fn pack_relative_relocations() {
-    println!("cargo:rerun-if-env-changed=TOOLHOST_PACK_RELOCS");
-    let native = env::var("HOST").ok() == env::var("TARGET").ok();
-    let target_ok = env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu");
-    let wanted = env::var("TOOLHOST_PACK_RELOCS").map_or(true, |v| v != "0");
-    if native && target_ok && wanted && glibc_reads_relr() {
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
-    }
-}
-
-/// Whether this machine's glibc is 2.36 or newer (`getconf
-/// GNU_LIBC_VERSION` says `glibc 2.36`); no when it cannot tell.
-fn glibc_reads_relr() -> bool {
-    let Ok(out) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let Some(version) = text.trim().strip_prefix("glibc ") else {
-        return false;
-    };
-    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    out.status.success() && (major, minor) >= (2, 36)
 }
 
 /// Each built-in's recorded `describe()` answer in host/builtins.json, by

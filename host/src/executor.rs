@@ -493,7 +493,7 @@ impl Executor {
     /// cgroups and views), the audit log, hooks, remote MCP servers. The
     /// runtime and the loaded tools, which hold only memory and mappings,
     /// are left for the exit to free at once: unmapping and freeing them
-    /// piece by piece took a twentieth of a one-shot call (with an idle
+    /// piece by piece took a tenth of a one-shot call (with an idle
     /// epoch thread to keep in step on every unmap). With remote servers
     /// configured everything is dropped, since their tools hold them.
     pub fn end_at_exit(self) {

@@ -309,7 +309,8 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Build the engine, the linker and the ticker.
+    /// Build the engine and the linker; the epoch ticker starts with the
+    /// first store ([`Runtime::ticking`]).
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
         config.limits.check()?;
