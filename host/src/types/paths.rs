@@ -510,7 +510,12 @@ impl Patterns {
     }
 
     /// [`Self::matches`], compiling only the globs `path` may match.
+    /// The parents walked are those of the path with `.` parts and a
+    /// trailing `/` left out (`a/.ssh/.` is `a/.ssh`), which the one-pass
+    /// set's `/**` globs cover as they stand.
     fn glob_by_glob(&self, path: &Path) -> bool {
+        let path: std::path::PathBuf = path.components().collect();
+        let path = path.as_path();
         let bytes = path.as_os_str().as_encoded_bytes();
         self.globs
             .iter()
@@ -817,6 +822,34 @@ mod tests {
         assert!(one_pass.set.get().is_some(), "one pass from now on");
         assert_eq!(guard(&rules, "a/.ssh/b/c"), Some(Guard::Secret));
         assert_eq!(guard(&rules, "a/ssh/b/c"), None);
+    }
+
+    /// A path that is not normalized (a trailing `/`, `.` parts) is
+    /// judged as the path it names, glob by glob as in one pass.
+    #[test]
+    fn paths_with_dot_parts_and_trailing_slashes_are_judged_as_named() {
+        let rules = PathRules::new(&PathRulesConfig {
+            secret: vec!["secrets/*".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        for path in [
+            ".ssh/",
+            "a/.ssh/.",
+            "a/./.ssh/x",
+            "secrets/./token",
+            "./.env",
+        ] {
+            assert_eq!(guard(&rules, path), Some(Guard::Secret), "{path}");
+            let folded = Folded::new(Path::new(path));
+            let list = rules.secret.get();
+            assert!(list.glob_by_glob(folded.path()), "glob by glob: {path}");
+            assert!(
+                list.compile_one_pass().is_match(folded.path()),
+                "one pass: {path}"
+            );
+        }
+        assert_eq!(guard(&rules, ".vscode/"), Some(Guard::Protected));
     }
 
     #[test]
