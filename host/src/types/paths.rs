@@ -233,8 +233,8 @@ impl PathRules {
     }
 
     /// The defaults changed by `config`, shared: the defaults themselves
-    /// are compiled once per process (compiling them is most of what a
-    /// one-shot `toolhost call` spent starting).
+    /// are parsed once per process, and each list compiled as far as it is
+    /// used (see `Patterns`).
     pub fn shared(config: &PathRulesConfig) -> Result<Arc<Self>, PathPatternError> {
         if *config == PathRulesConfig::default() {
             Ok(Self::shared_default())
