@@ -417,3 +417,75 @@ fn disabled_commands_hide_the_tools_that_run_them() {
         stdout(&out)
     );
 }
+
+/// `toolhost call` ends its executor with `end_at_exit`, which leaves the
+/// runtime's memory to the exit but must still end everything with effects
+/// outside the process: the commands' private temporary directory, their
+/// cgroup and any process a command left behind.
+#[test]
+fn a_cli_call_leaves_no_temp_dir_cgroup_or_process_behind() {
+    use std::path::Path;
+    let ws = workspace();
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = format!("{}.{}", 600 + std::process::id() % 100, std::process::id());
+    let args = format!(
+        r#"{{"command":"(sleep {marker} > /dev/null 2>&1 &); cat /proc/self/cgroup; echo ran"}}"#
+    );
+    let child =
+        support::toolhost_command(ws.path(), &["call", "run_command", &args, "--mode", "yolo"])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success() && text.contains("ran"),
+        "{text}{}",
+        stderr(&out)
+    );
+
+    // The broker made its private temporary directory under TMPDIR, and it
+    // is gone.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+
+    // Where the host can make cgroups, the command ran in one of its own,
+    // named after the host's pid; that directory is gone.
+    let own = format!("toolhost-{pid}-");
+    if let Some(line) = text.lines().find(|l| l.contains(&own)) {
+        let path = line.splitn(3, ':').nth(2).unwrap().trim_start_matches('/');
+        let dir = [
+            "/sys/fs/cgroup/pids",
+            "/sys/fs/cgroup",
+            "/sys/fs/cgroup/unified",
+        ]
+        .iter()
+        .map(|root| Path::new(root).join(path))
+        .find(|d| d.parent().is_some_and(Path::exists))
+        .expect("the cgroup hierarchy the command was in");
+        let parent = dir.parent().unwrap();
+        let left: Vec<_> = std::fs::read_dir(parent)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with(&own))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "cgroups left in {}: {left:?}",
+            parent.display()
+        );
+    } else {
+        eprintln!("no command cgroup on this host; only the temp dir and processes are checked");
+    }
+
+    // The process the command left running was killed with it.
+    wait_until("the left-behind sleep to be killed", || {
+        processes_with(&marker).is_empty()
+    });
+}
