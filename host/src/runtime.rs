@@ -8,6 +8,7 @@
 
 mod cache;
 pub(crate) mod fanout;
+mod link;
 mod preinit;
 pub mod sandbox;
 
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::Component;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// Per-call limits. Every field is configurable; the defaults suit coding tools.
@@ -272,7 +273,9 @@ pub enum RuntimeError {
 /// The shared wasm runtime. `Send + Sync`: share it behind an `Arc`.
 pub struct Runtime {
     pub(crate) engine: Engine,
-    pub(crate) linker: Linker<CallState>,
+    /// Linkers, each with the imports of the components linked with it,
+    /// made on first need (runtime/link.rs).
+    linkers: link::Linkers,
     cache: CompileCache,
     pub(crate) limits: Limits,
     slots: Slots,
@@ -327,37 +330,6 @@ impl Runtime {
         };
         let engine = Engine::new(&engine_config(instances, config.pool_instances))
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            // wasi:http, every request checked against the call's grant (net.rs).
-            .and_then(|()| wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker))
-            // Two interfaces again, over wasmtime-wasi's: wasi:filesystem/types
-            // with secrets and protected paths enforced (imports/filesystem.rs);
-            // wasi:io/poll with waits bounded by the call's deadline
-            // (imports/poll.rs).
-            .and_then(|()| {
-                linker.allow_shadowing(true);
-                let shadowed =
-                    wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
-                        _,
-                        sandbox::GuardedFilesystem,
-                    >(&mut linker, sandbox::guarded)
-                    .and_then(|()| {
-                        wasmtime_wasi::p2::bindings::sync::io::poll::add_to_linker::<
-                            _,
-                            sandbox::BoundedPoll,
-                        >(&mut linker, sandbox::waiting)
-                    });
-                linker.allow_shadowing(false);
-                shadowed
-            })
-            .and_then(|()| {
-                crate::bindings::v0_1_0::ToolPlugin::add_to_linker::<_, HasSelf<_>>(
-                    &mut linker,
-                    |s| s,
-                )
-            })
-            .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let cache_dir = match config.cache {
             CacheDir::Default => CompileCache::default_dir(),
             CacheDir::At(dir) => Some(dir),
@@ -368,7 +340,7 @@ impl Runtime {
             ticker: OnceLock::new(),
             epoch_tick: config.epoch_tick,
             engine,
-            linker,
+            linkers: link::Linkers::default(),
             limits: config.limits,
             slots: Slots::new(slots),
             max_calls: slots,
@@ -654,7 +626,11 @@ impl Runtime {
     }
 
     fn pre_link(&self, component: &Component) -> Result<ToolPluginPre<CallState>, String> {
-        let pre = self.linker.instantiate_pre(component).map_err(|e| {
+        let linker = self
+            .linkers
+            .for_component(&self.engine, component)
+            .map_err(|e| format!("cannot link it: {e}"))?;
+        let pre = linker.instantiate_pre(component).map_err(|e| {
             format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
         })?;
         ToolPluginPre::new(pre)

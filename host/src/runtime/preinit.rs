@@ -60,7 +60,10 @@ pub(crate) fn snapshot(
         )
         .context("compiling the component to pre-initialise")?;
     in_empty_sandbox(runtime, "pre-initialisation", |store| {
-        let instance = runtime.linker.instantiate(&mut *store, &component)?;
+        let instance = runtime
+            .linkers
+            .for_component(&runtime.engine, &component)?
+            .instantiate(&mut *store, &component)?;
         instance
             .get_typed_func::<(), ()>(&mut *store, INIT_EXPORT)?
             .call(&mut *store, ())?;

@@ -98,12 +98,14 @@ pub const SYSTEM_SECRETS: &[&str] = &[
 /// toolhost's own directories, by what they hold: the user configuration,
 /// the data directory (the trust store, dynamic tools), state and cache.
 /// No tool or command may reach them, and no workspace may hold them.
+/// Canonical where they exist.
 pub fn own_dirs() -> Vec<(&'static str, std::path::PathBuf)> {
     let mut all = policy_dirs();
     all.extend(
         [("state", dirs::state_dir()), ("cache", dirs::cache_dir())]
             .into_iter()
-            .filter_map(|(what, dir)| Some((what, dir?.join("toolhost")))),
+            .filter_map(|(what, dir)| Some((what, dir?.join("toolhost"))))
+            .map(|(what, dir)| (what, dir.canonicalize().unwrap_or(dir))),
     );
     all
 }
@@ -139,7 +141,7 @@ pub fn unsafe_workspace(dir: &Path) -> Option<String> {
         return Some("is your home directory".to_owned());
     }
     own_dirs().into_iter().find_map(|(what, own)| {
-        real(&own).starts_with(dir).then(|| {
+        own.starts_with(dir).then(|| {
             format!(
                 "holds toolhost's own {what} ({}), which no tool may reach",
                 own.display()

@@ -20,6 +20,51 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the process's command line; clap prints help or a usage error
+    /// and exits as [`Parser::parse`] does.
+    ///
+    /// `toolhost call ...` (the subcommand first) is parsed by a command
+    /// that knows only `call` ([`OneCall`]): building clap's whole tree,
+    /// every subcommand with each global option copied into it, was a
+    /// twentieth of a one-shot call. The flags, the help and the errors are
+    /// the same (tested against the whole tree).
+    pub fn parse_args() -> Self {
+        if std::env::args_os().nth(1).is_some_and(|a| a == "call") {
+            OneCall::parse().into()
+        } else {
+            Self::parse()
+        }
+    }
+}
+
+/// `toolhost call ...` alone: the global options and `call`, as in [`Cli`].
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about, max_term_width = 100)]
+pub struct OneCall {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: OnlyCall,
+}
+
+/// The one subcommand [`OneCall`] knows.
+#[derive(Debug, Subcommand)]
+enum OnlyCall {
+    // Its help is CallArgs's doc comment, as for `Command::Call`.
+    Call(CallArgs),
+}
+
+impl From<OneCall> for Cli {
+    fn from(one: OneCall) -> Self {
+        let OnlyCall::Call(args) = one.command;
+        Self {
+            global: one.global,
+            command: Command::Call(args),
+        }
+    }
+}
+
 /// Flags every subcommand accepts.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -234,10 +279,7 @@ pub enum Command {
         #[command(subcommand)]
         action: DynamicAction,
     },
-    /// Call a tool once and print its result.
-    ///
-    /// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
-    /// usage error.
+    // Its help is CallArgs's doc comment, which `OneCall` shows too.
     Call(CallArgs),
     /// Give a task to a model with the visible tools and run its tool calls
     /// until it answers (the tool loop): each call goes through the same
@@ -414,7 +456,10 @@ pub enum DynamicAction {
     },
 }
 
-/// `toolhost call` flags.
+/// Call a tool once and print its result.
+///
+/// Exit status: 0 on success, 1 when the tool reports an error, 2 on a
+/// usage error.
 #[derive(Debug, Args)]
 pub struct CallArgs {
     /// The tool name.
@@ -705,4 +750,78 @@ pub fn trust_config(global: &GlobalArgs) -> anyhow::Result<String> {
         path.display(),
         &hash[..16]
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What clap made of `argv`: the parsed command line, or the error's
+    /// kind, text and exit status (help and usage errors alike).
+    fn outcome<P: Parser + Into<Cli>>(argv: &[&str]) -> String {
+        let argv = std::iter::once("toolhost").chain(argv.iter().copied());
+        match P::try_parse_from(argv) {
+            Ok(parsed) => format!("{:?}", parsed.into()),
+            Err(e) => format!("{:?} {} {e}", e.kind(), e.exit_code()),
+        }
+    }
+
+    #[test]
+    fn one_call_parses_call_as_the_whole_tree_does() {
+        let cases: &[&[&str]] = &[
+            &["call", "read_file"],
+            &["call", "read_file", r#"{"path":"a.txt"}"#],
+            &["call", "read_file", "-", "--json", "--timeout", "2.5"],
+            &["call", "--mode", "yolo", "run_command", "{}", "--dry-run"],
+            &["call", "grep", "{}", "--session", "s1", "-vv"],
+            &[
+                "call",
+                "--workspace",
+                "/tmp",
+                "--grant",
+                "t=workspace:read",
+                "--grant",
+                "u=none",
+                "--plugin-dir",
+                "/p",
+                "--config",
+                "c.toml",
+                "--profile",
+                "p",
+                "--audit",
+                "a.jsonl",
+                "--agent",
+                "me",
+                "--cache-dir",
+                "/c",
+                "--no-cache",
+                "--allow-delete",
+                "--allow-command",
+                "cargo test **",
+                "--deny-command",
+                "rm *",
+                "--allowed-only",
+                "--require-sandbox",
+                "--no-commands",
+                "t",
+            ],
+            // Help and usage errors.
+            &["call", "--help"],
+            &["call", "-h"],
+            &["call"],
+            &["call", "read_file", "{}", "extra"],
+            &["call", "read_file", "--mode", "sometimes"],
+            &["call", "read_file", "--timeout", "soon"],
+            &["call", "read_file", "--jsn"],
+            &["call", "read_file", "--verbos"],
+            &["call", "--version"],
+        ];
+        for argv in cases {
+            let whole = outcome::<Cli>(argv);
+            assert_eq!(outcome::<OneCall>(argv), whole, "{argv:?}");
+        }
+        // Parsed, not just refused alike: the first case reaches a call.
+        assert!(outcome::<OneCall>(cases[1]).contains("Call(CallArgs"));
+        assert!(outcome::<OneCall>(&["call", "--help"]).contains("Call a tool once"));
+    }
 }

@@ -5,7 +5,6 @@ mod output;
 mod scaffold;
 
 use anyhow::Context as _;
-use clap::Parser;
 use cli::{CallArgs, Cli, Command, DynamicAction, Purpose, Settings, UsageError};
 use std::io::Read;
 use std::path::Path;
@@ -21,7 +20,7 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_ABORTED: u8 = 130;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     init_logging(cli.global.verbose);
     match run(cli) {
         Ok(code) => code,
