@@ -227,6 +227,15 @@ impl Drop for Broker {
     }
 }
 
+/// Wait, at most `within`, until the views and cgroups of every command
+/// that ended are torn down (a thread of their own does it after the
+/// caller has its answer). A process about to exit calls it, or a cgroup
+/// directory the thread had not reached yet would outlive the process.
+/// True when nothing is left.
+pub(crate) fn settle_cleanup(within: Duration) -> bool {
+    process::settle(within)
+}
+
 impl Broker {
     /// A broker with `config`; the error names a bad pattern.
     pub fn new(config: CommandConfig) -> Result<Self, BrokerError> {

@@ -496,6 +496,8 @@ impl Executor {
     /// piece by piece took a tenth of a one-shot call (with an idle
     /// epoch thread to keep in step on every unmap). With remote servers
     /// configured everything is dropped, since their tools hold them.
+    /// The views and cgroups of the commands that ran are torn down on a
+    /// thread of their own; this waits for it (at most 5 s).
     pub fn end_at_exit(self) {
         #[cfg(feature = "mcp")]
         let remote = self.remote.is_some();
@@ -504,6 +506,10 @@ impl Executor {
         if !remote {
             std::mem::forget(self.snapshot());
             std::mem::forget(Arc::clone(&self.runtime));
+        }
+        drop(self);
+        if !crate::broker::settle_cleanup(Duration::from_secs(5)) {
+            tracing::warn!("commands' views or cgroups were still being removed at exit");
         }
     }
 

@@ -1,6 +1,7 @@
 //! The one wasmtime [`Engine`] and everything shared by all calls: the
-//! pooling allocator, the epoch ticker, the linker with WASI and the
-//! toolhost imports, the compile cache and the slot semaphore.
+//! pooling allocator, the epoch ticker, the linkers with WASI and the
+//! toolhost imports (one per set of imports: `link.rs`), the compile cache
+//! and the slot semaphore.
 //!
 //! [`Runtime::link`] turns wasm bytes into a pre-linked component (compiled
 //! once, from the cache afterwards); [`sandbox`] makes a fresh store for one
@@ -312,8 +313,9 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Build the engine and the linker; the epoch ticker starts with the
-    /// first store ([`Runtime::ticking`]).
+    /// Build the engine; a linker is made when a component is first linked
+    /// (`link.rs`), and the epoch ticker starts with the first store
+    /// ([`Runtime::ticking`]).
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
         config.limits.check()?;

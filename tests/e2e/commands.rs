@@ -420,8 +420,9 @@ fn disabled_commands_hide_the_tools_that_run_them() {
 
 /// `toolhost call` ends its executor with `end_at_exit`, which leaves the
 /// runtime's memory to the exit but must still end everything with effects
-/// outside the process: the commands' private temporary directory, their
-/// cgroup and any process a command left behind.
+/// outside the process: the commands' private temporary directory and
+/// their cgroup, which a thread of its own removes after the command (the
+/// exit waits for it); and no process a command left behind survives.
 #[test]
 #[expect(
     clippy::print_stderr,
@@ -488,7 +489,8 @@ fn a_cli_call_leaves_no_temp_dir_cgroup_or_process_behind() {
         eprintln!("no command cgroup on this host; only the temp dir and processes are checked");
     }
 
-    // The process the command left running was killed with it.
+    // The process the command left running is gone too (the broker kills
+    // it when the command ends, before `end_at_exit`; checked end to end).
     wait_until("the left-behind sleep to be killed", || {
         processes_with(&marker).is_empty()
     });

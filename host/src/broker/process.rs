@@ -20,7 +20,7 @@
 
 mod foreground;
 
-pub(crate) use foreground::run_to_end;
+pub(crate) use foreground::{run_to_end, settle};
 
 use super::confine::Support;
 use super::confine::cgroup::{Ahead, CommandCgroup, Pids};

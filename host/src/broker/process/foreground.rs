@@ -9,7 +9,7 @@ use rustix::process::{Pid, PidfdFlags, WaitId, WaitIdOptions};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -199,13 +199,43 @@ fn drop_later<T: Send + 'static>(held: T) {
         let (tx, rx) = mpsc::channel::<Job>();
         let started = thread::Builder::new()
             .name("toolhost-janitor".to_owned())
-            .spawn(move || rx.into_iter().for_each(drop));
+            .spawn(move || {
+                rx.into_iter().for_each(|job| {
+                    drop(job);
+                    pending(-1);
+                });
+            });
         Mutex::new(started.ok().map(|_| tx))
     });
     let job: Job = Box::new(held);
     let janitor = JANITOR.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(tx) = janitor.as_ref() {
+        pending(1);
         // A failed send hands the job back, dropped here.
-        let _ = tx.send(job);
+        if tx.send(job).is_err() {
+            pending(-1);
+        }
     }
+}
+
+/// Jobs handed to the janitor and not yet done, and a signal when one is.
+static PENDING: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+fn pending(change: isize) {
+    let mut count = PENDING.0.lock().unwrap_or_else(PoisonError::into_inner);
+    *count = count.saturating_add_signed(change);
+    PENDING.1.notify_all();
+}
+
+/// Wait, at most `within`, until every view and cgroup handed to the
+/// janitor is gone: a process about to exit calls it, or what the janitor
+/// had not reached yet (a cgroup directory) would outlive it. True when
+/// nothing is left.
+pub(crate) fn settle(within: Duration) -> bool {
+    let count = PENDING.0.lock().unwrap_or_else(PoisonError::into_inner);
+    let (count, _) = PENDING
+        .1
+        .wait_timeout_while(count, within, |count| *count > 0)
+        .unwrap_or_else(PoisonError::into_inner);
+    *count == 0
 }
