@@ -34,6 +34,7 @@ mod sweep;
 #[cfg(feature = "mcp")]
 pub(crate) use call::Piped;
 pub use call::{BrokerCall, CommandRecord};
+pub(crate) use process::settle_cleanup;
 pub(crate) use toolhost_shared::shell_words;
 
 use crate::bindings::commands::CommandError;
@@ -225,15 +226,6 @@ impl Drop for Broker {
     fn drop(&mut self) {
         self.background.kill_all();
     }
-}
-
-/// Wait, at most `within`, until the views and cgroups of every command
-/// that ended are torn down (a thread of their own does it after the
-/// caller has its answer). A process about to exit calls it, or a cgroup
-/// directory the thread had not reached yet would outlive the process.
-/// True when nothing is left.
-pub(crate) fn settle_cleanup(within: Duration) -> bool {
-    process::settle(within)
 }
 
 impl Broker {

@@ -20,7 +20,7 @@
 
 mod foreground;
 
-pub(crate) use foreground::{run_to_end, settle};
+pub(crate) use foreground::{run_to_end, settle_cleanup};
 
 use super::confine::Support;
 use super::confine::cgroup::{Ahead, CommandCgroup, Pids};

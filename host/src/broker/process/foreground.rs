@@ -227,15 +227,50 @@ fn pending(change: isize) {
     PENDING.1.notify_all();
 }
 
-/// Wait, at most `within`, until every view and cgroup handed to the
-/// janitor is gone: a process about to exit calls it, or what the janitor
-/// had not reached yet (a cgroup directory) would outlive it. True when
+/// Wait, at most `within`, until the views and cgroups of every command
+/// that ended are torn down (the janitor does it after the caller has its
+/// answer). A process about to exit calls it, or a cgroup directory the
+/// janitor had not reached yet would outlive the process. True when
 /// nothing is left.
-pub(crate) fn settle(within: Duration) -> bool {
+pub(crate) fn settle_cleanup(within: Duration) -> bool {
     let count = PENDING.0.lock().unwrap_or_else(PoisonError::into_inner);
     let (count, _) = PENDING
         .1
         .wait_timeout_while(count, within, |count| *count > 0)
         .unwrap_or_else(PoisonError::into_inner);
     *count == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Sets its flag when dropped, after `takes`.
+    struct Slow {
+        takes: Duration,
+        done: Arc<AtomicBool>,
+    }
+
+    impl Drop for Slow {
+        fn drop(&mut self) {
+            thread::sleep(self.takes);
+            self.done.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn settling_waits_for_what_the_janitor_holds() {
+        let done = Arc::new(AtomicBool::new(false));
+        drop_later(Slow {
+            takes: Duration::from_millis(300),
+            done: Arc::clone(&done),
+        });
+        // Still held: a short wait gives up and says so.
+        assert!(!settle_cleanup(Duration::from_millis(10)));
+        assert!(!done.load(Ordering::SeqCst));
+        // A long enough one returns once it is dropped.
+        assert!(settle_cleanup(Duration::from_secs(10)));
+        assert!(done.load(Ordering::SeqCst));
+    }
 }
