@@ -38,6 +38,7 @@ fn main() {
         "plugins",
         "runners",
         "tests/fixtures",
+        "wit",
         "sdk/rust",
         "sdk/shared",
         "sdk/builtin",

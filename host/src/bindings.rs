@@ -5,7 +5,7 @@
 /// `toolhost:plugin@0.1.0`, the `tool-plugin` world.
 pub(crate) mod v0_1_0 {
     wasmtime::component::bindgen!({
-        path: "../sdk/rust/wit",
+        path: "../wit",
         world: "tool-plugin",
     });
 }

@@ -401,10 +401,11 @@ fn runs_as_its_readme_says(wasm: &Path, name: &str) {
     assert_eq!(json(&out)["error"]["kind"], "denied", "{}", stdout(&out));
 }
 
-/// Every SDK ships the WIT it was built for: the Rust crate's package
-/// holds `wit/plugin.wit` (the one the host is built against), and the
-/// JavaScript and Python packages hold the same bytes (npm's package list
-/// shows it; the Python test above builds from an installed wheel).
+/// Every SDK ships the WIT it was built for: `wit/plugin.wit` at the top
+/// of the repository is the one source (the host is built against it);
+/// the Rust crate's package holds a byte-identical `wit/plugin.wit`, and
+/// so do the JavaScript and Python packages (npm's package list shows it;
+/// the Python test above builds from an installed wheel).
 /// `.ci/run` also runs `cargo package` on the crate in full.
 #[test]
 fn every_sdk_package_holds_its_wit() {
@@ -421,14 +422,15 @@ fn every_sdk_package_holds_its_wit() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(listed.lines().any(|l| l == "wit/plugin.wit"), "{listed}");
-    let wit = std::fs::read(root.join("sdk/rust/wit/plugin.wit")).unwrap();
+    let wit = std::fs::read(root.join("wit/plugin.wit")).unwrap();
     for copy in [
+        "sdk/rust/wit/plugin.wit",
         "sdk/javascript/wit/plugin.wit",
         "sdk/python/toolhost/wit/plugin.wit",
     ] {
         assert!(
             std::fs::read(root.join(copy)).unwrap() == wit,
-            "{copy} differs from sdk/rust/wit/plugin.wit: copy it over"
+            "{copy} differs from wit/plugin.wit, the one source: `cp wit/plugin.wit {copy}`"
         );
     }
     let packed = run_ok(
@@ -437,7 +439,7 @@ fn every_sdk_package_holds_its_wit() {
         &["pack", "--dry-run", "--json"],
     );
     assert!(packed.contains("\"wit/plugin.wit\""), "{packed}");
-    assert!(!root.join("wit").exists() && !root.join("sdk/wit").exists());
+    assert!(!root.join("sdk/wit").exists());
 }
 
 /// The JavaScript and Python SDKs' own unit tests (schemas, argument
