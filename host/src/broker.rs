@@ -3,11 +3,11 @@
 //!
 //! A plugin never spawns a process; it asks the broker, which for every
 //! request:
-//! 1. parses the command line ([`shell`]) and applies the [`policy`]: the
+//! 1. parses the command line and applies the [`policy`]: the
 //!    blocklist refuses in every mode; the rest is classed `safe`, `dev` or
 //!    `dangerous`;
 //! 2. refuses `dangerous` commands outright when `allowed_only` is set;
-//! 3. asks the caller's [`Confirmer`] when the mode and class require it;
+//! 3. asks the caller's [`Confirmer`](crate::types::confirm::Confirmer) when the mode and class require it;
 //! 4. runs the command in the workspace with stdin closed, a scrubbed
 //!    environment, a timeout that kills the whole process group, and OS
 //!    confinement ([`confine`]), which is the boundary whatever the class:
@@ -16,36 +16,45 @@
 //!    Landlock and seccomp inside (or alone, where namespaces are
 //!    unavailable);
 //! 5. caps the output to a head and a tail and keeps the full text by id;
-//! 6. moves aside any protected path the command created ([`sweep`]).
+//! 6. moves aside any protected path the command created (sweep.rs).
 //!
-//! Background commands ([`background`]) are capped, expire after they finish,
-//! and never outlive the host ([`process`]).
+//! Background commands (background.rs) are capped, expire after they finish,
+//! and never outlive the host (process.rs).
 
 pub(crate) mod background;
 mod call;
-mod confine;
 mod env;
 pub(crate) mod output;
-pub mod policy;
 mod process;
-mod shell;
+mod scan;
 mod sweep;
 
 #[cfg(feature = "mcp")]
 pub(crate) use call::Piped;
 pub use call::{BrokerCall, CommandRecord};
 pub(crate) use process::settle_cleanup;
+/// The OS sandbox of commands (crate `toolhost-confine`): namespaces,
+/// mounts, Landlock, seccomp, cgroups.
+use toolhost_confine as confine;
+/// The command policy (crate `toolhost-policy`): parsing, blocklist,
+/// classes.
+pub use toolhost_policy as policy;
 pub(crate) use toolhost_shared::shell_words;
 
 use crate::bindings::commands::CommandError;
 use crate::types::paths::PathRules;
-use confine::scan::Scanner;
-use confine::{Limits, Plan, Prepared, Support, cgroup::Pids};
+use confine::{Found, Limits, Plan, Prepared, Support, cgroup::Pids};
 use policy::{Assessment, Pattern, Policy};
+use scan::Scanner;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
+
+/// toolhost's own directories that decide policy; where they are does not
+/// change while the host runs.
+static POLICY_DIRS: LazyLock<Vec<(&str, PathBuf)>> =
+    LazyLock::new(crate::types::paths::policy_dirs);
 
 /// How the broker runs commands; the `[commands]` part of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,7 +218,7 @@ struct Processes {
     /// Why the namespace sandbox cannot be used, if it cannot.
     namespaces: Result<(), String>,
     pids: Option<Arc<Pids>>,
-    /// The views' skeletons (see confine/view.rs).
+    /// The views' skeletons (see crates/confine/src/view.rs).
     skeletons: Option<confine::view::Skeletons>,
 }
 
@@ -315,7 +324,7 @@ impl Broker {
             return Vec::new();
         };
         let temp = processes.temp.path();
-        let none = confine::scan::Found::default();
+        let none = Found::default();
         let plan = self.plan(processes, temp, network, &none);
         Prepared::new(&plan, Support::get()).map_or_else(|_| Vec::new(), |p| p.enforced)
     }
@@ -336,7 +345,7 @@ impl Broker {
         processes: &'a Processes,
         workspace: &'a Path,
         network: bool,
-        found: &'a confine::scan::Found,
+        found: &'a Found,
     ) -> Plan<'a> {
         Plan {
             workspace,
@@ -346,6 +355,7 @@ impl Broker {
             network,
             namespaces: self.config.namespaces && processes.namespaces.is_ok(),
             found,
+            policy_dirs: &POLICY_DIRS,
             limits: Limits {
                 processes: self.config.max_processes.max(1),
                 file_size: self
@@ -362,7 +372,7 @@ impl Broker {
 
     /// The secret and protected paths now present in `workspace`, and the
     /// secrets of the read list.
-    fn guarded(&self, processes: &Processes, workspace: &Path) -> confine::scan::Found {
+    fn guarded(&self, processes: &Processes, workspace: &Path) -> Found {
         let scanner = Arc::clone(
             self.scanners
                 .lock()
@@ -377,7 +387,7 @@ impl Broker {
         found
     }
 
-    /// How many commands entered a view made ahead (confine/spawn/ahead.rs).
+    /// How many commands entered a view made ahead (crates/confine/src/spawn/ahead.rs).
     pub(crate) fn views_made_ahead(&self) -> u64 {
         self.processes
             .get()
@@ -407,7 +417,7 @@ impl Broker {
                     .collect();
                 let mut near_top = read.clone();
                 near_top.extend(self.config.writable.iter().filter_map(|p| p.canonicalize().ok()));
-                let mut read_secrets = confine::scan::shallow_secrets(&near_top, &self.rules, 3);
+                let mut read_secrets = scan::shallow_secrets(&near_top, &self.rules, 3);
                 // toolhost's own configuration, trust store, state and
                 // cache are hidden from commands even when a person made a
                 // directory holding them readable or writable.
@@ -452,7 +462,7 @@ impl Broker {
     /// Whether a namespaced command starts here: run `true` in one.
     fn probe_namespaces(&self, processes: &Processes) -> Result<(), String> {
         let temp = processes.temp.path();
-        let found = confine::scan::Found::default();
+        let found = Found::default();
         let mut plan = self.plan(processes, temp, false, &found);
         plan.namespaces = true;
         plan.pids = None;

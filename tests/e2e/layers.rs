@@ -375,3 +375,143 @@ use crate as root;
     assert!(problems[3].contains("crate::dynamic"), "{problems:#?}");
     assert!(check_file("nowhere", 1, "nowhere.rs", "", &layers)[0].contains("no layer"));
 }
+
+/// Each occurrence of the keyword `unsafe` in the code of `text` (not in
+/// comments, strings or a longer name such as `unsafe_code`), by line.
+fn unsafe_lines(text: &str) -> Vec<usize> {
+    let code = code_only(text);
+    code.match_indices("unsafe")
+        .filter(|(at, w)| {
+            !ident(code[..*at].chars().next_back().as_ref())
+                && !ident(code[at + w.len()..].chars().next().as_ref())
+        })
+        .map(|(at, _)| code[..at].matches('\n').count() + 1)
+        .collect()
+}
+
+fn crate_sources(rel: &str) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    sources(&root.join(rel), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read source");
+            let shown = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+            (shown, text)
+        })
+        .collect()
+}
+
+/// The command policy and the OS sandbox are crates of their own below the
+/// host (crates/policy, crates/confine): the host reaches them only from
+/// its `broker` module, and neither depends on the host.
+#[test]
+fn the_sandbox_crates_are_reached_only_through_the_broker() {
+    let mut problems = Vec::new();
+    for (file, text) in crate_sources("host/src") {
+        let code = code_only(&text);
+        for name in ["toolhost_policy", "toolhost_confine"] {
+            if code.contains(name) && !file.starts_with("host/src/broker") {
+                problems.push(format!("{file} uses {name}; go through crate::broker"));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["crates/policy", "crates/confine"] {
+        let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
+        let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
+        if deps.lines().any(|l| l.trim_start().starts_with("toolhost")) {
+            problems.push(format!("{krate}/Cargo.toml depends on a toolhost crate"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The policy is pure: no file system, process, network, thread or
+/// `unsafe` anywhere in it (its one look at the host is `$HOME`, the home
+/// directory `rm -rf` must never reach; brush-parser reads the line through
+/// an in-memory `std::io::BufReader`), so it can be reviewed, fuzzed and
+/// tested on data alone.
+#[test]
+fn the_policy_crate_does_no_io() {
+    let sources = crate_sources("crates/policy/src");
+    assert!(sources.len() > 5, "{sources:?}");
+    let mut problems = Vec::new();
+    for (file, text) in sources {
+        let code = code_only(&text);
+        for io in [
+            "std::fs",
+            "std::process",
+            "std::net",
+            "std::os",
+            "std::thread",
+            "std::io::std",
+            "std::env::set",
+        ] {
+            if code.contains(io) {
+                problems.push(format!("{file} uses {io}"));
+            }
+        }
+        for line in unsafe_lines(&text) {
+            problems.push(format!("{file}:{line}: unsafe"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// All the `unsafe` of the command sandbox is in crates/confine, each
+/// block or function with a `SAFETY:` comment just above it; the host
+/// keeps two, each inside a small safe function (`release_freed_memory`
+/// and the compile cache's `deserialize`).
+#[test]
+fn unsafe_lives_in_the_confine_crate_with_its_reasons() {
+    let mut problems = Vec::new();
+    let mut in_confine = 0;
+    for (file, text) in crate_sources("crates/confine/src") {
+        let lines: Vec<&str> = text.lines().collect();
+        for line in unsafe_lines(&text) {
+            in_confine += 1;
+            // The comment sits in the lines just above (attributes and
+            // the start of a statement may stand between).
+            let from = line.saturating_sub(12);
+            let said = lines[from..line].iter().any(|l| l.contains("SAFETY"));
+            if !said {
+                problems.push(format!(
+                    "{file}:{line}: unsafe without a SAFETY comment above it"
+                ));
+            }
+        }
+    }
+    assert!(
+        in_confine > 20,
+        "only {in_confine} unsafe found in crates/confine"
+    );
+    let mut in_host = Vec::new();
+    for (file, text) in crate_sources("host/src") {
+        in_host.extend(
+            unsafe_lines(&text)
+                .into_iter()
+                .map(|l| format!("{file}:{l}")),
+        );
+    }
+    let allowed = ["host/src/runtime.rs", "host/src/runtime/cache.rs"];
+    for at in &in_host {
+        if !allowed.iter().any(|a| at.starts_with(&format!("{a}:"))) {
+            problems.push(format!("{at}: unsafe in the host outside its two wrappers"));
+        }
+    }
+    assert!(
+        in_host.len() <= 2,
+        "the host holds {} unsafe: {in_host:?}",
+        in_host.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_unsafe_counter_reads_only_code() {
+    let text = "#[expect(unsafe_code)]\n// unsafe here\nlet s = \"unsafe\";\nunsafe { f() }\nunsafe fn g() {}\n";
+    assert_eq!(unsafe_lines(text), [4, 5]);
+}

@@ -3,7 +3,7 @@
 //! the background.
 
 use super::confine::spawn::{Launch, Spawned};
-use super::confine::{self, Prepared};
+use super::confine::{self, Found, Prepared};
 use super::env::{check_env, resolve_cwd};
 use super::policy::{Assessment, Class};
 use super::{Broker, KEEP_BYTES, background, output, process, sweep};
@@ -254,7 +254,7 @@ impl BrokerCall {
         };
         let cwd = resolve_cwd(workspace, request.cwd.as_deref())?;
         let processes = broker.processes()?;
-        let none = confine::scan::Found::default();
+        let none = Found::default();
         let mut plan = broker.plan(processes, workspace, self.network, &none);
         let found = if plan.namespaces {
             broker.guarded(processes, workspace)
@@ -264,16 +264,16 @@ impl BrokerCall {
         plan.found = &found;
         let prepared =
             Prepared::new(&plan, confine::Support::get()).map_err(CommandError::Failed)?;
-        if broker.config.require_sandbox && !prepared.is_full() {
-            let missing = if prepared.namespaces.is_none() {
-                format!(
+        if let Some(layer) = prepared.missing()
+            && broker.config.require_sandbox
+        {
+            let missing = match layer {
+                confine::Layer::Namespaces => format!(
                     "its namespaces ({})",
                     broker.without_namespaces().unwrap_or_default()
-                )
-            } else if prepared.landlock.is_none() {
-                "Landlock".to_owned()
-            } else {
-                "its seccomp filter".to_owned()
+                ),
+                confine::Layer::Landlock => "Landlock".to_owned(),
+                confine::Layer::Seccomp => "its seccomp filter".to_owned(),
             };
             return Err(CommandError::Denied(format!(
                 "the sandbox is required (--require-sandbox) and this system cannot build {missing}; nothing was run"
@@ -327,7 +327,7 @@ impl BrokerCall {
     ) -> Result<Launch, CommandError> {
         let broker = self.broker();
         let processes = broker.processes()?;
-        let base = if prepared.namespaces.is_some() {
+        let base = if prepared.in_namespaces() {
             &processes.env
         } else {
             &processes.fallback_env

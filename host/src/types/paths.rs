@@ -78,23 +78,6 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     ".ripgreprc",
 ];
 
-/// Files under `/etc` that commands never see, whatever the read list says
-/// (absolute paths; a trailing `*` matches any suffix of the name).
-pub const SYSTEM_SECRETS: &[&str] = &[
-    "/etc/shadow",
-    "/etc/shadow-",
-    "/etc/gshadow",
-    "/etc/gshadow-",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-    "/etc/security/opasswd",
-    "/etc/ssl/private",
-    "/etc/ssh/ssh_host_*key",
-    "/etc/NetworkManager/system-connections",
-    "/etc/wireguard",
-    "/etc/docker/key.json",
-];
-
 /// toolhost's own directories, by what they hold: the user configuration,
 /// the data directory (the trust store, dynamic tools), state and cache.
 /// No tool or command may reach them, and no workspace may hold them.

@@ -3,7 +3,6 @@
 //! so a short command costs no thread start-ups or hand-offs between them.
 
 use super::{Buffer, Ended, Exit, Watchdog, end_leader, kill_group, reap};
-use crate::broker::confine::spawn::Spawned;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, PidfdFlags, WaitId, WaitIdOptions};
 use std::fs::File;
@@ -12,6 +11,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
+use toolhost_confine::spawn::Spawned;
 
 /// How long output may stay open after the command's process ended (held
 /// by a process that left its group) before reading stops.

@@ -18,12 +18,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// What a scan found, as absolute paths.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Found {
-    pub secret: Vec<PathBuf>,
-    pub protected: Vec<PathBuf>,
-}
+pub(crate) use toolhost_confine::Found;
 
 /// The guarded paths beneath one root, kept current.
 pub(crate) struct Scanner {

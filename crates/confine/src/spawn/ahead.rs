@@ -12,7 +12,7 @@
 //! child builds the whole view itself, as where user namespaces are used.
 
 use super::mounts::build_view;
-use crate::broker::confine::view::Op;
+use crate::view::Op;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -27,9 +27,9 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Fixed {
     /// The skeleton's root, which becomes the namespace's root.
-    pub root: CString,
-    pub mask_file: CString,
-    pub mask_dir: CString,
+    pub(crate) root: CString,
+    pub(crate) mask_file: CString,
+    pub(crate) mask_dir: CString,
     /// The operations, targets under `root`.
     pub ops: Vec<Op>,
     /// The device and inode of each bind's source and of each system
@@ -76,7 +76,7 @@ impl Fixed {
 
 /// Whether this process may make mount namespaces without a user
 /// namespace: a thread makes one and returns to the host's.
-pub(crate) fn own_mount_namespaces() -> bool {
+pub fn own_mount_namespaces() -> bool {
     std::thread::Builder::new()
         .name("toolhost-probe".to_owned())
         .spawn(|| {
@@ -107,7 +107,7 @@ struct Asked {
 type Want = (Mutex<Asked>, Condvar);
 
 /// The spawner thread's end of the maker.
-pub(crate) struct SpareViews {
+pub struct SpareViews {
     want: Arc<Want>,
     made: Option<mpsc::Receiver<(Arc<Fixed>, OwnedFd)>>,
     /// How many commands were given a view made ahead.
@@ -116,7 +116,7 @@ pub(crate) struct SpareViews {
 
 impl SpareViews {
     /// Start the maker where the host may make mount namespaces itself.
-    pub(crate) fn new(own_mounts: bool, used: Arc<AtomicU64>) -> Self {
+    pub fn new(own_mounts: bool, used: Arc<AtomicU64>) -> Self {
         let want: Arc<Want> = Arc::default();
         let made = own_mounts
             .then(|| {
@@ -134,7 +134,7 @@ impl SpareViews {
 
     /// Give `launch` a view made ahead if one is ready for its layout, and
     /// ask for the next one like it.
-    pub(crate) fn fit(&mut self, launch: &mut super::Launch) {
+    pub fn fit(&mut self, launch: &mut super::Launch) {
         let Some(ns) = launch.namespaces.as_mut() else {
             return;
         };

@@ -2,7 +2,7 @@
 //! *skeleton*: a directory on the host, made once per layout by the parent
 //! ([`Skeletons`]), holding the mount points (`usr/`, `etc/`, `proc/`,
 //! `dev/null`, ...) and the symlinks of the view's root. Each command's
-//! child binds it as its root and mounts onto it ([`Op`], spawn.rs):
+//! child binds it as its root and mounts onto it (`Op`, spawn.rs):
 //!
 //! - system directories (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, ...)
 //!   read-only, with [`SYSTEM_SECRETS`] masked;
@@ -20,7 +20,6 @@
 //! cannot be in the skeleton: the child makes those. Operations name host
 //! paths as sources and view paths under the skeleton's root as targets.
 
-use crate::types::paths::SYSTEM_SECRETS;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::fs;
@@ -88,21 +87,21 @@ const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Layout {
     /// The workspace (canonical), read-write.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// The home directory, an empty tmpfs in the view.
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// Extra directories or files readable (canonical).
-    pub read: Vec<PathBuf>,
+    pub(crate) read: Vec<PathBuf>,
     /// Extra directories writable (canonical).
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
     /// Secret paths to mask (absolute).
-    pub masked: Vec<PathBuf>,
+    pub(crate) masked: Vec<PathBuf>,
     /// Protected paths to make read-only (absolute).
-    pub read_only: Vec<PathBuf>,
+    pub(crate) read_only: Vec<PathBuf>,
     /// Size of `/tmp`, in MiB (`/dev/shm` gets a quarter).
-    pub tmp_mib: u64,
+    pub(crate) tmp_mib: u64,
     /// The command may use the network (so it needs the resolver).
-    pub network: bool,
+    pub(crate) network: bool,
 }
 
 /// A layout turned into a skeleton's entries and the child's operations,
@@ -110,8 +109,8 @@ pub(crate) struct Layout {
 /// skeleton's root.
 #[derive(Debug, Default)]
 pub(crate) struct View {
-    pub entries: Vec<Entry>,
-    pub ops: Vec<Op>,
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) ops: Vec<Op>,
     /// The command's own tmpfs mounts so far: what lies beneath them the
     /// child must make.
     fresh: Vec<PathBuf>,
@@ -455,13 +454,30 @@ impl Layout {
     }
 }
 
+/// Files under `/etc` that commands never see, whatever the read list says
+/// (absolute paths; a trailing `*` matches any suffix of the name).
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_*key",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/docker/key.json",
+];
+
 /// A skeleton on the host: the view's root, and the masks that cover
 /// secrets (an empty file and directory, mode 000).
 #[derive(Debug)]
 pub(crate) struct Skeleton {
-    pub root: PathBuf,
-    pub mask_file: CString,
-    pub mask_dir: CString,
+    pub(crate) root: PathBuf,
+    pub(crate) mask_file: CString,
+    pub(crate) mask_dir: CString,
     /// Present once the skeleton is complete; gone if something cleaned
     /// the directory up, and then it is made again.
     ready: PathBuf,
@@ -474,7 +490,7 @@ type Made = (usize, HashMap<Vec<Entry>, Arc<Skeleton>>);
 /// The skeletons of one broker, one per distinct set of entries, in a
 /// private directory removed with it.
 #[derive(Debug)]
-pub(crate) struct Skeletons {
+pub struct Skeletons {
     /// Removed when the broker goes (after `Drop` opens the masks up).
     _dir: tempfile::TempDir,
     base: PathBuf,
@@ -484,7 +500,7 @@ pub(crate) struct Skeletons {
 impl Skeletons {
     /// A directory for skeletons: in `$XDG_RUNTIME_DIR` (which no
     /// temp cleaner ages out) where there is one, else the temp dir.
-    pub(crate) fn new() -> io::Result<Self> {
+    pub fn new() -> io::Result<Self> {
         let runtime = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|d| d.is_absolute() && d.is_dir());

@@ -33,7 +33,7 @@ const POOLED: usize = 8;
 
 /// Namespaces of ended commands, by owner, and those let go of.
 #[derive(Debug, Default)]
-pub(crate) struct NetPool {
+pub struct NetPool {
     state: Mutex<PoolState>,
     /// Namespaces serve their owner's next command (only where Landlock
     /// keeps commands from writing `/proc/sys/net`, whose settings would
@@ -49,7 +49,10 @@ struct PoolState {
 }
 
 impl NetPool {
-    pub(crate) fn new(reuse: bool) -> Self {
+    /// An empty pool; with `reuse` (only where Landlock keeps commands from
+    /// writing `/proc/sys/net`), a namespace an owner's command ended in
+    /// serves that owner's next command.
+    pub fn new(reuse: bool) -> Self {
         Self {
             state: Mutex::default(),
             reuse,
@@ -84,7 +87,7 @@ impl NetPool {
     }
 
     /// `owner` is gone: its namespaces serve nobody.
-    pub(crate) fn forget(&self, owner: &str) {
+    pub fn forget(&self, owner: &str) {
         let gone = {
             let mut state = self.lock();
             let (theirs, rest): (VecDeque<_>, VecDeque<_>) =
@@ -118,7 +121,7 @@ impl PoolState {
 /// The network namespace a command was born in. Dropped once the command
 /// has ended (with its view, see `Held`): back to its owner's pool.
 #[derive(Debug)]
-pub(crate) struct NetLease {
+pub struct NetLease {
     ns: Option<OwnedFd>,
     owner: Arc<str>,
     pool: Arc<NetPool>,
@@ -134,7 +137,7 @@ impl Drop for NetLease {
 
 /// The spawner thread's network namespaces: spares made ahead, the pool,
 /// and which one the thread is in.
-pub(crate) struct SpareNetwork {
+pub struct SpareNetwork {
     /// The host's network namespace, for commands granted the network (and
     /// those of the fallback); `None` where spares are not made.
     host: Option<OwnedFd>,
@@ -148,7 +151,7 @@ pub(crate) struct SpareNetwork {
 
 impl SpareNetwork {
     /// Call on the spawner thread.
-    pub(crate) fn new(pool: Arc<NetPool>) -> Self {
+    pub fn new(pool: Arc<NetPool>) -> Self {
         let host = rustix::process::geteuid()
             .is_root()
             .then(|| {
@@ -177,7 +180,7 @@ impl SpareNetwork {
     /// of its owner's pool or a fresh one if it wants a private network
     /// (it then needs no `CLONE_NEWNET`, and takes the namespace along in
     /// `launch.net`), else in the host's.
-    pub(crate) fn fit(&mut self, launch: &mut Launch) -> io::Result<()> {
+    pub fn fit(&mut self, launch: &mut Launch) -> io::Result<()> {
         let Some(host) = &self.host else {
             return Ok(());
         };

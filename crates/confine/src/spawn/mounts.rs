@@ -5,7 +5,7 @@
 //! calls and, on a failure, returns the child's step with `errno` set.
 
 use super::child::errno;
-use crate::broker::confine::view::Op;
+use crate::view::Op;
 use std::ffi::CStr;
 use std::ffi::CString;
 use std::mem;

@@ -1,5 +1,17 @@
-//! The broker's policy: what a command line would run, whether any of it is
-//! blocked, and how dangerous the rest is.
+//! toolhost's command policy: what a command line would run, whether any of
+//! it is blocked, and how dangerous the rest is. Pure: no I/O, no process,
+//! no file system; the broker (toolhost's `broker` module) asks it about a
+//! line before anything runs, and the fuzz target `shell` drives it with
+//! arbitrary lines.
+//!
+//! The main types: [`Policy`] (the blocklist, the configured allow and
+//! deny [`Pattern`]s) answers [`Policy::assess_line`] with an
+//! [`Assessment`] (a [`Class`] and the reason) or a [`Refusal`]. The flow:
+//! `shell` parses the line with brush-parser into every invocation it
+//! would run; `wrappers` unwraps `env`, `timeout`, `xargs`, `bash -c`
+//! and the like to the command inside; `blocklist` refuses what is never
+//! allowed; `variables` checks the variables a line sets; `classify`
+//! classes the rest.
 //!
 //! Every part of a line is checked — each command of a list or pipeline,
 //! function bodies, substitutions, `bash -c '…'` and `eval` strings, the
@@ -9,12 +21,13 @@
 
 mod blocklist;
 mod classify;
+mod shell;
 mod variables;
 mod wrappers;
 
-use super::shell::{self, Arg, Invocation, Script};
 use blocklist::{blocked, harmless_device, normal};
 use classify::classify;
+use shell::{Arg, Invocation, Script};
 use std::fmt;
 pub use variables::{SETTABLE_VARIABLES, settable};
 use variables::{names_set, unlisted};
@@ -95,7 +108,7 @@ impl Pattern {
     /// Parse `cargo test *`; the error says what is wrong.
     ///
     /// ```
-    /// use toolhost::broker::policy::{Pattern, PatternError};
+    /// use toolhost_policy::{Pattern, PatternError};
     /// assert!(Pattern::parse("cargo test *").is_ok());
     /// assert_eq!(Pattern::parse("  "), Err(PatternError::Empty));
     /// ```
@@ -443,16 +456,16 @@ fn evaluated_later(name: &str, argv: &[Arg]) -> Result<(), Refusal> {
     }
 }
 
-pub(super) fn shown_argv(argv: &[Arg]) -> String {
+pub(crate) fn shown_argv(argv: &[Arg]) -> String {
     argv.iter().map(Arg::shown).collect::<Vec<_>>().join(" ")
 }
 
 /// The last path component of a program (`/usr/bin/sudo` → `sudo`).
-pub(super) fn basename(program: &str) -> &str {
+pub(crate) fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-pub(super) fn is_shell(name: &str) -> bool {
+pub(crate) fn is_shell(name: &str) -> bool {
     matches!(
         name,
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh" | "yash"
@@ -501,7 +514,7 @@ fn is_fetcher(name: &str) -> bool {
     )
 }
 
-pub(super) fn lits(argv: &[Arg]) -> impl Iterator<Item = &str> {
+pub(crate) fn lits(argv: &[Arg]) -> impl Iterator<Item = &str> {
     argv.iter().skip(1).filter_map(Arg::lit)
 }
 

@@ -10,7 +10,7 @@
 //! never allocates, locks or unwinds. All signals are blocked around the
 //! `clone`, and the child resets every handler before unblocking them, so
 //! no host signal handler can run on the shared memory. A failure is
-//! written to a [`Report`] the parent reads once the child has exec'd or
+//! written to a `Report` the parent reads once the child has exec'd or
 //! exited.
 
 /// Fail step `$step` with the current errno when `$call` is negative (in
@@ -29,9 +29,10 @@ mod mounts;
 mod net;
 
 use super::view::Op;
-pub(crate) use ahead::{Fixed, SpareViews, own_mount_namespaces};
+pub(crate) use ahead::Fixed;
+pub use ahead::{SpareViews, own_mount_namespaces};
 use child::{ChildArgs, Report, STEPS, child};
-pub(crate) use net::{NetLease, NetPool, SpareNetwork};
+pub use net::{NetLease, NetPool, SpareNetwork};
 use seccompiler::BpfProgram;
 use std::ffi::CString;
 use std::fs::File;
@@ -55,42 +56,42 @@ static LAST_CAP: LazyLock<libc::c_ulong> = LazyLock::new(|| {
 const STACK: usize = 128 << 10;
 
 /// What one command needs to start, prepared in the parent.
-pub(crate) struct Launch {
+pub struct Launch {
     /// The namespaces and the view built in them; `None` in the fallback.
     pub namespaces: Option<Namespaces>,
     /// The working directory (in the view).
-    pub cwd: CString,
+    pub(crate) cwd: CString,
     /// Resource limits set before `execve`.
-    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// The command's pids cgroup: joined by the child through an fd, or
-    /// provided by the spawner thread (see [`Spawner`](super::super::process)).
+    /// provided by the spawner thread (toolhost's broker, its `Spawner`).
     pub cgroup: CgroupJoin,
     /// Drop every capability (always inside a user namespace; outside one,
     /// when the host runs as root).
-    pub drop_capabilities: bool,
+    pub(crate) drop_capabilities: bool,
     /// A Landlock ruleset created in the parent, with rules for paths the
     /// child adds once its view exists.
-    pub landlock: Option<Landlock>,
+    pub(crate) landlock: Option<Landlock>,
     /// The seccomp program.
-    pub seccomp: Option<Arc<BpfProgram>>,
+    pub(crate) seccomp: Option<Arc<BpfProgram>>,
     /// Paths to try for the program, in order (a PATH search).
-    pub program: Vec<CString>,
+    pub(crate) program: Vec<CString>,
     /// The session whose call runs it (network namespaces are reused
     /// only for the same owner, see net.rs).
     pub owner: Arc<str>,
     /// The network namespace it is born in, when the spawner thread
     /// entered one for it (net.rs).
-    pub net: Option<NetLease>,
+    pub(crate) net: Option<NetLease>,
     /// A view made ahead for another layout, let go of with this
     /// command's own (ahead.rs).
-    pub stale_view: Option<OwnedFd>,
-    pub argv: Vec<CString>,
-    pub envp: Vec<CString>,
+    pub(crate) stale_view: Option<OwnedFd>,
+    pub(crate) argv: Vec<CString>,
+    pub(crate) envp: Vec<CString>,
 }
 
 /// How a command gets into its pids cgroup.
 #[derive(Debug, Default)]
-pub(crate) enum CgroupJoin {
+pub enum CgroupJoin {
     /// No cgroup.
     #[default]
     None,
@@ -101,48 +102,52 @@ pub(crate) enum CgroupJoin {
 }
 
 /// The namespaces of one command and the view inside them.
-pub(crate) struct Namespaces {
+pub struct Namespaces {
     /// `CLONE_NEW*` flags.
-    pub flags: libc::c_int,
+    pub(crate) flags: libc::c_int,
     /// `/proc/self/uid_map` and `gid_map` lines.
-    pub uid_map: CString,
-    pub gid_map: CString,
+    pub(crate) uid_map: CString,
+    pub(crate) gid_map: CString,
     /// The view's root on the host (a skeleton, see view.rs).
-    pub root: CString,
+    pub(crate) root: CString,
     /// The empty file and directory that mask secrets (mode 000).
-    pub mask_file: CString,
-    pub mask_dir: CString,
+    pub(crate) mask_file: CString,
+    pub(crate) mask_dir: CString,
     /// The mount operations, in order (targets under `root`).
-    pub ops: Vec<Op>,
+    pub(crate) ops: Vec<Op>,
     /// A network namespace whose loopback is brought up.
-    pub loopback: bool,
+    pub(crate) loopback: bool,
     /// Where the host may make mount namespaces itself (no user namespace
     /// in `flags`): the part of the view every command of this layout
     /// shares, which a namespace made ahead holds (ahead.rs)...
-    pub fixed: Option<Arc<Fixed>>,
+    pub(crate) fixed: Option<Arc<Fixed>>,
     /// ...and the rest, with view paths, which the child adds in it.
-    pub per_command: Vec<Op>,
+    pub(crate) per_command: Vec<Op>,
     /// A namespace made ahead for `fixed`, which the child enters instead
     /// of building the view (set by [`SpareViews::fit`]).
-    pub made: Option<OwnedFd>,
+    pub(crate) made: Option<OwnedFd>,
 }
 
 /// A ruleset fd and the rules the child adds to it.
-pub(crate) struct Landlock {
-    pub ruleset: OwnedFd,
+pub struct Landlock {
+    pub(crate) ruleset: OwnedFd,
     /// Paths (in the view) and the access allowed beneath each.
-    pub rules: Vec<(CString, u64)>,
+    pub(crate) rules: Vec<(CString, u64)>,
     /// The rights that apply to a file (a rule on a file may hold no
     /// other).
-    pub file_rights: u64,
+    pub(crate) file_rights: u64,
 }
 
 /// What the parent gets: the child's pid and the ends of its pipes.
 #[derive(Debug)]
-pub(crate) struct Spawned {
+pub struct Spawned {
+    /// The command's process id (in the host's PID namespace).
     pub pid: u32,
+    /// Its stdin, when one was asked for (else it reads `/dev/null`).
     pub stdin: Option<File>,
+    /// The read end of its stdout.
     pub stdout: File,
+    /// The read end of its stderr.
     pub stderr: File,
     /// The command's pids cgroup, removed when dropped.
     pub cgroup: Option<super::cgroup::CommandCgroup>,
@@ -158,22 +163,22 @@ pub(crate) struct Spawned {
 /// own.
 #[derive(Debug, Default)]
 #[expect(dead_code, reason = "held only for what dropping them does")]
-pub(crate) struct Held {
+pub struct Held {
     /// The command's mount namespace, held open so that tearing its view
     /// down (an RCU grace period per unmount batch) happens when the
     /// holder lets go, and not in the command's exit.
-    pub view: Option<File>,
+    pub(crate) view: Option<File>,
     /// The network namespace it was born in: back to its owner's pool
     /// when dropped, so drop it only once the command has ended.
-    pub net: Option<NetLease>,
+    pub(crate) net: Option<NetLease>,
     /// A view made ahead that served nobody.
-    pub stale_view: Option<OwnedFd>,
+    pub(crate) stale_view: Option<OwnedFd>,
 }
 
 /// Start `launch` with piped stdout and stderr and, if `stdin`, a piped
 /// stdin (else `/dev/null`). Call from the spawner thread only: the child's
 /// parent-death signal follows the thread that clones.
-pub(crate) fn spawn(launch: &mut Launch, stdin: bool) -> io::Result<Spawned> {
+pub fn spawn(launch: &mut Launch, stdin: bool) -> io::Result<Spawned> {
     let (out_r, out_w) = io::pipe()?;
     let (err_r, err_w) = io::pipe()?;
     let (in_r, in_w): (OwnedFd, Option<File>) = if stdin {

@@ -11,7 +11,7 @@
 //!    network. In the mount namespace it sees the [`view`]: system
 //!    directories, the workspace and the configured read list, nothing else
 //!    of the host; a private `/proc`, `/tmp` and `/dev/shm` that vanish
-//!    with it; secret paths ([`scan`]) masked and protected paths read-only
+//!    with it; secret paths (a [`Found`], from the broker's scan) masked and protected paths read-only
 //!    even inside the workspace. It holds no capability, and a pids cgroup
 //!    ([`cgroup`]) or `RLIMIT_NPROC` bounds its processes.
 //! 2. **Landlock and seccomp**, inside the namespaces as a second layer, or
@@ -19,7 +19,7 @@
 //!    allows reads only from the same places and writes only to the
 //!    workspace, the private temp dirs and the configured writable ones;
 //!    seccomp keeps processes in their session and, without a network
-//!    grant or namespace, sockets to `AF_UNIX` ([`seccomp`]).
+//!    grant or namespace, sockets to `AF_UNIX` (seccomp.rs).
 //!
 //! Every command also gets a session of its own, `no_new_privs`, the
 //! parent-death signal, a file-size limit and no core dumps. What applied
@@ -27,11 +27,10 @@
 //! child that cannot apply a planned part fails to start, so the list never
 //! claims more than holds.
 
-pub(crate) mod cgroup;
-pub(crate) mod scan;
+pub mod cgroup;
 mod seccomp;
-pub(crate) mod spawn;
-pub(crate) mod view;
+pub mod spawn;
+pub mod view;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
@@ -50,7 +49,7 @@ const ABI_USED: ABI = ABI::V6;
 
 /// What the host kernel offers, probed once per process.
 #[derive(Debug, Clone)]
-pub(crate) struct Support {
+pub struct Support {
     /// The kernel's Landlock ABI version (0 if none).
     pub landlock_abi: i32,
     /// The seccomp programs with sockets restricted to `AF_UNIX`, and not.
@@ -65,7 +64,7 @@ pub(crate) struct Support {
 impl Support {
     /// What this kernel offers: probed on first use, then shared by every
     /// broker of the process (the kernel does not change under it).
-    pub(crate) fn get() -> &'static Self {
+    pub fn get() -> &'static Self {
         static SUPPORT: OnceLock<Support> = OnceLock::new();
         SUPPORT.get_or_init(Self::probe)
     }
@@ -130,9 +129,18 @@ fn kernel_accepts(abi: ABI) -> bool {
     build().is_ok()
 }
 
+/// The guarded paths of a tree, as absolute paths: what a view covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Paths masked: the command sees an empty file or directory.
+    pub secret: Vec<PathBuf>,
+    /// Paths mounted read-only.
+    pub protected: Vec<PathBuf>,
+}
+
 /// Limits every command gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Limits {
+pub struct Limits {
     /// Tasks (processes and threads) at once.
     pub processes: u32,
     /// Largest file a command may write, in bytes.
@@ -143,7 +151,7 @@ pub(crate) struct Limits {
 
 /// What to confine one command to.
 #[derive(Debug, Clone)]
-pub(crate) struct Plan<'a> {
+pub struct Plan<'a> {
     /// The workspace (canonical).
     pub workspace: &'a Path,
     /// Directories writable besides the workspace (canonical).
@@ -158,7 +166,12 @@ pub(crate) struct Plan<'a> {
     /// because this host cannot).
     pub namespaces: bool,
     /// Secret and protected paths to cover (namespaces only).
-    pub found: &'a scan::Found,
+    pub found: &'a Found,
+    /// The host's own directories that decide policy, by what they hold
+    /// (its configuration, its trust store): where no namespace can hide
+    /// them, a writable path holding one refuses the command.
+    pub policy_dirs: &'a [(&'static str, PathBuf)],
+    /// The limits the command gets.
     pub limits: Limits,
     /// The pids cgroup parent, where the host has one.
     pub pids: Option<&'a cgroup::Pids>,
@@ -166,15 +179,26 @@ pub(crate) struct Plan<'a> {
     pub skeletons: Option<&'a view::Skeletons>,
 }
 
+/// A layer of the full sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// User, mount, PID, IPC, UTS and network namespaces with the view.
+    Namespaces,
+    /// The Landlock ruleset.
+    Landlock,
+    /// The seccomp filter.
+    Seccomp,
+}
+
 /// Confinement ready to go into a [`Launch`], and what it enforces.
-pub(crate) struct Prepared {
-    pub namespaces: Option<Namespaces>,
-    pub landlock: Option<Landlock>,
-    pub seccomp: Option<Arc<BpfProgram>>,
+pub struct Prepared {
+    pub(crate) namespaces: Option<Namespaces>,
+    pub(crate) landlock: Option<Landlock>,
+    pub(crate) seccomp: Option<Arc<BpfProgram>>,
     /// The pids limit a cgroup enforces, if the host has one.
     pub cgroup: Option<u32>,
-    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    pub drop_capabilities: bool,
+    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub(crate) drop_capabilities: bool,
     /// Names of what is enforced, for the report.
     pub enforced: Vec<String>,
 }
@@ -202,7 +226,7 @@ fn c_path(path: &Path) -> CString {
 
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
-    pub(crate) fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, String> {
+    pub fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, String> {
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
         let namespaces = if plan.namespaces {
@@ -214,13 +238,10 @@ impl Prepared {
         // Without namespaces nothing can be hidden: a writable path holding
         // toolhost's own configuration or trust store refuses every command.
         if !in_namespaces {
-            // Where they are does not change while the host runs.
-            static POLICY_DIRS: std::sync::LazyLock<Vec<(&str, PathBuf)>> =
-                std::sync::LazyLock::new(crate::types::paths::policy_dirs);
             let writable =
                 std::iter::once(plan.workspace).chain(plan.writable.iter().map(PathBuf::as_path));
             for w in writable {
-                if let Some((what, dir)) = POLICY_DIRS.iter().find(|(_, d)| d.starts_with(w)) {
+                if let Some((what, dir)) = plan.policy_dirs.iter().find(|(_, d)| d.starts_with(w)) {
                     return Err(format!(
                         "`{}` is writable by commands and holds toolhost's own {what} ({}), \
                          which this sandbox (no namespaces here) cannot hide; remove it from \
@@ -278,13 +299,28 @@ impl Prepared {
         })
     }
 
-    /// Whether the full sandbox (namespaces, Landlock and seccomp) applies.
-    pub(crate) fn is_full(&self) -> bool {
-        self.namespaces.is_some() && self.landlock.is_some() && self.seccomp.is_some()
+    /// Whether the command gets namespaces (else it runs in the fallback,
+    /// Landlock and seccomp alone, and sees the host's environment paths).
+    pub fn in_namespaces(&self) -> bool {
+        self.namespaces.is_some()
+    }
+
+    /// The first layer of the full sandbox this command does not get, if
+    /// any.
+    pub fn missing(&self) -> Option<Layer> {
+        if self.namespaces.is_none() {
+            Some(Layer::Namespaces)
+        } else if self.landlock.is_none() {
+            Some(Layer::Landlock)
+        } else if self.seccomp.is_none() {
+            Some(Layer::Seccomp)
+        } else {
+            None
+        }
     }
 
     /// The launch of `program` (candidate paths) with `argv` and `envp`.
-    pub(crate) fn launch(
+    pub fn launch(
         self,
         cwd: &Path,
         program: Vec<CString>,
@@ -455,7 +491,7 @@ fn landlock(
 
 /// `program` resolved against `path` (the command's `PATH`), as the
 /// candidates `execve` tries in order; a name with a `/` is itself.
-pub(crate) fn candidates(program: &str, path: &str, cwd: &Path) -> Vec<CString> {
+pub fn candidates(program: &str, path: &str, cwd: &Path) -> Vec<CString> {
     if program.contains('/') {
         let full = cwd.join(program);
         return vec![c_path(&full)];
