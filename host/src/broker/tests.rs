@@ -969,13 +969,13 @@ fn a_running_command_reports_its_newest_output_line() {
 /// file left in `/tmp` or `/dev/shm`, or a mount point made, never reaches
 /// the next command.
 #[test]
+#[ignore = "needs root (views are made ahead only where the host may make mount namespaces); .ci/run runs it"]
 fn views_made_ahead_confine_as_much_and_serve_one_command_each() {
     let setup = Setup::new();
-    if !confined(&setup) || !Support::get().own_mounts {
-        // Views are made ahead only where the host may make mount
-        // namespaces itself (root).
-        return;
-    }
+    assert!(
+        confined(&setup) && Support::get().own_mounts,
+        "this host cannot make mount namespaces itself: run as root, or without --include-ignored"
+    );
     let ws = setup.dir.path();
     std::fs::write(ws.join(".env"), "TOKEN=top-secret\n").unwrap();
     std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
@@ -1036,12 +1036,13 @@ fn views_made_ahead_confine_as_much_and_serve_one_command_each() {
 /// ahead, or in one an earlier command of the same owner used once that
 /// command ended; never in one another owner's command used.
 #[test]
+#[ignore = "needs root (spare network namespaces are made only as root); .ci/run runs it"]
 fn network_namespaces_are_reused_only_by_their_owner() {
     let setup = Setup::new();
-    if !confined(&setup) || !rustix::process::geteuid().is_root() {
-        // Spare network namespaces are made only as root.
-        return;
-    }
+    assert!(
+        confined(&setup) && rustix::process::geteuid().is_root(),
+        "spare network namespaces are made only as root: run as root, or without --include-ignored"
+    );
     let mut seen: [Vec<String>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..8 {
         for (i, owner) in ["client-a", "client-b"].into_iter().enumerate() {
@@ -1078,21 +1079,18 @@ fn network_namespaces_are_reused_only_by_their_owner() {
 /// A command's pids cgroup serves later commands once it is empty: the
 /// limit holds in every one of them, and the count starts from nothing.
 #[test]
+#[ignore = "needs a pids cgroup the host can make (root, or a delegated cgroup); .ci/run runs it"]
 fn the_process_limit_holds_in_cgroups_used_again() {
     let setup = Setup::with(CommandConfig {
         max_processes: 16,
         ..CommandConfig::default()
     });
-    if !confined(&setup)
-        || !setup
-            .broker
-            .confinement(false)
-            .iter()
-            .any(|c| c.ends_with("(cgroup)"))
-    {
-        // Only where the host can make pids cgroups.
-        return;
-    }
+    let confinement = setup.broker.confinement(false);
+    assert!(
+        confined(&setup) && confinement.iter().any(|c| c.ends_with("(cgroup)")),
+        "no pids cgroup here ({confinement:?}): run as root or in a delegated cgroup, \
+         or without --include-ignored"
+    );
     std::fs::write(
         setup.dir.path().join("spread.sh"),
         "[ \"$1\" -gt 0 ] && { bash spread.sh $(( $1 - 1 )) & bash spread.sh $(( $1 - 1 )); wait; }; sleep 0.3\n",

@@ -208,7 +208,17 @@ pub trait Tool {
 /// wasm32 it expands to nothing, so the tool's logic can be unit-tested and
 /// benchmarked natively.
 ///
-/// ```ignore
+/// ```no_run
+/// # use toolhost_sdk::{Context, Output, Tool, ToolError};
+/// # struct MyTool;
+/// # impl Tool for MyTool {
+/// #     type Args = toolhost_sdk::Value;
+/// #     const NAME: &'static str = "my_tool";
+/// #     const DESCRIPTION: &'static str = "Does one thing.";
+/// #     fn call(_: Self::Args, _: &Context) -> Result<Output, ToolError> {
+/// #         Ok(Output::text("done"))
+/// #     }
+/// # }
 /// toolhost_sdk::export_tool!(MyTool);
 /// ```
 #[macro_export]
