@@ -558,7 +558,7 @@ pub struct BuildOptions {
     /// Told whenever a component has to be compiled.
     pub progress: Option<CompileProgress>,
     /// Leave plugin files the compile cache does not describe yet for
-    /// [`Executor::finish_loading`] (a server starts at once); a
+    /// [`Executor::load_deferred_plugins`] (a server starts at once); a
     /// configuration that names one of their tools then fails as an
     /// unknown name, and the caller may build again without deferring.
     pub defer_uncached: bool,
@@ -575,7 +575,7 @@ pub struct Built {
     pub executor: Executor,
     /// Plugin files that were not loaded, and prompt files for unknown tools.
     pub problems: Vec<LoadProblem>,
-    /// Plugin files left for [`Executor::finish_loading`] (only when
+    /// Plugin files left for [`Executor::load_deferred_plugins`] (only when
     /// building with `defer_uncached`).
     pub deferred: usize,
     /// Grants for tools that are not loaded: kept, and applied when a

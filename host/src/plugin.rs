@@ -364,7 +364,7 @@ impl Plugin {
 
     /// Make sure the component is compiled and linked now rather than on the
     /// first call (used by benchmarks and `toolhost check`); a `javascript`
-    /// tool's script prepared first (see [`Plugin::prepare`]).
+    /// tool's script prepared first (see `Plugin::prepare`).
     pub fn warm_up(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
         if self.forwarded.is_some() {
             return Ok(());

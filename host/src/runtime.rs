@@ -3,9 +3,9 @@
 //! toolhost imports (one per set of imports: `link.rs`), the compile cache
 //! and the slot semaphore.
 //!
-//! [`Runtime::link`] turns wasm bytes into a pre-linked component (compiled
+//! `Runtime::link` turns wasm bytes into a pre-linked component (compiled
 //! once, from the cache afterwards); [`sandbox`] makes a fresh store for one
-//! call from it, and [`fanout`] runs a call's shares.
+//! call from it, and `fanout` runs a call's shares.
 
 mod cache;
 pub(crate) mod fanout;
@@ -296,7 +296,7 @@ pub struct Runtime {
     progress: Option<CompileProgress>,
     /// Compiles a call is waiting for, and a signal when one ends.
     foreground: (Mutex<usize>, Condvar),
-    /// Started when the first store is made ([`Runtime::ticking`]): a
+    /// Started when the first store is made (`Runtime::ticking`): a
     /// one-shot `toolhost call` loads its component before a second
     /// thread exists, so mapping the code stops no other core.
     ticker: OnceLock<Ticker>,
@@ -315,7 +315,7 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Build the engine; a linker is made when a component is first linked
     /// (`link.rs`), and the epoch ticker starts with the first store
-    /// ([`Runtime::ticking`]).
+    /// (`Runtime::ticking`).
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let slots = config.max_concurrent_calls.clamp(1, MAX_CONCURRENT_CALLS);
         config.limits.check()?;

@@ -110,7 +110,7 @@ impl Executor {
     /// [`Executor::reload_plugins`] without waiting for Cranelift: the
     /// built-ins (described by what was recorded at build time) and the
     /// plugin files the compile cache describes are loaded now; files it
-    /// does not know yet are left for [`Executor::finish_loading`]. Returns
+    /// does not know yet are left for [`Executor::load_deferred_plugins`]. Returns
     /// how many were left.
     pub fn load_known_plugins(&self) -> Result<(usize, Vec<LoadProblem>), RuntimeError> {
         let (_, problems) = self.load_plugins(false)?;
@@ -158,7 +158,7 @@ impl Executor {
 
     /// Compile the next tool some agent may call (one made for a single
     /// agent included) that is not compiled yet, smallest first, as work
-    /// ahead of use ([`Plugin::compile_ahead`]: into the compile cache, not
+    /// ahead of use (`Plugin::compile_ahead`: into the compile cache, not
     /// loaded): it waits while a call is compiling one, so a first call is
     /// never held back for long, and later first calls find their tool
     /// ready. Returns false when every tool is compiled.

@@ -5,7 +5,7 @@
 //! requests meets the caps and gets `503` at once.
 //!
 //! When a session ends (the client deletes it, it idles out, its handshake
-//! never finishes), rmcp stops its service; the handler's [`super::Session`]
+//! never finishes), rmcp stops its service; the handler's `Session`
 //! drops with it and the executor kills that client's background commands.
 
 use futures_core::Stream;

@@ -1,7 +1,7 @@
 //! One call in a fresh sandbox: a new `Store` whose WASI context is built only
 //! from the tool's effective grant, with memory, time and host-call limits.
 //!
-//! What a plugin gets by default — all of it explicit in [`new_store`]:
+//! What a plugin gets by default — all of it explicit in `new_store`:
 //! no preopened directories, no environment variables, no arguments, stdin
 //! closed, stdout and stderr captured (capped, never inherited), TCP, UDP and
 //! name lookup denied, the `commands` broker answering `denied`. Its effective
