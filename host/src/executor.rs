@@ -26,8 +26,10 @@ pub mod hooks;
 mod pipeline;
 #[cfg(feature = "mcp")]
 mod remote;
+mod upkeep;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
+pub use upkeep::Upkeep;
 
 use crate::broker::{Broker, BrokerError, CommandConfig};
 use crate::executor::audit::AuditLog;

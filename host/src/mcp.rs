@@ -32,7 +32,7 @@ mod resources;
 pub mod sessions;
 pub(crate) mod stdio;
 
-use crate::executor::{CallOptions, Executor};
+use crate::executor::{CallOptions, Executor, Upkeep};
 use crate::schema::{SchemaFormat, mcp_structured};
 use crate::types::confirm::Confirmer;
 use crate::types::context::{CallContext, CancelToken, Progress};
@@ -51,7 +51,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// How long the client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -62,21 +62,17 @@ pub struct ServeOptions {
     /// The most call threads (calls waiting for a person or a command hold
     /// one each); 0 means `2 × max_concurrent_calls + 16`.
     pub max_call_threads: usize,
-    /// How often the plugin directories are checked for changes (`None`:
-    /// never).
+    /// How often the plugin directories are checked for changes
+    /// ([`Upkeep::reload_every`]; `None`: never).
     pub reload_interval: Option<Duration>,
     /// What the person should know, added to the instructions (e.g. the
     /// workspace configuration is not trusted, so the defaults are used).
     pub notice: Option<String>,
-    /// Once serving, load the plugin files left for later
-    /// ([`Executor::load_known_plugins`]) and compile every tool ahead of
-    /// its first call (and prepare each `javascript` tool's script), on a
-    /// background thread that gives way to calls and passes again whenever
-    /// the tools change, until the executor goes (`toolhost serve` sets it).
+    /// Once serving, compile every tool ahead of its first call
+    /// ([`Upkeep::compile_ahead`]; `toolhost serve` sets it).
     pub compile_ahead: bool,
-    /// After this long with no call, let go of every loaded tool's code
-    /// and give freed memory back ([`Executor::unload_idle`]); the next
-    /// call loads its tool again from the compile cache. `None`: never.
+    /// Let go of loaded code after this long with no call
+    /// ([`Upkeep::unload_idle`]). `None`: never.
     pub unload_idle: Option<Duration>,
 }
 
@@ -200,15 +196,11 @@ impl McpServer {
         // Remote MCP servers connect in the background; their tools come
         // with a tools/list_changed.
         server.shared.executor.start_remote_servers();
-        if let Some(every) = options.reload_interval {
-            server.spawn_plugin_watcher(every);
-        }
-        if let Some(after) = options.unload_idle {
-            spawn_idle_unloader(&server.shared.executor, after);
-        }
-        if options.compile_ahead {
-            spawn_compile_ahead(&server.shared.executor);
-        }
+        server.shared.executor.start_upkeep(&Upkeep {
+            reload_every: options.reload_interval,
+            compile_ahead: options.compile_ahead,
+            unload_idle: options.unload_idle,
+        });
         server
     }
 
@@ -237,50 +229,6 @@ impl McpServer {
                         }
                     });
                 }
-            }
-        });
-    }
-
-    /// Reload the plugins when a file in a plugin directory appears,
-    /// disappears or changes, or a person approves or rejects a dynamic
-    /// tool (its meta.json changes).
-    fn spawn_plugin_watcher(&self, every: Duration) {
-        let executor = &self.shared.executor;
-        if executor.plugin_dirs().is_empty() && executor.dynamic_store().is_none() {
-            return;
-        }
-        let shared = Arc::downgrade(&self.shared);
-        tokio::spawn(async move {
-            let mut seen = None;
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
-                let now = (
-                    fingerprint(shared.executor.plugin_dirs()),
-                    shared
-                        .executor
-                        .dynamic_store()
-                        .map(crate::dynamic::Store::fingerprint),
-                );
-                if seen.is_some() && seen.as_ref() != Some(&now) {
-                    let executor = Arc::clone(&shared.executor);
-                    let reloaded =
-                        tokio::task::spawn_blocking(move || executor.reload_plugins()).await;
-                    match reloaded {
-                        Ok(Ok((changed, problems))) => {
-                            for p in problems {
-                                tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
-                            }
-                            tracing::info!(changed, "plugins and dynamic tools reloaded");
-                        }
-                        Ok(Err(err)) => tracing::warn!(%err, "cannot reload the plugins"),
-                        Err(err) => tracing::warn!(%err, "plugin reload task failed"),
-                    }
-                }
-                seen = Some(now);
             }
         });
     }
@@ -791,93 +739,6 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
         .ok()
         .filter(|u| u.scheme() == "file")
         .and_then(|u| u.to_file_path().ok())
-}
-
-/// Names, sizes and modification times of the `.wasm` files in `dirs`.
-fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "wasm")
-                && let Ok(meta) = entry.metadata()
-            {
-                out.push((path, meta.len(), meta.modified().ok()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// See [`ServeOptions::compile_ahead`]. After a pass over every tool it
-/// waits for the tools to change (plugins reloaded, a dynamic tool
-/// approved) and passes again over the new ones. The thread stops when the
-/// executor has gone (in `toolhost serve`, with the server).
-fn spawn_compile_ahead(executor: &Arc<Executor>) {
-    let mut changes = executor.changes();
-    let runtime = tokio::runtime::Handle::try_current();
-    let executor = Arc::downgrade(executor);
-    let started = std::thread::Builder::new()
-        .name("toolhost-compile-ahead".to_owned())
-        .spawn(move || {
-            if let Some(executor) = executor.upgrade() {
-                match executor.load_deferred_plugins() {
-                    Ok(problems) => {
-                        for p in problems {
-                            tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
-                        }
-                    }
-                    Err(err) => tracing::warn!(%err, "cannot load the plugins left for later"),
-                }
-            }
-            loop {
-                changes.mark_unchanged();
-                while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
-                crate::runtime::release_freed_memory();
-                // The sender of changes goes with the executor: then done.
-                let Ok(runtime) = &runtime else { return };
-                if runtime.block_on(changes.changed()).is_err() {
-                    return;
-                }
-            }
-        });
-    if let Err(err) = started {
-        tracing::warn!(%err, "cannot start compiling ahead of use; tools compile on first call");
-    }
-}
-
-/// See [`ServeOptions::unload_idle`]: a thread that looks every `after`
-/// whether any call is running or began since it last looked, and unloads
-/// once per idle stretch. It stops when the server has gone.
-fn spawn_idle_unloader(executor: &Arc<Executor>, after: Duration) {
-    let executor = Arc::downgrade(executor);
-    let started = std::thread::Builder::new()
-        .name("toolhost-unload-idle".to_owned())
-        .spawn(move || {
-            let mut seen = None;
-            let mut unloaded = None;
-            loop {
-                std::thread::sleep(after);
-                let Some(executor) = executor.upgrade() else {
-                    return;
-                };
-                let (now, none_running) = executor.activity();
-                if none_running && seen == Some(now) && unloaded != Some(now) {
-                    let n = executor.unload_idle();
-                    tracing::debug!(tools = n, "idle: loaded tools let go");
-                    unloaded = Some(now);
-                }
-                // A reading while a call runs starts no idle stretch.
-                seen = none_running.then_some(now);
-            }
-        });
-    if let Err(err) = started {
-        tracing::warn!(%err, "cannot start the idle unloader; loaded tools stay loaded");
-    }
 }
 
 /// Serve `executor` over stdin/stdout until the client closes the stream.
