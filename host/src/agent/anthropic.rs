@@ -1,0 +1,119 @@
+//! Anthropic's messages API in and out of the conversation's OpenAI shape.
+
+use super::{ANTHROPIC_MAX_TOKENS, AgentError, Endpoint};
+use serde_json::{Value, json};
+
+/// Ask Anthropic's messages API for the next message (see
+/// [`Endpoint::ask`]); the answer in OpenAI's shape.
+pub(super) fn ask(
+    endpoint: &Endpoint,
+    model: &str,
+    messages: &[Value],
+    tools: &[Value],
+    last: bool,
+) -> Result<Value, AgentError> {
+    let (system, turns) = self::messages(messages);
+    let mut body = json!({
+        "model": model,
+        "max_tokens": ANTHROPIC_MAX_TOKENS,
+        "messages": turns,
+    });
+    if !system.is_empty() {
+        body["system"] = Value::String(system);
+    }
+    // Its API wants the tools defined whenever the conversation
+    // holds tool blocks: the last round keeps them, and forbids
+    // their use instead.
+    let used = messages.iter().any(|m| m["role"] == "tool");
+    if !tools.is_empty() && (!last || used) {
+        body["tools"] = Value::Array(tools.to_vec());
+        if last {
+            body["tool_choice"] = json!({"type": "none"});
+        }
+    }
+    let response = endpoint.complete(&body)?;
+    answer(&response).ok_or_else(|| endpoint.unexpected("content", &response))
+}
+
+/// The system prompt, and the turns in Anthropic's shape: assistant
+/// tool calls as `tool_use` blocks, consecutive tool results as one
+/// user turn of `tool_result` blocks.
+pub(super) fn messages(messages: &[Value]) -> (String, Vec<Value>) {
+    let mut system = Vec::new();
+    let mut turns: Vec<Value> = Vec::new();
+    for message in messages {
+        let text = message["content"].as_str().unwrap_or("");
+        match message["role"].as_str() {
+            Some("system") => system.push(text.to_owned()),
+            Some("assistant") => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let input = call["function"]["arguments"]
+                        .as_str()
+                        .and_then(|a| serde_json::from_str::<Value>(a).ok())
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({
+                        "type": "tool_use",
+                        "id": call["id"],
+                        "name": call["function"]["name"],
+                        "input": input,
+                    }));
+                }
+                turns.push(json!({"role": "assistant", "content": blocks}));
+            }
+            Some("tool") => {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": message["tool_call_id"],
+                    "content": text,
+                    // What `ToolResult::model_text` writes for a failure.
+                    "is_error": text.starts_with("error ("),
+                });
+                match turns.last_mut() {
+                    Some(last)
+                        if last["role"] == "user"
+                            && last["content"][0]["type"] == "tool_result" =>
+                    {
+                        if let Some(blocks) = last["content"].as_array_mut() {
+                            blocks.push(block);
+                        }
+                    }
+                    _ => turns.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+            _ => turns.push(json!({"role": "user", "content": text})),
+        }
+    }
+    (system.join("\n\n"), turns)
+}
+
+/// An Anthropic answer as `{content, tool_calls}`; None if it has no
+/// `content` list.
+pub(super) fn answer(response: &Value) -> Option<Value> {
+    let blocks = response.get("content")?.as_array()?;
+    let text: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    let calls: Vec<Value> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| {
+            json!({
+                "id": b["id"],
+                "type": "function",
+                "function": {"name": b["name"], "arguments": b["input"].to_string()},
+            })
+        })
+        .collect();
+    let mut message = json!({"role": "assistant", "content": text.join("")});
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    Some(message)
+}
