@@ -52,6 +52,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+mod roots;
+use roots::*;
+mod progress;
+use progress::*;
 
 /// How long the client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -303,78 +307,6 @@ impl McpServer {
         }
     }
 
-    /// With no workspace yet: the client's first root that is a local
-    /// directory, else the current directory.
-    async fn ensure_workspace(&self, peer: &Peer<RoleServer>) {
-        if self.executor().workspace().is_some() {
-            return;
-        }
-        let _one = self.shared.workspace.lock().await;
-        if self.executor().workspace().is_some() {
-            return;
-        }
-        let offers_roots = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.roots.is_some());
-        if offers_roots {
-            let mut refused = Vec::new();
-            for dir in root_dirs(peer).await {
-                match self.executor().set_workspace_if_unset(&dir) {
-                    Ok(true) => {
-                        tracing::info!(workspace = %dir.display(), "workspace set from the client's roots");
-                        return;
-                    }
-                    Ok(false) => return,
-                    Err(e) => refused.push(e.to_string()),
-                }
-            }
-            // Roots were given and none can be granted: no silent fallback.
-            if !refused.is_empty() {
-                let why = format!(
-                    "no workspace: the client's roots cannot be granted ({}); open a project \
-                     directory in the client, or start the server with --workspace DIR",
-                    refused.join("; ")
-                );
-                tracing::warn!("{why}");
-                self.executor().set_workspace_problem(why);
-                return;
-            }
-        }
-        if let Ok(dir) = std::env::current_dir() {
-            set_cwd_workspace(self.executor(), &dir);
-        }
-    }
-
-    /// The client changed its roots: its first root that can be granted
-    /// becomes the workspace for calls started from now on (unless the
-    /// workspace was fixed at start).
-    async fn follow_roots(&self, peer: &Peer<RoleServer>) {
-        if self.shared.workspace_fixed {
-            tracing::info!("the client's roots changed; the workspace stays the one set at start");
-            return;
-        }
-        let _one = self.shared.workspace.lock().await;
-        let mut refused = Vec::new();
-        for dir in root_dirs(peer).await {
-            if self.executor().workspace().as_deref() == Some(dir.as_path()) {
-                return;
-            }
-            match self.executor().replace_workspace(&dir) {
-                Ok(()) => {
-                    tracing::info!(workspace = %dir.display(), "workspace changed to follow the client's roots");
-                    return;
-                }
-                Err(e) => refused.push(format!("{}: {e}", dir.display())),
-            }
-        }
-        if !refused.is_empty() {
-            tracing::warn!(
-                "the client's new roots cannot be granted ({}); the workspace is unchanged",
-                refused.join("; ")
-            );
-        }
-    }
-
     async fn run_call(
         &self,
         request: CallToolRequestParams,
@@ -601,72 +533,6 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// How often a call with a progress token looks for news.
-const PROGRESS_LOOK: Duration = Duration::from_millis(250);
-/// The longest a call with a progress token goes without a notification.
-const PROGRESS_QUIET: Duration = Duration::from_secs(4);
-
-/// The progress notifications of one call: one when the call has news,
-/// and one at least every [`PROGRESS_QUIET`] while it runs, so a client
-/// whose timeout resets on progress keeps waiting.
-struct Notes {
-    tool: String,
-    token: ProgressToken,
-    progress: Progress,
-    started: std::time::Instant,
-    last_sent: std::time::Instant,
-    seen: u64,
-    /// The last `progress` value sent: each must be greater.
-    last: f64,
-}
-
-impl Notes {
-    fn new(tool: &str, token: ProgressToken, progress: Progress) -> Self {
-        let now = std::time::Instant::now();
-        Self {
-            tool: tool.to_owned(),
-            token,
-            progress,
-            started: now,
-            last_sent: now,
-            seen: 0,
-            last: 0.0,
-        }
-    }
-
-    /// The notification to send now, if any.
-    fn next(&mut self) -> Option<ProgressNotificationParam> {
-        let state = self.progress.snapshot();
-        let news = state.seq != self.seen;
-        if !news && self.last_sent.elapsed() < PROGRESS_QUIET {
-            return None;
-        }
-        self.seen = state.seq;
-        self.last_sent = std::time::Instant::now();
-        let running = format!(
-            "{} running for {} s",
-            self.tool,
-            self.started.elapsed().as_secs()
-        );
-        let message = match state.message {
-            Some(m) if news => m,
-            Some(m) => format!("{running}; last: {m}"),
-            None => running,
-        };
-        // Counted work reports its count (a hair more when there is no
-        // news: the value must grow); other work a growing number.
-        let (progress, total) = match (state.done, state.total) {
-            (Some(done), Some(total)) => ((done as f64).max(self.last + 0.001), Some(total as f64)),
-            _ => (self.last + 1.0, None),
-        };
-        self.last = progress;
-        let mut note =
-            ProgressNotificationParam::new(self.token.clone(), progress).with_message(message);
-        note.total = total;
-        Some(note)
-    }
-}
-
 /// A tool result as MCP sees it: `content` is the text, and for a tool
 /// with an output schema `structuredContent` is its structured data with
 /// that text beside it ([`mcp_structured`]); a tool error is
@@ -695,50 +561,6 @@ fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
             None,
         )),
     }
-}
-
-/// The local directories among the client's roots, in its order.
-#[expect(
-    deprecated,
-    reason = "roots are deprecated only in the newest protocol, which toolhost does not negotiate"
-)]
-async fn root_dirs(peer: &Peer<RoleServer>) -> Vec<PathBuf> {
-    match tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await {
-        Ok(Ok(listed)) => listed
-            .roots
-            .iter()
-            .filter_map(|root| file_uri_path(&root.uri))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The current directory `dir` as the workspace, when no roots gave one:
-/// refused, and the reason kept for calls, if it cannot be granted (the
-/// home directory, `/`).
-pub(crate) fn set_cwd_workspace(executor: &Executor, dir: &Path) {
-    match executor.set_workspace_if_unset(dir) {
-        Ok(true) => {
-            tracing::info!(workspace = %dir.display(), "no roots; the current directory is the workspace");
-        }
-        Ok(false) => {}
-        Err(e) => {
-            let why = format!(
-                "no workspace: the client offered no roots, and the current directory {e}; \
-                 start the server from a project directory or with --workspace DIR"
-            );
-            tracing::warn!("{why}");
-            executor.set_workspace_problem(why);
-        }
-    }
-}
-
-/// `file:///home/me/proj` → `/home/me/proj`.
-fn file_uri_path(uri: &str) -> Option<PathBuf> {
-    url::Url::parse(uri)
-        .ok()
-        .filter(|u| u.scheme() == "file")
-        .and_then(|u| u.to_file_path().ok())
 }
 
 /// Serve `executor` over stdin/stdout until the client closes the stream.
