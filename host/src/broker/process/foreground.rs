@@ -46,11 +46,7 @@ pub(crate) fn run_to_end(
         pid_namespace,
         ..
     } = child;
-    let raw = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
-    // Readable when the process has ended; without one (old kernels) the
-    // loop looks every few milliseconds.
-    let pidfd: Option<OwnedFd> =
-        raw.and_then(|p| rustix::process::pidfd_open(p, PidfdFlags::empty()).ok());
+    let (raw, pidfd) = leader(pid);
     let mut streams: [(Option<File>, &mut Buffer); 2] = [(Some(stdout), out), (Some(stderr), err)];
     let mut chunk = vec![0u8; 64 << 10];
     let (mut timed_out, mut is_cancelled) = (false, false);
@@ -69,13 +65,7 @@ pub(crate) fn run_to_end(
             if now >= at + KILL_WAIT {
                 // Stuck in the kernel: a thread reaps it whenever it ends.
                 drop(reap(pid, watchdog.clone(), (cgroup, held), None));
-                return Ended {
-                    exit_code: None,
-                    timed_out,
-                    cancelled: is_cancelled,
-                    duration: started.elapsed(),
-                    abandoned_streams: open,
-                };
+                return Ended::stuck(timed_out, is_cancelled, started, open);
             }
             at + KILL_WAIT - now
         } else {
@@ -92,12 +82,8 @@ pub(crate) fn run_to_end(
                 killed_at = Some(now);
                 continue;
             }
-            let slice = if pidfd.is_some() {
-                CANCEL_POLL
-            } else {
-                NO_PIDFD_POLL
-            };
-            (deadline - now).min(slice)
+            // (Without a pidfd, capped below to NO_PIDFD_POLL.)
+            (deadline - now).min(CANCEL_POLL)
         };
         // Without a pidfd only a look at the process tells that it ended.
         let wait = if exit.is_none() && pidfd.is_none() {
@@ -105,39 +91,16 @@ pub(crate) fn run_to_end(
         } else {
             wait
         };
-        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
-        let mut which: Vec<Option<usize>> = Vec::with_capacity(3);
-        if exit.is_none()
-            && let Some(fd) = &pidfd
-        {
-            fds.push(PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::IN));
-            which.push(None);
-        }
-        for (i, (file, _)) in streams.iter().enumerate() {
-            if let Some(f) = file {
-                fds.push(PollFd::new(f, PollFlags::IN));
-                which.push(Some(i));
-            }
-        }
-        let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        });
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        let watched = pidfd.as_ref().filter(|_| exit.is_none());
+        let mut ready = match ready_within(watched, &streams, wait) {
+            Ok(ready) => ready,
             Err(e) => {
                 tracing::warn!("poll of a command failed ({e}); killing it");
                 kill_group(pid);
                 killed_at.get_or_insert(now);
+                Vec::new()
             }
-        }
-        let mut ready: Vec<Option<usize>> = fds
-            .iter()
-            .zip(&which)
-            .filter(|(fd, _)| !fd.revents().is_empty())
-            .map(|(_, w)| *w)
-            .collect();
-        drop(fds);
+        };
         if exit.is_none() && pidfd.is_none() && raw.is_none_or(has_ended) {
             ready.push(None);
         }
@@ -145,22 +108,10 @@ pub(crate) fn run_to_end(
             match w {
                 None => {
                     let code = raw.and_then(|p| end_leader(p, pid_namespace, cgroup.as_ref()));
-                    if let Some(w) = &watchdog {
-                        w.forget(pid);
-                    }
+                    watchdog.as_ref().inspect(|w| w.forget(pid));
                     exit = Some((code, started.elapsed()));
                 }
-                Some(i) => {
-                    let (file, sink) = &mut streams[i];
-                    if let Some(f) = file {
-                        match f.read(&mut chunk) {
-                            Ok(0) => *file = None,
-                            Ok(n) => sink.push(&chunk[..n]),
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(_) => *file = None,
-                        }
-                    }
-                }
+                Some(i) => read_some(&mut streams[i], &mut chunk),
             }
         }
     }
@@ -175,6 +126,79 @@ pub(crate) fn run_to_end(
         duration,
         abandoned_streams: streams.iter().filter(|(f, _)| f.is_some()).count(),
     }
+}
+
+/// The leader `pid`, and a pidfd that is readable when it has ended;
+/// without one (old kernels) the loop looks every few milliseconds.
+fn leader(pid: u32) -> (Option<Pid>, Option<OwnedFd>) {
+    let raw = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+    let pidfd = raw.and_then(|p| rustix::process::pidfd_open(p, PidfdFlags::empty()).ok());
+    (raw, pidfd)
+}
+
+impl Ended {
+    /// A command killed that has not ended after [`KILL_WAIT`]: left to
+    /// a thread that reaps it whenever it does, with `open` streams
+    /// abandoned.
+    fn stuck(timed_out: bool, cancelled: bool, started: Instant, open: usize) -> Self {
+        Self {
+            exit_code: None,
+            timed_out,
+            cancelled,
+            duration: started.elapsed(),
+            abandoned_streams: open,
+        }
+    }
+}
+
+/// Read what `stream` has into its buffer; at its end or on an error, it
+/// is closed.
+fn read_some((file, sink): &mut (Option<File>, &mut Buffer), chunk: &mut [u8]) {
+    if let Some(f) = file {
+        match f.read(chunk) {
+            Ok(0) => *file = None,
+            Ok(n) => sink.push(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => *file = None,
+        }
+    }
+}
+
+/// Wait up to `wait` until the leader's `pidfd` (if given) or an open
+/// stream is ready; which are (`None`: the leader). An interrupted wait
+/// is an empty answer.
+fn ready_within(
+    pidfd: Option<&OwnedFd>,
+    streams: &[(Option<File>, &mut Buffer); 2],
+    wait: Duration,
+) -> Result<Vec<Option<usize>>, rustix::io::Errno> {
+    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+    let mut which: Vec<Option<usize>> = Vec::with_capacity(3);
+    if let Some(fd) = pidfd {
+        fds.push(PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::IN));
+        which.push(None);
+    }
+    for (i, (file, _)) in streams.iter().enumerate() {
+        if let Some(f) = file {
+            fds.push(PollFd::new(f, PollFlags::IN));
+            which.push(Some(i));
+        }
+    }
+    let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    });
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    }
+    Ok(fds
+        .iter()
+        .zip(&which)
+        .filter(|(fd, _)| !fd.revents().is_empty())
+        .map(|(_, w)| *w)
+        .collect())
 }
 
 /// Whether `pid` has ended, without reaping it (for kernels without
