@@ -251,28 +251,12 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
                 );
             }
             Op::Tmpfs { dst, options } => {
-                sys!(
-                    VIEW,
-                    libc::mount(
-                        c"tmpfs".as_ptr(),
-                        dst.as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        options.as_ptr().cast()
-                    )
-                );
+                let flags = libc::MS_NOSUID | libc::MS_NODEV;
+                mount_new(c"tmpfs", dst, flags, options.as_ptr().cast())?;
             }
             Op::Proc(dst) => {
-                sys!(
-                    VIEW,
-                    libc::mount(
-                        c"proc".as_ptr(),
-                        dst.as_ptr(),
-                        c"proc".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        ptr::null()
-                    )
-                );
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                mount_new(c"proc", dst, flags, ptr::null())?;
             }
             Op::Symlink { target, link } => {
                 if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && !exists() {
@@ -317,32 +301,64 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
                     covered?;
                 }
             }
-            Op::Covered(dst) => {
-                let mut stx: libc::statx = mem::zeroed();
-                let looked = libc::statx(
-                    libc::AT_FDCWD,
-                    dst.as_ptr(),
-                    libc::AT_SYMLINK_NOFOLLOW,
-                    libc::STATX_TYPE,
-                    &mut stx,
-                );
-                if looked < 0 {
-                    if errno() != libc::ENOENT {
-                        return Err(VIEW);
-                    }
-                } else if stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
-                    && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT == 0
-                {
-                    *libc::__errno_location() = libc::ESTALE;
-                    return Err(VIEW);
-                }
-            }
+            Op::Covered(dst) => still_covered(dst)?,
             Op::RootReadOnly(root) => {
                 sys!(
                     VIEW,
                     set_attributes(libc::AT_FDCWD, root, 0, MOUNT_ATTR_RDONLY)
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// A new file system of type `fs` (its name is also the source) on
+/// `dst`, with `flags` and `data`.
+#[expect(unsafe_code, reason = "a system call on prepared data")]
+fn mount_new(
+    fs: &CStr,
+    dst: &CStr,
+    flags: libc::c_ulong,
+    data: *const libc::c_void,
+) -> Result<(), usize> {
+    // SAFETY: every pointer is a NUL-terminated string the caller holds,
+    // or `data`, which is one or null.
+    unsafe {
+        sys!(
+            VIEW,
+            libc::mount(fs.as_ptr(), dst.as_ptr(), fs.as_ptr(), flags, data)
+        );
+    }
+    Ok(())
+}
+
+/// `dst` (no symlink followed) is absent or still covered by a mount: a
+/// system secret masked in a view made ahead, which the host may have
+/// replaced since (a replaced file takes its mounts with it), fails with
+/// ESTALE.
+#[expect(unsafe_code, reason = "system calls on prepared data")]
+fn still_covered(dst: &CStr) -> Result<(), usize> {
+    // SAFETY: `dst` is a NUL-terminated string; `stx` is a zeroed struct
+    // the kernel fills; errno is this thread's.
+    unsafe {
+        let mut stx: libc::statx = mem::zeroed();
+        let looked = libc::statx(
+            libc::AT_FDCWD,
+            dst.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_TYPE,
+            &mut stx,
+        );
+        if looked < 0 {
+            if errno() != libc::ENOENT {
+                return Err(VIEW);
+            }
+        } else if stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
+            && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT == 0
+        {
+            *libc::__errno_location() = libc::ESTALE;
+            return Err(VIEW);
         }
     }
     Ok(())
