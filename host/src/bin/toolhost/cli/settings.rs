@@ -46,42 +46,12 @@ impl Settings {
         purpose: Purpose,
     ) -> anyhow::Result<Self> {
         let serving = purpose == Purpose::Serve;
-        let start = match &global.workspace {
-            Some(dir) => {
-                if !dir.is_dir() {
-                    return Err(UsageError(format!(
-                        "--workspace {}: not a directory; give an existing directory",
-                        dir.display()
-                    ))
-                    .into());
-                }
-                dir.clone()
-            }
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        };
+        let start = start_dir(global)?;
         let (mut config, source, notice) = load_config(global, &start, serving)?;
         let origin = source
             .as_ref()
             .map_or_else(|| "configuration".to_owned(), |p| p.display().to_string());
-        // The current directory is the workspace unless it cannot be
-        // granted (the home directory, `/`): then calls that need one are
-        // told why, and other commands still work.
-        let mut cwd_refused = None;
-        if global.workspace.is_some() {
-            config.workspace = Some(start);
-        } else if config.workspace.is_none() && !serving {
-            let real = start.canonicalize().unwrap_or_else(|_| start.clone());
-            match toolhost::paths::unsafe_workspace(&real) {
-                Some(why) => {
-                    cwd_refused = Some(format!(
-                        "no workspace: the current directory {} {why}, so it cannot be the \
-                         workspace; run toolhost from a project directory or pass --workspace DIR",
-                        real.display()
-                    ));
-                }
-                None => config.workspace = Some(start),
-            }
-        }
+        let cwd_refused = choose_workspace(global, &mut config, start, serving);
         config
             .plugin_dirs
             .extend(global.plugin_dirs.iter().cloned());
@@ -140,26 +110,7 @@ impl Settings {
         for waiting in &built.waiting_grants {
             crate::output::warn(waiting);
         }
-        // --grant replaces the file's grant for that tool; checked here so a
-        // typo is blamed on the flag.
-        let mut executor = built.executor;
-        for (spec, tool, mut grant) in grants {
-            // Kept for a tool not loaded yet: a plugin dropped in later
-            // (`serve` reloads) gets it.
-            if let Err(err) = executor.registry().get(&tool) {
-                crate::output::warn(&toolhost::config::waiting_grant(
-                    &format!("--grant {spec}"),
-                    &err.to_string(),
-                ));
-            }
-            if let Err(err) = executor.resolve_state_dirs(&mut grant) {
-                return Err(UsageError(format!("--grant {spec}: {err}")).into());
-            }
-            config
-                .grants
-                .insert(tool.clone(), GrantSection::from(&grant));
-            executor = executor.with_grant(tool, grant);
-        }
+        let executor = apply_grants(built.executor, grants, &mut config)?;
         let executor = executor.with_confirmer(Box::new(crate::output::TtyConfirmer));
         if let Some(why) = cwd_refused {
             executor.set_workspace_problem(why);
@@ -172,6 +123,76 @@ impl Settings {
             notice,
         })
     }
+}
+
+/// Where the configuration is looked for: `--workspace`, else the
+/// current directory.
+fn start_dir(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    match &global.workspace {
+        Some(dir) if !dir.is_dir() => Err(UsageError(format!(
+            "--workspace {}: not a directory; give an existing directory",
+            dir.display()
+        ))
+        .into()),
+        Some(dir) => Ok(dir.clone()),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
+/// The workspace: `--workspace`, else the configured one, else (unless
+/// serving, where a client's roots may give it) the current directory if
+/// it can be granted. Returns why the current directory could not be
+/// (the home directory, `/`): calls that need a workspace are told, and
+/// other commands still work.
+fn choose_workspace(
+    global: &GlobalArgs,
+    config: &mut Config,
+    start: PathBuf,
+    serving: bool,
+) -> Option<String> {
+    if global.workspace.is_some() {
+        config.workspace = Some(start);
+    } else if config.workspace.is_none() && !serving {
+        let real = start.canonicalize().unwrap_or_else(|_| start.clone());
+        match toolhost::paths::unsafe_workspace(&real) {
+            Some(why) => {
+                return Some(format!(
+                    "no workspace: the current directory {} {why}, so it cannot be the \
+                     workspace; run toolhost from a project directory or pass --workspace DIR",
+                    real.display()
+                ));
+            }
+            None => config.workspace = Some(start),
+        }
+    }
+    None
+}
+
+/// `grants` (from `--grant`) over the file's: each replaces the file's
+/// grant for its tool, checked here so a typo is blamed on the flag, and
+/// kept for a tool not loaded yet (a plugin dropped in later, which
+/// `serve` reloads, gets it).
+fn apply_grants(
+    mut executor: Executor,
+    grants: Vec<(String, String, Grant)>,
+    config: &mut Config,
+) -> anyhow::Result<Executor> {
+    for (spec, tool, mut grant) in grants {
+        if let Err(err) = executor.registry().get(&tool) {
+            crate::output::warn(&toolhost::config::waiting_grant(
+                &format!("--grant {spec}"),
+                &err.to_string(),
+            ));
+        }
+        if let Err(err) = executor.resolve_state_dirs(&mut grant) {
+            return Err(UsageError(format!("--grant {spec}: {err}")).into());
+        }
+        config
+            .grants
+            .insert(tool.clone(), GrantSection::from(&grant));
+        executor = executor.with_grant(tool, grant);
+    }
+    Ok(executor)
 }
 
 /// `--grant TOOL=CAPS` flags, parsed: (the flag, the tool, its grant).
