@@ -11,6 +11,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use toolhost::{CallContext, CallOptions};
+mod serving;
+use serving::*;
 
 /// Exit status when a tool reports an error.
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -39,23 +41,8 @@ fn main() -> ExitCode {
 }
 
 fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Command::New {
-        name,
-        lang,
-        dir,
-        sdk,
-    } = &cli.command
-    {
-        let told = scaffold::new_project(name, *lang, dir.as_deref(), sdk.as_deref())?;
-        output::text(&told)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Command::Completions { shell } = cli.command {
-        let mut command = <Cli as clap::CommandFactory>::command();
-        let mut script = Vec::new();
-        clap_complete::generate(shell, &mut command, "toolhost", &mut script);
-        output::text(&String::from_utf8_lossy(&script))?;
-        return Ok(ExitCode::SUCCESS);
+    if let Some(code) = without_settings(&cli)? {
+        return Ok(code);
     }
     let mode = match &cli.command {
         Command::Call(args) => args.mode,
@@ -112,19 +99,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             | Command::Agent(_)
     );
     if lists_tools || matches!(&cli.command, Command::Call(a) if executor.is_remote_tool(&a.tool)) {
-        executor.connect_remote_servers();
-        for server in executor
-            .remote_servers()
-            .map(|r| r.status())
-            .unwrap_or_default()
-        {
-            if let Some(why) = server.down {
-                output::warn(&format!(
-                    "the MCP server `{}` ({}) cannot be reached, so its tools are missing: {why}",
-                    server.name, server.target
-                ));
-            }
-        }
+        wait_for_remote_servers(executor);
     }
     match cli.command {
         Command::Tools { json } => output::tools(executor, agent, json)?,
@@ -157,6 +132,48 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::New { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The commands that need no configuration (`new`, `completions`), run;
+/// `None` for every other.
+fn without_settings(cli: &Cli) -> anyhow::Result<Option<ExitCode>> {
+    match &cli.command {
+        Command::New {
+            name,
+            lang,
+            dir,
+            sdk,
+        } => {
+            let told = scaffold::new_project(name, *lang, dir.as_deref(), sdk.as_deref())?;
+            output::text(&told)?;
+        }
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut command, "toolhost", &mut script);
+            output::text(&String::from_utf8_lossy(&script))?;
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// Connect to the remote MCP servers and wait for their lists (each at
+/// most its connect timeout), warning about each that cannot be reached.
+fn wait_for_remote_servers(executor: &toolhost::Executor) {
+    executor.connect_remote_servers();
+    for server in executor
+        .remote_servers()
+        .map(|r| r.status())
+        .unwrap_or_default()
+    {
+        if let Some(why) = server.down {
+            output::warn(&format!(
+                "the MCP server `{}` ({}) cannot be reached, so its tools are missing: {why}",
+                server.name, server.target
+            ));
+        }
+    }
 }
 
 /// A tool named on the command line that does not exist is a usage error.
@@ -437,125 +454,6 @@ fn agent_run(
         Err(toolhost::agent::AgentError::Usage(message)) => Err(UsageError(message).into()),
         Err(err) => Err(err.into()),
     }
-}
-
-/// `toolhost serve`: the executor over MCP until the client leaves (stdio)
-/// or Ctrl-C (HTTP).
-/// The token on the first line of `--token-file`, if one was given.
-fn token_file(path: Option<&Path>) -> anyhow::Result<Option<String>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read --token-file {}", path.display()))?;
-    let token = text.lines().next().unwrap_or("").trim().to_owned();
-    if token.len() < 16 {
-        return Err(UsageError(format!(
-            "--token-file {}: the token must be at least 16 characters on the first line",
-            path.display()
-        ))
-        .into());
-    }
-    Ok(Some(token))
-}
-
-/// `toolhost review`: the review page alone, until Ctrl-C.
-fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Result<ExitCode> {
-    let token = token_file(args.token_file.as_deref())?;
-    let addr = args
-        .addr
-        .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], args.port)));
-    let executor = Arc::new(settings.executor);
-    if executor.dynamic_store().is_none() {
-        return Err(UsageError(
-            "there is no dynamic-tool store to review: set `[dynamic] dir` (or `state_dir`) in the configuration"
-                .to_owned(),
-        )
-        .into());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime
-        .block_on(toolhost::review::serve(
-            executor,
-            addr,
-            token,
-            |bound, options| {
-                output::warn_info(&format!(
-                    "review page: {} (Ctrl-C to stop)",
-                    options.login_url(bound)
-                ));
-            },
-        ))
-        .map_err(|e| UsageError(format!("cannot serve the review page on {addr}: {e}")))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
-    let token = token_file(args.token_file.as_deref())?;
-    // A person at this terminal is not the one to ask: clients are asked
-    // through elicitation, per call.
-    let executor = Arc::new(
-        settings
-            .executor
-            .with_confirmer(Box::new(toolhost::NoConfirmer)),
-    );
-    let options = toolhost::mcp::ServeOptions {
-        reload_interval: (args.reload_secs > 0)
-            .then(|| std::time::Duration::from_secs(args.reload_secs)),
-        notice: settings.notice.clone(),
-        compile_ahead: true,
-        unload_idle: (args.unload_idle_secs > 0)
-            .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
-        ..toolhost::mcp::ServeOptions::default()
-    };
-    // One thread runs the protocol (stdio or HTTP, JSON in and out); calls
-    // run on the server's call threads (toolhost::mcp). With tokio's
-    // multi-threaded scheduler and blocking pool, its workers and one thread
-    // per call in flight fought over the cores (docs/benchmarks.md).
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .thread_name("toolhost-mcp")
-        .build()
-        .context("cannot start the async runtime")?;
-    let served = runtime.block_on(async {
-        match args.http {
-            None => toolhost::mcp::serve_stdio(executor, options).await,
-            Some(addr) => {
-                let review_secret = toolhost::review::new_secret();
-                let review_url = format!("/review/login?token={review_secret}");
-                let http = toolhost::mcp::http::HttpOptions {
-                    addr,
-                    token,
-                    review_secret,
-                    allowed_hosts: args.allowed_hosts.clone(),
-                    allowed_origins: args.allowed_origins.clone(),
-                    sessions: toolhost::mcp::sessions::SessionLimits::new(
-                        args.max_sessions as usize,
-                        std::time::Duration::from_secs(args.session_idle_secs),
-                    ),
-                };
-                toolhost::mcp::http::serve_http(executor, options, http, |bound| {
-                    // The person who started the server signs in with this
-                    // link; MCP clients never see it.
-                    output::warn_info(&format!(
-                        "review page: http://{bound}{review_url} (for you, not for clients)"
-                    ));
-                    output::warn_info(&format!("serving MCP on http://{bound}/mcp"));
-                })
-                .await
-            }
-        }
-    });
-    // Plugin calls still running on blocking threads are not waited for.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    served.map_err(|e| match e {
-        toolhost::mcp::ServeError::Options(m) => UsageError(m).into(),
-        other => anyhow::Error::from(other),
-    })?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP
