@@ -56,6 +56,8 @@ mod roots;
 use roots::*;
 mod progress;
 use progress::*;
+mod answer;
+use answer::*;
 
 /// How long the client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -327,15 +329,7 @@ impl McpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, cancel.clone());
-        let confirmer = Some(if supports_elicitation(&context.peer) {
-            Arc::new(Elicit {
-                peer: context.peer.clone(),
-                handle: tokio::runtime::Handle::current(),
-                cancel: cancel.clone(),
-            }) as Arc<dyn Confirmer>
-        } else {
-            Arc::new(NoElicitation)
-        });
+        let confirmer = Some(confirmer_for(&context.peer, &cancel));
         // The call holds the session, so a command it starts after the
         // client left is still killed when the session ends.
         let session = Arc::clone(&self.session);
@@ -368,22 +362,13 @@ impl McpServer {
                 timeout: None,
             };
             let result = executor.call(&name, &args, &options);
-            // An unknown (or hidden) tool is a protocol error, not a tool's.
-            match &result.error {
-                Some(err) if err.kind == ErrorKind::NotFound => {
-                    Err(McpError::invalid_params(err.message.clone(), None))
-                }
-                _ => {
-                    let plugin = executor.lookup_as(options.context.agent.as_deref(), &name);
-                    let schema = plugin
-                        .as_ref()
-                        .ok()
-                        .and_then(|p| p.info().output_schema.as_ref());
-                    let mut out = to_mcp(result, schema);
-                    let linked = resources::link(&executor, &session.id, &mut out);
-                    Ok((out, linked))
-                }
-            }
+            answer(
+                &executor,
+                &session,
+                options.context.agent.as_deref(),
+                &name,
+                result,
+            )
         });
         let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
         let finished = loop {
@@ -530,22 +515,6 @@ impl ServerHandler for McpServer {
             peers.push(context.peer.clone());
         }
         self.ensure_workspace(&context.peer).await;
-    }
-}
-
-/// A tool result as MCP sees it: `content` is the text, and for a tool
-/// with an output schema `structuredContent` is its structured data with
-/// that text beside it ([`mcp_structured`]); a tool error is
-/// `isError: true` with the message (and hint) for the model.
-fn to_mcp(result: ToolResult, output_schema: Option<&serde_json::Value>) -> CallToolResult {
-    match &result.error {
-        None => {
-            let structured = mcp_structured(output_schema, result.structured, &result.content);
-            let mut out = CallToolResult::success(vec![ContentBlock::text(result.content)]);
-            out.structured_content = structured;
-            out
-        }
-        Some(_) => CallToolResult::error(vec![ContentBlock::text(result.model_text())]),
     }
 }
 
