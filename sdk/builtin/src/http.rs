@@ -59,37 +59,9 @@ pub fn get(
     max_body: usize,
 ) -> Result<Response, ToolError> {
     use wasip2::http::outgoing_handler;
-    use wasip2::http::types::{
-        Fields, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme,
-    };
-    use wasip2::io::streams::StreamError;
+    use wasip2::http::types::{OutgoingBody, RequestOptions};
 
-    let fields = Fields::from_list(
-        &headers
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), v.to_vec()))
-            .collect::<Vec<_>>(),
-    )
-    .map_err(|e| ToolError::failed(format!("cannot build the request headers: {e:?}")))?;
-    let request = OutgoingRequest::new(fields);
-    let _ = request.set_method(&Method::Get);
-    let scheme = if url.scheme() == "https" {
-        Scheme::Https
-    } else {
-        Scheme::Http
-    };
-    let _ = request.set_scheme(Some(&scheme));
-    let host = url.host_str().unwrap_or_default();
-    let authority = match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
-    };
-    let _ = request.set_authority(Some(&authority));
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_owned(),
-    };
-    let _ = request.set_path_with_query(Some(&path));
+    let request = request_for(url, headers)?;
     let options = timeout.map(|t| {
         let options = RequestOptions::new();
         let nanos = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
@@ -132,6 +104,60 @@ pub fn get(
     let stream = incoming
         .stream()
         .map_err(|()| ToolError::failed("cannot read the response body"))?;
+    let (bytes, cut) = read_body(&stream, max_body, url)?;
+    drop(stream);
+    Ok(Response {
+        status,
+        headers,
+        body: bytes,
+        cut,
+    })
+}
+
+/// A GET of `url` with `headers`, its scheme, authority and path set.
+#[cfg(target_os = "wasi")]
+fn request_for(
+    url: &url::Url,
+    headers: &[(&str, &[u8])],
+) -> Result<wasip2::http::types::OutgoingRequest, ToolError> {
+    use wasip2::http::types::{Fields, Method, OutgoingRequest, Scheme};
+    let fields = Fields::from_list(
+        &headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.to_vec()))
+            .collect::<Vec<_>>(),
+    )
+    .map_err(|e| ToolError::failed(format!("cannot build the request headers: {e:?}")))?;
+    let request = OutgoingRequest::new(fields);
+    let _ = request.set_method(&Method::Get);
+    let scheme = if url.scheme() == "https" {
+        Scheme::Https
+    } else {
+        Scheme::Http
+    };
+    let _ = request.set_scheme(Some(&scheme));
+    let host = url.host_str().unwrap_or_default();
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    let _ = request.set_authority(Some(&authority));
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let _ = request.set_path_with_query(Some(&path));
+    Ok(request)
+}
+
+/// At most `max_body` bytes of `stream`, and whether it was cut there.
+#[cfg(target_os = "wasi")]
+fn read_body(
+    stream: &wasip2::io::streams::InputStream,
+    max_body: usize,
+    url: &url::Url,
+) -> Result<(Vec<u8>, bool), ToolError> {
+    use wasip2::io::streams::StreamError;
     let mut bytes = Vec::new();
     let mut cut = false;
     loop {
@@ -154,13 +180,7 @@ pub fn get(
             }
         }
     }
-    drop(stream);
-    Ok(Response {
-        status,
-        headers,
-        body: bytes,
-        cut,
-    })
+    Ok((bytes, cut))
 }
 
 /// Outside a toolhost sandbox there is no wasi:http.
