@@ -45,19 +45,17 @@ impl Config {
         self.agent.budget().map_err(at_origin)?;
         self.agent.api().map_err(at_origin)?;
         super::mcp_servers::check(&self.mcp_servers).map_err(at_origin)?;
-        let runtime = Arc::new(
-            Runtime::new(RuntimeConfig {
-                cache,
-                limits,
-                max_concurrent_calls: self.limits.max_concurrent_calls,
-                progress,
-                pool_instances: !one_call,
-                cache_max_bytes: self.limits.cache_max_mb << 20,
-                ..RuntimeConfig::default()
-            })
-            .map_err(|e| bad(e.to_string()))?,
-        );
-        let mut executor = Executor::new(runtime, Registry::new())
+        let runtime = Runtime::new(RuntimeConfig {
+            cache,
+            limits,
+            max_concurrent_calls: self.limits.max_concurrent_calls,
+            progress,
+            pool_instances: !one_call,
+            cache_max_bytes: self.limits.cache_max_mb << 20,
+            ..RuntimeConfig::default()
+        })
+        .map_err(|e| bad(e.to_string()))?;
+        let mut executor = Executor::new(Arc::new(runtime), Registry::new())
             .with_plugin_dirs(self.plugin_dirs.clone())
             .with_mode(self.mode)
             .with_setting(setting::ALLOW_DELETE, self.allow_delete)
@@ -87,19 +85,7 @@ impl Config {
             executor.reload_plugins().map(|(_, problems)| (0, problems))
         }
         .map_err(|e| bad(e.to_string()))?;
-        if executor.dynamic_store().is_some() {
-            let d = &self.dynamic;
-            let reserved: Vec<String> = executor
-                .registry()
-                .list()
-                .map(|p| p.name().to_owned())
-                .collect();
-            let mut settings = serde_json::Map::new();
-            settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
-            settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
-            settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
-            executor = executor.with_tool_settings(tool::CREATE_TOOL, settings);
-        }
+        executor = self.with_create_tool_settings(executor);
         if let Some(dir) = &self.workspace {
             executor = executor
                 .with_workspace(dir)
@@ -134,6 +120,25 @@ impl Config {
             deferred,
             waiting_grants,
         })
+    }
+
+    /// create_tool's settings, where agents may create tools: the names it
+    /// may not take (every tool loaded now) and the `[dynamic]` limits.
+    fn with_create_tool_settings(&self, executor: Executor) -> Executor {
+        if executor.dynamic_store().is_none() {
+            return executor;
+        }
+        let d = &self.dynamic;
+        let reserved: Vec<String> = executor
+            .registry()
+            .list()
+            .map(|p| p.name().to_owned())
+            .collect();
+        let mut settings = serde_json::Map::new();
+        settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
+        settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
+        settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
+        executor.with_tool_settings(tool::CREATE_TOOL, settings)
     }
 
     /// The state directories the built-ins get (todo plans, page cache,
