@@ -235,44 +235,13 @@ fn new_store(
         .map_err(|e| CallError::new(ErrorKind::Failed, e.to_string()))?;
     let stderr = CappedPipe::new(req.limits.max_captured_bytes);
     let stdout = CappedPipe::new(req.limits.max_captured_bytes);
-    let mut builder = WasiCtxBuilder::new();
-    // Must come before the preopens, which capture it: without it every file
-    // operation is a round trip through a blocking thread pool.
-    builder
-        .allow_blocking_current_thread(true)
-        .stdout(stdout.clone())
-        .stderr(stderr.clone())
-        .allow_tcp(false)
-        .allow_udp(false)
-        .allow_ip_name_lookup(false);
-    for key in &req.grant.env {
-        if let Ok(value) = std::env::var(key) {
-            builder.env(key, value);
-        }
-    }
-    let failed = |what: String| CallError::new(ErrorKind::Failed, what);
-    if let (Some(access), Some(dir)) = (req.grant.workspace, req.workspace) {
-        builder
-            .preopened_dir(dir, ".", perms(access))
-            .map_err(|e| failed(format!("cannot open the workspace {}: {e}", dir.display())))?;
-    }
-    for d in &req.grant.directories {
-        builder
-            .preopened_dir(&d.host_path, format!("/{}", d.name), perms(d.access))
-            .map_err(|e| {
-                failed(format!(
-                    "cannot open directory `{}` ({}): {e}",
-                    d.name,
-                    d.host_path.display()
-                ))
-            })?;
-    }
+    let wasi = wasi_ctx(req, &stdout, &stderr)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(req.limits.max_resources);
     let granted = GrantedDirs::new(req.grant, req.workspace);
     let call_deadline = deadline(req.limits.timeout);
     let state = CallState {
-        wasi: builder.build(),
+        wasi,
         table,
         http: wasmtime_wasi_http::WasiHttpCtx::new(),
         net: NetHooks {
@@ -306,24 +275,70 @@ fn new_store(
     store.limiter(|s| &mut s.limiter);
     store.set_hostcall_fuel(req.limits.hostcall_fuel);
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut ctx| {
-        let state = ctx.data_mut();
-        let stop = if state.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-            Some(ErrorKind::Cancelled)
-        } else if Instant::now() >= state.deadline {
-            Some(ErrorKind::Timeout)
-        } else {
-            None
-        };
-        match stop {
-            Some(kind) => {
-                state.interrupted = Some(kind);
-                Err(Trap::Interrupt.into())
-            }
-            None => Ok(UpdateDeadline::Continue(1)),
-        }
-    });
+    store.epoch_deadline_callback(|mut ctx| on_epoch(ctx.data_mut()));
     Ok((store, Captured { stdout, stderr }))
+}
+
+/// The WASI context of a call: its captured stdout and stderr, no
+/// sockets, the granted environment variables, and the workspace and
+/// directories preopened with the grant's access. Nothing else.
+fn wasi_ctx(
+    req: &CallRequest<'_>,
+    stdout: &CappedPipe,
+    stderr: &CappedPipe,
+) -> Result<WasiCtx, CallError> {
+    let mut builder = WasiCtxBuilder::new();
+    // Must come before the preopens, which capture it: without it every file
+    // operation is a round trip through a blocking thread pool.
+    builder
+        .allow_blocking_current_thread(true)
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    for key in &req.grant.env {
+        if let Ok(value) = std::env::var(key) {
+            builder.env(key, value);
+        }
+    }
+    let failed = |what: String| CallError::new(ErrorKind::Failed, what);
+    if let (Some(access), Some(dir)) = (req.grant.workspace, req.workspace) {
+        builder
+            .preopened_dir(dir, ".", perms(access))
+            .map_err(|e| failed(format!("cannot open the workspace {}: {e}", dir.display())))?;
+    }
+    for d in &req.grant.directories {
+        builder
+            .preopened_dir(&d.host_path, format!("/{}", d.name), perms(d.access))
+            .map_err(|e| {
+                failed(format!(
+                    "cannot open directory `{}` ({}): {e}",
+                    d.name,
+                    d.host_path.display()
+                ))
+            })?;
+    }
+    Ok(builder.build())
+}
+
+/// At each epoch tick: stop a call that was cancelled or is past its
+/// deadline (noting why), else let it run to the next tick.
+fn on_epoch(state: &mut CallState) -> wasmtime::Result<UpdateDeadline> {
+    let stop = if state.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+        Some(ErrorKind::Cancelled)
+    } else if Instant::now() >= state.deadline {
+        Some(ErrorKind::Timeout)
+    } else {
+        None
+    };
+    match stop {
+        Some(kind) => {
+            state.interrupted = Some(kind);
+            Err(Trap::Interrupt.into())
+        }
+        None => Ok(UpdateDeadline::Continue(1)),
+    }
 }
 
 /// The guest's stdout and stderr, kept for the log and for crash reports.
