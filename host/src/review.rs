@@ -25,8 +25,9 @@ use crate::net::{host_name, same};
 use axum::extract::{Form, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{Html, IntoResponse, Redirect, Response};
-use serde::Deserialize;
+use axum::response::{IntoResponse, Redirect, Response};
+use minijinja::context;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use toolhost_shared::dynamic::{Kind, Status};
@@ -38,6 +39,8 @@ mod pending;
 use pending::*;
 mod auth;
 use auth::*;
+mod render;
+use render::*;
 
 /// Where the page lives.
 pub const BASE: &str = "/review";

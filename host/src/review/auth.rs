@@ -26,21 +26,11 @@ pub(super) async fn guard(State(page): State<Arc<Page>>, request: Request, next:
     let path = request.uri().path();
     let open = path == "/login" || path.starts_with("/assets/");
     if !open && !signed_in(request.headers(), &page.options.secret) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            Html(layout(
-                "Sign in",
-                "",
-                &format!(
-                    "<p>Open the link the server printed when it started \
-                     (<code>{BASE}/login?token=...</code>), or paste its token:</p>\
-                     <form method=\"post\" action=\"{BASE}/login\"><label>Token \
-                     <input name=\"token\" type=\"password\" size=\"40\" autocomplete=\"off\"></label> \
-                     <button type=\"submit\">Sign in</button></form>"
-                ),
-            )),
-        )
-            .into_response();
+        let mut answer = page_of("sign_in.html", Layout::new("Sign in", ""));
+        if answer.status().is_success() {
+            *answer.status_mut() = StatusCode::UNAUTHORIZED;
+        }
+        return answer;
     }
     next.run(request).await
 }

@@ -127,10 +127,12 @@ pub(super) fn decided(page: &Page, done: Result<String, String>) -> Response {
                 .finish();
             Redirect::to(&format!("{BASE}?{query}")).into_response()
         }
-        Err(why) => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Html(render_pending(page, None, Some(&why))),
-        )
-            .into_response(),
+        Err(why) => {
+            let mut answer = render_pending(page, None, Some(&why));
+            if answer.status().is_success() {
+                *answer.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            }
+            answer
+        }
     }
 }

@@ -9,38 +9,45 @@ pub(super) async fn tools(State(page): State<Arc<Page>>) -> Response {
 }
 
 pub(super) fn render_tools(page: &Page) -> Response {
-    let executor = &page.executor;
-    let mut body = String::from(
-        "<table class=\"tools\"><thead><tr><th>Tool</th><th>Origin</th><th>Sensitivity</th>\
-         <th>Declares</th><th>Granted</th><th>Description</th></tr></thead><tbody>",
-    );
-    for plugin in executor.tools() {
-        let info = plugin.info();
-        let declared: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
-        let granted: Vec<String> = executor
-            .effective_grant(&plugin)
-            .capabilities()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        let _ = write!(
-            body,
-            "<tr id=\"tool-{id}\"><td><b>{name}</b></td><td>{origin}</td><td>{sensitivity}</td>\
-             <td>{declared}</td><td>{granted}</td><td>{description}</td></tr>",
-            id = attr(&info.name),
-            name = esc(&info.name),
-            origin = esc(&plugin.origin().to_string()),
-            sensitivity = esc(&executor.sensitivity(&plugin).to_string()),
-            declared = esc(&or_none(&declared)),
-            granted = esc(&or_none(&granted)),
-            description = esc(&info.description),
-        );
+    #[derive(Serialize)]
+    struct Row {
+        name: String,
+        origin: String,
+        sensitivity: String,
+        declared: String,
+        granted: String,
+        description: String,
     }
-    body.push_str("</tbody></table>");
-    Html(layout("Tools", "tools", &body)).into_response()
+    let executor = &page.executor;
+    let rows: Vec<Row> = executor
+        .tools()
+        .iter()
+        .map(|plugin| {
+            let info = plugin.info();
+            let declared: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
+            let granted: Vec<String> = executor
+                .effective_grant(plugin)
+                .capabilities()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            Row {
+                name: info.name.clone(),
+                origin: plugin.origin().to_string(),
+                sensitivity: executor.sensitivity(plugin).to_string(),
+                declared: or_none(&declared),
+                granted: or_none(&granted),
+                description: info.description.clone(),
+            }
+        })
+        .collect();
+    page_of(
+        "tools.html",
+        context! { rows => value(&rows), ..value(Layout::new("Tools", "tools")) },
+    )
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Serialize, Default)]
 pub(super) struct AuditFilter {
     #[serde(default)]
     tool: String,
@@ -60,13 +67,9 @@ pub(super) async fn audit(
 }
 
 pub(super) fn render_audit(page: &Page, filter: &AuditFilter) -> Response {
-    let mut body = String::new();
+    let layout = value(Layout::new("Audit log", "audit"));
     let Some(path) = page.executor.audit_path() else {
-        body.push_str(
-            "<p>The audit log is off: set <code>audit_log</code> in the configuration (or \
-             <code>--audit FILE</code>).</p>",
-        );
-        return Html(layout("Audit log", "audit", &body)).into_response();
+        return page_of("audit.html", context! { off => true, ..layout });
     };
     let text = tail(path, AUDIT_TAIL_BYTES);
     let lines: Vec<&str> = text.lines().collect();
@@ -76,68 +79,70 @@ pub(super) fn render_audit(page: &Page, filter: &AuditFilter) -> Response {
         .rev()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let since = match filter.since.as_str() {
-        "1h" => Some(3_600),
-        "24h" => Some(86_400),
-        "7d" => Some(7 * 86_400),
-        _ => None,
-    }
-    .map(|secs| std::time::SystemTime::now() - std::time::Duration::from_secs(secs));
-    let mut tools: Vec<&str> = records.iter().filter_map(|r| r["tool"].as_str()).collect();
-    tools.sort_unstable();
-    tools.dedup();
-    let mut outcomes: Vec<&str> = records
+    let rows: Vec<AuditRow> = records
         .iter()
-        .filter_map(|r| r["outcome"].as_str())
+        .filter(|r| filter.admits(r))
+        .take(AUDIT_SHOWN)
+        .map(AuditRow::of)
         .collect();
-    outcomes.sort_unstable();
-    outcomes.dedup();
-    let select = |name: &str, values: &[&str], chosen: &str| {
-        let mut html = format!("<select name=\"{name}\"><option value=\"\">all</option>");
-        for v in values {
-            let _ = write!(
-                html,
-                "<option value=\"{a}\"{}>{v}</option>",
-                if *v == chosen { " selected" } else { "" },
-                a = attr(v),
-                v = esc(v)
-            );
+    page_of(
+        "audit.html",
+        context! {
+            off => false,
+            filter => value(filter),
+            tools => value(distinct(&records, "tool")),
+            outcomes => value(distinct(&records, "outcome")),
+            rows => value(&rows),
+            most => AUDIT_SHOWN,
+            ..layout
+        },
+    )
+}
+
+/// The values of `key` across `records`, sorted, each once.
+fn distinct<'a>(records: &'a [serde_json::Value], key: &str) -> Vec<&'a str> {
+    let mut values: Vec<&str> = records.iter().filter_map(|r| r[key].as_str()).collect();
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
+impl AuditFilter {
+    /// Whether `record` passes the tool, outcome and time filters.
+    fn admits(&self, record: &serde_json::Value) -> bool {
+        let since = match self.since.as_str() {
+            "1h" => Some(3_600),
+            "24h" => Some(86_400),
+            "7d" => Some(7 * 86_400),
+            _ => None,
         }
-        html.push_str("</select>");
-        html
-    };
-    let _ = write!(
-        body,
-        "<form method=\"get\" action=\"{BASE}/audit\" class=\"filter\">\
-         <label>Tool {}</label> <label>Outcome {}</label> <label>Since {}</label> \
-         <button type=\"submit\">Filter</button></form>",
-        select("tool", &tools, &filter.tool),
-        select("outcome", &outcomes, &filter.outcome),
-        select("since", &["1h", "24h", "7d"], &filter.since),
-    );
-    let shown: Vec<&serde_json::Value> = records
-        .iter()
-        .filter(|r| filter.tool.is_empty() || r["tool"] == filter.tool.as_str())
-        .filter(|r| filter.outcome.is_empty() || r["outcome"] == filter.outcome.as_str())
-        .filter(|r| {
-            since.is_none_or(|since| {
-                r["time"]
+        .map(|secs| std::time::SystemTime::now() - std::time::Duration::from_secs(secs));
+        (self.tool.is_empty() || record["tool"] == self.tool.as_str())
+            && (self.outcome.is_empty() || record["outcome"] == self.outcome.as_str())
+            && since.is_none_or(|since| {
+                record["time"]
                     .as_str()
                     .and_then(|t| humantime::parse_rfc3339(t).ok())
                     .is_some_and(|t| t >= since)
             })
-        })
-        .take(AUDIT_SHOWN)
-        .collect();
-    let _ = write!(
-        body,
-        "<p class=\"count\">{} record{} (newest first; at most {AUDIT_SHOWN}).</p>\
-         <table class=\"audit\"><thead><tr><th>Time</th><th>Tool</th><th>Outcome</th><th>Agent</th>\
-         <th>ms</th><th>Input</th><th>Commands</th></tr></thead><tbody>",
-        shown.len(),
-        if shown.len() == 1 { "" } else { "s" }
-    );
-    for r in shown {
+    }
+}
+
+/// One audit record as the page shows it.
+#[derive(Serialize)]
+struct AuditRow {
+    time: String,
+    tool: String,
+    outcome: String,
+    agent: String,
+    ms: String,
+    input: String,
+    commands: String,
+}
+
+impl AuditRow {
+    fn of(r: &serde_json::Value) -> Self {
+        let text = |key: &str, none: &str| r[key].as_str().unwrap_or(none).to_owned();
         let commands: Vec<String> = r["commands"]
             .as_array()
             .map(|cs| {
@@ -152,48 +157,16 @@ pub(super) fn render_audit(page: &Page, filter: &AuditFilter) -> Response {
                     .collect()
             })
             .unwrap_or_default();
-        let _ = write!(
-            body,
-            "<tr class=\"{outcome}\"><td>{time}</td><td>{tool}</td><td>{outcome}</td><td>{agent}</td>\
-             <td>{ms:.1}</td><td><code>{input}</code></td><td>{commands}</td></tr>",
-            time = esc(r["time"].as_str().unwrap_or("")),
-            tool = esc(r["tool"].as_str().unwrap_or("")),
-            outcome = esc(r["outcome"].as_str().unwrap_or("")),
-            agent = esc(r["agent"].as_str().unwrap_or("-")),
-            ms = r["duration_ms"].as_f64().unwrap_or(0.0),
-            input = esc(&r["input"].to_string()),
-            commands = esc(&commands.join("; ")),
-        );
+        Self {
+            time: text("time", ""),
+            tool: text("tool", ""),
+            outcome: text("outcome", ""),
+            agent: text("agent", "-"),
+            ms: format!("{:.1}", r["duration_ms"].as_f64().unwrap_or(0.0)),
+            input: r["input"].to_string(),
+            commands: commands.join("; "),
+        }
     }
-    body.push_str("</tbody></table>");
-    Html(layout("Audit log", "audit", &body)).into_response()
-}
-
-/// The page around `body`, with the navigation (`current` marked).
-pub(super) fn layout(title: &str, current: &str, body: &str) -> String {
-    let link = |href: &str, name: &str, label: &str| {
-        format!(
-            "<a href=\"{BASE}{href}\"{}>{label}</a>",
-            if name == current {
-                " aria-current=\"page\""
-            } else {
-                ""
-            }
-        )
-    };
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · toolhost review</title>\
-         <link rel=\"stylesheet\" href=\"{BASE}/assets/review.css\">\
-         <script src=\"{BASE}/assets/review.js\" defer></script></head><body>\
-         <header><b>toolhost</b> review <nav>{} {} {}</nav></header>\
-         <main><h1>{title}</h1>{body}</main></body></html>",
-        link("", "pending", "Created tools"),
-        link("/tools", "tools", "All tools"),
-        link("/audit", "audit", "Audit log"),
-        title = esc(title),
-    )
 }
 
 /// `text` safe in HTML text and attribute values; control, bidirectional
