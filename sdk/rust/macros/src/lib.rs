@@ -167,24 +167,14 @@ fn is_context(ty: &Type) -> bool {
         if p.path.segments.last().is_some_and(|s| s.ident == "Context")))
 }
 
-fn expand(
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> syn::Result<proc_macro2::TokenStream> {
-    let options = options(attr)?;
-    let function: ItemFn = syn::parse2(item)?;
+/// The Args struct's fields (each parameter but a `&Context`, with its
+/// line of the doc's `# Arguments`), and the arguments of the call to the
+/// function. A documented name that is no parameter is an error.
+fn fields_and_call(
+    function: &ItemFn,
+    described: &[(String, String)],
+) -> syn::Result<(Vec<proc_macro2::TokenStream>, Vec<proc_macro2::TokenStream>)> {
     let fn_name = &function.sig.ident;
-    let name = options
-        .name
-        .clone()
-        .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
-    let (description, described) = split_doc(&doc_lines(&function.attrs));
-    if description.is_empty() {
-        return Err(syn::Error::new_spanned(
-            fn_name,
-            "#[tool] takes the tool's description from the function's doc comment: add one",
-        ));
-    }
     let mut fields = Vec::new();
     let mut call_args = Vec::new();
     let mut params = Vec::new();
@@ -216,7 +206,7 @@ fn expand(
         params.push(arg_name);
         call_args.push(quote!(args.#arg));
     }
-    for (documented, _) in &described {
+    for (documented, _) in described {
         if !params.contains(documented) {
             return Err(syn::Error::new_spanned(
                 fn_name,
@@ -224,6 +214,28 @@ fn expand(
             ));
         }
     }
+    Ok((fields, call_args))
+}
+
+fn expand(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let options = options(attr)?;
+    let function: ItemFn = syn::parse2(item)?;
+    let fn_name = &function.sig.ident;
+    let name = options
+        .name
+        .clone()
+        .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
+    let (description, described) = split_doc(&doc_lines(&function.attrs));
+    if description.is_empty() {
+        return Err(syn::Error::new_spanned(
+            fn_name,
+            "#[tool] takes the tool's description from the function's doc comment: add one",
+        ));
+    }
+    let (fields, call_args) = fields_and_call(&function, &described)?;
     let tool_type = format_ident!("{}", camel(&fn_name.to_string()), span = Span::call_site());
     let args_type = format_ident!("{}Args", tool_type);
     let capabilities = &options.capabilities;
