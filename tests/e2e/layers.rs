@@ -515,3 +515,131 @@ fn the_unsafe_counter_reads_only_code() {
     let text = "#[expect(unsafe_code)]\n// unsafe here\nlet s = \"unsafe\";\nunsafe { f() }\nunsafe fn g() {}\n";
     assert_eq!(unsafe_lines(text), [4, 5]);
 }
+
+/// The lines of `code` (from [`code_only`]) inside `#[cfg(test)]`
+/// modules written inline, by 0-based line index.
+fn test_module_lines(code: &str) -> std::collections::HashSet<usize> {
+    let mut lines = std::collections::HashSet::new();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let rest = &code[at..];
+        let Some(open) = rest.find('{') else { continue };
+        let head = &rest[..open];
+        if !head.contains("mod ") || head.contains(';') {
+            continue;
+        }
+        if let Some(end) = matching_brace(code, at + open) {
+            let first = code[..at].matches('\n').count();
+            let last = code[..end].matches('\n').count();
+            lines.extend(first..=last);
+        }
+    }
+    lines
+}
+
+/// The offset of the `}` that closes the `{` at `open`.
+fn matching_brace(code: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Each function with a body in `code`: its name, first line (1-based)
+/// and length in lines.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        let before = code[..at].chars().next_back();
+        if ident(before.as_ref()) {
+            continue;
+        }
+        let name = leading_ident(&code[at + 3..]);
+        if name.is_empty() {
+            continue;
+        }
+        let rest = &code[at..];
+        let (Some(open), semi) = (rest.find('{'), rest.find(';')) else {
+            continue;
+        };
+        if semi.is_some_and(|s| s < open) {
+            continue; // a declaration without a body
+        }
+        if let Some(end) = matching_brace(code, at + open) {
+            let first = code[..at].matches('\n').count() + 1;
+            let last = code[..end].matches('\n').count() + 1;
+            found.push((name.to_owned(), first, last - first + 1));
+        }
+    }
+    found
+}
+
+/// Sizes a maintainer can hold in their head: no source file over 600
+/// lines of non-test code, no plugin lib.rs over 300, no function over
+/// 100 lines. Test files and inline test modules do not count.
+#[test]
+fn files_and_functions_stay_small() {
+    let mut offenders = Vec::new();
+    let mut checked = 0;
+    for dir in [
+        "host/src",
+        "crates",
+        "plugins",
+        "runners",
+        "sdk/rust",
+        "sdk/shared",
+        "sdk/builtin",
+    ] {
+        for (file, text) in crate_sources(dir) {
+            let tests_file = file.ends_with("/tests.rs") || file.contains("/tests/");
+            if tests_file || file.contains("/target/") {
+                continue;
+            }
+            checked += 1;
+            let code = code_only(&text);
+            let in_tests = test_module_lines(&code);
+            let lines = code.lines().count() - in_tests.len();
+            let plugin_lib = file.starts_with("plugins/") && file.ends_with("/src/lib.rs");
+            let most = if plugin_lib { 300 } else { 600 };
+            if lines > most {
+                offenders.push(format!("{file}: {lines} non-test lines (at most {most})"));
+            }
+            for (name, first, len) in functions(&code) {
+                if len > 100 && !in_tests.contains(&(first - 1)) {
+                    offenders.push(format!(
+                        "{file}:{first}: fn {name} is {len} lines (at most 100)"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "only {checked} files were read");
+    assert!(
+        offenders.is_empty(),
+        "split these:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_size_checker_sees_functions_and_test_modules() {
+    let text = "fn a() {\n    let s = \"}\";\n}\ntrait T { fn b(&self); }\n#[cfg(test)]\nmod tests {\n    fn c() {}\n}\n";
+    let code = code_only(text);
+    let fns = functions(&code);
+    assert_eq!(
+        fns,
+        [("a".to_owned(), 1, 3), ("c".to_owned(), 7, 1)],
+        "{fns:?}"
+    );
+    let lines = test_module_lines(&code);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+}
