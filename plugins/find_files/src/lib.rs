@@ -14,30 +14,20 @@ pub struct Args {
     /// Glob in globset syntax: `*.yaml` or `test_*.py` match file names; `src/**/*.md` matches paths below `path`.
     pub pattern: String,
     /// Directory to search, relative to the workspace root.
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
     /// Search subdirectories too (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub recursive: bool,
     /// Most files to return (default 200).
-    #[serde(default = "two_hundred")]
+    #[serde(default = "toolhost_builtin::defaults::count::<200>")]
     pub limit: usize,
     /// Skip files excluded by .gitignore/.ignore (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub respect_ignore: bool,
     /// Also find hidden files and files in hidden directories (default false).
     #[serde(default)]
     pub hidden: bool,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-fn yes() -> bool {
-    true
-}
-fn two_hundred() -> usize {
-    200
 }
 
 /// One file found.

@@ -12,13 +12,13 @@ pub struct Args {
     /// The text to find, taken literally (not a regular expression).
     pub pattern: String,
     /// File or directory to search, relative to the workspace root.
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
     /// Only files matching this glob: `*.rs` matches file names, `src/**/*.ts` paths.
-    #[serde(default = "star")]
+    #[serde(default = "toolhost_builtin::defaults::star")]
     pub file_pattern: String,
     /// Match case exactly (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub case_sensitive: bool,
     /// `content` (matching lines as `path:line:text`, the default), `files` (paths of matching files) or `count` (matches per file).
     #[serde(default)]
@@ -27,17 +27,17 @@ pub struct Args {
     #[serde(default)]
     pub context: usize,
     /// Most matching lines (content) or files (files, count) to return (default 100).
-    #[serde(default = "hundred")]
+    #[serde(default = "toolhost_builtin::defaults::count::<100>")]
     pub max_results: usize,
     /// Skip files excluded by .gitignore/.ignore (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub respect_ignore: bool,
     /// Also search hidden files and directories (default false).
     #[serde(default)]
     pub hidden: bool,
     /// Search subdirectories too (default true); false searches only the
     /// files directly in `path`.
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub recursive: bool,
 }
 
@@ -52,19 +52,6 @@ pub enum OutputMode {
     Files,
     /// Matching lines per file.
     Count,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-fn star() -> String {
-    "*".to_owned()
-}
-fn yes() -> bool {
-    true
-}
-fn hundred() -> usize {
-    100
 }
 
 /// The `grep` tool.

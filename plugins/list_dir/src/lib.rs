@@ -1,4 +1,4 @@
-//! The `list_dir` tool (seeds 002 and 004): a directory's files and
+//! The `list_dir` tool (as PicoClaw and the async Python tools have it): a directory's files and
 //! subdirectories together, optionally recursive, sorted by path.
 
 use toolhost_sdk::{
@@ -14,26 +14,18 @@ pub const MAX_LIMIT: usize = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Directory to list, relative to the workspace root (default `.`).
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
-    /// The same as `path` (seed 004's name for it); give one or the other.
+    /// The same as `path` (the async Python tools' name for it); give one or the other.
     #[serde(default)]
     pub directory: Option<String>,
     /// Also list what is inside subdirectories (`.git` is never entered).
     #[serde(default)]
     pub recursive: bool,
     /// Most entries to return (default 200).
-    #[serde(default = "default_limit")]
+    #[serde(default = "toolhost_builtin::defaults::count::<200>")]
     #[schemars(range(min = 1, max = 10000))]
     pub limit: usize,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-
-fn default_limit() -> usize {
-    200
 }
 
 /// What an entry is.

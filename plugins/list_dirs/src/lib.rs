@@ -16,28 +16,16 @@ pub const MAX_LIMIT: usize = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Directory to start from, relative to the workspace root.
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
     /// How many levels down to list: 1 (direct children, the default) to 3.
-    #[serde(default = "one")]
+    #[serde(default = "toolhost_builtin::defaults::count::<1>")]
     #[schemars(range(min = 1, max = 3))]
     pub depth: usize,
     /// Most directories to return (default 200).
-    #[serde(default = "default_limit")]
+    #[serde(default = "toolhost_builtin::defaults::count::<200>")]
     #[schemars(range(min = 1, max = 10000))]
     pub limit: usize,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-
-fn one() -> usize {
-    1
-}
-
-fn default_limit() -> usize {
-    200
 }
 
 /// One directory.

@@ -15,7 +15,7 @@ pub const MAX_LIMIT: usize = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Directory to list, relative to the workspace root.
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
     /// Glob filter with globset syntax, e.g. `*.rs` (matched against file names) or `src/**/*.md` (matched against paths below `path`; a pattern with `/` or `**` implies recursive).
     #[serde(default)]
@@ -24,17 +24,9 @@ pub struct Args {
     #[serde(default)]
     pub recursive: bool,
     /// Most files to return (default 200).
-    #[serde(default = "default_limit")]
+    #[serde(default = "toolhost_builtin::defaults::count::<200>")]
     #[schemars(range(min = 1, max = 10000))]
     pub limit: usize,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-
-fn default_limit() -> usize {
-    200
 }
 
 /// One file.

@@ -12,42 +12,29 @@ pub struct Args {
     /// A regular expression (Rust regex syntax, like ripgrep's), e.g. `fn \w+_test\(`.
     pub pattern: String,
     /// File or directory to search, relative to the workspace root.
-    #[serde(default = "dot")]
+    #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
     /// Only files matching this glob: `*.py` matches file names, `src/**/*.ts` paths.
     #[serde(default)]
     pub file_pattern: Option<String>,
     /// Lines of context before and after each match (default 2).
-    #[serde(default = "two")]
+    #[serde(default = "toolhost_builtin::defaults::count::<2>")]
     pub context_lines: usize,
     /// Most matching lines to return (default 50).
-    #[serde(default = "fifty")]
+    #[serde(default = "toolhost_builtin::defaults::count::<50>")]
     pub max_results: usize,
     /// Match case exactly (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub case_sensitive: bool,
     /// Let matches span lines (`.` then also matches a newline).
     #[serde(default)]
     pub multiline: bool,
     /// Skip files excluded by .gitignore/.ignore (default true).
-    #[serde(default = "yes")]
+    #[serde(default = "toolhost_builtin::defaults::yes")]
     pub respect_ignore: bool,
     /// Also search hidden files and directories (default false).
     #[serde(default)]
     pub hidden: bool,
-}
-
-fn dot() -> String {
-    ".".to_owned()
-}
-fn two() -> usize {
-    2
-}
-fn fifty() -> usize {
-    50
-}
-fn yes() -> bool {
-    true
 }
 
 /// The `search_code` tool.

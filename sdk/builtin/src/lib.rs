@@ -9,6 +9,7 @@
 //!   ripgrep's crates, fanned out, with "0 matches" explanations.
 //! - `memory` (feature `memory`): the memory tools' daily logs and BM25 search.
 //! - `http` (feature `http`): one request over wasi:http, refusals in words.
+//! - [`defaults`]: the defaults the built-ins' arguments share.
 //! - [`cache`]: a time-limited cache of JSON values in a state directory.
 //! - [`lock`]: one call at a time over a state directory.
 //! - [`session`]: a file per session in a state directory.
@@ -20,6 +21,7 @@
 //!   host compiles against too (from `toolhost-shared`).
 
 pub mod cache;
+pub mod defaults;
 pub mod dynamic;
 pub mod edit;
 #[cfg(feature = "http")]
