@@ -119,11 +119,18 @@ fn background_commands_through_the_process_tool() {
         "{}",
         list.content
     );
-    // `session_id`, the argument's name before 0.1, still works.
-    let k = call(
+    // `session_id`, a name this argument had before any release, is
+    // refused like any unknown field.
+    let old = call(
         &ex,
         "process",
         &format!(r#"{{"action":"kill","session_id":"{id}"}}"#),
+    );
+    assert!(!old.success, "{old:?}");
+    let k = call(
+        &ex,
+        "process",
+        &format!(r#"{{"action":"kill","command_id":"{id}"}}"#),
     );
     assert!(k.success, "{k:?}");
     let gone = call(&ex, "process", r#"{"action":"clear"}"#);
@@ -362,7 +369,7 @@ fn no_process_survives_the_host_being_killed() {
 }
 
 /// With commands disabled, the tools that only run commands are not
-/// offered (seed 000 registers run_command only when enabled); a call of
+/// offered (the Python tool system registers run_command only when enabled); a call of
 /// one says why, and the other tools are unaffected.
 #[test]
 fn disabled_commands_hide_the_tools_that_run_them() {

@@ -192,17 +192,13 @@ pub struct CommandsSection {
     pub max_file_size_mb: u64,
     /// Size of a command's private /tmp, in MiB.
     pub tmp_size_mb: u64,
-    /// Background commands that may run at once (`max_sessions`, its
-    /// name before 0.1, still reads).
-    #[serde(alias = "max_sessions")]
+    /// Background commands that may run at once.
     pub max_background: usize,
     /// Background commands running at once for all clients together.
     pub max_background_total: usize,
     /// Seconds a finished background command is kept.
-    #[serde(alias = "session_ttl_secs")]
     pub background_ttl_secs: u64,
     /// Characters of a background command's output kept between polls.
-    #[serde(alias = "session_buffer_chars")]
     pub background_buffer_chars: usize,
 }
 
@@ -369,7 +365,7 @@ pub struct HooksSection {
     pub post_edit: Vec<PostEditHook>,
 }
 
-/// `[profiles.NAME]`: a named variant (seed 001's per-bot tools, seed 000's
+/// `[profiles.NAME]`: a named variant (the TypeScript bot framework's per-bot tools, the Python tool system's
 /// allowed_tools).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -199,9 +199,9 @@ fn bad_limits_and_grants_are_refused_with_the_fix() {
         m.contains("commands.timeout_secs is 60; use 1 to 30"),
         "{m}"
     );
-    let m = commands("[commands]\nmax_sessions = 0\n");
+    let m = commands("[commands]\nmax_background = 0\n");
     assert!(m.contains("commands.max_background"), "{m}");
-    let m = commands("[commands]\nsession_buffer_chars = 10\n");
+    let m = commands("[commands]\nbackground_buffer_chars = 10\n");
     assert!(m.contains("use 1024 to"), "{m}");
     assert!(parse("").unwrap().check_commands().is_ok());
     let grant = |text: &str| {

@@ -1,4 +1,4 @@
-//! The `memory_get` tool (seed 001): lines of one memory file.
+//! The `memory_get` tool (as in the TypeScript bot framework): lines of one memory file.
 
 use std::path::Path;
 use toolhost_builtin::contract;
@@ -22,14 +22,6 @@ pub struct Args {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<usize>,
-    /// Deprecated: `offset`'s name before 0.1.
-    #[serde(default)]
-    #[schemars(range(min = 1), extend("deprecated" = true))]
-    pub from: Option<usize>,
-    /// Deprecated: `limit`'s name before 0.1.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1000), extend("deprecated" = true))]
-    pub lines: Option<usize>,
 }
 
 /// What `memory_get` reports beside the text.
@@ -79,8 +71,8 @@ export_tool!(MemoryGet);
 /// Read from the memory directory `root`.
 pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
     let rel = memory::relative(&args.path)?;
-    let from = renamed(args.offset, args.from, "offset", "from")?.unwrap_or(1);
-    let count = renamed(args.limit, args.lines, "limit", "lines")?.unwrap_or(50);
+    let from = args.offset.unwrap_or(1);
+    let count = args.limit.unwrap_or(50);
     ToolError::check_range("offset", from, 1..=usize::MAX, "lines are numbered from 1")?;
     ToolError::check_range("limit", count, 1..=1000, "read less at a time")?;
     let path = memory::dir(root)?.join(&rel);
@@ -120,19 +112,4 @@ pub fn get(args: &Args, root: &Path) -> Result<Output, ToolError> {
         ));
     }
     Ok(Output::text(out).with_structured(report))
-}
-
-/// An argument given under its name or its deprecated one, not both.
-fn renamed(
-    value: Option<usize>,
-    old: Option<usize>,
-    name: &str,
-    old_name: &str,
-) -> Result<Option<usize>, ToolError> {
-    match (value, old) {
-        (Some(_), Some(_)) => Err(ToolError::invalid_input(format!(
-            "give `{name}` only; `{old_name}` is its old name"
-        ))),
-        (value, old) => Ok(value.or(old)),
-    }
 }

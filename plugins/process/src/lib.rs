@@ -42,10 +42,6 @@ pub struct Args {
     /// true`), for poll, write and kill.
     #[serde(default)]
     pub command_id: Option<String>,
-    /// Deprecated: `command_id`'s name before 0.1.
-    #[serde(default)]
-    #[schemars(extend("deprecated" = true))]
-    pub session_id: Option<String>,
     /// Text for `write`; end it with `\n` to send a line.
     #[serde(default)]
     pub input: Option<String>,
@@ -167,19 +163,11 @@ impl Tool for Process {
         match args.action {
             Action::List => Ok(list(&commands::list_background())),
             Action::Poll => {
-                let id = needed(
-                    args.command_id.as_deref().or(args.session_id.as_deref()),
-                    "command_id",
-                    "poll",
-                )?;
+                let id = needed(args.command_id.as_deref(), "command_id", "poll")?;
                 Ok(status(&commands::poll(id)?))
             }
             Action::Write => {
-                let id = needed(
-                    args.command_id.as_deref().or(args.session_id.as_deref()),
-                    "command_id",
-                    "write",
-                )?;
+                let id = needed(args.command_id.as_deref(), "command_id", "write")?;
                 let input = needed(args.input.as_deref(), "input", "write")?;
                 commands::write_stdin(id, input.as_bytes())?;
                 Ok(Output::text(format!(
@@ -193,11 +181,7 @@ impl Tool for Process {
                 }))
             }
             Action::Kill => {
-                let id = needed(
-                    args.command_id.as_deref().or(args.session_id.as_deref()),
-                    "command_id",
-                    "kill",
-                )?;
+                let id = needed(args.command_id.as_deref(), "command_id", "kill")?;
                 commands::kill(id)?;
                 Ok(Output::text(format!(
                     "killed background command {id} and every process it started"
