@@ -130,7 +130,10 @@ pub struct Executor {
     tool_settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
     confirmer: Arc<dyn Confirmer>,
     broker: Arc<Broker>,
-    aborted: Arc<AtomicBool>,
+    /// "Abort all", by the session that chose it (calls with no session,
+    /// a CLI's, share the empty name): only that session's later calls
+    /// and commands are refused.
+    aborted: Mutex<HashMap<Arc<str>, Arc<AtomicBool>>>,
     profile: Option<Profile>,
     /// Host directories for built-ins' named directories (`todo`, `memory`),
     /// each set once it has been created.
@@ -204,7 +207,7 @@ impl Executor {
             tool_settings: HashMap::new(),
             confirmer: Arc::new(NoConfirmer),
             broker: Arc::new(broker),
-            aborted: Arc::new(AtomicBool::new(false)),
+            aborted: Mutex::new(HashMap::new()),
             profile: None,
             state_dirs: HashMap::new(),
             hooks: Hooks::default(),
@@ -309,6 +312,10 @@ impl Executor {
     ///
     /// [`CallContext::session`]: crate::CallContext::session
     pub fn end_session(&self, session: &str) -> usize {
+        self.aborted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session);
         self.broker.end_session(session)
     }
 
@@ -446,9 +453,28 @@ impl Executor {
         }
     }
 
-    /// True once a person answered "abort everything".
+    /// True once a person answered "abort everything" to a call with no
+    /// session (the CLI's).
     pub fn aborted(&self) -> bool {
-        self.aborted.load(Ordering::Relaxed)
+        self.aborted_in(None)
+    }
+
+    /// True once a person answered "abort everything" to a call of
+    /// `session` (`None`: calls with no session).
+    pub fn aborted_in(&self, session: Option<&str>) -> bool {
+        self.abort_flag(session).load(Ordering::Relaxed)
+    }
+
+    /// The "abort all" flag of `session`, made on first use.
+    pub(crate) fn abort_flag(&self, session: Option<&str>) -> Arc<AtomicBool> {
+        let mut flags = self.aborted.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = session.unwrap_or("");
+        if let Some(flag) = flags.get(key) {
+            return Arc::clone(flag);
+        }
+        let flag = Arc::new(AtomicBool::new(false));
+        flags.insert(Arc::from(key), Arc::clone(&flag));
+        flag
     }
 
     /// What `tool` really gets: its declaration intersected with its grant.

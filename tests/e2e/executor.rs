@@ -144,6 +144,40 @@ fn confirm_all_asks_for_every_tool_and_abort_stops_everything() {
     assert!(r.content.contains("abort"), "{}", r.content);
 }
 
+// Regression: "abort all" answered to one client stopped every client's
+// calls, and stayed until the server restarted.
+#[test]
+fn abort_all_stops_only_the_session_that_chose_it() {
+    let ws = workspace();
+    write(ws.path(), "ok.txt", "fine\n");
+    let ex = ex_with(
+        ws.path(),
+        Mode::ConfirmAll,
+        Scripted::new(&[Decision::AbortAll, Decision::Allow, Decision::Allow]),
+    );
+    let as_session = |session: &str| CallOptions {
+        context: CallContext {
+            session: Some(session.to_owned()),
+            ..CallContext::new()
+        },
+        ..CallOptions::default()
+    };
+    let read = r#"{"path":"ok.txt"}"#;
+    let r = ex.call("read_file", read, &as_session("a"));
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied));
+    assert!(ex.aborted_in(Some("a")) && !ex.aborted_in(Some("b")) && !ex.aborted());
+    // Session a's next call is refused without asking...
+    let r = ex.call("read_file", read, &as_session("a"));
+    assert_eq!(r.error_kind(), Some(ErrorKind::Denied));
+    assert!(r.content.contains("abort"), "{}", r.content);
+    // ...session b and a call with no session are asked, and run.
+    assert!(ex.call("read_file", read, &as_session("b")).success);
+    assert!(call(&ex, "read_file", read).success);
+    // A session that ends takes its choice with it.
+    ex.end_session("a");
+    assert!(!ex.aborted_in(Some("a")));
+}
+
 #[test]
 fn yolo_never_asks() {
     let ws = workspace();

@@ -63,7 +63,7 @@ impl Executor {
         let registry = self.registry();
         let plugin = self.lookup_step(&registry, name, options)?;
         let parsed = self.validate(&registry, name, args, trace)?;
-        self.not_aborted()?;
+        self.not_aborted(options.context.session.as_deref())?;
         let mut grant = self.effective_grant(&plugin);
         let sensitivity = self.sensitivity_with(&plugin, &grant);
         self.prepare_state_dirs(&grant)?;
@@ -142,8 +142,8 @@ impl Executor {
 
     /// Nothing runs once a person chose "abort all" (part of step 3, checked
     /// before anything is prepared for the call).
-    fn not_aborted(&self) -> Result<(), CallError> {
-        if self.aborted() {
+    fn not_aborted(&self, session: Option<&str>) -> Result<(), CallError> {
+        if self.aborted_in(session) {
             return Err(CallError::new(
                 ErrorKind::Denied,
                 "a person chose to abort all calls earlier in this session; nothing was run",
@@ -208,7 +208,8 @@ impl Executor {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(denied(format!("a person declined to run `{name}`"))),
             Decision::AbortAll => {
-                self.aborted.store(true, Ordering::Relaxed);
+                self.abort_flag(options.context.session.as_deref())
+                    .store(true, Ordering::Relaxed);
                 Err(denied("a person aborted all calls; nothing was run".to_owned()))
             }
             Decision::Unavailable => Err(CallError::new(
@@ -243,7 +244,7 @@ impl Executor {
             network: grant.command_network,
             mode: self.mode,
             confirmer,
-            aborted: Arc::clone(&self.aborted),
+            aborted: self.abort_flag(options.context.session.as_deref()),
             dry_run: options.context.dry_run,
             log: Arc::clone(&trace.commands),
         }
