@@ -1,4 +1,4 @@
-//! The tool loop (seed 001's multi-turn loop, seed 003's budgets): a model
+//! The tool loop (the TypeScript bot framework's multi-turn loop, the agent tool contracts' budgets): a model
 //! behind an OpenAI-compatible chat completions endpoint (or Anthropic's
 //! messages API) gets the task and
 //! the visible tools; each tool call it answers with runs through the
@@ -27,7 +27,7 @@ pub use endpoint::*;
 /// How far one run may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
-    /// Requests to the model, the last one without tools (seed 001's
+    /// Requests to the model, the last one without tools (the TypeScript bot framework's
     /// `maxToolRounds`, default 5).
     pub max_tool_rounds: u32,
     /// Tool calls run in the whole run; calls past it are answered with a

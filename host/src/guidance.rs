@@ -1,4 +1,4 @@
-//! Guidance for the model: short instructions per tool group (seed 001's
+//! Guidance for the model: short instructions per tool group (the TypeScript bot framework's
 //! system-prompt sections), chosen by the tools a client can see and by the
 //! prompt mode. The MCP server sends them as `instructions`; an agent loop
 //! puts them in its system prompt.
@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How the model works with the person (seed 001's prompt modes): which
+/// How the model works with the person (the TypeScript bot framework's prompt modes): which
 /// preamble it gets and which groups apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

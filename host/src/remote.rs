@@ -1,4 +1,4 @@
-//! Remote MCP servers as tools (seed 000's MCPToolAdapter): each tool of a
+//! Remote MCP servers as tools (the Python tool system's MCPToolAdapter): each tool of a
 //! server configured under `[mcp_servers.NAME]` is registered as
 //! `mcp_{NAME}_{tool}` and called through the same pipeline as any other
 //! tool (schema check against the server's input schema, confirmation,

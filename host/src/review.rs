@@ -1,5 +1,5 @@
 //! The review page: where a person approves or rejects the tools agents
-//! created (seed 001's web UI), sees every tool with its grant, and reads
+//! created (the TypeScript bot framework's web UI), sees every tool with its grant, and reads
 //! the audit log. Served by `toolhost serve --http` under [`BASE`] on the
 //! same port, and by `toolhost review` on its own.
 //!

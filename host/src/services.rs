@@ -1,5 +1,5 @@
-//! Services of the application embedding toolhost (seed 002's `message`
-//! and `spawn`, seed 001's `delegate_to_bot`, `cron`, ...): what they do is
+//! Services of the application embedding toolhost (PicoClaw's `message`
+//! and `spawn`, the TypeScript bot framework's `delegate_to_bot`, `cron`, ...): what they do is
 //! the embedder's; tools reach them through the WIT `services` import, JSON
 //! in and out, and only the ones they declare (`service:NAME`) and are
 //! granted. The embedder registers each with [`Services::register`] and

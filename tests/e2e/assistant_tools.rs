@@ -58,7 +58,7 @@ fn todo_manager_keeps_the_plan_in_its_own_state_directory() {
         0,
         "nothing in the workspace"
     );
-    // Seed 003: with no step in progress, the first pending one starts.
+    // The agent tool contracts: with no step in progress, the first pending one starts.
     let pending = json!({"items": [
         {"content": "Gather context", "activeForm": "Gathering context", "status": "completed"},
         {"content": "Map domains", "activeForm": "Mapping domains", "status": "pending"},
@@ -252,7 +252,7 @@ fn validate_output_checks_registered_and_inline_schemas() {
     assert_eq!(v["valid"], false);
 }
 
-/// Seed 001's persona tools through the CLI: each profile's own
+/// The TypeScript bot framework's persona tools through the CLI: each profile's own
 /// `soul_dir`, SOUL.md replaced whole, identity fields kept, goals by
 /// substring.
 #[test]
@@ -322,7 +322,7 @@ fn persona_tools_keep_each_agents_own_persona() {
     assert!(!state.path().join("bob").join("SOUL.md").exists());
 }
 
-/// Seed 004's react scratchpad, kept per session in its own state directory.
+/// The async Python tools' react scratchpad, kept per session in its own state directory.
 #[test]
 fn react_keeps_a_scratchpad_per_session() {
     let ws = workspace();
@@ -363,7 +363,7 @@ fn react_keeps_a_scratchpad_per_session() {
     );
 }
 
-/// Seeds 002/004's list_dir, and seed 001's locale for get_datetime.
+/// PicoClaw's and the async Python tools' list_dir, and the TypeScript bot framework's locale for get_datetime.
 #[test]
 fn list_dir_and_a_localized_date() {
     let ws = workspace();

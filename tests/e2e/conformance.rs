@@ -1,4 +1,4 @@
-//! Conformance of every built-in plugin (seed 004's contract checks), and
+//! Conformance of every built-in plugin (the async Python tools' contract checks), and
 //! crash safety of writes.
 
 use crate::support::{call, executor, registry, workspace};

@@ -759,7 +759,7 @@ fn show_flags_template_options_that_run_code() {
     assert!(!shown.contains("REVIEW"), "{shown}");
 }
 
-/// Seed 001's result shape `{success: false, content}` is a tool error;
+/// The TypeScript bot framework's result shape `{success: false, content}` is a tool error;
 /// TypeScript is refused when the tool is created, not after approval;
 /// the reviewer sees what parsing the script found.
 #[test]

@@ -465,7 +465,7 @@ fn audit_lines_parse_with_secrets_redacted_and_commands_classed() {
     assert_eq!(by_tool[&5]["outcome"], "not_found");
 }
 
-/// Seed 003's `{name, input, output, error}`: every result echoes the
+/// The agent tool contracts' `{name, input, output, error}`: every result echoes the
 /// arguments it was called with, redacted and cut as the audit keeps them,
 /// while the text the model reads does not repeat them.
 #[test]

@@ -113,7 +113,7 @@ fn grep_options_change_the_set() {
         ["0 matches for `a.b`."],
         "literal, not a regex"
     );
-    // Seed 000's `recursive` (default true): false stays in the directory.
+    // The Python tool system's `recursive` (default true): false stays in the directory.
     assert_eq!(
         files(json!({"pattern": "needle", "output": "files", "recursive": false})),
         ["win.txt"]

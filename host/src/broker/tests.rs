@@ -283,7 +283,7 @@ fn harmless_look_alikes_are_allowed() {
 
 #[test]
 fn mode_by_class_table() {
-    // (mode, class, asks) — seed 000's table.
+    // (mode, class, asks) — the Python tool system's table.
     let table = [
         (Mode::Yolo, Class::Safe, false),
         (Mode::Yolo, Class::Dev, false),

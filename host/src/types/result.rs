@@ -99,7 +99,7 @@ impl std::fmt::Display for CallError {
 pub struct ToolResult {
     /// The tool that was called (as asked, even if unknown).
     pub tool: String,
-    /// The arguments it was called with (seed 003's `input`), as the audit
+    /// The arguments it was called with (the agent tool contracts' `input`), as the audit
     /// log keeps them: secret-looking values redacted, long strings cut.
     /// Absent when they were not a JSON object.
     #[serde(skip_serializing_if = "Option::is_none")]

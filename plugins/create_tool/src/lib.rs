@@ -1,4 +1,4 @@
-//! The `create_tool` tool (seed 001's dynamic tools, sandboxed): an agent
+//! The `create_tool` tool (the TypeScript bot framework's dynamic tools, sandboxed): an agent
 //! writes a new tool — a JavaScript function, an argv template or a
 //! component — and it is stored in the dynamic-tool store as **pending**.
 //! Its only grant is that store (read-write, at `/dynamic`); it cannot

@@ -1,4 +1,4 @@
-//! The `manage_goals` tool (seed 001): the agent's goals as markdown
+//! The `manage_goals` tool (as in the TypeScript bot framework): the agent's goals as markdown
 //! checkboxes in GOALS.md: list, add, update, complete. A goal is named by
 //! any part of its text (case-insensitive); only the last 10 completed
 //! goals are kept.

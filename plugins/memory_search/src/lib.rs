@@ -1,4 +1,4 @@
-//! The `memory_search` tool (seed 001): BM25 over every line of every
+//! The `memory_search` tool (as in the TypeScript bot framework): BM25 over every line of every
 //! memory file; path, line and snippet of the best.
 
 use std::path::Path;

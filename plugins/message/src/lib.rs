@@ -1,4 +1,4 @@
-//! The `message` tool (seed 002): send a message to the person, a channel
+//! The `message` tool (as in PicoClaw): send a message to the person, a channel
 //! or a recipient, through the `message` service of the application
 //! embedding toolhost. Listed only where an embedder offers that service.
 

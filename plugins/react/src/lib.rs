@@ -1,4 +1,4 @@
-//! The `react` tool (seed 004): a ReAct scratchpad bound to the session.
+//! The `react` tool (as in the async Python tools): a ReAct scratchpad bound to the session.
 //! Each call records a step — a thought, the action taken, what was
 //! observed — and returns the scratchpad so far. Bounded: the newest
 //! [`MAX_STEPS`] steps are kept, each field at most [`MAX_FIELD_CHARS`].

@@ -1,4 +1,4 @@
-//! The `save_memory` tool (seed 001): append a fact to today's memory log,
+//! The `save_memory` tool (as in the TypeScript bot framework): append a fact to today's memory log,
 //! `YYYY-MM-DD.md` in the memory directory; never a credential, never a
 //! fact already stored, one call at a time.
 

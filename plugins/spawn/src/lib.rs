@@ -1,4 +1,4 @@
-//! The `spawn` tool (seed 002): hand a task to a sub-agent through the
+//! The `spawn` tool (as in PicoClaw): hand a task to a sub-agent through the
 //! `spawn` service of the application embedding toolhost, and return what
 //! it reports. Listed only where an embedder offers that service.
 

@@ -1,4 +1,4 @@
-//! The `todo_manager` tool (seed 003): the agent's plan as a short list of
+//! The `todo_manager` tool (as in the agent tool contracts): the agent's plan as a short list of
 //! steps, at most one in progress, kept per session in a state directory
 //! only this tool is granted (`/todo`).
 
@@ -134,7 +134,7 @@ pub fn run(args: Args, ctx: &Context, dir: &Path) -> Result<Output, ToolError> {
     Ok(Output::text(render(&plan)).with_structured(&plan))
 }
 
-/// Seed 003: a plan with no step in progress starts its first pending one,
+/// The agent tool contracts: a plan with no step in progress starts its first pending one,
 /// so there is always a `currentItem` while work remains.
 fn promote_first_pending(items: &mut [Item]) {
     if items.iter().all(|i| i.status != Status::InProgress)

@@ -1,4 +1,4 @@
-//! The `update_identity` tool (seed 001): change the agent's name, emoji or
+//! The `update_identity` tool (as in the TypeScript bot framework): change the agent's name, emoji or
 //! vibe in IDENTITY.md; at least one, the others kept. Lines of the file
 //! that are not one of the three are kept as they are.
 

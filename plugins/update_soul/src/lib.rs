@@ -1,4 +1,4 @@
-//! The `update_soul` tool (seed 001): replace SOUL.md, the agent's
+//! The `update_soul` tool (as in the TypeScript bot framework): replace SOUL.md, the agent's
 //! personality, tone and rules of behaviour, whole. The version it
 //! replaces is kept as SOUL.previous.md, so one bad rewrite loses nothing.
 

@@ -1,4 +1,4 @@
-//! The `validate_output` tool (seed 003): check data against the JSON Schema
+//! The `validate_output` tool (as in the agent tool contracts): check data against the JSON Schema
 //! registered for its output type (`/schemas/TYPE.json`, a directory the
 //! host grants read-only) or given inline.
 

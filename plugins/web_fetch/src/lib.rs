@@ -1,4 +1,4 @@
-//! The `web_fetch` tool (seed 001): fetch a URL over wasi:http (the host
+//! The `web_fetch` tool (as in the TypeScript bot framework): fetch a URL over wasi:http (the host
 //! checks every request against the grant: hosts, schemes, resolved
 //! addresses), follow up to 5 redirects (each checked again), convert HTML
 //! to markdown or text, cut to `max_length`, and wrap it all in untrusted-
@@ -19,7 +19,7 @@ pub const MAX_REDIRECTS: usize = 5;
 /// The most bytes of a body read.
 pub const MAX_BODY_BYTES: usize = 8 << 20;
 
-/// How long a cached page is used (seed 001: 15 minutes); the setting
+/// How long a cached page is used (the TypeScript bot framework: 15 minutes); the setting
 /// `cache_ttl_secs` changes it.
 pub const CACHE_TTL_SECS: u64 = 15 * 60;
 

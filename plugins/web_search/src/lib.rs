@@ -1,4 +1,4 @@
-//! The `web_search` tool (seed 001): search the web through the provider a
+//! The `web_search` tool (as in the TypeScript bot framework): search the web through the provider a
 //! person configured (`[web_search]`: the Brave Search API or a SearXNG
 //! instance) and return numbered results — title, URL, snippet — inside
 //! the untrusted-content markers of web_fetch. Results are cached

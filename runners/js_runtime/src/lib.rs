@@ -268,7 +268,7 @@ fn run_in(
         .to_json(js)
         .map_err(|e| Thrown::text(format!("the result is not JSON-able: {e}")))?
         .unwrap_or(Value::Null);
-    // Seed 001's result shape, `{success, content}`: `success: false` is
+    // The TypeScript bot framework's result shape, `{success, content}`: `success: false` is
     // the tool failing, with `content` saying why.
     if let Some(success) = value.get("success").and_then(Value::as_bool)
         && let Some(content) = value.get("content")

@@ -26,7 +26,7 @@ fn returns_text_or_structured_values() {
     assert_eq!(out.structured(), Some(&json!({"n": 42, "ok": true})));
 }
 
-/// Seed 001's `{success, content}`: a failure is a tool error with its
+/// The TypeScript bot framework's `{success, content}`: a failure is a tool error with its
 /// content; a success shows its content.
 #[test]
 fn success_false_is_a_tool_error() {

@@ -1,4 +1,4 @@
-//! A time-limited cache in a state directory (seed 001's TtlCache): one
+//! A time-limited cache in a state directory (the TypeScript bot framework's TtlCache): one
 //! JSON file per key, holding what was asked (compared on read, so a hash
 //! collision is a miss) and when. Best effort: without the directory, or
 //! when it cannot be written, nothing is kept and the next call only costs

@@ -1,4 +1,4 @@
-//! What the memory tools share (seed 001): facts appended to a daily log
+//! What the memory tools share (as in the TypeScript bot framework): facts appended to a daily log
 //! `YYYY-MM-DD.md` in the memory directory, searched with BM25 over every
 //! line of every memory file, read back by path and line range.
 //!

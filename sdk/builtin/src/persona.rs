@@ -1,4 +1,4 @@
-//! What the persona tools share (seed 001's soul): the persona directory
+//! What the persona tools share (the TypeScript bot framework's soul): the persona directory
 //! (`/soul` inside the sandbox, granted read-write to update_soul,
 //! update_identity and manage_goals, per agent when a profile sets its
 //! own `soul_dir`) and its three files.
