@@ -70,19 +70,23 @@ fn start(name: &str, otherwise: &str, run: impl FnOnce() + Send + 'static) {
 /// disappears or changes, or a person approves or rejects a dynamic tool
 /// (its meta.json changes).
 fn watch_plugins(executor: &Weak<Executor>, every: Duration) {
-    let mut seen = None;
+    let state = |executor: &Executor| {
+        (
+            fingerprint(executor.plugin_dirs()),
+            executor
+                .dynamic_store()
+                .map(crate::dynamic::Store::fingerprint),
+        )
+    };
+    // Taken at once: a change in the first interval is a change.
+    let mut seen = executor.upgrade().map(|e| state(&e));
     loop {
         std::thread::sleep(every);
         let Some(executor) = executor.upgrade() else {
             return;
         };
-        let now = (
-            fingerprint(executor.plugin_dirs()),
-            executor
-                .dynamic_store()
-                .map(crate::dynamic::Store::fingerprint),
-        );
-        if seen.is_some() && seen.as_ref() != Some(&now) {
+        let now = state(&executor);
+        if seen.as_ref() != Some(&now) {
             match executor.reload_plugins() {
                 Ok((changed, problems)) => {
                     for p in problems {
