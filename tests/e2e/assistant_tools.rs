@@ -154,13 +154,17 @@ fn memory_save_then_search_then_get() {
     );
     assert!(r.success, "{}", r.content);
     assert!(r.content.contains("postgres 16"), "{}", r.content);
-    // `from`/`lines`, the names before 0.1, still read the same lines.
+    // `from`/`lines`, names these had before any release, are refused.
     let old = call(
         &ex,
         "memory_get",
         &json!({"path": path, "from": line, "lines": 1}).to_string(),
     );
-    assert_eq!(old.content, r.content);
+    assert!(
+        !old.success && old.content.contains("from"),
+        "{}",
+        old.content
+    );
     assert!(state.path().join("memory").join(&path).is_file());
     let r = call(&ex, "memory_search", r#"{"query":"kubernetes cluster"}"#);
     assert_eq!(r.structured.expect("structured")["results"], json!([]));
