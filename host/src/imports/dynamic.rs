@@ -18,14 +18,14 @@ impl dynamic::Host for CallState {
                 "only a tool granted the dynamic-tool store may check components, and only into {STORE}/"
             ));
         }
-        let fanout = self
-            .fanout
-            .as_ref()
-            .ok_or("components cannot be checked from a fanned-out run")?;
-        let workspace = fanout.workspace.clone().ok_or(
+        let workspace = self.env.workspace.clone().ok_or(
             "there is no workspace to read the component from; start toolhost with --workspace",
         )?;
-        let runtime = std::sync::Arc::clone(&fanout.runtime);
+        let runtime = self
+            .env
+            .runtime
+            .clone()
+            .ok_or("components cannot be checked from this sandbox")?;
         let wasm = read_in(&workspace, &path)?;
         let (_, info, _) = runtime.check_component(&wasm)?;
         self.write_atomic(dest, wasm)

@@ -35,9 +35,7 @@ impl files::Host for CallState {
         let dir = self.granted.open(&base)?;
         // The guest chooses `max_bytes`; the host allocates the buffer, so
         // it is bounded by what the guest could take in anyway.
-        let cap = self.fanout.as_ref().map_or(MAX_READ_BYTES, |f| {
-            u64::try_from(f.limits.memory_bytes).unwrap_or(u64::MAX)
-        });
+        let cap = self.env.max_read_bytes;
         let (file, size) = self.open_unless_secret(&base, &dir, &rel, &path)?;
         dirs::read_sized(file, size, max_bytes.min(cap), &path)
     }
@@ -160,10 +158,6 @@ impl CallState {
         Ok((file, size))
     }
 }
-
-/// The most `read` returns when the call's memory limit is not at hand (a
-/// share of a fanned-out call): what the default limit lets a guest take.
-const MAX_READ_BYTES: u64 = 256 << 20;
 
 /// The largest window `scan` returns.
 const MAX_SCAN_WINDOW: u64 = 16 << 20;

@@ -88,6 +88,19 @@ pub struct PluginOutput {
 /// What a sandboxed call produced.
 pub type Outcome = Result<PluginOutput, CallError>;
 
+/// What a call's imports need of the call beyond its grant: owned, so a
+/// fanned-out share has it too.
+pub(crate) struct CallEnv {
+    /// The runtime the call runs on, for create_tool's component check
+    /// (`None` in the sandboxes that only describe or pre-initialise).
+    pub(crate) runtime: Option<Arc<Runtime>>,
+    /// The workspace, as the call saw it when it started.
+    pub(crate) workspace: Option<std::path::PathBuf>,
+    /// The most bytes one `files.read` may return: what the guest could
+    /// hold in its memory anyway.
+    pub(crate) max_read_bytes: u64,
+}
+
 /// The data of one call's `Store`.
 ///
 /// The guest imports (imports/) are served on it, one file per interface.
@@ -110,6 +123,8 @@ pub(crate) struct CallState {
     pub(crate) granted: GrantedDirs,
     /// Secret and protected paths beneath the granted directories.
     pub(crate) paths: PathGuard,
+    /// What the call's imports need of the call itself, owned.
+    pub(crate) env: CallEnv,
     /// How this call starts more runs of itself; `None` inside such a run.
     pub(crate) fanout: Option<Fanout>,
     /// How the host stopped this call's shares, if it stopped any: a
@@ -226,6 +241,7 @@ pub(crate) fn waiting(state: &mut CallState) -> Waiting<'_> {
 /// Build the store for one call. Nothing is granted that is not listed here.
 fn new_store(
     runtime: &Runtime,
+    shared: Option<&Arc<Runtime>>,
     tool: &str,
     req: &CallRequest<'_>,
     fanout: Option<Fanout>,
@@ -265,6 +281,11 @@ fn new_store(
             granted.roots(),
         ),
         granted,
+        env: CallEnv {
+            runtime: shared.cloned(),
+            workspace: req.workspace.map(Path::to_owned),
+            max_read_bytes: u64::try_from(req.limits.memory_bytes).unwrap_or(u64::MAX),
+        },
         fanout,
         stopped_shares: Vec::new(),
         services: req.services.cloned(),
@@ -408,7 +429,7 @@ pub(crate) fn run(
 /// One share of a fanned-out call: no slot of its own (the caller holds
 /// one, and its worker permits bound these runs), no further fan-out.
 pub(crate) fn run_share(
-    runtime: &Runtime,
+    runtime: &Arc<Runtime>,
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
@@ -418,7 +439,7 @@ pub(crate) fn run_share(
 }
 
 fn execute(
-    runtime: &Runtime,
+    runtime: &Arc<Runtime>,
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
@@ -445,14 +466,14 @@ fn execute(
 }
 
 fn execute_in_runtime(
-    runtime: &Runtime,
+    runtime: &Arc<Runtime>,
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     req: &CallRequest<'_>,
     share: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
-    let (mut store, captured) = new_store(runtime, tool, req, fanout)?;
+    let (mut store, captured) = new_store(runtime, Some(runtime), tool, req, fanout)?;
     let ctx = wit::CallContext {
         call_id: req.context.call_id.to_string(),
         agent: req.context.agent.clone(),
@@ -569,7 +590,8 @@ pub(crate) fn in_empty_sandbox<T>(
     };
     let _slot = runtime.slot();
     let label = format!("({what})");
-    let (mut store, captured) = new_store(runtime, &label, &req, None).map_err(|e| e.message)?;
+    let (mut store, captured) =
+        new_store(runtime, None, &label, &req, None).map_err(|e| e.message)?;
     f(&mut store).map_err(|e| {
         let stderr = captured.finish(&label, &call_id);
         let err = classify(&e, store.data(), &limits, &stderr);
