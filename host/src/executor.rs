@@ -30,6 +30,7 @@ mod upkeep;
 mod workspace;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
+use catalog::Catalog;
 pub use upkeep::Upkeep;
 
 use crate::broker::{Broker, BrokerError, CommandConfig};
@@ -101,27 +102,30 @@ impl Profile {
 /// Runs calls through the pipeline. `Send + Sync`; calls may run concurrently.
 pub struct Executor {
     runtime: Arc<Runtime>,
-    /// Swapped whole when plugins are reloaded; a call keeps the snapshot
-    /// it started with.
-    registry: RwLock<Arc<Registry>>,
-    /// Where third-party plugins are loaded from (again on reload).
-    plugin_dirs: Vec<PathBuf>,
-    /// Where approved dynamic tools are loaded from (again on reload).
-    dynamic_store: Option<crate::dynamic::Store>,
-    /// Plugin files [`Executor::load_known_plugins`] left for
-    /// [`Executor::finish_loading`]: they must be compiled first.
-    deferred: Mutex<Vec<PathBuf>>,
-    /// Description overrides, applied again to a reloaded registry.
-    descriptions: HashMap<String, String>,
-    /// Bumped each time the visible tool set changes.
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
-    /// Set at build time, or once later (e.g. from an MCP client's roots).
     /// The workspace: set at start, or from a client's roots, which may
     /// replace it later (each call uses the one set when it started).
     workspace: Arc<RwLock<Option<Arc<Path>>>>,
     /// Why no workspace is set, when one was refused (a root that cannot
     /// be granted): what calls needing one are told.
     workspace_problem: Mutex<Option<String>>,
+    broker: Arc<Broker>,
+    /// Host directories for built-ins' named directories (`todo`, `memory`),
+    /// each set once it has been created.
+    state_dirs: HashMap<String, (PathBuf, OnceLock<()>)>,
+    /// The guidance's mode and the group texts the configuration replaced.
+    prompt_mode: crate::guidance::PromptMode,
+    group_texts: std::collections::BTreeMap<String, String>,
+    /// The embedder's services (`None`: none offered).
+    services: Option<Arc<crate::services::Services>>,
+    /// What tools there are, and where they are loaded from.
+    catalog: Catalog,
+    /// How each call is decided and recorded.
+    policy: CallPolicy,
+}
+
+/// How a call is decided and recorded: the mode, grants and settings, who
+/// is asked, the hooks and the audit log, the profile, and "abort all".
+struct CallPolicy {
     mode: Mode,
     grants: HashMap<String, Grant>,
     /// Settings every tool receives (e.g. `allow_delete`).
@@ -129,34 +133,16 @@ pub struct Executor {
     /// Settings for one tool, over the global ones.
     tool_settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
     confirmer: Arc<dyn Confirmer>,
-    broker: Arc<Broker>,
     /// "Abort all", by the session that chose it (calls with no session,
     /// a CLI's, share the empty name): only that session's later calls
     /// and commands are refused.
     aborted: Mutex<HashMap<Arc<str>, Arc<AtomicBool>>>,
     profile: Option<Profile>,
-    /// Host directories for built-ins' named directories (`todo`, `memory`),
-    /// each set once it has been created.
-    state_dirs: HashMap<String, (PathBuf, OnceLock<()>)>,
     hooks: Hooks,
     audit: Option<Arc<AuditLog>>,
     /// Why background commands are refused here, if they are (a process
     /// that exits after one call, like `toolhost call`).
     background_refused: Option<Arc<str>>,
-    /// The guidance's mode and the group texts the configuration replaced.
-    prompt_mode: crate::guidance::PromptMode,
-    group_texts: std::collections::BTreeMap<String, String>,
-    /// The embedder's services (`None`: none offered).
-    services: Option<Arc<crate::services::Services>>,
-    /// The remote MCP servers whose tools are offered (`[mcp_servers]`).
-    #[cfg(feature = "mcp")]
-    remote: Option<Arc<crate::remote::RemoteServers>>,
-    /// The servers' generation of tools the registry holds.
-    #[cfg(feature = "mcp")]
-    remote_seen: std::sync::atomic::AtomicU64,
-    /// Held while the registry's remote tools are brought in step.
-    #[cfg(feature = "mcp")]
-    remote_refresh: Mutex<()>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -164,7 +150,7 @@ impl std::fmt::Debug for Executor {
         f.debug_struct("Executor")
             .field("tools", &self.registry().count())
             .field("workspace", &self.workspace)
-            .field("mode", &self.mode)
+            .field("mode", &self.policy.mode)
             .finish_non_exhaustive()
     }
 }
@@ -190,35 +176,39 @@ impl Executor {
             .expect("the default command configuration has no patterns to reject");
         Self {
             runtime,
-            registry: RwLock::new(Arc::new(registry)),
-            plugin_dirs: Vec::new(),
-            dynamic_store: None,
-            deferred: Mutex::new(Vec::new()),
-            descriptions: HashMap::new(),
-            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
             workspace: Arc::new(RwLock::new(None)),
             workspace_problem: Mutex::new(None),
-            background_refused: None,
             prompt_mode: crate::guidance::PromptMode::default(),
             group_texts: std::collections::BTreeMap::new(),
-            mode: Mode::default(),
-            grants: HashMap::new(),
-            global_settings: serde_json::Map::new(),
-            tool_settings: HashMap::new(),
-            confirmer: Arc::new(NoConfirmer),
             broker: Arc::new(broker),
-            aborted: Mutex::new(HashMap::new()),
-            profile: None,
             state_dirs: HashMap::new(),
-            hooks: Hooks::default(),
-            audit: None,
             services: None,
-            #[cfg(feature = "mcp")]
-            remote: None,
-            #[cfg(feature = "mcp")]
-            remote_seen: std::sync::atomic::AtomicU64::new(0),
-            #[cfg(feature = "mcp")]
-            remote_refresh: Mutex::new(()),
+            catalog: Catalog {
+                registry: RwLock::new(Arc::new(registry)),
+                plugin_dirs: Vec::new(),
+                dynamic_store: None,
+                deferred: Mutex::new(Vec::new()),
+                descriptions: HashMap::new(),
+                changes: Arc::new(tokio::sync::watch::Sender::new(0)),
+                #[cfg(feature = "mcp")]
+                remote: None,
+                #[cfg(feature = "mcp")]
+                remote_seen: std::sync::atomic::AtomicU64::new(0),
+                #[cfg(feature = "mcp")]
+                remote_refresh: Mutex::new(()),
+            },
+            policy: CallPolicy {
+                background_refused: None,
+                mode: Mode::default(),
+                grants: HashMap::new(),
+                global_settings: serde_json::Map::new(),
+                tool_settings: HashMap::new(),
+                confirmer: Arc::new(NoConfirmer),
+                aborted: Mutex::new(HashMap::new()),
+                profile: None,
+                hooks: Hooks::default(),
+                audit: None,
+            },
         }
     }
 
@@ -242,13 +232,13 @@ impl Executor {
         for tool in named.filter(|t| !self.is_remote_tool(t)) {
             registry.get(tool)?;
         }
-        self.profile = Some(profile);
+        self.policy.profile = Some(profile);
         Ok(self)
     }
 
     /// The active profile, if any.
     pub fn profile(&self) -> Option<&Profile> {
-        self.profile.as_ref()
+        self.policy.profile.as_ref()
     }
 
     /// Run `hooks` after calls that change files; the error names a hook
@@ -256,19 +246,19 @@ impl Executor {
     /// [`Executor::with_commands`]: hook timeouts are checked against the
     /// broker's `max_timeout`.
     pub fn with_hooks(mut self, hooks: Vec<PostEditHook>) -> Result<Self, HookError> {
-        self.hooks = Hooks::new(hooks, self.broker.config().max_timeout)?;
+        self.policy.hooks = Hooks::new(hooks, self.broker.config().max_timeout)?;
         Ok(self)
     }
 
     /// Append one JSON line per call to `log`.
     pub fn with_audit(mut self, log: AuditLog) -> Self {
-        self.audit = Some(Arc::new(log));
+        self.policy.audit = Some(Arc::new(log));
         self
     }
 
     /// The audit log's file, when one is kept.
     pub fn audit_path(&self) -> Option<&Path> {
-        self.audit.as_deref().map(AuditLog::path)
+        self.policy.audit.as_deref().map(AuditLog::path)
     }
 
     /// Set how commands run (policy, timeouts, confinement); the error
@@ -303,7 +293,7 @@ impl Executor {
     /// Refuse background commands, saying `why` (e.g. this process exits
     /// after one call, which would kill them at once).
     pub fn refuse_background(&mut self, why: impl Into<String>) {
-        self.background_refused = Some(Arc::from(why.into()));
+        self.policy.background_refused = Some(Arc::from(why.into()));
     }
 
     /// A client (an MCP session, named as in [`CallContext::session`]) is
@@ -312,7 +302,8 @@ impl Executor {
     ///
     /// [`CallContext::session`]: crate::CallContext::session
     pub fn end_session(&self, session: &str) -> usize {
-        self.aborted
+        self.policy
+            .aborted
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session);
@@ -361,14 +352,14 @@ impl Executor {
 
     /// Set the confirmation mode.
     pub fn with_mode(mut self, mode: Mode) -> Self {
-        self.mode = mode;
+        self.policy.mode = mode;
         self
     }
 
     /// Replace the grant of one tool (a built-in's default is everything it
     /// declares; any other plugin's default is nothing).
     pub fn with_grant(mut self, tool: impl Into<String>, grant: Grant) -> Self {
-        self.grants.insert(tool.into(), grant);
+        self.policy.grants.insert(tool.into(), grant);
         self
     }
 
@@ -379,7 +370,7 @@ impl Executor {
         key: impl Into<String>,
         value: impl Into<serde_json::Value>,
     ) -> Self {
-        self.global_settings.insert(key.into(), value.into());
+        self.policy.global_settings.insert(key.into(), value.into());
         self
     }
 
@@ -390,7 +381,8 @@ impl Executor {
         tool: impl Into<String>,
         settings: serde_json::Map<String, serde_json::Value>,
     ) -> Self {
-        self.tool_settings
+        self.policy
+            .tool_settings
             .entry(tool.into())
             .or_default()
             .extend(settings);
@@ -406,8 +398,8 @@ impl Executor {
     }
 
     fn merge_settings(&self, tool: &Plugin) -> String {
-        let mut merged = self.global_settings.clone();
-        if let Some(own) = self.tool_settings.get(tool.name()) {
+        let mut merged = self.policy.global_settings.clone();
+        if let Some(own) = self.policy.tool_settings.get(tool.name()) {
             merged.extend(own.clone());
         }
         if let Some(binding) = tool.dynamic() {
@@ -418,7 +410,7 @@ impl Executor {
 
     /// Set who confirms sensitive calls.
     pub fn with_confirmer(mut self, confirmer: Box<dyn Confirmer>) -> Self {
-        self.confirmer = Arc::from(confirmer);
+        self.policy.confirmer = Arc::from(confirmer);
         self
     }
 
@@ -440,7 +432,7 @@ impl Executor {
     /// thread of their own; this waits for it (at most 5 s).
     pub fn end_at_exit(self) {
         #[cfg(feature = "mcp")]
-        let remote = self.remote.is_some();
+        let remote = self.catalog.remote.is_some();
         #[cfg(not(feature = "mcp"))]
         let remote = false;
         if !remote {
@@ -467,7 +459,11 @@ impl Executor {
 
     /// The "abort all" flag of `session`, made on first use.
     pub(crate) fn abort_flag(&self, session: Option<&str>) -> Arc<AtomicBool> {
-        let mut flags = self.aborted.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut flags = self
+            .policy
+            .aborted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let key = session.unwrap_or("");
         if let Some(flag) = flags.get(key) {
             return Arc::clone(flag);
@@ -482,7 +478,7 @@ impl Executor {
     /// directories it declares ([`Executor::with_state_dir`]).
     pub fn effective_grant(&self, plugin: &Plugin) -> Effective {
         // A tool an agent created gets what a person approved, nothing else.
-        let mut grant = match (plugin.dynamic(), self.grants.get(plugin.name())) {
+        let mut grant = match (plugin.dynamic(), self.policy.grants.get(plugin.name())) {
             (Some(binding), _) => binding.grant.clone(),
             (None, Some(grant)) => grant.clone(),
             (None, None) if *plugin.origin() == Origin::Builtin => Grant::all(),

@@ -8,9 +8,38 @@ use crate::plugin::Plugin;
 use crate::registry::{LoadProblem, Registry, RegistryError};
 use crate::runtime::RuntimeError;
 use crate::schema::{SchemaFormat, tool_schema};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use toolhost_shared::dynamic::STORE_DIR_NAME;
+
+/// What tools there are: the registry and where it is loaded from (again
+/// on every reload), the remote servers' tools, and who hears of changes.
+pub(super) struct Catalog {
+    /// Swapped whole when plugins are reloaded; a call keeps the snapshot
+    /// it started with.
+    pub(super) registry: RwLock<Arc<Registry>>,
+    /// Where third-party plugins are loaded from (again on reload).
+    pub(super) plugin_dirs: Vec<PathBuf>,
+    /// Where approved dynamic tools are loaded from (again on reload).
+    pub(super) dynamic_store: Option<Store>,
+    /// Plugin files [`Executor::load_known_plugins`] left for
+    /// [`Executor::load_deferred_plugins`]: they must be compiled first.
+    pub(super) deferred: Mutex<Vec<PathBuf>>,
+    /// Description overrides, applied again to a reloaded registry.
+    pub(super) descriptions: HashMap<String, String>,
+    /// Bumped each time the visible tool set changes.
+    pub(super) changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The remote MCP servers whose tools are offered (`[mcp_servers]`).
+    #[cfg(feature = "mcp")]
+    pub(super) remote: Option<Arc<crate::remote::RemoteServers>>,
+    /// The servers' generation of tools the registry holds.
+    #[cfg(feature = "mcp")]
+    pub(super) remote_seen: std::sync::atomic::AtomicU64,
+    /// Held while the registry's remote tools are brought in step.
+    #[cfg(feature = "mcp")]
+    pub(super) remote_refresh: Mutex<()>,
+}
 
 impl Executor {
     /// Replace the description `tool` shows (a prompt override).
@@ -22,6 +51,7 @@ impl Executor {
         let description = description.into();
         let remote = self.is_remote_tool(tool);
         let registry = self
+            .catalog
             .registry
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
@@ -35,14 +65,16 @@ impl Executor {
                 });
             }
         }
-        self.descriptions.insert(tool.to_owned(), description);
+        self.catalog
+            .descriptions
+            .insert(tool.to_owned(), description);
         Ok(self)
     }
 
     /// Remember the third-party plugin directories, so
     /// [`Executor::reload_plugins`] loads them again.
     pub fn with_plugin_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.plugin_dirs = dirs;
+        self.catalog.plugin_dirs = dirs;
         self
     }
 
@@ -55,7 +87,13 @@ impl Executor {
 
     /// The registry as it is, remote tools not brought in step.
     pub(super) fn snapshot(&self) -> Arc<Registry> {
-        Arc::clone(&self.registry.read().unwrap_or_else(PoisonError::into_inner))
+        Arc::clone(
+            &self
+                .catalog
+                .registry
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// Replace the registered tools (the configured descriptions are applied
@@ -68,13 +106,18 @@ impl Executor {
     /// [`Executor::replace_registry`]; without `notify`, a change is not
     /// announced (it was already).
     pub(super) fn swap_registry(&self, mut registry: Registry, notify: bool) -> bool {
-        for (tool, text) in &self.descriptions {
+        for (tool, text) in &self.catalog.descriptions {
             // A tool that went away keeps no override; nothing to do.
             let _ = registry.set_description(tool, text.clone());
         }
         // Any agent's view counts: a client that does not see the change
         // gets one needless notification.
-        let shown = |p: &&Arc<Plugin>| self.profile.as_ref().is_none_or(|pr| pr.shows(p.name()));
+        let shown = |p: &&Arc<Plugin>| {
+            self.policy
+                .profile
+                .as_ref()
+                .is_none_or(|pr| pr.shows(p.name()))
+        };
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
                 .filter(shown)
@@ -82,6 +125,7 @@ impl Executor {
                 .collect()
         };
         let mut slot = self
+            .catalog
             .registry
             .write()
             .unwrap_or_else(PoisonError::into_inner);
@@ -95,7 +139,7 @@ impl Executor {
         *slot = Arc::new(registry);
         drop(slot);
         if changed && notify {
-            self.changes.send_modify(|n| *n += 1);
+            self.catalog.changes.send_modify(|n| *n += 1);
         }
         changed
     }
@@ -114,7 +158,11 @@ impl Executor {
     /// how many were left.
     pub fn load_known_plugins(&self) -> Result<(usize, Vec<LoadProblem>), RuntimeError> {
         let (_, problems) = self.load_plugins(false)?;
-        let deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        let deferred = self
+            .catalog
+            .deferred
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok((deferred.len(), problems))
     }
 
@@ -123,7 +171,7 @@ impl Executor {
         registry.load_builtins(&self.runtime)?;
         let mut problems = Vec::new();
         let mut deferred = Vec::new();
-        for dir in &self.plugin_dirs {
+        for dir in &self.catalog.plugin_dirs {
             let (skipped, later) = if compile {
                 (registry.load_dir(&self.runtime, dir), Vec::new())
             } else {
@@ -132,14 +180,18 @@ impl Executor {
             problems.extend(skipped);
             deferred.extend(later);
         }
-        if let Some(store) = &self.dynamic_store {
+        if let Some(store) = &self.catalog.dynamic_store {
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
         // With the remote tools as they are now, swapped in before a
         // refresh of them can swap in an older registry.
         let _remote = self.remote_lock();
         problems.extend(self.add_remote_tools(&mut registry));
-        *self.deferred.lock().unwrap_or_else(PoisonError::into_inner) = deferred;
+        *self
+            .catalog
+            .deferred
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = deferred;
         Ok((self.replace_registry(registry), problems))
     }
 
@@ -148,8 +200,13 @@ impl Executor {
     /// tools change, and [`Executor::changes`] says so, when they are
     /// added. Returns the files that could not be loaded.
     pub fn load_deferred_plugins(&self) -> Result<Vec<LoadProblem>, RuntimeError> {
-        let deferred =
-            std::mem::take(&mut *self.deferred.lock().unwrap_or_else(PoisonError::into_inner));
+        let deferred = std::mem::take(
+            &mut *self
+                .catalog
+                .deferred
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         if deferred.is_empty() {
             return Ok(Vec::new());
         }
@@ -206,23 +263,23 @@ impl Executor {
     /// `create_tool` the store as its `dynamic` directory.
     pub fn with_dynamic_store(mut self, store: Store) -> Self {
         self = self.with_state_dir(STORE_DIR_NAME, store.dir());
-        self.dynamic_store = Some(store);
+        self.catalog.dynamic_store = Some(store);
         self
     }
 
     /// The dynamic-tool store, if one is set.
     pub fn dynamic_store(&self) -> Option<&Store> {
-        self.dynamic_store.as_ref()
+        self.catalog.dynamic_store.as_ref()
     }
 
     /// The plugin directories given to [`Executor::with_plugin_dirs`].
     pub fn plugin_dirs(&self) -> &[PathBuf] {
-        &self.plugin_dirs
+        &self.catalog.plugin_dirs
     }
 
     /// A receiver that sees a new value each time the visible tools change.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changes.subscribe()
+        self.catalog.changes.subscribe()
     }
 
     /// The tool `name` if the active profile shows it (and, for a tool an
@@ -264,14 +321,17 @@ impl Executor {
         self.shows_some_agent(tool)
             && tool.dynamic().is_none_or(|d| {
                 d.meta
-                    .visible_to(agent, self.profile.as_ref().map(|p| p.name.as_str()))
+                    .visible_to(agent, self.policy.profile.as_ref().map(|p| p.name.as_str()))
             })
     }
 
     /// Whether some agent may see `tool`: the active profile (if any)
     /// shows it and it works under this configuration, whatever its scope.
     fn shows_some_agent(&self, tool: &Plugin) -> bool {
-        self.profile.as_ref().is_none_or(|p| p.shows(tool.name()))
+        self.policy
+            .profile
+            .as_ref()
+            .is_none_or(|p| p.shows(tool.name()))
             && self.unavailable_here(tool).is_none()
     }
 
@@ -287,7 +347,8 @@ impl Executor {
             return None;
         }
         let configured = |name: &str, key: &str| {
-            self.tool_settings
+            self.policy
+                .tool_settings
                 .get(name)
                 .is_some_and(|s| s.contains_key(key))
         };

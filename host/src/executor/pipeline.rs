@@ -70,8 +70,8 @@ impl Executor {
         let confirmer = options
             .confirmer
             .clone()
-            .unwrap_or_else(|| Arc::clone(&self.confirmer));
-        if self.audit.is_some() {
+            .unwrap_or_else(|| Arc::clone(&self.policy.confirmer));
+        if self.policy.audit.is_some() {
             trace.capabilities = grant
                 .capabilities()
                 .iter()
@@ -104,7 +104,7 @@ impl Executor {
                 let unavailable = registry
                     .get(name)
                     .ok()
-                    .filter(|_| self.profile.as_ref().is_none_or(|pr| pr.shows(name)))
+                    .filter(|_| self.policy.profile.as_ref().is_none_or(|pr| pr.shows(name)))
                     .and_then(|p| self.unavailable_here(p));
                 match (unavailable, self.unreachable_remote(name)) {
                     (Some(why), _) => {
@@ -179,7 +179,7 @@ impl Executor {
         options: &CallOptions,
     ) -> Result<(), CallError> {
         let denied = |message: String| CallError::new(ErrorKind::Denied, message);
-        if options.context.dry_run || !sensitivity.needs_confirmation(self.mode) {
+        if options.context.dry_run || !sensitivity.needs_confirmation(self.policy.mode) {
             return Ok(());
         }
         let name = plugin.name();
@@ -189,15 +189,15 @@ impl Executor {
             format!(
                 "it is a tool of the MCP server `{server}`, which may change anything it reaches \
                  (its section does not say `read_only = true`), and the mode is {}",
-                self.mode.as_str()
+                self.policy.mode.as_str()
             )
         } else if sensitivity.is_sensitive() {
             format!(
                 "it is sensitive (it can change files or run commands) and the mode is {}",
-                self.mode.as_str()
+                self.policy.mode.as_str()
             )
         } else {
-            format!("the mode is {}", self.mode.as_str())
+            format!("the mode is {}", self.policy.mode.as_str())
         };
         let request = ConfirmRequest {
             tool: name,
@@ -238,11 +238,11 @@ impl Executor {
             broker: Arc::clone(&self.broker),
             tool: Arc::from(name),
             owner: Arc::from(options.context.session.as_deref().unwrap_or("")),
-            background_refused: self.background_refused.clone(),
+            background_refused: self.policy.background_refused.clone(),
             progress: options.progress.clone(),
             workspace: self.workspace().map(|w| w.to_path_buf()),
             network: grant.command_network,
-            mode: self.mode,
+            mode: self.policy.mode,
             confirmer,
             aborted: self.abort_flag(options.context.session.as_deref()),
             dry_run: options.context.dry_run,
@@ -303,7 +303,7 @@ impl Executor {
         trace: &mut CallTrace,
     ) {
         if let Some(workspace) = broker_call.workspace.clone()
-            && !self.hooks.is_empty()
+            && !self.policy.hooks.is_empty()
             && !out.changed_paths.is_empty()
             && !options.context.dry_run
         {
@@ -311,7 +311,7 @@ impl Executor {
                 network: false,
                 ..broker_call
             };
-            let (records, appended) = self.hooks.run(
+            let (records, appended) = self.policy.hooks.run(
                 &hook_call,
                 &workspace,
                 &out.changed_paths,
@@ -340,7 +340,7 @@ impl Executor {
             duration_ms = result.duration.as_secs_f64() * 1e3,
             "call finished"
         );
-        if let Some(audit) = &self.audit {
+        if let Some(audit) = &self.policy.audit {
             audit.record(tool, args.len(), &options.context, result, trace);
         }
     }

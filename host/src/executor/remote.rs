@@ -22,31 +22,31 @@ impl Executor {
             return self;
         }
         let mut listed = servers.changes();
-        let changes = Arc::clone(&self.changes);
+        let changes = Arc::clone(&self.catalog.changes);
         servers.spawn(async move {
             while listed.changed().await.is_ok() {
                 changes.send_modify(|n| *n += 1);
             }
         });
-        self.remote = Some(Arc::new(servers));
+        self.catalog.remote = Some(Arc::new(servers));
         self
     }
 
     /// Whether `tool` names a tool of a configured remote server, listed
     /// yet or not (configuration may name one before it is listed).
     pub fn is_remote_tool(&self, tool: &str) -> bool {
-        self.remote.as_ref().is_some_and(|s| s.claims(tool))
+        self.catalog.remote.as_ref().is_some_and(|s| s.claims(tool))
     }
 
     /// Why `tool`, not found, may be a tool of a remote server that cannot
     /// be reached (see [`RemoteServers::unreachable`]).
     pub(super) fn unreachable_remote(&self, tool: &str) -> Option<String> {
-        self.remote.as_ref()?.unreachable(tool)
+        self.catalog.remote.as_ref()?.unreachable(tool)
     }
 
     /// The remote MCP servers, if any are configured.
     pub fn remote_servers(&self) -> Option<&RemoteServers> {
-        self.remote.as_deref()
+        self.catalog.remote.as_deref()
     }
 
     /// Connect the remote servers set to connect at start, in the
@@ -55,7 +55,7 @@ impl Executor {
     /// front end calls it once it is ready; calling it again does nothing
     /// more than connect what is not connected.
     pub fn start_remote_servers(&self) {
-        if let Some(servers) = &self.remote {
+        if let Some(servers) = &self.catalog.remote {
             servers.set_launcher(self.remote_launcher());
             servers.connect_at_start();
         }
@@ -65,7 +65,7 @@ impl Executor {
     /// tried once (each at most its connect timeout): for a command that
     /// lists or calls tools once and exits.
     pub fn connect_remote_servers(&self) {
-        if let Some(servers) = &self.remote {
+        if let Some(servers) = &self.catalog.remote {
             self.start_remote_servers();
             servers.wait_for_start();
         }
@@ -74,7 +74,7 @@ impl Executor {
     /// The first listing or lookup: servers set to connect on first use
     /// connect now (each waited for at most its connect timeout).
     pub(super) fn remote_first_use(&self) {
-        if let Some(servers) = &self.remote {
+        if let Some(servers) = &self.catalog.remote {
             servers.first_use(|| self.remote_launcher());
         }
     }
@@ -82,7 +82,7 @@ impl Executor {
     /// The workspace was set or replaced: stdio servers start again in
     /// it (see [`RemoteServers::workspace_changed`]).
     pub(super) fn workspace_changed(&self) {
-        if let Some(servers) = &self.remote {
+        if let Some(servers) = &self.catalog.remote {
             servers.set_launcher(self.remote_launcher());
             servers.workspace_changed();
         }
@@ -101,7 +101,7 @@ impl Executor {
                 progress: None,
                 workspace: None,
                 network: false,
-                mode: self.mode,
+                mode: self.policy.mode,
                 confirmer: Arc::new(crate::types::confirm::Configured),
                 // A person's "abort all" stops calls, not the servers.
                 aborted: Arc::new(AtomicBool::new(false)),
@@ -115,10 +115,11 @@ impl Executor {
     /// Add the servers' tools as last listed to `registry`; what cannot be
     /// registered is logged and returned.
     pub(super) fn add_remote_tools(&self, registry: &mut Registry) -> Vec<LoadProblem> {
-        let Some(servers) = &self.remote else {
+        let Some(servers) = &self.catalog.remote else {
             return Vec::new();
         };
-        self.remote_seen
+        self.catalog
+            .remote_seen
             .store(servers.generation(), Ordering::Release);
         let (plugins, refused) = servers.plugins();
         let mut problems: Vec<LoadProblem> = refused
@@ -146,9 +147,10 @@ impl Executor {
     /// Held while the registry's remote tools are made and swapped in
     /// (by a refresh or a reload), so neither swaps in an older set.
     pub(super) fn remote_lock(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        self.remote.as_ref()?;
+        self.catalog.remote.as_ref()?;
         Some(
-            self.remote_refresh
+            self.catalog
+                .remote_refresh
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         )
@@ -158,10 +160,10 @@ impl Executor {
     /// list, if a list changed since (the change was announced when it
     /// happened; this only makes the registry show it).
     pub(super) fn refresh_remote_tools(&self) {
-        let Some(servers) = &self.remote else {
+        let Some(servers) = &self.catalog.remote else {
             return;
         };
-        let stale = || self.remote_seen.load(Ordering::Acquire) != servers.generation();
+        let stale = || self.catalog.remote_seen.load(Ordering::Acquire) != servers.generation();
         if !stale() {
             return;
         }
