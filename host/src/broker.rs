@@ -26,6 +26,7 @@ mod call;
 mod env;
 pub(crate) mod output;
 mod process;
+mod request;
 mod scan;
 mod sweep;
 
@@ -33,6 +34,7 @@ mod sweep;
 pub(crate) use call::Piped;
 pub use call::{BrokerCall, CommandRecord};
 pub(crate) use process::settle_cleanup;
+pub use request::{BackgroundStatus, CommandError, CommandOutput, CommandRequest, Program};
 /// The OS sandbox of commands (crate `toolhost-confine`): namespaces,
 /// mounts, Landlock, seccomp, cgroups.
 use toolhost_confine as confine;
@@ -41,7 +43,6 @@ use toolhost_confine as confine;
 pub use toolhost_policy as policy;
 pub(crate) use toolhost_shared::shell_words;
 
-use crate::bindings::commands::CommandError;
 use crate::types::paths::PathRules;
 use confine::{Found, Limits, Plan, Prepared, Support, cgroup::Pids};
 use policy::{Assessment, Pattern, Policy};

@@ -28,8 +28,8 @@
 //! failure is retried with a growing pause, and a call of one of its tools
 //! gets a `failed` result that says why and when it is tried again.
 
-use crate::bindings::commands::{CommandRequest, Program};
 use crate::broker::{BrokerCall, Piped};
+use crate::broker::{CommandRequest, Program};
 use crate::plugin::{Forwarded, Origin, Plugin};
 use crate::runtime::sandbox::{CallRequest, Outcome, PluginOutput};
 use crate::types::context::CancelToken;
@@ -210,7 +210,7 @@ impl Launcher {
             ..self.call.clone()
         };
         call.spawn_piped(request)
-            .map_err(crate::bindings::commands::CommandError::into_message)
+            .map_err(crate::broker::CommandError::into_message)
     }
 }
 

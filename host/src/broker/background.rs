@@ -7,7 +7,7 @@
 //! operation blocks while holding the table's lock.
 
 use super::process::{self, Exit, Shared};
-use crate::bindings::commands::BackgroundStatus as Status;
+use super::request::{BackgroundStatus as Status, CommandError};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{ErrorKind, Write};
 use std::sync::mpsc;
@@ -110,7 +110,7 @@ impl Table {
             .retain(|_, e| e.finished.is_none_or(|(_, at)| at.elapsed() < ttl));
     }
 
-    fn entry(&mut self, id: &str) -> Result<&mut Entry, String> {
+    fn entry(&mut self, id: &str) -> Result<&mut Entry, CommandError> {
         let n = parse_id(id).ok_or_else(|| unknown(id))?;
         self.entries.get_mut(&n).ok_or_else(|| unknown(id))
     }
@@ -140,7 +140,7 @@ impl Locked<'_> {
         self.0.entry(Arc::from(owner)).or_default()
     }
 
-    fn entry(&mut self, owner: &str, id: &str) -> Result<&mut Entry, String> {
+    fn entry(&mut self, owner: &str, id: &str) -> Result<&mut Entry, CommandError> {
         match self.0.get_mut(owner) {
             Some(table) => table.entry(id),
             None => Err(unknown(id)),
@@ -160,10 +160,10 @@ fn parse_id(id: &str) -> Option<u64> {
     id.strip_prefix("s-")?.parse().ok()
 }
 
-fn unknown(id: &str) -> String {
-    format!(
+fn unknown(id: &str) -> CommandError {
+    CommandError::Invalid(format!(
         "there is no background command `{id}` (it may have finished and expired); list the background commands to see their ids"
-    )
+    ))
 }
 
 impl Background {
@@ -205,9 +205,9 @@ impl Background {
 
     /// Whether `owner` may start another background command (checked again
     /// when it is added).
-    pub(crate) fn check_room(&self, owner: &str) -> Result<(), String> {
+    pub(crate) fn check_room(&self, owner: &str) -> Result<(), CommandError> {
         match self.no_room(&self.lock(), owner) {
-            Some(full) => Err(full),
+            Some(full) => Err(CommandError::Failed(full)),
             None => Ok(()),
         }
     }
@@ -215,11 +215,15 @@ impl Background {
     /// Register a started background command of `owner`; returns its id.
     /// Over a cap (another command started meanwhile), the new one is
     /// killed.
-    pub(crate) fn add(&self, owner: &str, command: BackgroundCommand) -> Result<String, String> {
+    pub(crate) fn add(
+        &self,
+        owner: &str,
+        command: BackgroundCommand,
+    ) -> Result<String, CommandError> {
         let mut locked = self.lock();
         if let Some(full) = self.no_room(&locked, owner) {
             process::kill_group(command.pgid);
-            return Err(full);
+            return Err(CommandError::Failed(full));
         }
         let table = locked.table(owner);
         table.next += 1;
@@ -236,7 +240,7 @@ impl Background {
     }
 
     /// Status with the output since the previous poll.
-    pub(crate) fn poll(&self, owner: &str, id: &str) -> Result<Status, String> {
+    pub(crate) fn poll(&self, owner: &str, id: &str) -> Result<Status, CommandError> {
         self.lock().entry(owner, id).map(|e| e.status(id, true))
     }
 
@@ -255,7 +259,7 @@ impl Background {
 
     /// Write to a running background command's stdin. A full pipe is retried, with
     /// the lock released in between, for a few seconds.
-    pub(crate) fn write(&self, owner: &str, id: &str, mut data: &[u8]) -> Result<(), String> {
+    pub(crate) fn write(&self, owner: &str, id: &str, mut data: &[u8]) -> Result<(), CommandError> {
         let total = data.len();
         let deadline = Instant::now() + PATIENCE;
         while !data.is_empty() {
@@ -263,25 +267,27 @@ impl Background {
                 let mut locked = self.lock();
                 let entry = locked.entry(owner, id)?;
                 let Some(stdin) = entry.command.stdin.as_mut() else {
-                    return Err(format!(
+                    return Err(CommandError::Invalid(format!(
                         "background command `{id}` has finished; its input is closed"
-                    ));
+                    )));
                 };
                 match stdin.write(data) {
                     Ok(n) => data = &data[n..],
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     Err(e) => {
-                        return Err(format!("cannot write to background command `{id}`: {e}"));
+                        return Err(CommandError::Invalid(format!(
+                            "cannot write to background command `{id}`: {e}"
+                        )));
                     }
                 }
             }
             if !data.is_empty() {
                 if Instant::now() >= deadline {
-                    return Err(format!(
+                    return Err(CommandError::Invalid(format!(
                         "background command `{id}` is not reading its input: {} of {total} bytes were written",
                         total - data.len()
-                    ));
+                    )));
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -290,7 +296,7 @@ impl Background {
     }
 
     /// Kill a background command's whole process group and wait briefly for it.
-    pub(crate) fn kill(&self, owner: &str, id: &str) -> Result<Status, String> {
+    pub(crate) fn kill(&self, owner: &str, id: &str) -> Result<Status, CommandError> {
         {
             let mut locked = self.lock();
             let entry = locked.entry(owner, id)?;

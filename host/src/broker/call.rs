@@ -6,8 +6,8 @@ use super::confine::spawn::{Launch, Spawned};
 use super::confine::{self, Found, Prepared};
 use super::env::{check_env, resolve_cwd};
 use super::policy::{Assessment, Class};
+use super::request::{CommandError, CommandOutput, CommandRequest, Program};
 use super::{Broker, KEEP_BYTES, background, output, process, sweep};
-use crate::bindings::commands::{CommandError, CommandOutput, CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
 use crate::types::context::{CancelToken, Progress};
 use std::collections::BTreeMap;
@@ -113,19 +113,6 @@ impl Piped {
 impl Drop for Piped {
     fn drop(&mut self) {
         process::kill_group(self.pgid);
-    }
-}
-
-impl CommandError {
-    /// What the error says, whatever its kind.
-    pub(crate) fn into_message(self) -> String {
-        match self {
-            Self::Denied(m)
-            | Self::NotConfirmed(m)
-            | Self::Invalid(m)
-            | Self::Failed(m)
-            | Self::DryRun(m) => m,
-        }
     }
 }
 

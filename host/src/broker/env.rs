@@ -3,7 +3,7 @@
 //! variables, and its `cwd` resolved inside the workspace.
 
 use super::CommandConfig;
-use crate::bindings::commands::CommandError;
+use super::request::CommandError;
 use std::path::{Path, PathBuf};
 
 /// Request environment: valid names, no NUL bytes, and no command

@@ -4,8 +4,8 @@
 
 use super::call::{CommandRecord, needs_confirmation};
 use super::policy::Class;
+use super::request::{CommandRequest, Program};
 use super::*;
-use crate::bindings::commands::{CommandRequest, Program};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision, Mode};
 use crate::types::context::CancelToken;
 use std::io::Read as _;
@@ -571,7 +571,7 @@ fn a_session_that_does_not_read_cannot_block_the_broker() {
     let sessions = &setup.broker.background;
     let started = Instant::now();
     let err = sessions.write("", &id, &vec![b'x'; 1 << 20]).unwrap_err();
-    assert!(err.contains("not reading its input"), "{err}");
+    assert!(err.to_string().contains("not reading its input"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(sessions.list("").len(), 1, "the table still answers");
     assert!(!sessions.kill("", &id).unwrap().running);
@@ -772,9 +772,9 @@ fn a_client_sees_only_its_own_background_commands() {
     let id = a.spawn(&shell(&format!("sleep {m}"))).unwrap();
     wait_for("a's command to start", || running_with(&m).len() == 1);
     let table = &setup.broker.background;
-    let unknown = table.poll("mcp-b", "s-404").unwrap_err();
+    let unknown = table.poll("mcp-b", "s-404").unwrap_err().to_string();
     assert_eq!(
-        table.poll("mcp-b", &id).unwrap_err(),
+        table.poll("mcp-b", &id).unwrap_err().to_string(),
         unknown.replace("s-404", &id),
         "b is told exactly what it is told for an id that never existed"
     );

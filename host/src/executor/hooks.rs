@@ -8,8 +8,8 @@
 //! timeouts and output caps still apply. A failure, a timeout or a refusal is
 //! appended to the tool's result so the model sees it.
 
-use crate::bindings::commands::{CommandRequest, Program};
 use crate::broker::BrokerCall;
+use crate::broker::{CommandRequest, Program};
 use crate::types::context::CancelToken;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};

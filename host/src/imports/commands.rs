@@ -3,11 +3,11 @@
 //! the call's [`BrokerCall`] (policy, confirmation, confinement); time spent
 //! waiting is credited to the call's deadline.
 
-use crate::bindings::commands::{
-    self, BackgroundStatus, CommandError, CommandOutput, CommandRequest,
-};
-use crate::broker::BrokerCall;
+use crate::bindings::commands::{self as wit, Host};
 use crate::broker::background;
+use crate::broker::{
+    BackgroundStatus, BrokerCall, CommandError, CommandOutput, CommandRequest, Program,
+};
 use crate::runtime::sandbox::CallState;
 use std::time::{Duration, Instant};
 
@@ -66,43 +66,49 @@ impl CallState {
     }
 }
 
-impl commands::Host for CallState {
-    fn run(&mut self, request: CommandRequest) -> Result<CommandOutput, CommandError> {
+impl Host for CallState {
+    fn run(
+        &mut self,
+        request: wit::CommandRequest,
+    ) -> Result<wit::CommandOutput, wit::CommandError> {
+        let request = CommandRequest::from(request);
         let cancel = self.cancel_token().cloned();
         self.waiting(|call| call.run(&request, cancel.as_ref()))
+            .map(Into::into)
+            .map_err(Into::into)
     }
 
-    fn spawn(&mut self, request: CommandRequest) -> Result<String, CommandError> {
-        self.waiting(|call| call.spawn(&request))
+    fn spawn(&mut self, request: wit::CommandRequest) -> Result<String, wit::CommandError> {
+        let request = CommandRequest::from(request);
+        Ok(self.waiting(|call| call.spawn(&request))?)
     }
 
-    fn poll(&mut self, id: String) -> Result<BackgroundStatus, CommandError> {
+    fn poll(&mut self, id: String) -> Result<wit::BackgroundStatus, wit::CommandError> {
         let (table, owner) = self.background_table()?;
-        table.poll(owner, &id).map_err(CommandError::Invalid)
+        let status = table.poll(owner, &id)?;
+        Ok(status.into())
     }
 
-    fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), CommandError> {
-        self.waiting(|call| {
+    fn write_stdin(&mut self, id: String, data: Vec<u8>) -> Result<(), wit::CommandError> {
+        Ok(self.waiting(|call| {
             call.may_touch_background("write to", &id, Some(&data))?;
-            call.broker
-                .background
-                .write(&call.owner, &id, &data)
-                .map_err(CommandError::Invalid)
-        })
+            call.broker.background.write(&call.owner, &id, &data)
+        })?)
     }
 
-    fn kill(&mut self, id: String) -> Result<(), CommandError> {
+    fn kill(&mut self, id: String) -> Result<(), wit::CommandError> {
         let (table, owner) = self.touch_background("kill", &id, None)?;
-        table
-            .kill(owner, &id)
-            .map(|_| ())
-            .map_err(CommandError::Invalid)
+        table.kill(owner, &id)?;
+        Ok(())
     }
 
-    fn list_background(&mut self) -> Vec<BackgroundStatus> {
+    fn list_background(&mut self) -> Vec<wit::BackgroundStatus> {
         self.background_table()
             .map(|(table, owner)| table.list(owner))
             .unwrap_or_default()
+            .into_iter()
+            .map(Into::into)
+            .collect()
     }
 
     fn clear(&mut self) -> u32 {
@@ -111,12 +117,67 @@ impl commands::Host for CallState {
             .map_or(0, |(table, owner)| table.clear(owner))
     }
 
-    fn output(&mut self, output_id: String) -> Result<String, CommandError> {
+    fn output(&mut self, output_id: String) -> Result<String, wit::CommandError> {
         let call = self.broker_call()?;
         call.broker.kept.get(&call.owner, &output_id).ok_or_else(|| {
             CommandError::Invalid(format!(
                 "no output is kept under `{output_id}` (only the most recent cut outputs are kept); run the command again"
             ))
+            .into()
         })
+    }
+}
+
+impl From<wit::CommandRequest> for CommandRequest {
+    fn from(r: wit::CommandRequest) -> Self {
+        Self {
+            program: match r.program {
+                wit::Program::Argv(argv) => Program::Argv(argv),
+                wit::Program::Shell(line) => Program::Shell(line),
+            },
+            cwd: r.cwd,
+            timeout_ms: r.timeout_ms,
+            env: r.env,
+        }
+    }
+}
+
+impl From<CommandOutput> for wit::CommandOutput {
+    fn from(o: CommandOutput) -> Self {
+        Self {
+            exit_code: o.exit_code,
+            stdout: o.stdout,
+            stderr: o.stderr,
+            timed_out: o.timed_out,
+            truncated: o.truncated,
+            output_id: o.output_id,
+            duration_ms: o.duration_ms,
+            confinement: o.confinement,
+        }
+    }
+}
+
+impl From<CommandError> for wit::CommandError {
+    fn from(e: CommandError) -> Self {
+        match e {
+            CommandError::Denied(m) => Self::Denied(m),
+            CommandError::NotConfirmed(m) => Self::NotConfirmed(m),
+            CommandError::Invalid(m) => Self::Invalid(m),
+            CommandError::Failed(m) => Self::Failed(m),
+            CommandError::DryRun(m) => Self::DryRun(m),
+        }
+    }
+}
+
+impl From<BackgroundStatus> for wit::BackgroundStatus {
+    fn from(s: BackgroundStatus) -> Self {
+        Self {
+            id: s.id,
+            command: s.command,
+            running: s.running,
+            exit_code: s.exit_code,
+            new_output: s.new_output,
+            elapsed_ms: s.elapsed_ms,
+        }
     }
 }

@@ -18,10 +18,7 @@ impl BrokerCall {
             return Err(CommandError::Denied(format!("{why}; nothing was run")));
         }
         let broker = self.broker();
-        broker
-            .background
-            .check_room(&self.owner)
-            .map_err(CommandError::Failed)?;
+        broker.background.check_room(&self.owner)?;
         let checked = self.check(request, true, record)?;
         let shown = checked.shown;
         let (child, watchdog) = self.spawn_checked(checked.launch, true, &shown)?;
@@ -62,10 +59,7 @@ impl BrokerCall {
                 Some(Box::new(after)),
             ),
         };
-        broker
-            .background
-            .add(&self.owner, command)
-            .map_err(CommandError::Failed)
+        broker.background.add(&self.owner, command)
     }
 
     /// Start a command the host itself talks to (a stdio MCP server):
