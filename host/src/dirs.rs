@@ -6,13 +6,35 @@
 //! `walk_native` on the host's filesystem, never following a symlink; what
 //! that leaves open is in docs/security.md.
 
-use crate::bindings::files::FileError;
 use crate::types::grant::{Access, Effective};
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Why a file operation beneath the granted directories failed; the
+/// `files` import (imports/files.rs) turns it into the guest's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FileError {
+    /// The path or a parent does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The grant does not allow it, or the path leads outside the granted
+    /// directories.
+    #[error("{0}")]
+    Denied(String),
+    /// The request does not fit what is there (an empty path, a directory
+    /// or special file where a regular file is expected).
+    #[error("{0}")]
+    Invalid(String),
+    /// The file is larger than the limit.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The host could not do it (disk full, I/O error).
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// The directories a tool was granted, by guest name, with their access.
 #[derive(Debug, Clone, Default)]

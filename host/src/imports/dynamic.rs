@@ -3,8 +3,7 @@
 //! store. Only a tool granted the store may use it.
 
 use crate::bindings::dynamic;
-use crate::bindings::files::{FileError, Host as _};
-use crate::dirs;
+use crate::dirs::{self, FileError};
 use crate::runtime::MAX_COMPONENT_BYTES;
 use crate::runtime::sandbox::CallState;
 use std::path::Path;
@@ -28,7 +27,7 @@ impl dynamic::Host for CallState {
             .ok_or("components cannot be checked from this sandbox")?;
         let wasm = read_in(&workspace, &path)?;
         let (_, info, _) = runtime.check_component(&wasm)?;
-        self.write_atomic(dest, wasm)
+        self.put_file(dest, wasm)
             .map_err(|e| file_error_text(e, "cannot store the component"))?;
         serde_json::to_string(&info).map_err(|e| e.to_string())
     }

@@ -3,8 +3,8 @@
 //! a line-window scan and a tree walk — served beneath the directories the
 //! calling tool was granted (dirs.rs does the work).
 
-use crate::bindings::files::{self, FileError};
-use crate::dirs::{self, Op};
+use crate::bindings::files::{self, Host};
+use crate::dirs::{self, FileError, Op};
 use crate::guard::Need;
 use crate::runtime::sandbox::CallState;
 use crate::types::grant::Access;
@@ -12,8 +12,49 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use toolhost_shared::walk::{EntryKind, WalkOptions, walk_native_except};
 
-impl files::Host for CallState {
-    fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
+impl Host for CallState {
+    fn write_atomic(&mut self, path: String, data: Vec<u8>) -> Result<(), files::FileError> {
+        Ok(self.put_file(path, data)?)
+    }
+
+    fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, files::FileError> {
+        Ok(self.get_file(path, max_bytes)?)
+    }
+
+    fn scan(
+        &mut self,
+        path: String,
+        first_line: u64,
+        max_lines: u64,
+        max_window: u64,
+    ) -> Result<files::ScanResult, files::FileError> {
+        Ok(self.scan_file(path, first_line, max_lines, max_window)?)
+    }
+
+    fn walk(
+        &mut self,
+        path: String,
+        options: files::WalkOptions,
+    ) -> Result<Vec<files::WalkEntry>, files::FileError> {
+        Ok(self.walk_dir(path, options)?)
+    }
+}
+
+impl From<FileError> for files::FileError {
+    fn from(e: FileError) -> Self {
+        match e {
+            FileError::NotFound(m) => Self::NotFound(m),
+            FileError::Denied(m) => Self::Denied(m),
+            FileError::Invalid(m) => Self::Invalid(m),
+            FileError::TooLarge(m) => Self::TooLarge(m),
+            FileError::Failed(m) => Self::Failed(m),
+        }
+    }
+}
+
+impl CallState {
+    /// `files.write-atomic`.
+    pub(crate) fn put_file(&mut self, path: String, data: Vec<u8>) -> Result<(), FileError> {
         let (base, rel) = self.granted.resolve(&path, Access::Write)?;
         if rel.as_os_str().is_empty() {
             return Err(FileError::Invalid(format!(
@@ -29,7 +70,8 @@ impl files::Host for CallState {
             .map_err(|e| dirs::to_file_error(e, &path, Op::Write))
     }
 
-    fn read(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+    /// `files.read`.
+    fn get_file(&mut self, path: String, max_bytes: u64) -> Result<Vec<u8>, FileError> {
         let (base, rel) = self.granted.resolve(&path, Access::Read)?;
         let base = base.to_owned();
         let dir = self.granted.open(&base)?;
@@ -40,7 +82,8 @@ impl files::Host for CallState {
         dirs::read_sized(file, size, max_bytes.min(cap), &path)
     }
 
-    fn scan(
+    /// `files.scan`.
+    fn scan_file(
         &mut self,
         path: String,
         first_line: u64,
@@ -65,7 +108,8 @@ impl files::Host for CallState {
         })
     }
 
-    fn walk(
+    /// `files.walk`.
+    fn walk_dir(
         &mut self,
         path: String,
         options: files::WalkOptions,
