@@ -643,3 +643,23 @@ fn the_size_checker_sees_functions_and_test_modules() {
     let lines = test_module_lines(&code);
     assert_eq!(lines.len(), 4, "{lines:?}");
 }
+
+/// The services guests reach (the broker, the granted directories) and
+/// their users above (hooks, remote servers) speak their own types; only
+/// imports/ converts to and from the guest's generated WIT types.
+#[test]
+fn services_take_no_wit_types() {
+    let mut problems = Vec::new();
+    for (file, text) in crate_sources("host/src") {
+        let service = file.starts_with("host/src/broker")
+            || file == "host/src/dirs.rs"
+            || file.starts_with("host/src/executor")
+            || file.starts_with("host/src/remote");
+        if service && code_only(&text).contains("bindings::") {
+            problems.push(format!(
+                "{file} uses the generated bindings; convert in imports/"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
