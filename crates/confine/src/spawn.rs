@@ -31,7 +31,7 @@ mod net;
 use super::view::Op;
 pub(crate) use ahead::Fixed;
 pub use ahead::{SpareViews, own_mount_namespaces};
-use child::{ChildArgs, Report, STEPS, child};
+use child::{ChildArgs, Report, Step, child};
 pub use net::{NetLease, NetPool, SpareNetwork};
 use seccompiler::BpfProgram;
 use std::ffi::CString;
@@ -247,7 +247,7 @@ pub fn spawn(launch: &mut Launch, stdin: bool) -> io::Result<Spawned> {
             libc::waitpid(pid, &mut status, 0);
         }
         let errno = io::Error::from_raw_os_error(report.errno.load(Ordering::Acquire));
-        let what = STEPS.get(step).copied().unwrap_or("start");
+        let what = Step::from_report(step).map_or("start", Step::what);
         return Err(io::Error::new(
             errno.kind(),
             format!("the sandbox could not {what}: {errno}"),

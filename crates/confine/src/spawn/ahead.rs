@@ -65,7 +65,8 @@ impl Fixed {
             })
             .collect();
         Self {
-            root: CString::new(root.as_os_str().as_bytes()).unwrap_or_default(),
+            root: CString::new(root.as_os_str().as_bytes())
+                .expect("a skeleton's root is checked for NUL when made"),
             mask_file: mask_file.clone(),
             mask_dir: mask_dir.clone(),
             ops,
@@ -236,7 +237,7 @@ fn build(fixed: &Fixed, host: &File, proc: &File) -> io::Result<OwnedFd> {
 fn fill(fixed: &Fixed, proc: &File) -> io::Result<OwnedFd> {
     build_view(&fixed.root, &fixed.mask_file, &fixed.mask_dir, &fixed.ops).map_err(|step| {
         let e = io::Error::last_os_error();
-        io::Error::new(e.kind(), format!("step {step} of the view: {e}"))
+        io::Error::new(e.kind(), format!("cannot {} ahead: {e}", step.what()))
     })?;
     let ns = rustix::fs::openat(
         proc,

@@ -19,27 +19,96 @@ pub(super) struct Report {
     pub(super) errno: AtomicI32,
 }
 
-/// The steps of the child, for the error message.
-pub(super) const STEPS: &[&str] = &[
-    "",
-    "set the parent-death signal",
-    "start a session",
-    "join the pids cgroup",
-    "map the user ids",
-    "make the mounts private",
-    "build the view",
-    "bring up the loopback interface",
-    "enter the view",
-    "enter the working directory",
-    "set a resource limit",
-    "connect stdin, stdout and stderr",
-    "drop capabilities",
-    "set no_new_privs",
-    "apply Landlock",
-    "apply the seccomp filter",
-    "run the program",
-    "set the host name",
-];
+/// The steps of the child, each named in the error when it fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub(super) enum Step {
+    /// "set the parent-death signal"
+    ParentDeath = 1,
+    /// "start a session"
+    Session = 2,
+    /// "join the pids cgroup"
+    Cgroup = 3,
+    /// "map the user ids"
+    UserIds = 4,
+    /// "make the mounts private"
+    PrivateMounts = 5,
+    /// "build the view"
+    View = 6,
+    /// "bring up the loopback interface"
+    Loopback = 7,
+    /// "enter the view"
+    EnterView = 8,
+    /// "enter the working directory"
+    WorkDir = 9,
+    /// "set a resource limit"
+    Rlimit = 10,
+    /// "connect stdin, stdout and stderr"
+    Stdio = 11,
+    /// "drop capabilities"
+    Capabilities = 12,
+    /// "set no_new_privs"
+    NoNewPrivs = 13,
+    /// "apply Landlock"
+    Landlock = 14,
+    /// "apply the seccomp filter"
+    Seccomp = 15,
+    /// "run the program"
+    Exec = 16,
+    /// "set the host name"
+    HostName = 17,
+}
+
+impl Step {
+    /// Every step, in the order of their numbers (from 1).
+    const ALL: [Self; 17] = [
+        Self::ParentDeath,
+        Self::Session,
+        Self::Cgroup,
+        Self::UserIds,
+        Self::PrivateMounts,
+        Self::View,
+        Self::Loopback,
+        Self::EnterView,
+        Self::WorkDir,
+        Self::Rlimit,
+        Self::Stdio,
+        Self::Capabilities,
+        Self::NoNewPrivs,
+        Self::Landlock,
+        Self::Seccomp,
+        Self::Exec,
+        Self::HostName,
+    ];
+
+    /// The step a [`Report`] holds (0: none).
+    pub(super) fn from_report(n: usize) -> Option<Self> {
+        Self::ALL.get(n.checked_sub(1)?).copied()
+    }
+
+    /// What the sandbox could not do, for the error message.
+    pub(super) fn what(self) -> &'static str {
+        match self {
+            Self::ParentDeath => "set the parent-death signal",
+            Self::Session => "start a session",
+            Self::Cgroup => "join the pids cgroup",
+            Self::UserIds => "map the user ids",
+            Self::PrivateMounts => "make the mounts private",
+            Self::View => "build the view",
+            Self::Loopback => "bring up the loopback interface",
+            Self::EnterView => "enter the view",
+            Self::WorkDir => "enter the working directory",
+            Self::Rlimit => "set a resource limit",
+            Self::Stdio => "connect stdin, stdout and stderr",
+            Self::Capabilities => "drop capabilities",
+            Self::NoNewPrivs => "set no_new_privs",
+            Self::Landlock => "apply Landlock",
+            Self::Seccomp => "apply the seccomp filter",
+            Self::Exec => "run the program",
+            Self::HostName => "set the host name",
+        }
+    }
+}
 
 /// Everything the child reads, on the parent's stack.
 pub(super) struct ChildArgs<'a> {
@@ -63,9 +132,9 @@ pub(super) fn errno() -> i32 {
 
 /// Fail step `step` with the current errno.
 #[expect(unsafe_code, reason = "_exit in the child")]
-pub(super) fn fail(report: &Report, step: usize) -> ! {
+pub(super) fn fail(report: &Report, step: Step) -> ! {
     report.errno.store(errno(), Ordering::Release);
-    report.step.store(step, Ordering::Release);
+    report.step.store(step as usize, Ordering::Release);
     // SAFETY: ends the child without running any destructor.
     unsafe { libc::_exit(127) }
 }
@@ -80,7 +149,7 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         check!(
             report,
-            1,
+            Step::ParentDeath,
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL)
         );
         // Handlers of the host must never run here: default every signal.
@@ -89,11 +158,11 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-        check!(report, 2, libc::setsid());
+        check!(report, Step::Session, libc::setsid());
         if let CgroupJoin::Fd(fd) = &launch.cgroup {
             check!(
                 report,
-                3,
+                Step::Cgroup,
                 libc::write(fd.as_raw_fd(), c"0".as_ptr().cast(), 1) as i32
             );
         }
@@ -103,13 +172,13 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
                 None => enter_namespaces(ns, report),
             }
         }
-        check!(report, 9, libc::chdir(launch.cwd.as_ptr()));
+        check!(report, Step::WorkDir, libc::chdir(launch.cwd.as_ptr()));
         for (resource, value) in &launch.rlimits {
             let limit = libc::rlimit {
                 rlim_cur: *value,
                 rlim_max: *value,
             };
-            check!(report, 10, libc::setrlimit(*resource, &limit));
+            check!(report, Step::Rlimit, libc::setrlimit(*resource, &limit));
         }
         connect_stdio(args.stdio, report);
         if launch.drop_capabilities {
@@ -117,7 +186,7 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         check!(
             report,
-            13,
+            Step::NoNewPrivs,
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         );
         if let Some(landlock) = &launch.landlock {
@@ -126,7 +195,7 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if let Some(filter) = &launch.seccomp
             && seccompiler::apply_filter(filter).is_err()
         {
-            fail(report, 15);
+            fail(report, Step::Seccomp);
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, args.mask, ptr::null_mut());
         let mut last = libc::ENOENT;
@@ -138,15 +207,15 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         *libc::__errno_location() = last;
-        fail(report, 16)
+        fail(report, Step::Exec)
     }
 }
 
 fn enter_namespaces(ns: &Namespaces, report: &Report) {
     if ns.flags & libc::CLONE_NEWUSER != 0 {
-        write_file(c"/proc/self/setgroups", c"deny", report, 4);
-        write_file(c"/proc/self/uid_map", &ns.uid_map, report, 4);
-        write_file(c"/proc/self/gid_map", &ns.gid_map, report, 4);
+        write_file(c"/proc/self/setgroups", c"deny", report, Step::UserIds);
+        write_file(c"/proc/self/uid_map", &ns.uid_map, report, Step::UserIds);
+        write_file(c"/proc/self/gid_map", &ns.gid_map, report, Step::UserIds);
     }
     // The skeleton becomes a mount of its own, the view's root, and
     // everything is mounted onto it from the host's tree.
@@ -188,7 +257,11 @@ fn enter_made(ns: &Namespaces, made: RawFd, report: &Report) {
     // SAFETY: system calls on prepared data; setns also moves this
     // process's root and working directory to the namespace's root.
     unsafe {
-        check!(report, 8, libc::setns(made, libc::CLONE_NEWNS));
+        check!(
+            report,
+            Step::EnterView,
+            libc::setns(made, libc::CLONE_NEWNS)
+        );
         for op in &ns.per_command {
             if let Err(step) = apply_op(op, &mut masks) {
                 fail(report, step);
@@ -214,7 +287,7 @@ fn finish_namespaces(ns: &Namespaces, report: &Report) {
             let name = c"toolhost";
             check!(
                 report,
-                17,
+                Step::HostName,
                 libc::sethostname(name.as_ptr(), name.count_bytes())
             );
         }
@@ -225,7 +298,7 @@ fn finish_namespaces(ns: &Namespaces, report: &Report) {
 }
 
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
-fn write_file(path: &CStr, data: &CStr, report: &Report, step: usize) {
+fn write_file(path: &CStr, data: &CStr, report: &Report, step: Step) {
     // SAFETY: system calls on prepared data.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
@@ -243,17 +316,21 @@ fn loopback_up(report: &Report) {
     // SAFETY: system calls on local data.
     unsafe {
         let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        check!(report, 7, sock);
+        check!(report, Step::Loopback, sock);
         let mut request: libc::ifreq = mem::zeroed();
         request.ifr_name[0] = b'l' as libc::c_char;
         request.ifr_name[1] = b'o' as libc::c_char;
         check!(
             report,
-            7,
+            Step::Loopback,
             libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut request)
         );
         request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        check!(report, 7, libc::ioctl(sock, libc::SIOCSIFFLAGS, &request));
+        check!(
+            report,
+            Step::Loopback,
+            libc::ioctl(sock, libc::SIOCSIFFLAGS, &request)
+        );
         libc::close(sock);
     }
 }
@@ -266,10 +343,10 @@ fn connect_stdio(stdio: [RawFd; 3], report: &Report) {
         let mut high = [0; 3];
         for (i, fd) in stdio.iter().enumerate() {
             high[i] = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3);
-            check!(report, 11, high[i]);
+            check!(report, Step::Stdio, high[i]);
         }
         for (i, fd) in high.iter().enumerate() {
-            check!(report, 11, libc::dup2(*fd, i as RawFd));
+            check!(report, Step::Stdio, libc::dup2(*fd, i as RawFd));
         }
     }
 }
@@ -304,18 +381,18 @@ fn drop_capabilities(last_cap: libc::c_ulong, report: &Report) {
     unsafe {
         check!(
             report,
-            12,
+            Step::Capabilities,
             libc::prctl(libc::PR_SET_SECUREBITS, SECURE_BITS)
         );
         for cap in 0..=last_cap {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
-                fail(report, 12);
+                fail(report, Step::Capabilities);
             }
         }
         let clear = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
         check!(
             report,
-            12,
+            Step::Capabilities,
             libc::prctl(libc::PR_CAP_AMBIENT, clear, 0, 0, 0)
         );
         let header = Header {
@@ -336,7 +413,7 @@ fn drop_capabilities(last_cap: libc::c_ulong, report: &Report) {
         ];
         check!(
             report,
-            12,
+            Step::Capabilities,
             libc::syscall(libc::SYS_capset, &header, none.as_ptr()) as i32
         );
     }
@@ -359,7 +436,7 @@ fn apply_landlock(landlock: &Landlock, report: &Report) {
                 continue;
             }
             let mut stat: libc::stat = mem::zeroed();
-            check!(report, 14, libc::fstat(fd, &mut stat));
+            check!(report, Step::Landlock, libc::fstat(fd, &mut stat));
             let allowed_access = if stat.st_mode & libc::S_IFMT == libc::S_IFDIR {
                 *access
             } else {
@@ -377,11 +454,11 @@ fn apply_landlock(landlock: &Landlock, report: &Report) {
                 0,
             );
             libc::close(fd);
-            check!(report, 14, added as i32);
+            check!(report, Step::Landlock, added as i32);
         }
         check!(
             report,
-            14,
+            Step::Landlock,
             libc::syscall(
                 libc::SYS_landlock_restrict_self,
                 landlock.ruleset.as_raw_fd(),

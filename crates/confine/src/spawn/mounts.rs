@@ -4,7 +4,7 @@
 //! the thread that makes views ahead (ahead.rs): each only makes system
 //! calls and, on a failure, returns the child's step with `errno` set.
 
-use super::child::errno;
+use super::child::{Step, errno};
 use crate::view::Op;
 use std::ffi::CStr;
 use std::ffi::CString;
@@ -25,7 +25,7 @@ macro_rules! sys {
 const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
 
 /// The step of the child that builds the view.
-const VIEW: usize = 6;
+const VIEW: Step = Step::View;
 
 /// Where masks come from.
 pub(super) enum Masks<'a> {
@@ -86,7 +86,7 @@ fn set_attributes(dirfd: RawFd, path: &CStr, flags: libc::c_uint, set: u64) -> l
 /// Open `path` as an `O_PATH` fd without following any symlink on the
 /// way; `None` if it is gone or a symlink now (nothing to cover there).
 #[expect(unsafe_code, reason = "system calls only")]
-fn open_no_symlinks(path: &CStr) -> Result<Option<RawFd>, usize> {
+fn open_no_symlinks(path: &CStr) -> Result<Option<RawFd>, Step> {
     // SAFETY: a plain C struct, all zeroes is valid; then system calls on
     // local data.
     let fd = unsafe {
@@ -114,7 +114,7 @@ fn open_no_symlinks(path: &CStr) -> Result<Option<RawFd>, usize> {
 /// Mount `tree` (an open_tree fd, closed here) over `target`, made
 /// read-only first unless it already is.
 #[expect(unsafe_code, reason = "system calls only")]
-fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool) -> Result<(), usize> {
+fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool) -> Result<(), Step> {
     sys!(VIEW, tree);
     let tree = tree as RawFd;
     let moved = place(tree, target, make_read_only);
@@ -126,7 +126,7 @@ fn cover(tree: libc::c_long, target: RawFd, make_read_only: bool) -> Result<(), 
 /// Mount the detached tree `tree` over `target`, made read-only first if
 /// `make_read_only`; `tree` stays open (it names the mount now placed).
 #[expect(unsafe_code, reason = "system calls only")]
-fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), usize> {
+fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), Step> {
     if make_read_only {
         read_only_tree(tree)?;
     }
@@ -146,7 +146,7 @@ fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), usize> 
 }
 
 /// Make the detached tree `tree` read-only, `nosuid` and `nodev`.
-fn read_only_tree(tree: RawFd) -> Result<(), usize> {
+fn read_only_tree(tree: RawFd) -> Result<(), Step> {
     let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
     let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     sys!(VIEW, set_attributes(tree, c"", flags, set));
@@ -156,7 +156,7 @@ fn read_only_tree(tree: RawFd) -> Result<(), usize> {
 /// A read-only detached copy of the mount at `path` (a mask source), for
 /// [`Masks::Trees`].
 #[expect(unsafe_code, reason = "system calls only")]
-pub(super) fn mask_tree(path: &CStr) -> Result<Tree, usize> {
+pub(super) fn mask_tree(path: &CStr) -> Result<Tree, Step> {
     let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
     // SAFETY: a system call on a prepared path.
     let tree = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
@@ -175,7 +175,7 @@ pub(super) fn mask_tree(path: &CStr) -> Result<Tree, usize> {
 
 /// Cover the open `target` with the mask of its kind.
 #[expect(unsafe_code, reason = "system calls only")]
-fn mask(target: RawFd, masks: &mut Masks<'_>) -> Result<(), usize> {
+fn mask(target: RawFd, masks: &mut Masks<'_>) -> Result<(), Step> {
     // SAFETY: a plain C struct, then system calls on fds and paths the
     // caller holds.
     unsafe {
@@ -212,7 +212,7 @@ fn mask(target: RawFd, masks: &mut Masks<'_>) -> Result<(), usize> {
 
 /// One operation of the view (see view.rs).
 #[expect(unsafe_code, reason = "system calls only")]
-pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), usize> {
+pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), Step> {
     let none = ptr::null::<libc::c_char>();
     let exists = || errno() == libc::EEXIST;
     // SAFETY: system calls on prepared data.
@@ -321,7 +321,7 @@ fn mount_new(
     dst: &CStr,
     flags: libc::c_ulong,
     data: *const libc::c_void,
-) -> Result<(), usize> {
+) -> Result<(), Step> {
     // SAFETY: every pointer is a NUL-terminated string the caller holds,
     // or `data`, which is one or null.
     unsafe {
@@ -338,7 +338,7 @@ fn mount_new(
 /// replaced since (a replaced file takes its mounts with it), fails with
 /// ESTALE.
 #[expect(unsafe_code, reason = "system calls on prepared data")]
-fn still_covered(dst: &CStr) -> Result<(), usize> {
+fn still_covered(dst: &CStr) -> Result<(), Step> {
     // SAFETY: `dst` is a NUL-terminated string; `stx` is a zeroed struct
     // the kernel fills; errno is this thread's.
     unsafe {
@@ -375,17 +375,20 @@ pub(super) fn build_view(
     mask_file: &CString,
     mask_dir: &CString,
     ops: &[Op],
-) -> Result<(), usize> {
+) -> Result<(), Step> {
     let none = ptr::null::<libc::c_char>();
     // SAFETY: system calls on prepared paths.
     unsafe {
         let slave = libc::MS_REC | libc::MS_SLAVE;
         sys!(
-            5,
+            Step::PrivateMounts,
             libc::mount(none, c"/".as_ptr(), none, slave, ptr::null())
         );
         let root = root.as_ptr();
-        sys!(5, libc::mount(root, root, none, libc::MS_BIND, ptr::null()));
+        sys!(
+            Step::PrivateMounts,
+            libc::mount(root, root, none, libc::MS_BIND, ptr::null())
+        );
         mask_sources(mask_file, mask_dir)?;
         let mut masks = Masks::Paths {
             file: mask_file,
@@ -394,11 +397,14 @@ pub(super) fn build_view(
         for op in ops {
             apply_op(op, &mut masks)?;
         }
-        sys!(8, libc::chdir(root));
+        sys!(Step::EnterView, libc::chdir(root));
         let pivot = libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr());
-        sys!(8, pivot);
-        sys!(8, libc::umount2(c".".as_ptr(), libc::MNT_DETACH));
-        sys!(8, libc::chdir(c"/".as_ptr()));
+        sys!(Step::EnterView, pivot);
+        sys!(
+            Step::EnterView,
+            libc::umount2(c".".as_ptr(), libc::MNT_DETACH)
+        );
+        sys!(Step::EnterView, libc::chdir(c"/".as_ptr()));
     }
     Ok(())
 }
@@ -407,13 +413,13 @@ pub(super) fn build_view(
 /// a read-only mount of its own, so every mask cloned from them is (step
 /// 5 of the child).
 #[expect(unsafe_code, reason = "system calls only")]
-fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), usize> {
+fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), Step> {
     let none = ptr::null::<libc::c_char>();
     // SAFETY: system calls on prepared paths.
     unsafe {
         for mask in [file, dir] {
             sys!(
-                5,
+                Step::PrivateMounts,
                 libc::mount(
                     mask.as_ptr(),
                     mask.as_ptr(),
@@ -423,7 +429,10 @@ fn mask_sources(file: &CStr, dir: &CStr) -> Result<(), usize> {
                 )
             );
             let set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-            sys!(5, set_attributes(libc::AT_FDCWD, mask, 0, set));
+            sys!(
+                Step::PrivateMounts,
+                set_attributes(libc::AT_FDCWD, mask, 0, set)
+            );
         }
     }
     Ok(())
