@@ -469,7 +469,7 @@ impl Broker {
         plan.pids = None;
         let prepared = Prepared::new(&plan, Support::get())?;
         let program = confine::candidates("true", "/usr/bin:/bin", temp);
-        let launch = prepared.launch(temp, program, vec![c"true".into()], Vec::new());
+        let launch = prepared.launch(temp, program, vec![c"true".into()], Vec::new())?;
         let started = processes
             .spawner
             .spawn(launch, false)

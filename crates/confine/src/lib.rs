@@ -220,8 +220,10 @@ const READABLE: [&str; 12] = [
     "/proc", "/dev",
 ];
 
-fn c_path(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+/// `path` as a C string; the error names a path holding a NUL byte.
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("`{}` holds a NUL byte, which no path can", path.display()))
 }
 
 impl Prepared {
@@ -319,17 +321,18 @@ impl Prepared {
         }
     }
 
-    /// The launch of `program` (candidate paths) with `argv` and `envp`.
+    /// The launch of `program` (candidate paths) with `argv` and `envp`
+    /// in `cwd`; the error names a `cwd` that cannot be a C string.
     pub fn launch(
         self,
         cwd: &Path,
         program: Vec<CString>,
         argv: Vec<CString>,
         envp: Vec<CString>,
-    ) -> Launch {
-        Launch {
+    ) -> Result<Launch, String> {
+        Ok(Launch {
             namespaces: self.namespaces,
-            cwd: c_path(cwd),
+            cwd: c_path(cwd)?,
             rlimits: self.rlimits,
             cgroup: self
                 .cgroup
@@ -343,7 +346,7 @@ impl Prepared {
             owner: Arc::from(""),
             net: None,
             stale_view: None,
-        }
+        })
     }
 }
 
@@ -383,8 +386,9 @@ fn namespaces(
         format!("secrets-masked {}", plan.found.secret.len()),
         format!("protected-read-only {}", plan.found.protected.len()),
     ]);
-    let id_map = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
-    let view = layout.view();
+    let id_map =
+        |id: u32| CString::new(format!("{id} {id} 1")).expect("digits and spaces hold no NUL byte");
+    let view = layout.view()?;
     let skeletons = plan
         .skeletons
         .ok_or("no place to make the view's skeleton")?;
@@ -417,7 +421,7 @@ fn namespaces(
         flags,
         uid_map: id_map(uid.as_raw()),
         gid_map: id_map(gid.as_raw()),
-        root: c_path(&skeleton.root),
+        root: c_path(&skeleton.root)?,
         mask_file: skeleton.mask_file.clone(),
         mask_dir: skeleton.mask_dir.clone(),
         ops: view.rooted(&skeleton.root),
@@ -463,18 +467,25 @@ fn landlock(
     writable.extend(plan.writable.iter().map(PathBuf::as_path));
     writable.extend(WRITABLE_DEVICES.iter().map(Path::new));
     if in_namespaces {
-        rules.push((c_path(Path::new("/")), read));
+        rules.push((c_path(Path::new("/"))?, read));
         writable.extend([Path::new("/tmp"), Path::new("/dev/shm")]);
         if let Some(home) = dirs::home_dir() {
-            rules.push((c_path(&home), all));
+            rules.push((c_path(&home)?, all));
         }
     } else {
-        rules.extend(READABLE.iter().map(|p| (c_path(Path::new(p)), read)));
-        rules.extend(plan.read.iter().map(|p| (c_path(p), read)));
+        for p in READABLE
+            .iter()
+            .map(Path::new)
+            .chain(plan.read.iter().map(PathBuf::as_path))
+        {
+            rules.push((c_path(p)?, read));
+        }
         writable.push(plan.temp);
         enforced.push("read-allowlist (landlock)".to_owned());
     }
-    rules.extend(writable.into_iter().map(|p| (c_path(p), all)));
+    for p in writable {
+        rules.push((c_path(p)?, all));
+    }
     enforced.push(format!("landlock-fs (abi {})", support.landlock_abi));
     if restrict_net {
         enforced.push("landlock-net".to_owned());
@@ -493,11 +504,10 @@ fn landlock(
 /// candidates `execve` tries in order; a name with a `/` is itself.
 pub fn candidates(program: &str, path: &str, cwd: &Path) -> Vec<CString> {
     if program.contains('/') {
-        let full = cwd.join(program);
-        return vec![c_path(&full)];
+        return c_path(&cwd.join(program)).into_iter().collect();
     }
     path.split(':')
         .filter(|d| !d.is_empty())
-        .map(|d| c_path(&Path::new(d).join(program)))
+        .filter_map(|d| c_path(&Path::new(d).join(program)).ok())
         .collect()
 }

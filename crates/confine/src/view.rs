@@ -28,6 +28,8 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+mod skeleton;
+pub use skeleton::*;
 
 /// One step of building the view, applied in order by the child.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,24 +116,31 @@ pub(crate) struct View {
     /// The command's own tmpfs mounts so far: what lies beneath them the
     /// child must make.
     fresh: Vec<PathBuf>,
+    /// The first path that could not be put in the view.
+    error: Option<String>,
 }
 
-fn c_path(prefix: &[u8], path: &Path) -> CString {
-    let mut bytes = prefix.to_vec();
-    bytes.extend_from_slice(path.as_os_str().as_bytes());
-    // Paths come from the file system and configuration: no NUL inside.
-    CString::new(bytes).unwrap_or_default()
-}
-
-fn host(path: &Path) -> CString {
-    c_path(b"", path)
-}
-
-fn text(s: &str) -> CString {
-    CString::new(s).unwrap_or_default()
+/// `path` as a C string; the error names a path holding a NUL byte,
+/// which the file system never has but a configuration could.
+fn host(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        format!(
+            "`{}` holds a NUL byte, which no path can; remove it from the configuration",
+            path.display()
+        )
+    })
 }
 
 impl View {
+    /// `path` as a C string; a path that cannot be one is remembered, and
+    /// the view is refused ([`Layout::view`]).
+    fn c(&mut self, path: &Path) -> CString {
+        host(path).unwrap_or_else(|e| {
+            self.error.get_or_insert(e);
+            CString::default()
+        })
+    }
+
     /// Make `path` exist in the view as a directory (or a file): in the
     /// skeleton, or, beneath one of the command's own tmpfs mounts, by the
     /// child, with what leads there.
@@ -160,7 +169,7 @@ impl View {
         let mut at = base.clone();
         for part in path.strip_prefix(&base).unwrap_or(path).components() {
             at.push(part);
-            let name = host(&at);
+            let name = self.c(&at);
             let op = if at == path && !dir {
                 Op::File(name)
             } else {
@@ -183,10 +192,8 @@ impl View {
             if let Some(parent) = link.parent() {
                 self.mount_point(parent, true);
             }
-            self.ops.push(Op::Symlink {
-                target: host(target),
-                link: host(link),
-            });
+            let (target, link) = (self.c(target), self.c(link));
+            self.ops.push(Op::Symlink { target, link });
         } else {
             self.entries.push(Entry::Symlink {
                 target: target.to_owned(),
@@ -198,10 +205,9 @@ impl View {
     /// A fresh tmpfs at `path`, which the child fills.
     fn tmpfs(&mut self, path: &Path, options: String) {
         self.mount_point(path, true);
-        self.ops.push(Op::Tmpfs {
-            dst: host(path),
-            options: text(&options),
-        });
+        let dst = self.c(path);
+        let options = self.c(Path::new(&options));
+        self.ops.push(Op::Tmpfs { dst, options });
         self.fresh.push(path.to_owned());
     }
 
@@ -211,9 +217,10 @@ impl View {
             return;
         };
         self.mount_point(path, meta.is_dir());
+        let src = self.c(path);
         self.ops.push(Op::Bind {
-            src: host(path),
-            dst: host(path),
+            dst: src.clone(),
+            src,
             writable,
         });
     }
@@ -287,7 +294,8 @@ impl Op {
         let under = |c: CString| {
             let mut bytes = root.to_vec();
             bytes.extend_from_slice(c.as_bytes());
-            CString::new(bytes).unwrap_or_default()
+            CString::new(bytes)
+                .expect("a skeleton's root (checked when made) and a C string hold no NUL")
         };
         match self {
             Op::Dir(d) => Op::Dir(under(d)),
@@ -317,14 +325,16 @@ impl Op {
             },
             Op::ReadOnly(d) => Op::ReadOnly(under(d)),
             Op::Covered(d) => Op::Covered(under(d)),
-            Op::RootReadOnly(_) => Op::RootReadOnly(CString::new(root).unwrap_or_default()),
+            Op::RootReadOnly(_) => Op::RootReadOnly(
+                CString::new(root).expect("a skeleton's root is checked for NUL when made"),
+            ),
         }
     }
 }
 
 impl Layout {
     /// The skeleton entries and operations that build this view.
-    pub(crate) fn view(&self) -> View {
+    pub(crate) fn view(&self) -> Result<View, String> {
         let mut view = View::default();
         // Parents before children, so a nested bind lands on top.
         let mut binds: Vec<(&Path, bool)> = self
@@ -364,7 +374,8 @@ impl Layout {
         }
         let proc = Path::new("/proc");
         view.mount_point(proc, true);
-        view.ops.push(Op::Proc(host(proc)));
+        let proc_dst = view.c(proc);
+        view.ops.push(Op::Proc(proc_dst));
         self.devices(&mut view, dev_covered);
         view.tmpfs(
             Path::new("/tmp"),
@@ -382,16 +393,26 @@ impl Layout {
         for (path, writable) in late {
             view.bind(path, writable);
         }
-        view.ops.extend(self.etc_secrets().map(|p| Op::MaskHost {
-            dir: p.is_dir(),
-            dst: host(&p),
-        }));
-        view.ops
-            .extend(self.masked.iter().map(|p| Op::Mask(host(p))));
-        view.ops
-            .extend(self.read_only.iter().map(|p| Op::ReadOnly(host(p))));
+        for p in self.etc_secrets() {
+            let dst = view.c(&p);
+            view.ops.push(Op::MaskHost {
+                dir: p.is_dir(),
+                dst,
+            });
+        }
+        for p in &self.masked {
+            let dst = view.c(p);
+            view.ops.push(Op::Mask(dst));
+        }
+        for p in &self.read_only {
+            let dst = view.c(p);
+            view.ops.push(Op::ReadOnly(dst));
+        }
         view.ops.push(Op::RootReadOnly(CString::default()));
-        view
+        match view.error.take() {
+            Some(error) => Err(error),
+            None => Ok(view),
+        }
     }
 
     fn devices(&self, view: &mut View, own_tmpfs: bool) {
@@ -403,9 +424,10 @@ impl Layout {
             let node = dev.join(name);
             if node.exists() {
                 view.mount_point(&node, false);
+                let src = view.c(&node);
                 view.ops.push(Op::Device {
-                    src: host(&node),
-                    dst: host(&node),
+                    dst: src.clone(),
+                    src,
                 });
             }
         }
@@ -471,129 +493,6 @@ pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/docker/key.json",
 ];
 
-/// A skeleton on the host: the view's root, and the masks that cover
-/// secrets (an empty file and directory, mode 000).
-#[derive(Debug)]
-pub(crate) struct Skeleton {
-    pub(crate) root: PathBuf,
-    pub(crate) mask_file: CString,
-    pub(crate) mask_dir: CString,
-    /// Present once the skeleton is complete; gone if something cleaned
-    /// the directory up, and then it is made again.
-    ready: PathBuf,
-}
-
-/// How many skeletons were made, and the current one of each set of
-/// entries.
-type Made = (usize, HashMap<Vec<Entry>, Arc<Skeleton>>);
-
-/// The skeletons of one broker, one per distinct set of entries, in a
-/// private directory removed with it.
-#[derive(Debug)]
-pub struct Skeletons {
-    /// Removed when the broker goes (after `Drop` opens the masks up).
-    _dir: tempfile::TempDir,
-    base: PathBuf,
-    made: Mutex<Made>,
-}
-
-impl Skeletons {
-    /// A directory for skeletons: in `$XDG_RUNTIME_DIR` (which no
-    /// temp cleaner ages out) where there is one, else the temp dir.
-    pub fn new() -> io::Result<Self> {
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|d| d.is_absolute() && d.is_dir());
-        let builder = tempfile::Builder::new().prefix("toolhost-view-").clone();
-        let dir = match runtime {
-            Some(base) => builder.tempdir_in(base).or_else(|_| builder.tempdir())?,
-            None => builder.tempdir()?,
-        };
-        // Canonical: masks and covers are placed through paths opened with
-        // no symlink allowed anywhere on the way.
-        let base = dir.path().canonicalize()?;
-        Ok(Self {
-            _dir: dir,
-            base,
-            made: Mutex::new((0, HashMap::new())),
-        })
-    }
-
-    /// The directory holding the skeletons (canonical).
-    pub(crate) fn base(&self) -> &Path {
-        &self.base
-    }
-
-    /// The skeleton holding `entries`, made now if it does not exist.
-    pub(crate) fn get(&self, entries: &[Entry]) -> io::Result<Arc<Skeleton>> {
-        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(skeleton) = made.1.get(entries)
-            && skeleton.ready.exists()
-        {
-            return Ok(Arc::clone(skeleton));
-        }
-        made.0 += 1;
-        let at = self.base.join(made.0.to_string());
-        let skeleton = Arc::new(make(&at, entries)?);
-        made.1.insert(entries.to_vec(), Arc::clone(&skeleton));
-        Ok(skeleton)
-    }
-}
-
-impl Drop for Skeletons {
-    fn drop(&mut self) {
-        // A mode-000 mask directory cannot be listed, so the tree could
-        // not be removed: open them up first.
-        let (count, _) = *self.made.lock().unwrap_or_else(PoisonError::into_inner);
-        for n in 1..=count {
-            let mask = self.base.join(n.to_string()).join("mask-dir");
-            let _ = fs::set_permissions(mask, fs::Permissions::from_mode(0o700));
-        }
-    }
-}
-
-/// Make a skeleton of `entries` in the new directory `at`.
-fn make(at: &Path, entries: &[Entry]) -> io::Result<Skeleton> {
-    let root = at.join("root");
-    fs::create_dir_all(&root)?;
-    let inside = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
-    for entry in entries {
-        match entry {
-            Entry::Dir(d) => fs::create_dir_all(inside(d))?,
-            Entry::File(f) => {
-                let f = inside(f);
-                if let Some(parent) = f.parent() {
-                    fs::create_dir_all(parent)?;
-                }
-                fs::OpenOptions::new().create(true).append(true).open(f)?;
-            }
-            Entry::Symlink { target, link } => {
-                let link = inside(link);
-                if let Some(parent) = link.parent() {
-                    fs::create_dir_all(parent)?;
-                }
-                match std::os::unix::fs::symlink(target, &link) {
-                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-                    _ => {}
-                }
-            }
-        }
-    }
-    let (mask_file, mask_dir) = (at.join("mask-file"), at.join("mask-dir"));
-    fs::File::create(&mask_file)?;
-    fs::set_permissions(&mask_file, fs::Permissions::from_mode(0o000))?;
-    fs::create_dir(&mask_dir)?;
-    fs::set_permissions(&mask_dir, fs::Permissions::from_mode(0o000))?;
-    let ready = at.join("ready");
-    fs::File::create(&ready)?;
-    Ok(Skeleton {
-        root,
-        mask_file: host(&mask_file),
-        mask_dir: host(&mask_dir),
-        ready,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,7 +512,7 @@ mod tests {
             tmp_mib: 64,
             ..Layout::default()
         };
-        let view = layout.view();
+        let view = layout.view().unwrap();
         let ops = shown(&view.rooted(Path::new("/sk")));
         let at = |needle: &str| {
             ops.iter()
@@ -634,6 +533,23 @@ mod tests {
         }
     }
 
+    // Regression: a path with a NUL byte became an empty C string, and an
+    // empty path in a mount operation.
+    #[test]
+    fn a_path_with_a_nul_byte_refuses_the_view_and_names_the_path() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let ws = tempfile::tempdir().unwrap();
+        let bad = PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/evil\0name"));
+        let layout = Layout {
+            workspace: ws.path().canonicalize().unwrap(),
+            masked: vec![bad],
+            tmp_mib: 64,
+            ..Layout::default()
+        };
+        let err = layout.view().expect_err("refused");
+        assert!(err.contains("NUL") && err.contains("/tmp/evil"), "{err}");
+    }
+
     #[test]
     fn mount_points_beneath_a_fresh_tmpfs_are_made_by_the_child_the_rest_by_the_skeleton() {
         let layout = Layout {
@@ -642,7 +558,7 @@ mod tests {
             tmp_mib: 64,
             ..Layout::default()
         };
-        let mut view = layout.view();
+        let mut view = layout.view().unwrap();
         // Beneath the command's /tmp: made in the child, after the tmpfs.
         view.bind(Path::new("/tmp"), true);
         let entries = format!("{:?}", view.entries);
@@ -670,7 +586,7 @@ mod tests {
             tmp_mib: 64,
             ..Layout::default()
         };
-        let ops = shown(&layout.view().rooted(Path::new("/sk")));
+        let ops = shown(&layout.view().unwrap().rooted(Path::new("/sk")));
         let at = |needle: &str| {
             ops.iter()
                 .position(|o| o.starts_with(needle))

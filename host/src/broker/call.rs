@@ -355,7 +355,9 @@ impl BrokerCall {
                 (confine::candidates(first, path, cwd), argv)
             }
         };
-        let mut launch = prepared.launch(cwd, program, argv, envp);
+        let mut launch = prepared
+            .launch(cwd, program, argv, envp)
+            .map_err(CommandError::Invalid)?;
         launch.owner = Arc::clone(&self.owner);
         Ok(launch)
     }
