@@ -123,6 +123,8 @@ if [ -n "$HELD" ]; then
   mount -o remount,bind,ro "$HELD"
 fi
 cd "$CWD"
+# A descriptor toolhost itself inherits, as a parent could leave one open.
+if [ -n "$TOOLHOST_TEST_FD7" ]; then exec 7<"$TOOLHOST_TEST_FD7"; fi
 exec "$@""#;
     let held = held_under_tmp(keep, Path::new(command.get_program()));
     let mut outer = std::process::Command::new("unshare");
@@ -225,6 +227,36 @@ fn the_hosts_environment_and_command_lines_are_out_of_reach() {
     // Only the command's own processes are there.
     assert!(!all.contains("toolhost call"), "{all}");
     assert!(confinement(&out).contains(&"pid-ns".to_owned()), "{out}");
+}
+
+// Regression: a command inherited every descriptor toolhost had itself
+// inherited without close-on-exec: `cat <&7` read a file its view hides.
+#[test]
+fn a_descriptor_toolhost_inherited_never_reaches_a_command() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    let secret = scene.path("elsewhere/id_rsa");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "CANARY-PRIVATE-KEY\n").unwrap();
+    let fd7 = secret.to_str().unwrap();
+    let fallback = scene.path("fallback.toml");
+    std::fs::write(&fallback, "[commands]\nnamespaces = false\n").unwrap();
+    let fallback = fallback.display().to_string();
+    // In the namespace sandbox, and in the fallback (Landlock and seccomp).
+    for extra in [&[][..], &["--config", &fallback][..]] {
+        let out = scene.run_with(
+            &ws,
+            &[("TOOLHOST_TEST_FD7", fd7)],
+            "cat <&7; ls -l /proc/self/fd; echo done",
+            extra,
+        );
+        let all = text(&out);
+        assert!(all.contains("done"), "{all}");
+        assert!(
+            !all.contains("CANARY") && !all.contains("id_rsa"),
+            "an inherited descriptor reached the command ({extra:?}): {all}"
+        );
+    }
 }
 
 #[test]

@@ -57,11 +57,13 @@ pub(super) enum Step {
     Exec = 16,
     /// "set the host name"
     HostName = 17,
+    /// "close the host's other descriptors"
+    Descriptors = 18,
 }
 
 impl Step {
     /// Every step, in the order of their numbers (from 1).
-    const ALL: [Self; 17] = [
+    const ALL: [Self; 18] = [
         Self::ParentDeath,
         Self::Session,
         Self::Cgroup,
@@ -79,6 +81,7 @@ impl Step {
         Self::Seccomp,
         Self::Exec,
         Self::HostName,
+        Self::Descriptors,
     ];
 
     /// The step a [`Report`] holds (0: none).
@@ -106,6 +109,7 @@ impl Step {
             Self::Seccomp => "apply the seccomp filter",
             Self::Exec => "run the program",
             Self::HostName => "set the host name",
+            Self::Descriptors => "close the host's other descriptors",
         }
     }
 }
@@ -192,6 +196,9 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if let Some(landlock) = &launch.landlock {
             apply_landlock(landlock, report);
         }
+        // The last descriptor the child needs (the Landlock ruleset) is
+        // used: nothing else the host holds reaches the program.
+        close_beyond_stdio(report);
         if let Some(filter) = &launch.seccomp
             && seccompiler::apply_filter(filter).is_err()
         {
@@ -208,6 +215,40 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         *libc::__errno_location() = last;
         fail(report, Step::Exec)
+    }
+}
+
+/// Mark every descriptor past stdio close-on-exec, whoever opened it
+/// without `O_CLOEXEC` (toolhost's own parent included): `close_range`,
+/// or one `fcntl` each up to the descriptor limit on kernels before 5.11.
+#[expect(unsafe_code, reason = "the child of clone: system calls only")]
+fn close_beyond_stdio(report: &Report) {
+    // SAFETY: system calls on plain integers and a local struct.
+    unsafe {
+        let all = libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+        if all == 0 {
+            return;
+        }
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        check!(
+            report,
+            Step::Descriptors,
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit)
+        );
+        let most = limit.rlim_cur.min(1 << 20) as libc::c_int;
+        for fd in 3..most {
+            if libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) < 0 && errno() != libc::EBADF {
+                fail(report, Step::Descriptors);
+            }
+        }
     }
 }
 
