@@ -36,7 +36,6 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreated, Scope,
 };
-use seccompiler::BpfProgram;
 use spawn::{Landlock, Launch, Namespaces};
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -53,7 +52,7 @@ pub struct Support {
     /// The kernel's Landlock ABI version (0 if none).
     pub landlock_abi: i32,
     /// The seccomp programs with sockets restricted to `AF_UNIX`, and not.
-    filters: Option<[Arc<BpfProgram>; 2]>,
+    filters: Option<[Arc<seccomp::Filters>; 2]>,
     /// The host may make mount namespaces itself (as root, with every
     /// capability): commands need no user namespace, which as root would
     /// map root to root and add nothing, and their views can be made ahead
@@ -83,8 +82,8 @@ impl Support {
         let filters = seccomp
             .then(|| {
                 Ok::<_, String>([
-                    Arc::new(seccomp::filter(true)?),
-                    Arc::new(seccomp::filter(false)?),
+                    Arc::new(seccomp::filters(true)?),
+                    Arc::new(seccomp::filters(false)?),
                 ])
             })
             .transpose()
@@ -194,7 +193,7 @@ pub enum Layer {
 pub struct Prepared {
     pub(crate) namespaces: Option<Namespaces>,
     pub(crate) landlock: Option<Landlock>,
-    pub(crate) seccomp: Option<Arc<BpfProgram>>,
+    pub(crate) seccomp: Option<Arc<seccomp::Filters>>,
     /// The pids limit a cgroup enforces, if the host has one.
     pub cgroup: Option<u32>,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, u64)>,

@@ -33,7 +33,6 @@ pub(crate) use ahead::Fixed;
 pub use ahead::{SpareViews, own_mount_namespaces};
 use child::{ChildArgs, Report, Step, child};
 pub use net::{NetLease, NetPool, SpareNetwork};
-use seccompiler::BpfProgram;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -72,8 +71,8 @@ pub struct Launch {
     /// A Landlock ruleset created in the parent, with rules for paths the
     /// child adds once its view exists.
     pub(crate) landlock: Option<Landlock>,
-    /// The seccomp program.
-    pub(crate) seccomp: Option<Arc<BpfProgram>>,
+    /// The seccomp programs, applied in order.
+    pub(crate) seccomp: Option<Arc<crate::seccomp::Filters>>,
     /// Paths to try for the program, in order (a PATH search).
     pub(crate) program: Vec<CString>,
     /// The session whose call runs it (network namespaces are reused

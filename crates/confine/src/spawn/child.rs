@@ -199,10 +199,10 @@ pub(super) extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         // The last descriptor the child needs (the Landlock ruleset) is
         // used: nothing else the host holds reaches the program.
         close_beyond_stdio(report);
-        if let Some(filter) = &launch.seccomp
-            && seccompiler::apply_filter(filter).is_err()
-        {
-            fail(report, Step::Seccomp);
+        for filter in launch.seccomp.iter().flat_map(|f| f.iter()) {
+            if seccompiler::apply_filter(filter).is_err() {
+                fail(report, Step::Seccomp);
+            }
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, args.mask, ptr::null_mut());
         let mut last = libc::ENOENT;
