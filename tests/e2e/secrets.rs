@@ -466,3 +466,64 @@ fn no_new_name_takes_a_secret_or_a_protected_file_out_of_the_list() {
     let r = rename(&ex, "hard_link", "moved.txt", "again.txt");
     assert!(r.success, "{}", shown(&r));
 }
+
+// Regression: these credential files of common tools were readable by
+// every tool and command.
+#[test]
+fn the_credential_files_of_common_tools_are_secret() {
+    let names = [
+        ".pgpass",
+        ".my.cnf",
+        ".vault-token",
+        "infra/terraform.tfstate",
+        "infra/terraform.tfstate.backup",
+        "gcloud/application_default_credentials.json",
+        "keys/service-account.json",
+        "config/gh/hosts.yml",
+        ".yarnrc.yml",
+        "site/.htpasswd",
+        "backup/shadow",
+        "api.secret",
+        "config/credentials",
+    ];
+    let ws = workspace();
+    write(ws.path(), "src/main.rs", "fn main() {}\n");
+    for (i, name) in names.iter().enumerate() {
+        write(ws.path(), name, format!("CANARY_{i}_value\n"));
+    }
+    let ex = yolo(ws.path());
+    for name in names {
+        let r = run(&ex, "read_file", &json!({ "path": name }));
+        assert_denied_as_secret(&r, name);
+    }
+    let r = run(&ex, "grep", &json!({"pattern": "CANARY", "hidden": true}));
+    assert!(r.content.starts_with("0 matches"), "{}", shown(&r));
+    let r = run(
+        &ex,
+        "search_code",
+        &json!({"pattern": "CANARY", "hidden": true}),
+    );
+    assert!(!shown(&r).contains("CANARY_"), "{}", shown(&r));
+    let r = run(
+        &ex,
+        "list_dir",
+        &json!({"path": ".", "recursive": true}),
+    );
+    assert!(r.success, "{}", shown(&r));
+    for name in names {
+        let base = Path::new(name).file_name().unwrap().to_str().unwrap();
+        assert!(
+            !r.content.contains(base),
+            "list_dir listed {name}: {}",
+            r.content
+        );
+    }
+    // A command sees none of them either (masked in its view).
+    let r = run(
+        &ex,
+        "run_command",
+        &json!({"command": "cat .pgpass api.secret config/credentials; grep -r CANARY . ; echo done"}),
+    );
+    assert!(shown(&r).contains("done"), "{}", shown(&r));
+    assert!(!shown(&r).contains("CANARY_"), "{}", shown(&r));
+}

@@ -45,6 +45,27 @@ pub const DEFAULT_SECRETS: &[&str] = &[
     ".kube/config",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    // PostgreSQL's and MySQL's password files.
+    ".pgpass",
+    ".my.cnf",
+    // HashiCorp Vault's token; Terraform state, which holds every
+    // secret of the resources it manages.
+    ".vault-token",
+    "*.tfstate",
+    "*.tfstate.backup",
+    // Google Cloud's application default credentials and service-account
+    // keys; the GitHub CLI's tokens (~/.config/gh/hosts.yml).
+    "application_default_credentials.json",
+    "service-account*.json",
+    "gh/hosts.yml",
+    // Yarn 2+'s configuration, which holds registry tokens.
+    ".yarnrc.yml",
+    // Web server password files; a copy of the system's password hashes.
+    ".htpasswd",
+    "shadow",
+    // Files named for what they hold.
+    "*.secret",
+    "credentials",
 ];
 
 /// Protected paths by default: configuration that git, editors, agents,
