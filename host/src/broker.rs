@@ -199,7 +199,30 @@ pub struct Broker {
     pub(crate) kept: output::Kept,
     pub(crate) background: background::Background,
     /// Started on the first command.
-    processes: OnceLock<Result<Processes, String>>,
+    processes: OnceLock<Result<Processes, StartError>>,
+}
+
+/// Why commands cannot run at all here.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("cannot start the command runner: {0}")]
+    Runner(#[source] std::io::Error),
+    #[error("cannot create the commands' private temp dir: {0}")]
+    Temp(#[source] std::io::Error),
+}
+
+/// Why the namespace sandbox cannot be used here (commands then run in
+/// the fallback, Landlock and seccomp alone).
+#[derive(Debug, thiserror::Error)]
+enum NoNamespaces {
+    #[error(transparent)]
+    Confine(#[from] confine::Error),
+    #[error("a test command cannot start in the sandbox: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("a test command in the sandbox cannot be waited for: {0}")]
+    Wait(#[source] rustix::io::Errno),
+    #[error("a test command in the sandbox ended with {0:?}")]
+    Ended(Option<i32>),
 }
 
 /// What running commands needs, started on first use.
@@ -217,7 +240,7 @@ struct Processes {
     /// directories (looked for once).
     read_secrets: Vec<PathBuf>,
     /// Why the namespace sandbox cannot be used, if it cannot.
-    namespaces: Result<(), String>,
+    namespaces: Result<(), NoNamespaces>,
     pids: Option<Arc<Pids>>,
     /// The views' skeletons (see crates/confine/src/view.rs).
     skeletons: Option<confine::view::Skeletons>,
@@ -336,7 +359,7 @@ impl Broker {
             return Some("turned off by configuration (commands.namespaces = false)".to_owned());
         }
         match self.processes() {
-            Ok(p) => p.namespaces.clone().err(),
+            Ok(p) => p.namespaces.as_ref().err().map(ToString::to_string),
             Err(e) => Some(e.to_string()),
         }
     }
@@ -405,11 +428,11 @@ impl Broker {
                     self.config.max_processes.max(1),
                     self.config.views_ahead,
                 )
-                    .map_err(|e| format!("cannot start the command runner: {e}"))?;
+                    .map_err(StartError::Runner)?;
                 let temp = tempfile::Builder::new()
                     .prefix("toolhost-cmd-")
                     .tempdir()
-                    .map_err(|e| format!("cannot create the commands' private temp dir: {e}"))?;
+                    .map_err(StartError::Temp)?;
                 let read: Vec<PathBuf> = self
                     .config
                     .read
@@ -457,11 +480,11 @@ impl Broker {
                 Ok(processes)
             })
             .as_ref()
-            .map_err(|e| CommandError::Failed(e.clone()))
+            .map_err(|e| CommandError::Failed(e.to_string()))
     }
 
     /// Whether a namespaced command starts here: run `true` in one.
-    fn probe_namespaces(&self, processes: &Processes) -> Result<(), String> {
+    fn probe_namespaces(&self, processes: &Processes) -> Result<(), NoNamespaces> {
         let temp = processes.temp.path();
         let found = Found::default();
         let mut plan = self.plan(processes, temp, false, &found);
@@ -473,15 +496,13 @@ impl Broker {
         let started = processes
             .spawner
             .spawn(launch, false)
-            .map_err(|e| e.to_string())?;
+            .map_err(NoNamespaces::Spawn)?;
         let pid = rustix::process::Pid::from_raw(i32::try_from(started.pid).unwrap_or(0));
         let status = rustix::process::waitpid(pid, rustix::process::WaitOptions::empty())
-            .map_err(|e| e.to_string())?;
+            .map_err(NoNamespaces::Wait)?;
         match status.and_then(|(_, s)| s.exit_status()) {
             Some(0) => Ok(()),
-            other => Err(format!(
-                "a test command in the sandbox ended with {other:?}"
-            )),
+            other => Err(NoNamespaces::Ended(other)),
         }
     }
 }

@@ -81,7 +81,7 @@ impl Support {
             .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
         let filters = seccomp
             .then(|| {
-                Ok::<_, String>([
+                Ok::<_, Error>([
                     Arc::new(seccomp::filters(true)?),
                     Arc::new(seccomp::filters(false)?),
                 ])
@@ -178,6 +178,57 @@ pub struct Plan<'a> {
     pub skeletons: Option<&'a view::Skeletons>,
 }
 
+/// Why a command's confinement could not be prepared; nothing ran.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A path of the plan holds a NUL byte (possible in a configuration,
+    /// never on disk).
+    #[error("`{}` holds a NUL byte, which no path can; remove it from the configuration", .0.display())]
+    NulInPath(PathBuf),
+    /// Without namespaces, a writable path holds toolhost's own policy.
+    #[error(
+        "`{}` is writable by commands and holds toolhost's own {what} ({}), which this sandbox \
+         (no namespaces here) cannot hide; remove it from [commands] writable or use a narrower \
+         directory",
+        writable.display(),
+        dir.display()
+    )]
+    PolicyDirWritable {
+        /// The writable path.
+        writable: PathBuf,
+        /// What the directory holds.
+        what: &'static str,
+        /// toolhost's directory beneath it.
+        dir: PathBuf,
+    },
+    /// A writable path holds the views' skeletons.
+    #[error(
+        "`{}` is writable by commands and holds toolhost's sandbox directory `{}`; use a narrower \
+         workspace or writable directory, or set XDG_RUNTIME_DIR or TMPDIR elsewhere",
+        writable.display(),
+        base.display()
+    )]
+    SkeletonsWritable {
+        /// The writable path.
+        writable: PathBuf,
+        /// Where the skeletons are.
+        base: PathBuf,
+    },
+    /// The namespace sandbox was asked for with no place for skeletons.
+    #[error("no place to make the view's skeleton")]
+    NoSkeletons,
+    /// A skeleton could not be made.
+    #[error("cannot make the view's skeleton: {0}")]
+    Skeleton(#[source] std::io::Error),
+    /// The Landlock ruleset could not be prepared.
+    #[error("cannot prepare Landlock: {0}")]
+    Landlock(String),
+    /// The seccomp filters could not be built.
+    #[error("cannot build the seccomp filter: {0}")]
+    Seccomp(String),
+}
+
 /// A layer of the full sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
@@ -220,14 +271,13 @@ const READABLE: [&str; 12] = [
 ];
 
 /// `path` as a C string; the error names a path holding a NUL byte.
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("`{}` holds a NUL byte, which no path can", path.display()))
+fn c_path(path: &Path) -> Result<CString, Error> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::NulInPath(path.to_owned()))
 }
 
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
-    pub fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, String> {
+    pub fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, Error> {
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
         let namespaces = if plan.namespaces {
@@ -243,13 +293,11 @@ impl Prepared {
                 std::iter::once(plan.workspace).chain(plan.writable.iter().map(PathBuf::as_path));
             for w in writable {
                 if let Some((what, dir)) = plan.policy_dirs.iter().find(|(_, d)| d.starts_with(w)) {
-                    return Err(format!(
-                        "`{}` is writable by commands and holds toolhost's own {what} ({}), \
-                         which this sandbox (no namespaces here) cannot hide; remove it from \
-                         [commands] writable or use a narrower directory",
-                        w.display(),
-                        dir.display()
-                    ));
+                    return Err(Error::PolicyDirWritable {
+                        writable: w.to_owned(),
+                        what,
+                        dir: dir.clone(),
+                    });
                 }
             }
         }
@@ -328,7 +376,7 @@ impl Prepared {
         program: Vec<CString>,
         argv: Vec<CString>,
         envp: Vec<CString>,
-    ) -> Result<Launch, String> {
+    ) -> Result<Launch, Error> {
         Ok(Launch {
             namespaces: self.namespaces,
             cwd: c_path(cwd)?,
@@ -354,7 +402,7 @@ fn namespaces(
     plan: &Plan<'_>,
     own_mounts: bool,
     enforced: &mut Vec<String>,
-) -> Result<Namespaces, String> {
+) -> Result<Namespaces, Error> {
     let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
     let mut flags =
         libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
@@ -388,9 +436,7 @@ fn namespaces(
     let id_map =
         |id: u32| CString::new(format!("{id} {id} 1")).expect("digits and spaces hold no NUL byte");
     let view = layout.view()?;
-    let skeletons = plan
-        .skeletons
-        .ok_or("no place to make the view's skeleton")?;
+    let skeletons = plan.skeletons.ok_or(Error::NoSkeletons)?;
     // A command must never reach the skeletons: through a writable path
     // it could replace a mask or a mount point for the next command.
     let base = skeletons.base();
@@ -398,15 +444,12 @@ fn namespaces(
         .chain(plan.writable.iter().map(PathBuf::as_path))
         .find(|w| base.starts_with(w))
     {
-        return Err(format!(
-            "`{}` is writable by commands and holds toolhost's sandbox directory `{}`; use a narrower workspace or writable directory, or set XDG_RUNTIME_DIR or TMPDIR elsewhere",
-            w.display(),
-            base.display()
-        ));
+        return Err(Error::SkeletonsWritable {
+            writable: w.to_owned(),
+            base: base.to_owned(),
+        });
     }
-    let skeleton = skeletons
-        .get(&view.entries)
-        .map_err(|e| format!("cannot make the view's skeleton: {e}"))?;
+    let skeleton = skeletons.get(&view.entries).map_err(Error::Skeleton)?;
     let split = own_mounts.then(|| view.split(&skeleton.root)).flatten();
     let (fixed, per_command) = match split {
         Some((ops, per_command)) => {
@@ -438,10 +481,10 @@ fn landlock(
     support: &Support,
     in_namespaces: bool,
     enforced: &mut Vec<String>,
-) -> Result<Landlock, String> {
+) -> Result<Landlock, Error> {
     let abi = support.abi();
     let restrict_net = !plan.network && !in_namespaces && support.landlock_abi >= 4;
-    let fail = |e: landlock::RulesetError| format!("cannot prepare Landlock: {e}");
+    let fail = |e: landlock::RulesetError| Error::Landlock(e.to_string());
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
@@ -456,7 +499,8 @@ fn landlock(
     }
     let created = ruleset.create().map_err(fail)?;
     let fd: Option<OwnedFd> = created.into();
-    let ruleset = fd.ok_or("Landlock is not enforced by this kernel")?;
+    let ruleset =
+        fd.ok_or_else(|| Error::Landlock("it is not enforced by this kernel".to_owned()))?;
     let (read, all) = (
         AccessFs::from_read(abi).bits(),
         AccessFs::from_all(abi).bits(),

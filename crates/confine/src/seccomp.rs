@@ -23,10 +23,10 @@ const TIOCSTI: u64 = 0x5412;
 pub type Filters = [BpfProgram; 2];
 
 /// The filters, with `AF_UNIX`-only sockets when `restrict_sockets`.
-pub(super) fn filters(restrict_sockets: bool) -> Result<Filters, String> {
-    let fail = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
+pub(super) fn filters(restrict_sockets: bool) -> Result<Filters, crate::Error> {
+    let fail = |e: seccompiler::BackendError| crate::Error::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|_| "seccomp: unknown architecture".to_owned())?;
+        .map_err(|_| crate::Error::Seccomp("unknown architecture".to_owned()))?;
     let arg = |index: u8, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
             .and_then(|c| SeccompRule::new(vec![c]))
@@ -65,7 +65,7 @@ pub(super) fn filters(restrict_sockets: bool) -> Result<Filters, String> {
         arg(0, SeccompCmpOp::Eq, libc::AF_VSOCK as u64)?
     };
     rules.insert(libc::SYS_socket, vec![sockets]);
-    let compile = |rules, errno: i32| -> Result<BpfProgram, String> {
+    let compile = |rules, errno: i32| -> Result<BpfProgram, crate::Error> {
         SeccompFilter::new(
             rules,
             SeccompAction::Allow,
@@ -74,7 +74,7 @@ pub(super) fn filters(restrict_sockets: bool) -> Result<Filters, String> {
         )
         .map_err(fail)?
         .try_into()
-        .map_err(|e: seccompiler::BackendError| format!("cannot compile the seccomp filter: {e}"))
+        .map_err(fail)
     };
     let clone3 = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
     Ok([

@@ -117,18 +117,13 @@ pub(crate) struct View {
     /// child must make.
     fresh: Vec<PathBuf>,
     /// The first path that could not be put in the view.
-    error: Option<String>,
+    error: Option<crate::Error>,
 }
 
 /// `path` as a C string; the error names a path holding a NUL byte,
 /// which the file system never has but a configuration could.
-fn host(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
-        format!(
-            "`{}` holds a NUL byte, which no path can; remove it from the configuration",
-            path.display()
-        )
-    })
+fn host(path: &Path) -> Result<CString, crate::Error> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| crate::Error::NulInPath(path.to_owned()))
 }
 
 impl View {
@@ -334,7 +329,7 @@ impl Op {
 
 impl Layout {
     /// The skeleton entries and operations that build this view.
-    pub(crate) fn view(&self) -> Result<View, String> {
+    pub(crate) fn view(&self) -> Result<View, crate::Error> {
         let mut view = View::default();
         // Parents before children, so a nested bind lands on top.
         let mut binds: Vec<(&Path, bool)> = self
@@ -547,6 +542,7 @@ mod tests {
             ..Layout::default()
         };
         let err = layout.view().expect_err("refused");
+        let err = err.to_string();
         assert!(err.contains("NUL") && err.contains("/tmp/evil"), "{err}");
     }
 

@@ -250,8 +250,8 @@ impl BrokerCall {
             none.clone()
         };
         plan.found = &found;
-        let prepared =
-            Prepared::new(&plan, confine::Support::get()).map_err(CommandError::Failed)?;
+        let prepared = Prepared::new(&plan, confine::Support::get())
+            .map_err(|e| CommandError::Failed(e.to_string()))?;
         if let Some(layer) = prepared.missing()
             && broker.config.require_sandbox
         {
@@ -357,7 +357,7 @@ impl BrokerCall {
         };
         let mut launch = prepared
             .launch(cwd, program, argv, envp)
-            .map_err(CommandError::Invalid)?;
+            .map_err(|e| CommandError::Invalid(e.to_string()))?;
         launch.owner = Arc::clone(&self.owner);
         Ok(launch)
     }
