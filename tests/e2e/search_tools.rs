@@ -31,7 +31,7 @@ fn tree() -> tempfile::TempDir {
     write(p, "win.txt", "first\r\nneedle with crlf\r\nlast\r\n");
     write(p, "build/out.rs", "needle in an ignored dir\n");
     write(p, "debug.log", "needle in an ignored file\n");
-    write(p, ".secret/keys.txt", "needle in a hidden dir\n");
+    write(p, ".hidden/keys.txt", "needle in a hidden dir\n");
     write(p, ".settings", "NEEDLE=1\n");
     write(p, "image.bin", b"needle\x00\x01\x02binary");
     ws
@@ -70,7 +70,7 @@ fn grep_options_change_the_set() {
             json!({"pattern": "needle", "output": "files", "respect_ignore": false, "hidden": true})
         ),
         [
-            ".secret/keys.txt",
+            ".hidden/keys.txt",
             "build/out.rs",
             "debug.log",
             "docs/guide.md",
@@ -426,7 +426,7 @@ fn find_files_hidden_finds_dot_files_and_their_directories() {
     };
     assert_eq!(
         sorted(json!({"pattern": "*.txt", "hidden": true})),
-        [".secret/keys.txt", "win.txt"]
+        [".hidden/keys.txt", "win.txt"]
     );
     assert_eq!(
         sorted(json!({"pattern": ".settings", "hidden": true})),
@@ -462,7 +462,7 @@ fn search_code_options_each_change_the_set_exactly() {
     );
     assert_eq!(
         search(json!({"pattern": r"hidden \w+", "context_lines": 0, "hidden": true})),
-        [".secret/keys.txt:1:needle in a hidden dir"]
+        [".hidden/keys.txt:1:needle in a hidden dir"]
     );
     assert_eq!(
         search(json!({"pattern": "needle", "context_lines": 0, "file_pattern": "*.md"})),
