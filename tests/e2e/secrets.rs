@@ -504,11 +504,7 @@ fn the_credential_files_of_common_tools_are_secret() {
         &json!({"pattern": "CANARY", "hidden": true}),
     );
     assert!(!shown(&r).contains("CANARY_"), "{}", shown(&r));
-    let r = run(
-        &ex,
-        "list_dir",
-        &json!({"path": ".", "recursive": true}),
-    );
+    let r = run(&ex, "list_dir", &json!({"path": ".", "recursive": true}));
     assert!(r.success, "{}", shown(&r));
     for name in names {
         let base = Path::new(name).file_name().unwrap().to_str().unwrap();
