@@ -173,27 +173,19 @@ impl AuditRow {
 /// and invisible characters are shown as a visible `U+XXXX` mark, so an
 /// agent's source cannot hide what it does from the person reading it.
 pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' => out.push(c),
-            c if c.is_control() || toolhost_shared::dynamic::is_invisible(c) => {
-                let _ = write!(out, "<mark class=\"cc\">U+{:04X}</mark>", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    escaped(text, true)
 }
 
 /// `text` safe inside a quoted attribute: like [`esc`], with hidden
 /// characters written as `U+XXXX` text (no markup inside an attribute).
 pub(super) fn attr(text: &str) -> String {
+    escaped(text, false)
+}
+
+/// `text` with HTML's special characters escaped and hidden ones shown,
+/// as a `<mark>` when `in_text` (tabs and newlines kept), else as plain
+/// `U+XXXX`.
+fn escaped(text: &str, in_text: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -202,8 +194,14 @@ pub(super) fn attr(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\t' | '\n' if in_text => out.push(c),
             c if c.is_control() || toolhost_shared::dynamic::is_invisible(c) => {
-                let _ = write!(out, "U+{:04X}", u32::from(c));
+                let code = u32::from(c);
+                let _ = if in_text {
+                    write!(out, "<mark class=\"cc\">U+{code:04X}</mark>")
+                } else {
+                    write!(out, "U+{code:04X}")
+                };
             }
             c => out.push(c),
         }
