@@ -454,7 +454,12 @@ impl Executor {
     /// True once a person answered "abort everything" to a call of
     /// `session` (`None`: calls with no session).
     pub fn aborted_in(&self, session: Option<&str>) -> bool {
-        self.abort_flag(session).load(Ordering::Relaxed)
+        self.policy
+            .aborted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session.unwrap_or(""))
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
     }
 
     /// The "abort all" flag of `session`, made on first use.
