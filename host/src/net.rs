@@ -55,6 +55,17 @@ pub(crate) fn host_name(header: &str) -> String {
     header.split(':').next().unwrap_or("").to_owned()
 }
 
+/// Whether the request's `Host` header (without its port) is one of
+/// `allowed`, case-insensitively: the HTTP front ends' DNS-rebinding check.
+pub(crate) fn host_allowed(headers: &http::HeaderMap, allowed: &[String]) -> bool {
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(host_name)
+        .unwrap_or_default();
+    allowed.iter().any(|h| h.eq_ignore_ascii_case(&host))
+}
+
 /// Equal, in a time that does not depend on where the inputs differ (tokens,
 /// secrets).
 pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
@@ -311,6 +322,21 @@ impl Body for Capped {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_are_judged_without_their_port() {
+        assert_eq!(host_name("localhost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:80"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+        let allowed = ["localhost".to_owned(), "::1".to_owned()];
+        let with = |host: &'static str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::HOST, http::HeaderValue::from_static(host));
+            host_allowed(&headers, &allowed)
+        };
+        assert!(with("LocalHost:8080") && with("[::1]:9"));
+        assert!(!with("evil.example") && !host_allowed(&http::HeaderMap::new(), &allowed));
+    }
 
     #[test]
     fn private_and_special_addresses_are_not_public() {

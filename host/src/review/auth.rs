@@ -5,18 +5,7 @@ use super::*;
 /// The Host check for every request, then the sign-in for all but the
 /// login route and the assets.
 pub(super) async fn guard(State(page): State<Arc<Page>>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(host_name)
-        .unwrap_or_default();
-    if !page
-        .options
-        .allowed_hosts
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case(&host))
-    {
+    if !host_allowed(request.headers(), &page.options.allowed_hosts) {
         return (
             StatusCode::FORBIDDEN,
             "Forbidden: this Host is not one the review page answers to",
