@@ -26,7 +26,7 @@ impl parallel::Host for CallState {
                 .map(|_| Err(wit::ToolError::Denied(refusal.to_owned())))
                 .collect();
         };
-        let outcomes = fanout.map(&inputs);
+        let outcomes = fanout.map(self.env.workspace.as_deref(), &inputs);
         outcomes
             .into_iter()
             .map(|outcome| to_wit(outcome, &mut self.stopped_shares))

@@ -21,7 +21,7 @@ use crate::types::context::{CallContext, CancelToken};
 use crate::types::grant::Effective;
 use crate::types::result::{CallError, ErrorKind};
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Scope;
@@ -41,7 +41,6 @@ pub(crate) struct Fanout {
     pub(crate) args: String,
     pub(crate) context: CallContext,
     pub(crate) grant: Effective,
-    pub(crate) workspace: Option<PathBuf>,
     pub(crate) limits: Limits,
     pub(crate) settings: String,
     pub(crate) deadline: Instant,
@@ -56,7 +55,7 @@ pub(crate) struct Fanout {
 
 impl Fanout {
     /// One run, with `share` as its input.
-    fn run(&self, share: &str) -> Outcome {
+    fn run(&self, workspace: Option<&Path>, share: &str) -> Outcome {
         let limits = Limits {
             timeout: self.deadline.saturating_duration_since(Instant::now()),
             max_output_bytes: SHARE_OUTPUT_BYTES.max(self.limits.max_output_bytes),
@@ -72,7 +71,7 @@ impl Fanout {
             args: &self.args,
             context: &self.context,
             grant: &self.grant,
-            workspace: self.workspace.as_deref(),
+            workspace,
             limits: &limits,
             cancel: self.cancel.as_ref(),
             settings: &self.settings,
@@ -84,13 +83,14 @@ impl Fanout {
         sandbox::run_share(&self.runtime, &self.tool, &self.pre, &request, share)
     }
 
-    /// Run every input, in parallel where permits allow.
-    pub(crate) fn map(&self, inputs: &[String]) -> Vec<Outcome> {
+    /// Run every input, in parallel where permits allow, in the call's
+    /// `workspace` (its [`CallEnv`](super::sandbox::CallEnv)'s).
+    pub(crate) fn map(&self, workspace: Option<&Path>, inputs: &[String]) -> Vec<Outcome> {
         let permits = self.runtime.extra_workers(inputs.len().saturating_sub(1));
         let total = inputs.len() as u64;
         let done = AtomicUsize::new(0);
         let run = |input: &str| {
-            let outcome = self.run(input);
+            let outcome = self.run(workspace, input);
             if let Some(progress) = &self.progress {
                 let n = done.fetch_add(1, Ordering::Relaxed) as u64 + 1;
                 progress.count(

@@ -372,7 +372,6 @@ pub(crate) fn run(
         args: req.args.to_owned(),
         context: req.context.clone(),
         grant: req.grant.clone(),
-        workspace: req.workspace.map(Path::to_owned),
         limits: req.limits.clone(),
         settings: req.settings.to_owned(),
         deadline: deadline(req.limits.timeout),
