@@ -83,12 +83,7 @@ impl Setup {
 }
 
 fn shell(line: &str) -> CommandRequest {
-    CommandRequest {
-        program: Program::Shell(line.to_owned()),
-        cwd: None,
-        timeout_ms: None,
-        env: Vec::new(),
-    }
+    CommandRequest::new(Program::Shell(line.to_owned()))
 }
 
 const MODES: [Mode; 3] = [Mode::Yolo, Mode::ConfirmSensitive, Mode::ConfirmAll];

@@ -206,10 +206,9 @@ fn run_one(
     let path = format!("./{file}");
     let quoted = crate::broker::shell_words(std::slice::from_ref(&path));
     let request = CommandRequest {
-        program: Program::Shell(hook.command.replace("{file}", &quoted)),
-        cwd: None,
         timeout_ms: Some(u32::try_from(hook.timeout_secs.saturating_mul(1000)).unwrap_or(u32::MAX)),
         env: vec![("TOOLHOST_EDITED_FILE".to_owned(), path)],
+        ..CommandRequest::new(Program::Shell(hook.command.replace("{file}", &quoted)))
     };
     let mut record = HookRecord {
         hook: hook.name.clone(),

@@ -217,10 +217,8 @@ impl Server {
                 let mut argv = vec![command.clone()];
                 argv.extend(args.iter().cloned());
                 let request = CommandRequest {
-                    program: Program::Argv(argv),
-                    cwd: None,
-                    timeout_ms: None,
                     env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    ..CommandRequest::new(Program::Argv(argv))
                 };
                 let network = *network;
                 let mut piped =
