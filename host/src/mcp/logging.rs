@@ -52,24 +52,39 @@ pub(super) fn subscribe() -> broadcast::Receiver<Line> {
     feed().subscribe()
 }
 
-/// The tracing layer that feeds the clients (see the module docs).
-pub fn layer() -> McpLogLayer {
-    McpLogLayer
+/// The tracing layer that feeds the clients (see the module docs), with
+/// a filter of its own: the lines it takes say nothing about what the
+/// other layers (stderr) show, and the other way round.
+pub fn layer<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    McpLogLayer.with_filter(Forwarded)
 }
 
 /// See [`layer`].
 #[derive(Debug, Clone, Copy)]
-pub struct McpLogLayer;
+struct McpLogLayer;
+
+/// Which lines [`McpLogLayer`] takes: those clients may get, while one is
+/// connected.
+#[derive(Debug, Clone, Copy)]
+struct Forwarded;
 
 /// Whether a line from `target` may go to clients at all.
 fn forwarded(target: &str) -> bool {
     target == "toolhost::plugin" || target.starts_with("toolhost::mcp")
 }
 
-impl<S: Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
+impl<S> tracing_subscriber::layer::Filter<S> for Forwarded {
+    fn enabled(&self, metadata: &Metadata<'_>, _ctx: &Context<'_, S>) -> bool {
+        forwarded(metadata.target()) && feed().receiver_count() > 0
+    }
+
     /// Asked again per event (clients come and go): never cached as
-    /// "always" or "never" for the lines clients may get.
-    fn register_callsite(
+    /// "always" for the lines clients may get.
+    fn callsite_enabled(
         &self,
         metadata: &'static Metadata<'static>,
     ) -> tracing::subscriber::Interest {
@@ -79,11 +94,9 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
             tracing::subscriber::Interest::never()
         }
     }
+}
 
-    fn enabled(&self, metadata: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
-        forwarded(metadata.target()) && feed().receiver_count() > 0
-    }
-
+impl<S: Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
         let meta = event.metadata();
         if !forwarded(meta.target()) || feed().receiver_count() == 0 {
