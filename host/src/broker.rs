@@ -52,10 +52,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-/// toolhost's own directories that decide policy; where they are does not
-/// change while the host runs.
-static POLICY_DIRS: LazyLock<Vec<(&str, PathBuf)>> =
-    LazyLock::new(crate::types::paths::policy_dirs);
+/// toolhost's own directories (configuration, trust store, state, the
+/// compile cache of native code); where they are does not change while the
+/// host runs. The fallback cannot hide them, so a writable path holding one
+/// refuses its commands.
+static POLICY_DIRS: LazyLock<Vec<(&str, PathBuf)>> = LazyLock::new(crate::types::paths::own_dirs);
 
 /// How the broker runs commands; the `[commands]` part of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]

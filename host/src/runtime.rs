@@ -116,7 +116,7 @@ impl Runtime {
             CacheDir::Disabled => None,
         };
         Ok(Self {
-            cache: CompileCache::new(cache_dir, &engine, config.cache_max_bytes),
+            cache: CompileCache::new(cache_dir, config.cache_key, &engine, config.cache_max_bytes),
             ticker: OnceLock::new(),
             epoch_tick: config.epoch_tick,
             engine,

@@ -80,6 +80,7 @@ fn a_failing_share_gives_the_call_its_error_kind() {
 fn small_output_executor(ws: &std::path::Path, max_output_bytes: usize) -> Executor {
     let runtime = Runtime::new(RuntimeConfig {
         cache: CacheDir::At(cache_dir()),
+        cache_key: crate::support::cache_key(),
         max_concurrent_calls: 2,
         fanout_workers: Some(1),
         limits: Limits {

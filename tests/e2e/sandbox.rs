@@ -288,6 +288,7 @@ fn the_compile_cache_holds_the_component_and_its_description() {
     // descriptions come from the cache and calls deserialise the code.
     let rt = toolhost::Runtime::new(toolhost::RuntimeConfig {
         cache: toolhost::CacheDir::At(dir),
+        cache_key: crate::support::cache_key(),
         ..toolhost::RuntimeConfig::default()
     })
     .expect("runtime");
@@ -298,6 +299,47 @@ fn the_compile_cache_holds_the_component_and_its_description() {
         .with_workspace(ws.path())
         .expect("ws");
     assert_next_call_works(&ex);
+}
+
+/// A compiled file in the cache swapped for another tool's (as a command
+/// that could write the cache would) is not loaded: the tool is compiled
+/// again, answers as itself, and the host says why.
+#[test]
+fn a_swapped_compiled_file_is_compiled_again_not_loaded() {
+    crate::support::warm_cache();
+    let cache = tempfile::tempdir().unwrap();
+    let mut keys = std::collections::HashMap::new();
+    for entry in std::fs::read_dir(crate::support::cache_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, cache.path().join(path.file_name().unwrap())).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(key) = name.strip_suffix(".info.json") {
+            let info: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            keys.insert(info["name"].as_str().unwrap().to_owned(), key.to_owned());
+        }
+    }
+    let compiled = |tool: &str| cache.path().join(format!("{}.cwasm", keys[tool]));
+    assert!(compiled("read_file").is_file() && compiled("grep").is_file());
+    std::fs::copy(compiled("grep"), compiled("read_file")).unwrap();
+    let ws = ws_with_ok_file();
+    let out = crate::support::toolhost_with_env(
+        ws.path(),
+        &["call", "read_file", r#"{"path":"ok.txt"}"#],
+        &[("TOOLHOST_CACHE_DIR", cache.path())],
+    );
+    let (stdout, stderr) = (crate::support::stdout(&out), crate::support::stderr(&out));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("fine"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("does not match what toolhost recorded"),
+        "{stderr}"
+    );
+    assert_ne!(
+        std::fs::read(compiled("read_file")).unwrap(),
+        std::fs::read(compiled("grep")).unwrap(),
+        "the recompiled file replaced the swapped one"
+    );
 }
 
 /// The sandbox itself, not the SDK's path checks, stops a plugin with a
@@ -432,6 +474,7 @@ fn a_runtime_without_a_pool_shares_the_cache_and_keeps_the_limits() {
     let counter = Arc::clone(&compiled);
     let runtime = Runtime::new(RuntimeConfig {
         cache: CacheDir::At(crate::support::cache_dir()),
+        cache_key: crate::support::cache_key(),
         pool_instances: false,
         progress: Some(CompileProgress::new(move |event| {
             if let CompileEvent::Started { .. } = event {

@@ -18,6 +18,12 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cache")
 }
 
+/// The key signing [`cache_dir`]'s entries: the one the binary, run with
+/// [`toolhost_command`]'s data directory, uses too.
+pub fn cache_key() -> Option<PathBuf> {
+    Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-data/toolhost/compile-cache.key"))
+}
+
 /// One runtime for the whole test binary: compiling happens once.
 pub fn runtime() -> Arc<Runtime> {
     static RUNTIME: OnceLock<Arc<Runtime>> = OnceLock::new();
@@ -26,6 +32,7 @@ pub fn runtime() -> Arc<Runtime> {
             Arc::new(
                 Runtime::new(RuntimeConfig {
                     cache: CacheDir::At(cache_dir()),
+                    cache_key: cache_key(),
                     ..RuntimeConfig::default()
                 })
                 .expect("runtime"),

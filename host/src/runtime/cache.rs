@@ -19,7 +19,13 @@
 //! Deserialising trusts the file's contents, as wasmtime documents, so the
 //! cache directory must be private: it is created 0700, and an existing
 //! directory that is not owned by this user, or that others can write to, is
-//! not used (the cache is disabled with a warning).
+//! not used (the cache is disabled with a warning). No command can write it
+//! either: the namespace sandbox hides it, and the fallback refuses a
+//! writable path holding it. And each compiled file is loaded only when it
+//! matches `<key>.mac`, a keyed BLAKE3 of the entry's key and its bytes
+//! made when it was written, under a key kept in toolhost's data directory
+//! (`compile-cache.key`, which no command ever reaches): a file swapped for
+//! another entry's, or altered, is compiled again, with a warning.
 
 use crate::types::tool_info::ToolInfo;
 use std::collections::HashMap;
@@ -44,6 +50,8 @@ const ABANDONED: Duration = Duration::from_secs(60 * 60);
 #[derive(Debug)]
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
+    /// What the entries are signed with ([`mac_key`]).
+    mac_key: [u8; 32],
     compat: u64,
     /// Most bytes the directory keeps (see the module docs).
     max_bytes: u64,
@@ -52,21 +60,30 @@ pub(crate) struct CompileCache {
 impl CompileCache {
     /// A cache in `dir`, created if missing. If it cannot be created the
     /// cache is disabled with a warning: slower, never broken.
-    pub(crate) fn new(dir: Option<PathBuf>, engine: &Engine, max_bytes: u64) -> Self {
+    pub(crate) fn new(
+        dir: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+        engine: &Engine,
+        max_bytes: u64,
+    ) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let dir =
-            dir.and_then(
-                |dir| match create_private_dir(&dir).and_then(|()| check_private(&dir)) {
-                    Ok(()) => Some(dir),
-                    Err(err) => {
-                        tracing::warn!(dir = %dir.display(), %err, "compile cache disabled");
-                        None
-                    }
-                },
-            );
+        let usable = |dir: &Path| {
+            create_private_dir(dir)?;
+            check_private(dir)?;
+            mac_key(&key_file.clone().map_or_else(default_key_file, Ok)?)
+        };
+        let (dir, mac_key) = match dir.map(|dir| (usable(&dir), dir)) {
+            Some((Ok(key), dir)) => (Some(dir), key),
+            Some((Err(err), dir)) => {
+                tracing::warn!(dir = %dir.display(), %err, "compile cache disabled");
+                (None, [0; 32])
+            }
+            None => (None, [0; 32]),
+        };
         Self {
             dir,
+            mac_key,
             compat: hasher.finish(),
             max_bytes,
         }
@@ -119,6 +136,17 @@ impl CompileCache {
     /// never compiles.
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
         let path = self.path(key, "cwasm").filter(|p| p.is_file())?;
+        let recorded = std::fs::read_to_string(self.path(key, "mac")?).unwrap_or_default();
+        let actual = self.mac(key, &mut std::fs::File::open(&path).ok()?).ok()?;
+        if recorded.trim() != actual {
+            tracing::warn!(
+                path = %path.display(),
+                "a cached compiled component does not match what toolhost recorded when it \
+                 wrote it (it was changed or replaced since); it is not loaded, and is compiled \
+                 again"
+            );
+            return None;
+        }
         match deserialize(engine, &path) {
             Ok(component) => {
                 touch(&path);
@@ -153,6 +181,11 @@ impl CompileCache {
         drop(compiled);
         match component.serialize() {
             Ok(bytes) => {
+                if let (Some(mac), Ok(signed)) =
+                    (self.path(key, "mac"), self.mac(key, &mut bytes.as_slice()))
+                {
+                    write_atomic(&mac, signed.as_bytes());
+                }
                 write_atomic(&path, &bytes);
                 if let Some(dir) = &self.dir {
                     prune(dir, self.max_bytes, SystemTime::now());
@@ -162,6 +195,71 @@ impl CompileCache {
         }
         Ok(component)
     }
+}
+
+impl CompileCache {
+    /// The keyed hash of entry `key` whose compiled bytes `read` gives.
+    fn mac(&self, key: &str, read: &mut impl std::io::Read) -> std::io::Result<String> {
+        let mut hasher = blake3::Hasher::new_keyed(&self.mac_key);
+        hasher.update(key.as_bytes());
+        hasher.update_reader(read)?;
+        Ok(hasher.finalize().to_hex().to_string())
+    }
+}
+
+/// Where the key signing cache entries is kept: toolhost's data directory,
+/// which no command reaches.
+fn default_key_file() -> std::io::Result<PathBuf> {
+    dirs::data_dir()
+        .map(|d| d.join("toolhost/compile-cache.key"))
+        .ok_or_else(|| {
+            std::io::Error::other(
+                "there is no data directory (set HOME or XDG_DATA_HOME) to keep the key that \
+                 signs compiled components",
+            )
+        })
+}
+
+/// The key in `path`, made (random, 0600) if there is none.
+fn mac_key(path: &Path) -> std::io::Result<[u8; 32]> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    for _ in 0..2 {
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                return bytes.try_into().map_err(|_| {
+                    std::io::Error::other(format!(
+                        "{} is not a key toolhost made (32 bytes); delete it and toolhost makes \
+                         a new one",
+                        path.display()
+                    ))
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir)?;
+        }
+        let mut key = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key))?;
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .and_then(|mut f| f.write_all(&key));
+        match made {
+            Ok(()) => return Ok(key),
+            // Another process made it first: read theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "cannot read or make {}",
+        path.display()
+    )))
 }
 
 /// Mark an entry used now (what eviction goes by); failing only makes it
@@ -204,6 +302,7 @@ fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
         let Some(key) = name
             .strip_suffix(".cwasm")
             .or_else(|| name.strip_suffix(".info.json"))
+            .or_else(|| name.strip_suffix(".mac"))
         else {
             continue;
         };
@@ -225,7 +324,7 @@ fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
         if total <= max_bytes {
             break;
         }
-        for ext in ["cwasm", "info.json"] {
+        for ext in ["cwasm", "info.json", "mac"] {
             let _ = std::fs::remove_file(dir.join(format!("{key}.{ext}")));
         }
         total = total.saturating_sub(bytes);
@@ -311,7 +410,7 @@ mod tests {
         assert!(err.to_string().contains("chmod go-w"), "{err}");
         let engine = Engine::default();
         assert!(
-            CompileCache::new(Some(cache), &engine, DEFAULT_CACHE_MAX_BYTES)
+            CompileCache::new(Some(cache), None, &engine, DEFAULT_CACHE_MAX_BYTES)
                 .dir
                 .is_none()
         );

@@ -101,6 +101,10 @@ pub struct RuntimeConfig {
     /// Most bytes the compile cache directory keeps; storing a new entry
     /// evicts those used longest ago (default 1 GiB; see `runtime/cache.rs`).
     pub cache_max_bytes: u64,
+    /// The file holding the key that signs the cache's compiled
+    /// components (default `None`: `toolhost/compile-cache.key` in the data
+    /// directory, which no command reaches); made if missing.
+    pub cache_key: Option<PathBuf>,
 }
 
 /// What [`CompileProgress`] is told.
@@ -212,6 +216,7 @@ impl Default for RuntimeConfig {
             pool_instances: true,
             progress: None,
             cache_max_bytes: cache::DEFAULT_CACHE_MAX_BYTES,
+            cache_key: None,
         }
     }
 }
