@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 
 /// The test's own directory: the one place the throwaway namespace keeps
 /// writable (workspaces, a fake home, toolhost's state).
-struct Scene {
-    dir: tempfile::TempDir,
+pub(crate) struct Scene {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Scene {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("command-sandbox");
         std::fs::create_dir_all(&base).unwrap();
         Self {
@@ -31,12 +31,12 @@ impl Scene {
         }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// A workspace that is a git repository with a hook and a config.
-    fn repo(&self) -> PathBuf {
+    pub(crate) fn repo(&self) -> PathBuf {
         let ws = self.path("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let git = |args: &[&str]| {
@@ -59,7 +59,7 @@ impl Scene {
 
     /// `toolhost ARGS` in `cwd`, contained (see the module docs), with
     /// `env` set.
-    fn toolhost(&self, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    pub(crate) fn toolhost(&self, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
         contained(
             self.dir.path(),
             toolhost_command(cwd, args).envs(env.iter().copied()),
@@ -68,11 +68,11 @@ impl Scene {
 
     /// run_command `line` in `ws`, allowed without asking (the class is
     /// not what is under test), as JSON.
-    fn run(&self, ws: &Path, line: &str, extra: &[&str]) -> serde_json::Value {
+    pub(crate) fn run(&self, ws: &Path, line: &str, extra: &[&str]) -> serde_json::Value {
         self.run_with(ws, &[], line, extra)
     }
 
-    fn run_with(
+    pub(crate) fn run_with(
         &self,
         ws: &Path,
         env: &[(&str, &str)],
@@ -106,7 +106,7 @@ impl Scene {
 }
 
 /// Run `command` in a throwaway namespace where only `keep` is writable.
-fn contained(keep: &Path, command: &mut std::process::Command) -> Output {
+pub(crate) fn contained(keep: &Path, command: &mut std::process::Command) -> Output {
     let root = rustix::process::geteuid().is_root();
     // A checkout under /tmp would vanish under the fresh /tmp with the
     // test's directory and the binary: the directory holding them there
@@ -188,7 +188,7 @@ fn held_under_tmp(keep: &Path, program: &Path) -> Option<PathBuf> {
     }
 }
 
-fn text(v: &serde_json::Value) -> String {
+pub(crate) fn text(v: &serde_json::Value) -> String {
     let s = &v["structured"];
     format!(
         "{}\n{}\n{}",
@@ -451,7 +451,7 @@ fn protected_paths_a_command_creates_are_moved_aside() {
     );
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();

@@ -27,6 +27,7 @@ mod line_endings;
 mod mcp;
 mod mcp_http;
 mod mcp_protocol;
+mod persistence;
 mod pipeline;
 mod read_file;
 mod remote;

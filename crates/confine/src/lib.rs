@@ -135,6 +135,10 @@ pub struct Found {
     pub secret: Vec<PathBuf>,
     /// Paths mounted read-only.
     pub protected: Vec<PathBuf>,
+    /// Directories mounted on themselves, writable: a mount point cannot
+    /// be renamed, removed or replaced (`EBUSY`), so what is beneath stays
+    /// where the read-only covers and the sweep expect it.
+    pub pinned: Vec<PathBuf>,
 }
 
 /// Limits every command gets.
@@ -166,9 +170,9 @@ pub struct Plan<'a> {
     pub namespaces: bool,
     /// Secret and protected paths to cover (namespaces only).
     pub found: &'a Found,
-    /// The host's own directories that decide policy, by what they hold
-    /// (its configuration, its trust store): where no namespace can hide
-    /// them, a writable path holding one refuses the command.
+    /// The host's own directories, by what they hold (its configuration,
+    /// its trust store, its state, its compile cache): where no namespace
+    /// can hide them, a writable path holding one refuses the command.
     pub policy_dirs: &'a [(&'static str, PathBuf)],
     /// The limits the command gets.
     pub limits: Limits,
@@ -201,6 +205,24 @@ pub enum Error {
         what: &'static str,
         /// toolhost's directory beneath it.
         dir: PathBuf,
+    },
+    /// A read or writable path lies inside the workspace or inside another
+    /// writable path, where a command could put a link in its place.
+    #[error(
+        "`{}` (commands' {list} list) lies inside `{}`, which commands can write: a command \
+         could replace it with a link to anything of yours, so it is refused. Remove it from \
+         [commands] {list}; what is inside `{}` is already in every command's view",
+        path.display(),
+        holder.display(),
+        holder.display()
+    )]
+    InsideWritable {
+        /// The read or writable path.
+        path: PathBuf,
+        /// `read` or `writable`.
+        list: &'static str,
+        /// The workspace or writable path holding it.
+        holder: PathBuf,
     },
     /// A writable path holds the views' skeletons.
     #[error(
@@ -275,9 +297,33 @@ fn c_path(path: &Path) -> Result<CString, Error> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::NulInPath(path.to_owned()))
 }
 
+/// Refuse a read or writable path inside the workspace or inside another
+/// writable path.
+fn inside_writable(plan: &Plan<'_>) -> Result<(), Error> {
+    let holders: Vec<&Path> = std::iter::once(plan.workspace)
+        .chain(plan.writable.iter().map(PathBuf::as_path))
+        .collect();
+    let listed = (plan.read.iter().map(|p| (p, "read")))
+        .chain(plan.writable.iter().map(|p| (p, "writable")));
+    for (path, list) in listed {
+        if let Some(holder) = holders
+            .iter()
+            .find(|h| path.starts_with(h) && path.as_path() != **h)
+        {
+            return Err(Error::InsideWritable {
+                path: path.clone(),
+                list,
+                holder: holder.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl Prepared {
     /// Prepare `plan` on a kernel offering `support`.
     pub fn new(plan: &Plan<'_>, support: &Support) -> Result<Self, Error> {
+        inside_writable(plan)?;
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
         let namespaces = if plan.namespaces {
@@ -287,7 +333,8 @@ impl Prepared {
         };
         let in_namespaces = namespaces.is_some();
         // Without namespaces nothing can be hidden: a writable path holding
-        // toolhost's own configuration or trust store refuses every command.
+        // toolhost's own configuration, trust store, state or compile cache
+        // refuses every command.
         if !in_namespaces {
             let writable =
                 std::iter::once(plan.workspace).chain(plan.writable.iter().map(PathBuf::as_path));
@@ -423,6 +470,7 @@ fn namespaces(
         writable: plan.writable.to_vec(),
         masked: plan.found.secret.clone(),
         read_only: plan.found.protected.clone(),
+        pinned: plan.found.pinned.clone(),
         tmp_mib: plan.limits.tmp_mib,
         network: plan.network,
     };

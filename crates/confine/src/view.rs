@@ -60,6 +60,10 @@ pub(crate) enum Op {
     MaskHost { dst: CString, dir: bool },
     /// Make a protected path read-only (no symlink followed).
     ReadOnly(CString),
+    /// Pin a directory protected paths lie beneath: mount it on itself,
+    /// writable (no symlink followed), so it cannot be renamed or
+    /// removed.
+    Pin(CString),
     /// Fail unless what is at this path (no symlink followed), if
     /// anything, is still covered by a mount: a system secret masked in a
     /// view made ahead, which the host may have replaced since (a
@@ -100,6 +104,8 @@ pub(crate) struct Layout {
     pub(crate) masked: Vec<PathBuf>,
     /// Protected paths to make read-only (absolute).
     pub(crate) read_only: Vec<PathBuf>,
+    /// Directories to pin (absolute), parents first.
+    pub(crate) pinned: Vec<PathBuf>,
     /// Size of `/tmp`, in MiB (`/dev/shm` gets a quarter).
     pub(crate) tmp_mib: u64,
     /// The command may use the network (so it needs the resolver).
@@ -247,6 +253,7 @@ impl View {
                 | Op::Proc(t)
                 | Op::Mask(t)
                 | Op::ReadOnly(t)
+                | Op::Pin(t)
                 | Op::Covered(t) => t,
                 Op::Bind { dst, .. }
                 | Op::Device { dst, .. }
@@ -263,7 +270,7 @@ impl View {
                     proc = Some(dst);
                     per_command.push(op.clone());
                 }
-                Op::Mask(_) | Op::ReadOnly(_) => per_command.push(op.clone()),
+                Op::Mask(_) | Op::ReadOnly(_) | Op::Pin(_) => per_command.push(op.clone()),
                 _ if proc.is_some_and(|p| beneath(target, p)) => return None,
                 Op::MaskHost { dst, .. } => {
                     per_command.push(Op::Covered(dst.clone()));
@@ -319,6 +326,7 @@ impl Op {
                 dir,
             },
             Op::ReadOnly(d) => Op::ReadOnly(under(d)),
+            Op::Pin(d) => Op::Pin(under(d)),
             Op::Covered(d) => Op::Covered(under(d)),
             Op::RootReadOnly(_) => Op::RootReadOnly(
                 CString::new(root).expect("a skeleton's root is checked for NUL when made"),
@@ -394,6 +402,11 @@ impl Layout {
                 dir: p.is_dir(),
                 dst,
             });
+        }
+        // Pins first: the masks and covers beneath them land on top.
+        for p in &self.pinned {
+            let dst = view.c(p);
+            view.ops.push(Op::Pin(dst));
         }
         for p in &self.masked {
             let dst = view.c(p);
@@ -504,6 +517,7 @@ mod tests {
             workspace: ws.clone(),
             masked: vec![ws.join(".env")],
             read_only: vec![ws.join(".git/config")],
+            pinned: vec![ws.join(".git")],
             tmp_mib: 64,
             ..Layout::default()
         };
@@ -516,7 +530,8 @@ mod tests {
         };
         let bind = at(&format!("Bind {{ src: \"{}\"", ws.display()));
         assert!(at("Tmpfs { dst: \"/sk/tmp\"") < bind);
-        assert!(bind < at("Mask(\"/sk"));
+        assert!(bind < at("Pin(\"/sk"));
+        assert!(at("Pin(\"/sk") < at("Mask(\"/sk"));
         assert!(at("Mask(\"/sk") < at("ReadOnly("));
         assert_eq!(ops.last().unwrap(), "RootReadOnly(\"/sk\")");
         if Path::new("/etc/shadow").exists() {

@@ -160,7 +160,14 @@ impl BrokerCall {
                 assessment.reason
             )));
         }
-        let (cwd, prepared) = self.confinement(request)?;
+        let (cwd, prepared, found) = self.confinement(request)?;
+        // Without namespaces no mount keeps the protected paths read-only:
+        // the sweep puts back what the command changed.
+        let unmounted = if prepared.missing() == Some(confine::Layer::Namespaces) {
+            found.protected.clone()
+        } else {
+            Vec::new()
+        };
         let timeout = request
             .timeout_ms
             .map_or(config.default_timeout, |ms| {
@@ -195,6 +202,7 @@ impl BrokerCall {
         let absent = sweep::Absent::before(
             self.workspace.as_deref(),
             &self.broker().rules,
+            (&found.pinned, &unmounted),
             &self.broker().swept_dir,
         );
         let launch = self.command(request, &cwd, prepared)?;
@@ -233,7 +241,10 @@ impl BrokerCall {
 
     /// Where the command runs and the OS confinement prepared for it;
     /// refused when `require_sandbox` asks for what this system lacks.
-    fn confinement(&self, request: &CommandRequest) -> Result<(PathBuf, Prepared), CommandError> {
+    fn confinement(
+        &self,
+        request: &CommandRequest,
+    ) -> Result<(PathBuf, Prepared, Found), CommandError> {
         let broker = self.broker();
         let Some(workspace) = &self.workspace else {
             return Err(CommandError::Denied(
@@ -244,12 +255,22 @@ impl BrokerCall {
         let processes = broker.processes()?;
         let none = Found::default();
         let mut plan = broker.plan(processes, workspace, self.network, &none);
-        let found = if plan.namespaces {
-            broker.guarded(processes, workspace)
-        } else {
-            none.clone()
-        };
-        plan.found = &found;
+        // The fallback has no view to cover paths in, but its sweep
+        // checks the pinned directories all the same.
+        let found = broker.guarded(processes, workspace);
+        if plan.namespaces {
+            plan.found = &found;
+        }
+        // The default read list's entries inside the workspace (a
+        // dotfiles repository) are in the view already, as the workspace.
+        let read: Vec<PathBuf>;
+        if broker.config.read == super::default_read() {
+            read = (processes.read.iter())
+                .filter(|p| !p.starts_with(workspace))
+                .cloned()
+                .collect();
+            plan.read = &read;
+        }
         let prepared = Prepared::new(&plan, confine::Support::get())
             .map_err(|e| CommandError::Failed(e.to_string()))?;
         if let Some(layer) = prepared.missing()
@@ -267,7 +288,7 @@ impl BrokerCall {
                 "the sandbox is required (--require-sandbox) and this system cannot build {missing}; nothing was run"
             )));
         }
-        Ok((cwd, prepared))
+        Ok((cwd, prepared, found))
     }
 
     /// What a dry run answers instead of running the command.

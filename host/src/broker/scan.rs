@@ -32,9 +32,21 @@ struct State {
     /// `None` until the first scan, and where inotify cannot watch the tree.
     inotify: Option<OwnedFd>,
     watches: HashMap<i32, PathBuf>,
-    found: BTreeMap<PathBuf, Guard>,
+    found: BTreeMap<PathBuf, Kept>,
     /// Set when the tree must be walked again.
     stale: bool,
+}
+
+/// What the view does with a path the scan found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    /// Masked.
+    Secret,
+    /// Read-only.
+    Protected,
+    /// A directory protected paths lie beneath, pinned in place
+    /// ([`PathRules::pins`]).
+    Pinned,
 }
 
 const WATCHED: WatchFlags = WatchFlags::CREATE
@@ -79,8 +91,9 @@ impl Scanner {
         let mut found = Found::default();
         for (rel, guard) in &state.found {
             let list = match guard {
-                Guard::Secret => &mut found.secret,
-                Guard::Protected => &mut found.protected,
+                Kept::Secret => &mut found.secret,
+                Kept::Protected => &mut found.protected,
+                Kept::Pinned => &mut found.pinned,
             };
             list.push(self.root.join(rel));
         }
@@ -148,9 +161,19 @@ impl Scanner {
         if kind.is_symlink() {
             return false;
         }
+        if self.rules.pins(rel) {
+            if kind.is_dir() {
+                state.found.insert(rel.to_owned(), Kept::Pinned);
+            } else {
+                // A `.git` file names the repository git is to use: as
+                // protected as that repository's `config`.
+                state.found.insert(rel.to_owned(), Kept::Protected);
+                return false;
+            }
+        }
         match self.rules.guard(rel) {
             Some(Guard::Secret) => {
-                state.found.insert(rel.to_owned(), Guard::Secret);
+                state.found.insert(rel.to_owned(), Kept::Secret);
                 false
             }
             Some(Guard::Protected) => {
@@ -158,9 +181,9 @@ impl Scanner {
                 let covered = rel
                     .ancestors()
                     .skip(1)
-                    .any(|a| state.found.get(a) == Some(&Guard::Protected));
+                    .any(|a| state.found.get(a) == Some(&Kept::Protected));
                 if !covered {
-                    state.found.insert(rel.to_owned(), Guard::Protected);
+                    state.found.insert(rel.to_owned(), Kept::Protected);
                 }
                 true
             }

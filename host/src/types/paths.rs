@@ -72,11 +72,23 @@ pub const DEFAULT_SECRETS: &[&str] = &[
 /// shells and build tools load and run code from, outside any sandbox.
 /// Tools and commands may read them, never write them.
 pub const DEFAULT_PROTECTED: &[&str] = &[
+    // Inside a `.git` directory, every entry but git's own state is
+    // protected as well ([`GIT_STATE`]); these are named so that a
+    // command that creates one is swept.
     ".git/config",
+    ".git/config.worktree",
+    ".git/commondir",
     ".git/hooks/",
     ".git/info/",
     ".git/modules/**/config",
+    ".git/modules/**/config.worktree",
+    ".git/modules/**/commondir",
     ".git/modules/**/hooks/",
+    ".git/modules/**/info/",
+    ".git/worktrees/*/config",
+    ".git/worktrees/*/config.worktree",
+    ".git/worktrees/*/commondir",
+    ".git/worktrees/*/gitdir",
     ".gitmodules",
     "toolhost.toml",
     ".mcp.json",
@@ -87,6 +99,8 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     ".envrc",
     ".cargo/config",
     ".cargo/config.toml",
+    // Maven reads JVM options and extensions from here on every run.
+    ".mvn/",
     ".npmrc",
     ".gitconfig",
     ".bashrc",
@@ -99,6 +113,54 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     ".zprofile",
     ".zlogin",
     ".ripgreprc",
+];
+
+/// What git itself writes directly in a `.git` directory while it works
+/// (commits, merges, rebases, fetches, garbage collection): the only
+/// entries there a tool or command may create or change. Every other one
+/// (`config`, `commondir`, `hooks/`, anything new) is protected, so no
+/// command can point the person's next `git` at code of its choosing.
+pub const GIT_STATE: &[&str] = &[
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_LOG",
+    "BISECT_START",
+    "BISECT_TERMS",
+    "BISECT_NAMES",
+    "BISECT_EXPECTED_REV",
+    "BISECT_ANCESTORS_OK",
+    "BISECT_RUN",
+    "COMMIT_EDITMSG",
+    "TAG_EDITMSG",
+    "SQUASH_MSG",
+    "NOTES_EDITMSG",
+    "NOTES_MERGE_PARTIAL",
+    "NOTES_MERGE_REF",
+    "description",
+    "index",
+    "packed-refs",
+    "shallow",
+    "gc.pid",
+    "gc.log",
+    "objects",
+    "refs",
+    "logs",
+    "modules",
+    "worktrees",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "rr-cache",
+    "lfs",
 ];
 
 /// toolhost's own directories, by what they hold: the user configuration,
@@ -221,6 +283,8 @@ pub struct PathRules {
     /// The directories patterns reach beneath ([`Self::shelters`]): only a
     /// rename asks.
     shelters: List,
+    /// Those the protected patterns reach beneath ([`Self::pins`]).
+    pins: List,
     /// Protected patterns without wildcards, relative to the root, with
     /// whether they name a directory: the paths a command could create.
     literals: Vec<(String, bool)>,
@@ -267,6 +331,7 @@ impl PathRules {
             })
             .collect();
         let shelters = shelter_patterns(secret.iter().chain(&protected));
+        let pins = shelter_patterns(protected.iter());
         let configured = |list: &[String]| !list.is_empty();
         Ok(Self {
             shelters: List::new(
@@ -275,6 +340,7 @@ impl PathRules {
                 false,
                 configured(&config.secret) || configured(&config.protected),
             )?,
+            pins: List::new("protected", pins, false, configured(&config.protected))?,
             secret: List::new("secret", secret, true, configured(&config.secret))?,
             not_secret: List::new("not_secret", config.not_secret.clone(), true, true)?,
             protected: List::new("protected", protected, true, configured(&config.protected))?,
@@ -295,7 +361,9 @@ impl PathRules {
         let path = Folded::new(path);
         if self.secret_folded(&path) {
             Some(Guard::Secret)
-        } else if self.protected.get().matches(&path) && !self.writable.get().matches(&path) {
+        } else if (self.protected.get().matches(&path) || outside_git_state(&path))
+            && !self.writable.get().matches(&path)
+        {
             Some(Guard::Protected)
         } else {
             None
@@ -319,6 +387,37 @@ impl PathRules {
         self.shelters.get().matches(&Folded::new(path))
     }
 
+    /// Whether `path` is a directory the protected patterns reach beneath
+    /// (`.git`, `app/.cargo`, `.git/modules`): a command's view pins each
+    /// one present (a mount point cannot be renamed or removed), so no
+    /// command can put another in its place, and nothing may exist there
+    /// but a directory (a `.git` file points git elsewhere).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// let rules = toolhost::paths::PathRules::default();
+    /// assert!(rules.pins(Path::new("nested/.git")) && rules.pins(Path::new(".cargo")));
+    /// assert!(!rules.pins(Path::new("gh")), "secrets are masked, not pinned");
+    /// ```
+    pub fn pins(&self, path: &Path) -> bool {
+        self.pins.get().matches(&Folded::new(path))
+    }
+
+    /// The pinned directories without wildcards, relative to the root
+    /// (`.git`, `.cargo`): the ones a command could create at the top.
+    pub fn pin_literals(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .literals
+            .iter()
+            .filter_map(|(p, _)| p.split('/').next())
+            .filter(|top| self.pins(Path::new(top)))
+            .map(str::to_owned)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Whether `path` is secret.
     pub fn is_secret(&self, path: &Path) -> bool {
         self.secret_folded(&Folded::new(path))
@@ -338,6 +437,21 @@ impl PathRules {
             .filter(|(p, _)| self.guard(Path::new(p)) == Some(Guard::Protected))
             .map(|(p, dir)| (p.as_str(), *dir))
     }
+}
+
+/// Whether `path` is an entry directly inside a `.git` directory that git
+/// does not write as it works ([`GIT_STATE`]); `*.lock` files are its
+/// transient state.
+fn outside_git_state(path: &Folded) -> bool {
+    let path = path.path();
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == ".git")
+        && !name.ends_with(".lock")
+        && !GIT_STATE.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
 /// Every directory a pattern reaches beneath, as a pattern of its own: the
@@ -436,10 +550,37 @@ mod tests {
             ".git/objects/ab/cd",
             ".git/HEAD",
             ".git/index",
+            ".git/index.lock",
             ".git/refs/heads/main",
+            "sub/.git/packed-refs",
+            ".git/modules/x/HEAD",
+            ".git/worktrees/w/HEAD",
         ] {
             assert_eq!(guard(&rules, path), None, "{path}");
         }
+    }
+
+    /// Inside `.git`, only git's own state may change: each way the
+    /// person's next `git` could be pointed elsewhere is protected.
+    #[test]
+    fn only_git_state_is_writable_inside_dot_git() {
+        let rules = PathRules::default();
+        for path in [
+            ".git/commondir",
+            ".git/config.worktree",
+            ".git/anything-new",
+            "nested/.git/commondir",
+            ".git/worktrees/w/commondir",
+            ".git/worktrees/w/config",
+            ".git/modules/a/b/commondir",
+            ".git/modules/a/info/exclude",
+            ".mvn/jvm.config",
+        ] {
+            assert_eq!(guard(&rules, path), Some(Guard::Protected), "{path}");
+        }
+        assert_eq!(rules.pin_literals(), [".cargo", ".git"]);
+        assert!(rules.pins(Path::new("a/.git/worktrees")));
+        assert!(!rules.pins(Path::new(".git/objects")));
     }
 
     #[test]

@@ -145,6 +145,31 @@ fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), Step> {
     Ok(())
 }
 
+/// `open_tree` flags for a detached copy of the mounts at an fd.
+const TREE_FLAGS: libc::c_uint = OPEN_TREE_CLONE
+    | libc::O_CLOEXEC as libc::c_uint
+    | libc::AT_EMPTY_PATH as libc::c_uint
+    | AT_RECURSIVE;
+
+/// Mount the detached tree `tree` at `dst`, a mount point of the view
+/// (the skeleton's, or one the child made), named by path.
+#[expect(unsafe_code, reason = "system calls only")]
+fn place_at(tree: RawFd, dst: &CStr) -> Result<(), Step> {
+    // SAFETY: a system call on an fd the caller owns and a C string.
+    let moved = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            dst.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    sys!(VIEW, moved);
+    Ok(())
+}
+
 /// Make the detached tree `tree` read-only, `nosuid` and `nodev`.
 fn read_only_tree(tree: RawFd) -> Result<(), Step> {
     let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
@@ -232,17 +257,29 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), Step> {
                 sys!(VIEW, fd);
                 libc::close(fd);
             }
+            // The source by descriptor, opened with no symlink anywhere
+            // on its path: a command that swapped a part of it for a
+            // link since cannot point the bind elsewhere.
             Op::Bind { src, dst, writable } => {
-                let flags = libc::MS_BIND | libc::MS_REC;
-                sys!(
-                    VIEW,
-                    libc::mount(src.as_ptr(), dst.as_ptr(), none, flags, ptr::null())
-                );
+                let Some(source) = open_no_symlinks(src)? else {
+                    return Err(VIEW);
+                };
+                let tree = libc::syscall(libc::SYS_open_tree, source, c"".as_ptr(), TREE_FLAGS);
+                libc::close(source);
+                sys!(VIEW, tree);
+                let tree = tree as RawFd;
                 let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 if !writable {
                     set |= MOUNT_ATTR_RDONLY;
                 }
-                sys!(VIEW, set_attributes(libc::AT_FDCWD, dst, AT_RECURSIVE, set));
+                let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
+                let placed = if set_attributes(tree, c"", flags, set) < 0 {
+                    Err(VIEW)
+                } else {
+                    place_at(tree, dst)
+                };
+                libc::close(tree);
+                placed?;
             }
             Op::Device { src, dst } => {
                 sys!(
@@ -289,14 +326,12 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), Step> {
                     masked?;
                 }
             }
-            Op::ReadOnly(dst) => {
+            // A read-only copy of what is there, or (a pin) a writable
+            // one: either way a mount point, which no rename moves.
+            Op::ReadOnly(dst) | Op::Pin(dst) => {
                 if let Some(target) = open_no_symlinks(dst)? {
-                    let flags = OPEN_TREE_CLONE
-                        | libc::O_CLOEXEC as libc::c_uint
-                        | libc::AT_EMPTY_PATH as libc::c_uint
-                        | AT_RECURSIVE;
-                    let tree = libc::syscall(libc::SYS_open_tree, target, c"".as_ptr(), flags);
-                    let covered = cover(tree, target, true);
+                    let tree = libc::syscall(libc::SYS_open_tree, target, c"".as_ptr(), TREE_FLAGS);
+                    let covered = cover(tree, target, matches!(op, Op::ReadOnly(_)));
                     libc::close(target);
                     covered?;
                 }

@@ -1,0 +1,278 @@
+//! Nothing a command leaves behind runs outside the sandbox: each attack
+//! runs through the real binary (in the throwaway namespace of
+//! [`contained`]), and then the person's own `git status`, `git commit` or
+//! `cargo build` runs outside toolhost's sandbox (contained all the same),
+//! and the test asserts that no planted code ran, that nothing outside the
+//! workspace changed, and that the person's files are where they were.
+//!
+//! Each attack first runs unconfined on a copy of the workspace (the
+//! control): there it does plant code that the person's next command
+//! runs, so the test's verdict means something.
+
+use crate::command_sandbox::{Scene, contained, text};
+use std::path::{Path, PathBuf};
+
+/// A payload's proof of running: this file exists.
+fn pwned(scene: &Scene) -> PathBuf {
+    scene.path("PWNED")
+}
+
+/// Git configuration that runs `touch <pwned>` on the next `git status`
+/// (the fsmonitor hook) and on the next commit (a hooks path).
+fn evil_config(scene: &Scene) -> String {
+    let pwned = pwned(scene);
+    format!(
+        "[core]\n\tfsmonitor = \"touch {0}; false\"\n\thooksPath = {1}\n",
+        pwned.display(),
+        scene.path("evil-hooks").display()
+    )
+}
+
+/// The person's own commands in `ws`, outside toolhost (contained).
+fn person(scene: &Scene, ws: &Path, line: &str) -> String {
+    let out = contained(
+        scene.dir.path(),
+        std::process::Command::new("sh")
+            .args(["-c", line])
+            .current_dir(ws),
+    );
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Set up a scene: the payloads the attacks refer to, outside the
+/// workspace.
+fn scene() -> Scene {
+    let scene = Scene::new();
+    let hooks = scene.path("evil-hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let hook = hooks.join("pre-commit");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}\n", pwned(&scene).display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(scene.path("evil.config"), evil_config(&scene)).unwrap();
+    scene
+}
+
+/// A copy of `ws` beside it, for the control.
+fn copy_of(scene: &Scene, ws: &Path) -> PathBuf {
+    let copy = scene.path("control");
+    let _ = std::fs::remove_dir_all(&copy);
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(ws)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    copy
+}
+
+/// What the person's git runs after a command.
+const GIT_AFTER: &str = "git status --short >/dev/null 2>&1; \
+    git -c user.email=p@example.com -c user.name=P commit -q --allow-empty -m after 2>&1; true";
+
+/// Run `attack` unconfined on a copy (it must plant code the person's
+/// `after` runs), then through toolhost with `extra` arguments, then the
+/// person's `after`: nothing planted may run, and `kept` (paths relative
+/// to `ws`) must hold what they held.
+fn assert_contained(
+    scene: &Scene,
+    ws: &Path,
+    attack: &str,
+    after: &str,
+    kept: &[&str],
+    extra: &[&str],
+) {
+    // The payload sits in the workspace, where a command can read it.
+    std::fs::copy(scene.path("evil.config"), ws.join("payload.txt")).unwrap();
+    let attack = attack.replace("EVIL", "payload.txt");
+    let copy = copy_of(scene, ws);
+    let _ = std::fs::remove_file(pwned(scene));
+    let control = contained(
+        scene.dir.path(),
+        std::process::Command::new("bash")
+            .args(["-c", &attack])
+            .current_dir(&copy),
+    );
+    let shown = person(scene, &copy, after);
+    assert!(
+        pwned(scene).exists(),
+        "the attack `{attack}` plants nothing even unconfined, so this test proves nothing: \
+         {control:?}\n{shown}"
+    );
+    std::fs::remove_file(pwned(scene)).unwrap();
+    let _ = std::fs::remove_dir_all(&copy);
+
+    let before: Vec<Option<Vec<u8>>> = kept
+        .iter()
+        .map(|k| std::fs::read(ws.join(k)).ok())
+        .collect();
+    let state = scene.path("state").display().to_string();
+    let out = scene.run_with(ws, &[("XDG_STATE_HOME", &state)], &attack, extra);
+    let shown = person(scene, ws, after);
+    assert!(
+        !pwned(scene).exists(),
+        "`{attack}` planted code the person's `{after}` ran:\n{}\n{shown}",
+        text(&out)
+    );
+    for (k, was) in kept.iter().zip(before) {
+        assert_eq!(
+            std::fs::read(ws.join(k)).ok(),
+            was,
+            "`{attack}` changed or moved {k}:\n{}",
+            text(&out)
+        );
+    }
+}
+
+/// The fallback (Landlock and seccomp, no namespaces), by configuration.
+fn fallback(scene: &Scene) -> String {
+    let config = scene.path("fallback.toml");
+    std::fs::write(&config, "[commands]\nnamespaces = false\n").unwrap();
+    config.display().to_string()
+}
+
+/// Each way of pointing the person's next `git` at other code: a
+/// `commondir`, `.git` renamed and remade, `.git` replaced by a `gitdir:`
+/// file; in the namespace sandbox and in the fallback.
+#[test]
+fn a_command_cannot_point_the_persons_git_at_its_own_code() {
+    let scene = scene();
+    let ws = scene.repo();
+    let attacks = [
+        // A common directory of the command's making.
+        "mkdir -p cd/objects cd/refs/heads && cp EVIL cd/config && \
+         cp .git/HEAD cd/ && echo ../cd > .git/commondir",
+        // The repository renamed, and a new one in its place.
+        "mv .git .git.old; mkdir -p .git && cp -r .git.old/. .git/ 2>/dev/null; \
+         cat EVIL >> .git/config",
+        // A `gitdir:` file in place of the directory.
+        "mv .git elsewhere; cat EVIL >> elsewhere/config; echo 'gitdir: elsewhere' > .git",
+    ];
+    let kept = [".git/config", ".git/hooks/pre-commit", ".git/HEAD"];
+    let config = fallback(&scene);
+    for attack in attacks {
+        assert_contained(&scene, &ws, attack, GIT_AFTER, &kept, &[]);
+        assert_contained(
+            &scene,
+            &ws,
+            attack,
+            GIT_AFTER,
+            &kept,
+            &["--config", &config],
+        );
+    }
+}
+
+/// A nested repository and a `.cargo` directory are pinned as the
+/// workspace's own `.git` is.
+#[test]
+fn nested_repositories_and_cargo_settings_stay_where_they_are() {
+    let scene = scene();
+    let ws = scene.repo();
+    let nested = ws.join("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&nested)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    assert_contained(
+        &scene,
+        &ws,
+        "mv nested/.git nested/.g; mkdir -p nested/.git; cp -r nested/.g/. nested/.git/; \
+         cat EVIL >> nested/.git/config",
+        "cd nested && git status --short >/dev/null 2>&1; true",
+        &["nested/.git/config", "nested/.git/HEAD"],
+        &[],
+    );
+
+    // Cargo: a project whose `.cargo` a command replaces.
+    crate::support::write(
+        &ws,
+        "Cargo.toml",
+        "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    crate::support::write(&ws, "src/main.rs", "fn main() {}\n");
+    crate::support::write(&ws, ".cargo/env.toml", "# the person's\n");
+    let wrapper = scene.path("wrapper.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntouch {}\nexec \"$@\"\n",
+            pwned(&scene).display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let attack = format!(
+        "mv .cargo .cargo.old; mkdir -p .cargo; printf '[build]\\nrustc-wrapper = \"{}\"\\n' > .cargo/config.toml",
+        wrapper.display()
+    );
+    let build = format!(
+        "CARGO_TARGET_DIR={} cargo build --offline -q 2>&1; true",
+        scene.path("target").display()
+    );
+    assert_contained(&scene, &ws, &attack, &build, &[".cargo/env.toml"], &[]);
+}
+
+/// A workspace that is a git worktree: its `.git` is a file naming the
+/// repository, and no command may change where it points.
+#[test]
+fn a_worktrees_gitdir_file_cannot_be_repointed() {
+    let scene = scene();
+    let main = scene.repo();
+    let ws = scene.path("wt");
+    let add = std::process::Command::new("git")
+        .args(["worktree", "add", "-q", "-b", "wt"])
+        .arg(&ws)
+        .current_dir(&main)
+        .status()
+        .unwrap();
+    assert!(add.success());
+    assert!(ws.join(".git").is_file());
+    let attacks = [
+        "mkdir -p evil && cp -r ../ws/.git/. evil/ 2>/dev/null; git init -q evil2; \
+         cat EVIL >> evil2/.git/config; echo \"gitdir: $PWD/evil2/.git\" > .git",
+        "mv .git g; git init -q .; cat EVIL >> .git/config",
+    ];
+    for attack in attacks {
+        assert_contained(&scene, &ws, attack, GIT_AFTER, &[".git"], &[]);
+    }
+}
+
+/// Read or writable paths inside the workspace are refused, with why:
+/// a command could swap them for links to anything of the person's.
+#[test]
+fn read_and_writable_paths_inside_the_workspace_are_refused() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    std::fs::create_dir_all(ws.join("build/cache")).unwrap();
+    std::fs::write(ws.join("gitconfig"), "[user]\n").unwrap();
+    for (key, path) in [("read", "gitconfig"), ("writable", "build/cache")] {
+        let config = scene.path(&format!("{key}.toml"));
+        std::fs::write(
+            &config,
+            format!("[commands]\n{key} = [\"{}\"]\n", ws.join(path).display()),
+        )
+        .unwrap();
+        let config = config.display().to_string();
+        let out = scene.run(&ws, "echo ran", &["--config", &config]);
+        let all = text(&out);
+        assert!(!all.contains("\nran"), "{all}");
+        assert!(
+            all.contains("lies inside") && all.contains(&format!("[commands] {key}")),
+            "{all}"
+        );
+    }
+}
