@@ -276,3 +276,36 @@ fn read_and_writable_paths_inside_the_workspace_are_refused() {
         );
     }
 }
+
+/// In the default mode, a line the policy once classed as safe ran code
+/// read from a file at run time (bash arithmetic over `a[$(…)]`): it now
+/// asks, and with nobody to ask here, nothing runs.
+#[test]
+fn arithmetic_over_data_read_at_run_time_asks_first() {
+    let scene = scene();
+    let ws = scene.repo();
+    let stage = format!("touch {}\n", pwned(&scene).display());
+    std::fs::write(ws.join("stage.sh"), stage).unwrap();
+    std::fs::write(ws.join("n.txt"), "a[$(sh stage.sh)]\n").unwrap();
+    let line = "read -r n < n.txt; echo $((n))";
+    let control = contained(
+        scene.dir.path(),
+        std::process::Command::new("bash")
+            .args(["-c", line])
+            .current_dir(&ws),
+    );
+    assert!(
+        pwned(&scene).exists(),
+        "the payload does not run unconfined: {control:?}"
+    );
+    std::fs::remove_file(pwned(&scene)).unwrap();
+    let args = serde_json::json!({ "command": line }).to_string();
+    let out = scene.toolhost(&ws, &[], &["call", "run_command", &args, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!pwned(&scene).exists(), "{v}");
+    let all = text(&v);
+    assert!(
+        all.contains("needs confirmation") && all.contains("arithmetic"),
+        "{all}"
+    );
+}

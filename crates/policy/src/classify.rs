@@ -85,6 +85,11 @@ const TOOLCHAIN: &[&str] = &[
     "coverage", "nextest",
 ];
 
+/// Toolchains that load code the workspace's settings name on every run.
+const WORKSPACE_SETTINGS: &[&str] = &[
+    "mvn", "mvnw", "gradle", "gradlew", "sbt", "bazel", "bazelisk", "ant",
+];
+
 /// Dev: archivers and compressors (they write files), file creators, and
 /// wrappers whose command line was checked on its own.
 #[rustfmt::skip]
@@ -152,7 +157,10 @@ pub(super) fn program_class(name: &str, words: &[&str], sub: &str) -> Class {
     } else if READ_ONLY.contains(&name) {
         Class::Safe
     } else if TOOLCHAIN.contains(&name) {
-        if w.version_only {
+        // These read the workspace's settings (`.mvn/jvm.config`,
+        // `gradle.properties`, `.bazelrc`) and start code even to print
+        // their version.
+        if w.version_only && !WORKSPACE_SETTINGS.contains(&name) {
             Class::Safe
         } else {
             Class::Dev
@@ -182,7 +190,7 @@ fn utility_by_arguments(name: &str, w: &Words<'_>) -> Option<Class> {
     let class = match name {
         // `rg --pre CMD` runs CMD on every file searched.
         "rg" if w.any(|w| w.starts_with("--pre")) => Dangerous,
-        "uniq" if w.all.iter().filter(|w| !w.starts_with('-')).count() >= 2 => Dev,
+        "uniq" if operands(w.all) >= 2 => Dev,
         "yq" if w.has("-i") || w.has("--inplace") => Dev,
         // `hash -p FILE NAME` makes NAME run FILE.
         "hash" if w.has("-p") => Dangerous,
@@ -226,13 +234,8 @@ fn utility_by_arguments(name: &str, w: &Words<'_>) -> Option<Class> {
         {
             Dangerous
         }
-        // `xxd -r IN OUT` and `iconv -o OUT` write a file.
-        "xxd"
-            if (w.has("-r") || w.has("-revert"))
-                && w.all.iter().filter(|w| !w.starts_with('-')).count() >= 2 =>
-        {
-            Dev
-        }
+        // `xxd -r IN OUT` (`-` is stdin) and `iconv -o OUT` write a file.
+        "xxd" if (w.has("-r") || w.has("-revert")) && operands(w.all) >= 2 => Dev,
         "iconv" if w.any(|w| cluster_has(w, 'o') || long_is(w, "--output")) => Dev,
         // A pager that runs commands (`+!cmd`, a lesskey file) or a browser.
         "less" | "more"
@@ -330,16 +333,25 @@ fn awk_class(w: &Words<'_>) -> Class {
     }
 }
 
+/// The words that are not options (`-`, stdin or stdout, is one).
+fn operands(words: &[&str]) -> usize {
+    words
+        .iter()
+        .filter(|w| **w == "-" || !w.starts_with('-'))
+        .count()
+}
+
+/// cargo: `check` builds and runs build scripts and proc macros, so it
+/// is a development command like `build`.
 fn cargo_class(w: &Words<'_>) -> Class {
     match w.sub {
-        "check" | "metadata" | "tree" | "search" | "locate-project" | "pkgid"
-        | "verify-project" | "version" | "--version" => Class::Safe,
+        "metadata" | "tree" | "search" | "locate-project" | "pkgid" | "verify-project"
+        | "version" | "--version" => Class::Safe,
         "fmt" if w.has("--check") => Class::Safe,
-        "build" | "b" | "test" | "t" | "run" | "r" | "fmt" | "doc" | "d" | "bench" | "nextest"
-        | "clippy" | "fix" | "clean" | "update" | "fetch" | "generate-lockfile" | "expand"
-        | "llvm-cov" | "insta" | "deny" | "audit" | "machete" | "udeps" | "miri" | "hack" => {
-            Class::Dev
-        }
+        "check" | "c" | "build" | "b" | "test" | "t" | "run" | "r" | "fmt" | "doc" | "d"
+        | "bench" | "nextest" | "clippy" | "fix" | "clean" | "update" | "fetch"
+        | "generate-lockfile" | "expand" | "llvm-cov" | "insta" | "deny" | "audit" | "machete"
+        | "udeps" | "miri" | "hack" => Class::Dev,
         "" if w.version_only => Class::Safe,
         _ => Class::Dangerous,
     }

@@ -254,6 +254,36 @@ impl<'p> Checker<'p> {
         if let Some(name) = script.sets.iter().find(|n| !settable(n)) {
             self.raise(Class::Dangerous, || unlisted(name));
         }
+        if let Some(expr) = script.arithmetic.first() {
+            self.raise(Class::Dev, || {
+                format!(
+                    "bash evaluates `{expr}` as arithmetic over a value known only when it runs, \
+                     and such a value can run commands (`a[$(cmd)]`)"
+                )
+            });
+        }
+        // git in a directory the line changes to may meet a repository
+        // (and configuration) a command made: at least dev.
+        let moves = script.invocations.iter().any(|inv| {
+            matches!(inv.argv.first().and_then(Arg::lit), Some("cd" | "pushd"))
+                && inv.argv.len() > 1
+        });
+        if moves
+            && let Some(git) = script.invocations.iter().find(|inv| {
+                inv.argv
+                    .first()
+                    .and_then(Arg::lit)
+                    .is_some_and(|p| p == "git" || p.ends_with("/git"))
+            })
+        {
+            let shown = shown_argv(&git.argv);
+            self.raise(Class::Dev, || {
+                format!(
+                    "`{shown}` runs in a directory this line changes to, whose repository (and the \
+                     code its configuration names) a command may have made"
+                )
+            });
+        }
         let mut programs: Vec<Vec<String>> = Vec::with_capacity(script.invocations.len());
         for inv in &script.invocations {
             programs.push(self.invocation(inv, depth)?);

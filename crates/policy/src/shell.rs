@@ -10,7 +10,9 @@
 
 use brush_parser::ast;
 use brush_parser::word::{WordPiece, WordPieceWithSource};
+mod arithmetic;
 mod hazards;
+use arithmetic::*;
 use hazards::*;
 
 /// One word of a command, after quote removal.
@@ -70,6 +72,11 @@ pub(crate) struct Script {
     /// Variables set other than by an assignment word: `for NAME in`,
     /// `${NAME:=…}`, `(( NAME = … ))`.
     pub sets: Vec<String>,
+    /// Arithmetic bash evaluates over values known only at run time
+    /// (`$((n))`, `let`, `[[ $a -eq 1 ]]`, `${s:i}`, `a[$i]=`), as
+    /// written: a value read at run time there can run commands
+    /// (`a[$(cmd)]`), so the line is at least dev.
+    pub arithmetic: Vec<String>,
 }
 
 /// How deep substitutions may nest before the line is refused.
@@ -210,7 +217,16 @@ impl Walker {
                 Ok(())
             }
             ast::Command::ExtendedTest(test, _) => {
-                forbid_hidden_commands(&test.to_string(), "a [[ ]] test")
+                let text = test.to_string();
+                let compares = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"]
+                    .iter()
+                    .any(|op| text.split_whitespace().any(|w| w == *op));
+                if compares
+                    && (text.contains('$') || !names_in(&text.replace(['-'], " ")).is_empty())
+                {
+                    self.script.arithmetic.push(format!("[[ {text} ]]"));
+                }
+                forbid_hidden_commands(&text, "a [[ ]] test")
             }
         }
     }
@@ -278,6 +294,7 @@ impl Walker {
                 Ok(())
             }
             C::Arithmetic(a) => {
+                self.evaluates(&a.expr.value, || format!("(( {} ))", a.expr.value));
                 self.script.sets.extend(arithmetic_sets(&a.expr.value));
                 forbid_hidden_commands(&a.expr.value, "an arithmetic command")
             }
@@ -286,12 +303,20 @@ impl Walker {
                     .into_iter()
                     .flatten()
                 {
+                    self.evaluates(&e.value, || format!("for (( {} ))", e.value));
                     self.script.sets.extend(arithmetic_sets(&e.value));
                     forbid_hidden_commands(&e.value, "an arithmetic for loop")?;
                 }
                 self.list(&f.body.list, inside, depth)
             }
             C::Coprocess(_) => Err("coprocesses are not supported".to_owned()),
+        }
+    }
+
+    /// Note the arithmetic `expr` if it reads a variable.
+    fn evaluates(&mut self, expr: &str, shown: impl FnOnce() -> String) {
+        if expr.contains('$') || !names_in(expr).is_empty() {
+            self.script.arithmetic.push(shown());
         }
     }
 
@@ -322,6 +347,18 @@ impl Walker {
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, me, depth)?;
         }
+        // `let EXPR`, and assignments to a `declare -i` variable.
+        let argv = &self.script.invocations[me].argv;
+        let integer = matches!(
+            argv.first().and_then(Arg::lit),
+            Some("declare" | "typeset" | "local" | "export" | "readonly")
+        ) && argv.iter().skip(1).any(|a| {
+            a.shown().starts_with('-') && !a.shown().starts_with("--") && a.shown().contains('i')
+        });
+        if argv.first().and_then(Arg::lit) == Some("let") || integer {
+            let shown = argv.iter().map(Arg::shown).collect::<Vec<_>>().join(" ");
+            self.script.arithmetic.push(shown);
+        }
         Ok(())
     }
 
@@ -349,7 +386,10 @@ impl Walker {
                 // assignment itself runs nothing.
                 let name = match &assignment.name {
                     ast::AssignmentName::VariableName(n) => n.clone(),
-                    ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                    ast::AssignmentName::ArrayElementName(n, index) => {
+                        self.evaluates(index, || format!("{n}[{index}]="));
+                        n.clone()
+                    }
                 };
                 let value = match self.word(w, Some(me), depth + 1)? {
                     Arg::Lit(text) => Arg::Lit(
@@ -508,9 +548,13 @@ impl Walker {
                         return Err("`${…@P}` expands a value as a prompt, which can run commands; it cannot be checked".to_owned());
                     }
                     self.script.sets.extend(default_assignment(raw));
+                    if let Some(expr) = expansion_arithmetic(raw) {
+                        self.evaluates(expr, || raw.to_owned());
+                    }
                     *known = false;
                 }
                 WordPiece::ArithmeticExpression(e) => {
+                    self.evaluates(&e.value, || format!("$(({}))", e.value));
                     self.script.sets.extend(arithmetic_sets(&e.value));
                     forbid_hidden_commands(&e.value, "an arithmetic expansion")?;
                     *known = false;
@@ -531,48 +575,6 @@ fn expands(text: &str) -> bool {
     text.contains(['*', '?'])
         || (text.contains('[') && text.contains(']'))
         || (text.contains('{') && text.contains('}') && (text.contains(',') || text.contains("..")))
-}
-
-/// `${NAME:=value}` and `${NAME=value}` assign NAME.
-fn default_assignment(raw: &str) -> Option<String> {
-    let inner = raw.strip_prefix("${")?;
-    let end = inner
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(inner.len());
-    let rest = &inner[end..];
-    (end > 0 && (rest.starts_with(":=") || rest.starts_with('='))).then(|| inner[..end].to_owned())
-}
-
-/// Names an arithmetic expression assigns (`x = 1`, `x += 2`, `x++`).
-fn arithmetic_sets(expr: &str) -> Vec<String> {
-    let bytes = expr.as_bytes();
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            let name = &expr[start..i];
-            let rest = expr[i..].trim_start();
-            let before = expr[..start].trim_end();
-            let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
-                || [
-                    "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--",
-                ]
-                .iter()
-                .any(|op| rest.starts_with(op))
-                || before.ends_with("++")
-                || before.ends_with("--");
-            if assigns {
-                names.push(name.to_owned());
-            }
-        } else {
-            i += 1;
-        }
-    }
-    names
 }
 
 /// Refuse text that could run a command where this module cannot follow it.

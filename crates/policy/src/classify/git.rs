@@ -26,6 +26,7 @@ pub(super) fn git_class(words: &[&str]) -> Class {
     // a repository or work tree named elsewhere (whose config git reads
     // and may run code from), are dangerous.
     let mut i = 0;
+    let mut at_least_dev = false;
     while i < words.len() && words[i].starts_with('-') {
         let w = words[i];
         let names = |full: &str| w == full || w.starts_with(&format!("{full}="));
@@ -43,10 +44,28 @@ pub(super) fn git_class(words: &[&str]) -> Class {
             return Dangerous;
         }
         match w {
-            "-C" | "--namespace" => i += 2,
+            // Another directory: its repository (and the code its
+            // configuration names) may be one a command made.
+            "-C" => {
+                at_least_dev = true;
+                i += 2;
+            }
+            "--namespace" => i += 2,
             _ => i += 1,
         }
     }
+    let class = git_subcommand_class(&words[i..]);
+    if at_least_dev && class == Safe {
+        Dev
+    } else {
+        class
+    }
+}
+
+/// git's class from its subcommand on (global options skipped).
+fn git_subcommand_class(words: &[&str]) -> Class {
+    use Class::{Dangerous, Dev, Safe};
+    let i = 0;
     let Some(&sub) = words.get(i) else {
         return Safe;
     };
