@@ -367,6 +367,9 @@ pub fn fill_template(
 ) -> Result<Vec<String>, String> {
     let mut argv = Vec::with_capacity(template.len());
     let mut options_ended = false;
+    let program = template
+        .first()
+        .map_or("", |p| p.rsplit('/').next().unwrap_or(p));
     for item in template {
         let Some(name) = placeholder(item) else {
             options_ended |= item == "--";
@@ -401,9 +404,33 @@ pub fn fill_template(
                 "`{name}` starts with `{lead}`: {what}; this tool's template has no `--` before it, so give a value that does not start with `{lead}`"
             ));
         }
+        // `make V=x` sets a variable, and `.SHELLFLAGS=…` or `SHELL=…`
+        // runs any shell line; `dd of=FILE` writes. These programs read a
+        // setting wherever it is, after a `--` too.
+        if SETTINGS_READERS.contains(&program) && is_setting(&value) {
+            return Err(format!(
+                "`{name}` is `NAME=VALUE`, which `{program}` reads as a setting, not as data \
+                 (even after `--`); give a value without `=` after a name"
+            ));
+        }
         argv.push(value);
     }
     Ok(argv)
+}
+
+/// Programs that read a `NAME=VALUE` argument as a setting of their own.
+const SETTINGS_READERS: &[&str] = &[
+    "make", "gmake", "bmake", "dd", "awk", "gawk", "mawk", "nawk", "scons", "env",
+];
+
+/// Whether `value` reads as `NAME=VALUE` (`.SHELLFLAGS=-c`, `CC=sh`).
+fn is_setting(value: &str) -> bool {
+    value.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '+' | ':'))
+    })
 }
 
 #[cfg(test)]
@@ -413,6 +440,26 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A template `["make", "-s", "{{v}}"]` would run any shell line
+    /// through `.SHELLFLAGS=`.
+    #[test]
+    fn settings_are_not_values_for_programs_that_read_them() {
+        let make = strings(&["make", "-s", "{{v}}"]);
+        for value in [".SHELLFLAGS=-c id", "SHELL=/bin/sh", "CC=sh"] {
+            let err = fill_template(&make, json!({ "v": value }).as_object().unwrap()).unwrap_err();
+            assert!(err.contains("NAME=VALUE"), "{value}: {err}");
+        }
+        assert_eq!(
+            fill_template(&make, json!({"v": "all"}).as_object().unwrap()).unwrap(),
+            strings(&["make", "-s", "all"])
+        );
+        // make reads `NAME=VALUE` after `--` too.
+        let ended = strings(&["make", "--", "{{v}}"]);
+        assert!(fill_template(&ended, json!({"v": "A=b"}).as_object().unwrap()).is_err());
+        let echo = strings(&["echo", "{{v}}"]);
+        assert!(fill_template(&echo, json!({"v": "A=b"}).as_object().unwrap()).is_ok());
     }
 
     #[test]
