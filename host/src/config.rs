@@ -172,6 +172,10 @@ pub struct BuildOptions {
     /// call`): no instance pool is set up
     /// ([`RuntimeConfig::pool_instances`](crate::runtime::RuntimeConfig::pool_instances)).
     pub one_call: bool,
+    /// The file holding the compile cache's signing key (`None`: in the
+    /// data directory; see
+    /// [`RuntimeConfig::cache_key`](crate::runtime::RuntimeConfig::cache_key)).
+    pub cache_key: Option<PathBuf>,
 }
 
 /// An executor built from a configuration, and what was skipped on the way.

@@ -393,11 +393,23 @@ fn the_compile_cache_keeps_to_its_budget() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
+    // The entries' compiled files and descriptions (each compiled file
+    // has its signature beside it).
     let entries = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(cache.path())
+        let all: Vec<String> = std::fs::read_dir(cache.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
+        let mut names: Vec<String> = all
+            .iter()
+            .filter(|n| !n.ends_with(".mac"))
+            .cloned()
+            .collect();
+        for compiled in names.iter().filter_map(|n| n.strip_suffix(".cwasm")) {
+            if !compiled.starts_with("0123") {
+                assert!(all.contains(&format!("{compiled}.mac")), "{all:?}");
+            }
+        }
         names.sort();
         names
     };

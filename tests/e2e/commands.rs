@@ -354,6 +354,10 @@ fn no_process_survives_the_host_being_killed() {
         .args(["call", "run_command", &args, "--mode", "yolo"])
         .current_dir(ws.path())
         .env("TOOLHOST_CACHE_DIR", support::cache_dir())
+        .env(
+            "TOOLHOST_CACHE_KEY",
+            support::cache_key().expect("a key file"),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

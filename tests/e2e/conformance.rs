@@ -74,6 +74,10 @@ fn a_killed_write_leaves_the_old_file_or_the_new() {
             .args(["call", "write_file", "-", "--mode", "yolo"])
             .current_dir(ws.path())
             .env("TOOLHOST_CACHE_DIR", crate::support::cache_dir())
+            .env(
+                "TOOLHOST_CACHE_KEY",
+                crate::support::cache_key().expect("a key file"),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

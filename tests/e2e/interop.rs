@@ -47,6 +47,10 @@ fn run(transport: &str) {
         .arg(env!("CARGO_BIN_EXE_toolhost"))
         .arg(transport)
         .env("TOOLHOST_CACHE_DIR", cache_dir())
+        .env(
+            "TOOLHOST_CACHE_KEY",
+            crate::support::cache_key().expect("a key file"),
+        )
         .output()
         .expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -306,28 +306,40 @@ fn the_compile_cache_holds_the_component_and_its_description() {
 /// again, answers as itself, and the host says why.
 #[test]
 fn a_swapped_compiled_file_is_compiled_again_not_loaded() {
-    crate::support::warm_cache();
     let cache = tempfile::tempdir().unwrap();
+    let ws = ws_with_ok_file();
+    let call = |args: &[&str]| {
+        crate::support::toolhost_with_env(
+            ws.path(),
+            args,
+            &[("TOOLHOST_CACHE_DIR", cache.path())],
+        )
+    };
+    // Each tool compiled once into a cache of its own: the compiled file
+    // each call adds is that tool's.
+    let compiled_files = || -> std::collections::BTreeSet<std::path::PathBuf> {
+        std::fs::read_dir(cache.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+            .collect()
+    };
     let mut keys = std::collections::HashMap::new();
-    for entry in std::fs::read_dir(crate::support::cache_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, cache.path().join(path.file_name().unwrap())).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if let Some(key) = name.strip_suffix(".info.json") {
-            let info: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-            keys.insert(info["name"].as_str().unwrap().to_owned(), key.to_owned());
-        }
+    for (tool, args) in [
+        ("read_file", r#"{"path":"ok.txt"}"#),
+        ("grep", r#"{"pattern":"fine"}"#),
+    ] {
+        let before = compiled_files();
+        let out = call(&["call", tool, args]);
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let added: Vec<_> = compiled_files().difference(&before).cloned().collect();
+        assert_eq!(added.len(), 1, "{tool}: {added:?}");
+        keys.insert(tool, added[0].clone());
     }
-    let compiled = |tool: &str| cache.path().join(format!("{}.cwasm", keys[tool]));
+    let compiled = |tool: &str| keys[tool].clone();
     assert!(compiled("read_file").is_file() && compiled("grep").is_file());
     std::fs::copy(compiled("grep"), compiled("read_file")).unwrap();
-    let ws = ws_with_ok_file();
-    let out = crate::support::toolhost_with_env(
-        ws.path(),
-        &["call", "read_file", r#"{"path":"ok.txt"}"#],
-        &[("TOOLHOST_CACHE_DIR", cache.path())],
-    );
+    let out = call(&["call", "read_file", r#"{"path":"ok.txt"}"#]);
     let (stdout, stderr) = (crate::support::stdout(&out), crate::support::stderr(&out));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("fine"), "{stdout}\n{stderr}");

@@ -18,10 +18,10 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cache")
 }
 
-/// The key signing [`cache_dir`]'s entries: the one the binary, run with
-/// [`toolhost_command`]'s data directory, uses too.
+/// The key signing [`cache_dir`]'s entries, which every process of the
+/// tests using that cache shares (`TOOLHOST_CACHE_KEY` for the binary).
 pub fn cache_key() -> Option<PathBuf> {
-    Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-data/toolhost/compile-cache.key"))
+    Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cache.key"))
 }
 
 /// One runtime for the whole test binary: compiling happens once.
@@ -152,6 +152,7 @@ pub fn toolhost_command(cwd: &Path, args: &[&str]) -> Command {
     cmd.args(args)
         .current_dir(cwd)
         .env("TOOLHOST_CACHE_DIR", cache_dir())
+        .env("TOOLHOST_CACHE_KEY", cache_key().expect("a key file"))
         .env(
             "XDG_CONFIG_HOME",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),

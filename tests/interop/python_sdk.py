@@ -135,8 +135,9 @@ def server_env(home):
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env[var] = os.path.join(home, var.lower())
     env.pop("TOOLHOST_CONFIG", None)
-    if "TOOLHOST_CACHE_DIR" in os.environ:
-        env["TOOLHOST_CACHE_DIR"] = os.environ["TOOLHOST_CACHE_DIR"]
+    for var in ("TOOLHOST_CACHE_DIR", "TOOLHOST_CACHE_KEY"):
+        if var in os.environ:
+            env[var] = os.environ[var]
     return env
 
 

@@ -34,6 +34,7 @@ impl Config {
             progress,
             defer_uncached,
             one_call,
+            cache_key,
         } = options;
         let bad = |message: String| invalid(origin, message);
         let at_origin = |e: ConfigError| match e {
@@ -52,6 +53,7 @@ impl Config {
             progress,
             pool_instances: !one_call,
             cache_max_bytes: self.limits.cache_max_mb << 20,
+            cache_key,
             ..RuntimeConfig::default()
         })
         .map_err(|e| bad(e.to_string()))?;

@@ -109,6 +109,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR", env = "TOOLHOST_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
 
+    /// The file holding the key that signs the compile cache's entries
+    /// (default: $XDG_DATA_HOME/toolhost/compile-cache.key; made if missing).
+    /// Processes sharing a cache directory share this key.
+    #[arg(long, global = true, value_name = "FILE", env = "TOOLHOST_CACHE_KEY")]
+    pub cache_key: Option<PathBuf>,
+
     /// Do not use the compile cache (compile every plugin on every start).
     #[arg(long, global = true)]
     pub no_cache: bool,

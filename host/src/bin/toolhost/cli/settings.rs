@@ -81,6 +81,7 @@ impl Settings {
             progress: crate::output::compile_progress(),
             defer_uncached: serving,
             one_call: purpose == Purpose::OneCall,
+            cache_key: global.cache_key.clone(),
         };
         let mut built = config.executor(&origin, options.clone());
         // A grant naming a tool not loaded yet may name a deferred plugin
