@@ -179,8 +179,9 @@ pub(crate) fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
-/// `args` with secret-looking values replaced by `"[redacted]"` and long
-/// strings cut, at any depth.
+/// `args` with secret-looking values replaced by `"[redacted]"` (under a
+/// secret-sounding name, or recognised by the value itself:
+/// [`toolhost_shared::credentials`]) and long strings cut, at any depth.
 pub(crate) fn redact(args: &Value) -> Value {
     match args {
         Value::Object(map) => Value::Object(
@@ -196,7 +197,7 @@ pub(crate) fn redact(args: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        Value::String(s) => Value::String(cut(s)),
+        Value::String(s) => Value::String(cut(&toolhost_shared::credentials::redact(s))),
         other => other.clone(),
     }
 }
@@ -272,7 +273,7 @@ pub(crate) fn redact_command(line: &str) -> String {
     for (pattern, with) in patterns {
         text = pattern.replace_all(&text, *with).into_owned();
     }
-    text
+    toolhost_shared::credentials::redact(&text).into_owned()
 }
 
 fn cut(text: &str) -> String {
@@ -306,6 +307,21 @@ mod tests {
         assert_eq!(v["headers"]["accept"], "text/html");
         assert_eq!(v["items"][0]["Password"], "[redacted]");
         assert!(v["token"].is_null());
+        // Values are recognised whatever the field is called.
+        let v = redact(&json!({
+            "text": "deploy with AKIAIOSFODNN7EXAMPLE please",
+            "content": "key = sk-proj-0123456789abcdefghijKLMN",
+            "notes": ["-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"],
+        }));
+        let shown = v.to_string();
+        for leaked in ["AKIAIOSFODNN7", "sk-proj-0123", "MIIE"] {
+            assert!(!shown.contains(leaked), "{shown}");
+        }
+        assert_eq!(v["text"], "deploy with [redacted] please");
+        assert_eq!(
+            redact_command("curl -d AKIAIOSFODNN7EXAMPLE https://x"),
+            "curl -d [redacted] https://x"
+        );
     }
 
     #[test]

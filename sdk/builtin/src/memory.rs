@@ -21,48 +21,11 @@ pub fn dir(root: &Path) -> Result<&Path, ToolError> {
 }
 
 /// Why `text` looks like a credential, if it does: an API key, a token, a
-/// private key or a password assignment. Such text is never saved.
+/// private key or a password assignment. Such text is never saved. The
+/// one detector the host's redaction uses too
+/// ([`toolhost_shared::credentials`]).
 pub fn credential_kind(text: &str) -> Option<&'static str> {
-    static PATTERNS: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
-        std::sync::OnceLock::new();
-    let patterns = PATTERNS.get_or_init(|| {
-        [
-            (r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key"),
-            (
-                r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",
-                "an API key (sk-…)",
-            ),
-            (r"\bAKIA[0-9A-Z]{16}\b", "an AWS access key"),
-            (r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token"),
-            (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "a Slack token"),
-            (r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key"),
-            (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "a GitHub token"),
-            (r"\bglpat-[A-Za-z0-9_-]{20,}", "a GitLab token"),
-            (r"\b[rs]k_live_[A-Za-z0-9]{16,}", "a Stripe key"),
-            (r"\b(?:hf|npm)_[A-Za-z0-9]{30,}", "an API token"),
-            (r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}", "a bearer token"),
-            (r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^@\s/]{3,}@", "a password in a URL"),
-            (r"-----BEGIN PGP PRIVATE KEY BLOCK-----", "a private key"),
-            (
-                r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
-                "a JSON web token",
-            ),
-            (
-                r"(?i)(?:^|[^a-z0-9])(?:[a-z0-9]+_)*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token|bearer)\s*[:=]\s*\S{6,}",
-                "a password or token assignment",
-            ),
-        ]
-        .into_iter()
-        .map(|(p, what)| {
-            let re = regex::Regex::new(p).expect("the credential patterns are valid regexes");
-            (re, what)
-        })
-        .collect()
-    });
-    patterns
-        .iter()
-        .find(|(re, _)| re.is_match(text))
-        .map(|(_, what)| *what)
+    toolhost_shared::credentials::kind(text)
 }
 
 /// A memory-relative path, checked: relative, no `..`, no empty parts.

@@ -11,6 +11,8 @@
 //! here; nothing in this crate talks to the host.
 
 pub mod contract;
+#[cfg(feature = "credentials")]
+pub mod credentials;
 pub mod dynamic;
 pub mod grant;
 pub mod scan;

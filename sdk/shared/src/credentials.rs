@@ -1,0 +1,135 @@
+//! Credentials recognised by their values (an AWS key id, an `sk-…` API
+//! key, a private-key block, a token in a URL), wherever they appear and
+//! whatever a field is called: the one detector behind the host's
+//! redaction (the audit log, `--json` input, command lines) and
+//! save_memory's refusal.
+
+use regex::Regex;
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// The patterns, each with what it finds. What a pattern's groups match
+/// (a name before, an `@` after) is kept when it is redacted.
+fn patterns() -> &'static [(Regex, &'static str)] {
+    static PATTERNS: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    // A first group is kept when redacting, and a URL keeps its `@`.
+    PATTERNS.get_or_init(|| {
+        [
+            (
+                r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+                "a private key",
+            ),
+            (r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}", "an API key (sk-…)"),
+            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key"),
+            (r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token"),
+            (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "a Slack token"),
+            (r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key"),
+            (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "a GitHub token"),
+            (r"\bglpat-[A-Za-z0-9_-]{20,}", "a GitLab token"),
+            (r"\b[rs]k_live_[A-Za-z0-9]{16,}", "a Stripe key"),
+            (r"\b(?:hf|npm)_[A-Za-z0-9]{30,}", "an API token"),
+            (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/-]{20,}", "a bearer token"),
+            (r"([a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]{3,}(@)", "a password in a URL"),
+            (
+                r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+                "a JSON web token",
+            ),
+            (
+                r"(?i)((?:^|[^a-z0-9])(?:[a-z0-9]+_)*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token|bearer)\s*[:=]\s*)\S{6,}",
+                "a password or token assignment",
+            ),
+        ]
+        .into_iter()
+        .map(|(p, what)| {
+            let re = Regex::new(p).expect("the credential patterns are valid regexes");
+            (re, what)
+        })
+        .collect()
+    })
+}
+
+/// What credential `text` holds, if any.
+///
+/// ```
+/// use toolhost_shared::credentials::kind;
+/// assert_eq!(kind("key AKIAIOSFODNN7EXAMPLE"), Some("an AWS access key"));
+/// assert_eq!(kind("the staging key is in the vault"), None);
+/// ```
+pub fn kind(text: &str) -> Option<&'static str> {
+    patterns()
+        .iter()
+        .find(|(re, _)| re.is_match(text))
+        .map(|(_, what)| *what)
+}
+
+/// `text` with every credential replaced by `[redacted]` (what names it
+/// kept: `password=[redacted]`, `https://me:[redacted]@host`).
+///
+/// ```
+/// use toolhost_shared::credentials::redact;
+/// assert_eq!(redact("use sk-proj-abcdefghijklmnopqrstuv now"), "use [redacted] now");
+/// assert_eq!(redact("nothing here"), "nothing here");
+/// ```
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    for (re, _) in patterns() {
+        if re.is_match(&out) {
+            let with = match re.captures_len() {
+                3 => "${1}[redacted]${2}",
+                2 => "${1}[redacted]",
+                _ => "[redacted]",
+            };
+            out = Cow::Owned(re.replace_all(&out, with).into_owned());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_found_whatever_they_are_called() {
+        for (text, what, secret) in [
+            ("AKIAIOSFODNN7EXAMPLE", "an AWS access key", "IOSFODNN7"),
+            (
+                "sk-proj-0123456789abcdefghijKLMN",
+                "an API key (sk-…)",
+                "0123456789",
+            ),
+            (
+                "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+                "a GitHub token",
+                "abcdefghij",
+            ),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+                "a private key",
+                "abc",
+            ),
+            (
+                "https://bob:hunter22@example.com/x",
+                "a password in a URL",
+                "hunter22",
+            ),
+            (
+                "db_password = hunter22",
+                "a password or token assignment",
+                "hunter22",
+            ),
+        ] {
+            assert_eq!(kind(text), Some(what), "{text}");
+            let shown = redact(text);
+            assert!(!shown.contains(secret), "{text} -> {shown}");
+        }
+        let block =
+            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nxyz\n-----END RSA PRIVATE KEY-----\nb";
+        assert_eq!(redact(block), "a\n[redacted]\nb");
+        assert_eq!(redact("plain text, 42 apples"), "plain text, 42 apples");
+        // What names the value stays, and redacting again changes nothing.
+        let once = redact("--password=hunter22 https://me:pw1@host");
+        assert_eq!(once, "--password=[redacted] https://me:[redacted]@host");
+        assert_eq!(redact(&once), once);
+    }
+}
