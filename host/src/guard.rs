@@ -150,6 +150,28 @@ impl PathGuard {
         }
     }
 
+    /// Refuse reading `rel` beneath `root`, a directory the call holds no
+    /// grant of (create_tool's workspace), when it is secret: by the name
+    /// given, whether or not it exists, and by what it leads to.
+    pub(crate) fn check_read_beneath(&mut self, root: &Path, rel: &Path) -> Result<(), String> {
+        let lexical = normal(rel).unwrap_or_else(|| rel.to_owned());
+        let real = root
+            .canonicalize()
+            .ok()
+            .zip(root.join(rel).canonicalize().ok())
+            .and_then(|(root, real)| real.strip_prefix(root).ok().map(Path::to_owned));
+        for rel in std::iter::once(lexical).chain(real) {
+            if self.rules.is_secret(&rel) {
+                let refusal = secret_message(&rel);
+                if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
+                    self.notes.push(refusal.clone());
+                }
+                return Err(refusal);
+            }
+        }
+        Ok(())
+    }
+
     /// Refuse moving `path` beneath the directory `dir` when it is a
     /// directory the lists reach beneath ([`PathRules::shelters`]): a
     /// rename of it, or to its place, would take guarded paths out of the

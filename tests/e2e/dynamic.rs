@@ -157,6 +157,30 @@ fn creation_refuses_bad_tools_with_a_clear_message() {
             "is not a conforming toolhost component",
         );
     }
+    // create_tool holds no workspace grant: a secret is refused by its
+    // name, whether it exists or not, and through a link, so the answer
+    // never tells which secret files exist.
+    write(s.ws.path(), ".env", "KEY=1");
+    std::os::unix::fs::symlink(".env", s.ws.path().join("env.wasm")).unwrap();
+    let mut answers = Vec::new();
+    for file in [".env", "missing/.env", "env.wasm", "id_rsa"] {
+        let v = s.call(
+            "bot",
+            "create_tool",
+            &json!({"name": "comp", "description": "A component that reads a secret.",
+                    "kind": "component", "source": file}),
+        );
+        let message = v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(message.contains("secret"), "{file}: {v}");
+        answers.push(message.replace(file, "F").replace(".env", "F"));
+    }
+    assert!(
+        answers.windows(2).all(|w| w[0] == w[1]),
+        "the answers differ: {answers:#?}"
+    );
     assert!(s.records().is_empty(), "a refusal stores nothing");
     // The cap (3 here) is per agent.
     for name in ["one", "two", "three"] {

@@ -25,6 +25,9 @@ impl dynamic::Host for CallState {
             .runtime
             .clone()
             .ok_or("components cannot be checked from this sandbox")?;
+        let given = Path::new(path.trim());
+        let rel = given.strip_prefix(&workspace).unwrap_or(given);
+        self.paths.check_read_beneath(&workspace, rel)?;
         let wasm = read_in(&workspace, &path)?;
         let (_, info, _) = runtime.check_component(&wasm)?;
         self.put_file(dest, wasm)
