@@ -224,6 +224,64 @@ enum NoNamespaces {
     Wait(#[source] rustix::io::Errno),
     #[error("a test command in the sandbox ended with {0:?}")]
     Ended(Option<i32>),
+    /// The system's settings refuse user namespaces: the cause, with how
+    /// to allow them, rather than the errno it shows as.
+    #[error("{cause} (the test command failed: {failure})")]
+    Disabled { cause: String, failure: String },
+}
+
+impl NoNamespaces {
+    /// `self`, or the cause behind it where the system's settings
+    /// (`sys`, `/proc/sys`) turn user namespaces off.
+    fn explained(self, sys: &Path) -> Self {
+        let uses_user_namespace = !rustix::process::geteuid().is_root();
+        match (
+            &self,
+            uses_user_namespace.then(|| userns_disabled(sys)).flatten(),
+        ) {
+            (Self::Spawn(_) | Self::Ended(_), Some(cause)) => Self::Disabled {
+                cause,
+                failure: self.to_string(),
+            },
+            _ => self,
+        }
+    }
+}
+
+/// Why this system refuses unprivileged user namespaces, from its
+/// settings under `sys` (`/proc/sys`), with how to allow them; `None` if
+/// no setting says so.
+fn userns_disabled(sys: &Path) -> Option<String> {
+    let read = |p: &str| {
+        std::fs::read_to_string(sys.join(p))
+            .ok()
+            .map(|s| s.trim().to_owned())
+    };
+    if read("user/max_user_namespaces").as_deref() == Some("0") {
+        return Some(
+            "user namespaces are turned off on this system (user.max_user_namespaces = 0); \
+             allow them with `sudo sysctl -w user.max_user_namespaces=15000`"
+                .to_owned(),
+        );
+    }
+    if read("kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        return Some(
+            "unprivileged user namespaces are turned off on this system \
+             (kernel.unprivileged_userns_clone = 0); allow them with \
+             `sudo sysctl -w kernel.unprivileged_userns_clone=1`"
+                .to_owned(),
+        );
+    }
+    if read("kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+        return Some(
+            "AppArmor restricts unprivileged user namespaces on this system \
+             (kernel.apparmor_restrict_unprivileged_userns = 1, as Ubuntu 24.04 sets it); allow \
+             them with `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or give \
+             toolhost an AppArmor profile that allows `userns`"
+                .to_owned(),
+        );
+    }
+    None
 }
 
 /// What running commands needs, started on first use.
@@ -471,7 +529,9 @@ impl Broker {
                             tracing::warn!("cannot make a directory for the views' skeletons: {e}");
                         })
                         .ok();
-                    processes.namespaces = self.probe_namespaces(&processes);
+                    processes.namespaces = self
+                        .probe_namespaces(&processes)
+                        .map_err(|e| e.explained(Path::new("/proc/sys")));
                     if let Err(why) = &processes.namespaces {
                         tracing::warn!(
                             "commands run without namespaces, confined by Landlock and seccomp only: {why}"

@@ -177,3 +177,43 @@ fn shares_waiting_on_the_host_stop_at_the_callers_deadline() {
     assert!(took < Duration::from_secs(3), "stopped after {took:?}");
     next_call_is_answered(&ex);
 }
+
+/// `--timeout` bounds the whole call, the commands it waits on included:
+/// the command is killed at the deadline and the call answers `timeout`.
+#[test]
+fn the_callers_timeout_ends_a_call_waiting_on_a_command() {
+    let ws = workspace();
+    let marker = format!("20.{}", std::process::id());
+    let line = format!("sleep {marker}");
+    let args = serde_json::json!({ "command": line, "timeout": 60 }).to_string();
+    let started = Instant::now();
+    let out = crate::support::toolhost(
+        ws.path(),
+        &[
+            "call",
+            "run_command",
+            &args,
+            "--json",
+            "--timeout",
+            "3",
+            "--mode",
+            "yolo",
+            "--allow-command",
+            &line,
+        ],
+    );
+    let took = started.elapsed();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", crate::support::stderr(&out));
+    });
+    assert_eq!(v["error"]["kind"], "timeout", "{v}");
+    assert!(took < Duration::from_secs(8), "took {took:?}: {v}");
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&marker))
+        .collect();
+    assert!(left.is_empty(), "still running: {left:?}");
+}

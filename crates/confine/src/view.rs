@@ -212,18 +212,18 @@ impl View {
         self.fresh.push(path.to_owned());
     }
 
-    /// Bind `path` at the same place in the view.
+    /// Bind `path` at the same place in the view. The source is where it
+    /// leads now (links of the person's own, such as `TMPDIR`, resolved
+    /// here); the child opens it with no link followed, so a link put on
+    /// the way since points nowhere.
     fn bind(&mut self, path: &Path, writable: bool) {
-        let Ok(meta) = fs::metadata(path) else {
+        let (Ok(meta), Ok(real)) = (fs::metadata(path), fs::canonicalize(path)) else {
             return;
         };
         self.mount_point(path, meta.is_dir());
-        let src = self.c(path);
-        self.ops.push(Op::Bind {
-            dst: src.clone(),
-            src,
-            writable,
-        });
+        let src = self.c(&real);
+        let dst = self.c(path);
+        self.ops.push(Op::Bind { src, dst, writable });
     }
 
     /// The operations with their targets under `root` (a skeleton's).

@@ -74,6 +74,7 @@ impl Setup {
             aborted: Arc::new(AtomicBool::new(false)),
             dry_run: false,
             log: Arc::default(),
+            until: None,
         }
     }
 
@@ -1144,5 +1145,50 @@ print(r1, e1, r2, e2)
             format!("-1 {e} -1 {e}", e = libc::EACCES),
             "{out:?}"
         );
+    }
+}
+
+/// `--require-sandbox` names the cause when the system turns user
+/// namespaces off, not the errno it shows as (`No space left on device`).
+#[test]
+fn turned_off_user_namespaces_are_named_with_how_to_allow_them() {
+    let sys = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(sys.path().join("user")).unwrap();
+    std::fs::create_dir_all(sys.path().join("kernel")).unwrap();
+    assert_eq!(userns_disabled(sys.path()), None);
+    let cases = [
+        (
+            "user/max_user_namespaces",
+            "sysctl -w user.max_user_namespaces",
+        ),
+        (
+            "kernel/unprivileged_userns_clone",
+            "kernel.unprivileged_userns_clone=1",
+        ),
+        (
+            "kernel/apparmor_restrict_unprivileged_userns",
+            "apparmor_restrict_unprivileged_userns=0",
+        ),
+    ];
+    for (file, fix) in cases {
+        let off = if file.contains("apparmor") {
+            "1\n"
+        } else {
+            "0\n"
+        };
+        std::fs::write(sys.path().join(file), off).unwrap();
+        let cause = userns_disabled(sys.path()).unwrap();
+        assert!(cause.contains(fix), "{cause}");
+        std::fs::write(
+            sys.path().join(file),
+            if off == "1\n" { "0\n" } else { "1\n" },
+        )
+        .unwrap();
+    }
+    if !rustix::process::geteuid().is_root() {
+        std::fs::write(sys.path().join("user/max_user_namespaces"), "0").unwrap();
+        let spawn = NoNamespaces::Spawn(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let said = spawn.explained(sys.path()).to_string();
+        assert!(said.starts_with("user namespaces are turned off"), "{said}");
     }
 }

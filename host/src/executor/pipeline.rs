@@ -247,6 +247,7 @@ impl Executor {
             aborted: self.abort_flag(options.context.session.as_deref()),
             dry_run: options.context.dry_run,
             log: Arc::clone(&trace.commands),
+            until: options.timeout.map(|t| Instant::now() + t.min(MAX_TIMEOUT)),
         }
     }
 

@@ -107,6 +107,7 @@ impl Executor {
                 aborted: Arc::new(AtomicBool::new(false)),
                 dry_run: false,
                 log: Arc::default(),
+                until: None,
             },
             workspace: Arc::clone(&self.workspace),
         }

@@ -50,13 +50,20 @@ impl CallState {
     }
 
     /// Run `wait` (which waits on a command or a person), crediting the
-    /// time to the call's deadline, up to [`MAX_WAITING`] in all.
+    /// time to the call's deadline, up to [`MAX_WAITING`] in all; unless
+    /// the caller set the call's deadline itself, which nothing extends
+    /// (the broker ends the command by then).
     fn waiting<T>(
         &mut self,
         wait: impl FnOnce(&BrokerCall) -> Result<T, CommandError>,
     ) -> Result<T, CommandError> {
         let started = Instant::now();
-        let result = wait(self.broker_call()?);
+        let call = self.broker_call()?;
+        let firm = call.until.is_some();
+        let result = wait(call);
+        if firm {
+            return result;
+        }
         let credit = started
             .elapsed()
             .min(MAX_WAITING.saturating_sub(self.waited));

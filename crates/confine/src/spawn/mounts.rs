@@ -145,6 +145,38 @@ fn place(tree: RawFd, target: RawFd, make_read_only: bool) -> Result<(), Step> {
     Ok(())
 }
 
+/// Bind `src` with everything mounted beneath it at `dst`, `nosuid`,
+/// `nodev`, read-only unless `writable`. The source by descriptor, opened
+/// with no symlink anywhere on its path: a command that swapped a part of
+/// it for a link since cannot point the bind elsewhere.
+#[expect(unsafe_code, reason = "system calls only")]
+fn bind(src: &CStr, dst: &CStr, writable: bool) -> Result<(), Step> {
+    let Some(source) = open_no_symlinks(src)? else {
+        return Err(VIEW);
+    };
+    // SAFETY: system calls on an fd this function owns and C strings.
+    let tree = unsafe {
+        let tree = libc::syscall(libc::SYS_open_tree, source, c"".as_ptr(), TREE_FLAGS);
+        libc::close(source);
+        tree
+    };
+    sys!(VIEW, tree);
+    let tree = tree as RawFd;
+    let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if !writable {
+        set |= MOUNT_ATTR_RDONLY;
+    }
+    let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
+    let placed = if set_attributes(tree, c"", flags, set) < 0 {
+        Err(VIEW)
+    } else {
+        place_at(tree, dst)
+    };
+    // SAFETY: closing the fd this function owns.
+    unsafe { libc::close(tree) };
+    placed
+}
+
 /// `open_tree` flags for a detached copy of the mounts at an fd.
 const TREE_FLAGS: libc::c_uint = OPEN_TREE_CLONE
     | libc::O_CLOEXEC as libc::c_uint
@@ -257,30 +289,7 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), Step> {
                 sys!(VIEW, fd);
                 libc::close(fd);
             }
-            // The source by descriptor, opened with no symlink anywhere
-            // on its path: a command that swapped a part of it for a
-            // link since cannot point the bind elsewhere.
-            Op::Bind { src, dst, writable } => {
-                let Some(source) = open_no_symlinks(src)? else {
-                    return Err(VIEW);
-                };
-                let tree = libc::syscall(libc::SYS_open_tree, source, c"".as_ptr(), TREE_FLAGS);
-                libc::close(source);
-                sys!(VIEW, tree);
-                let tree = tree as RawFd;
-                let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-                if !writable {
-                    set |= MOUNT_ATTR_RDONLY;
-                }
-                let flags = libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE;
-                let placed = if set_attributes(tree, c"", flags, set) < 0 {
-                    Err(VIEW)
-                } else {
-                    place_at(tree, dst)
-                };
-                libc::close(tree);
-                placed?;
-            }
+            Op::Bind { src, dst, writable } => bind(src, dst, *writable)?,
             Op::Device { src, dst } => {
                 sys!(
                     VIEW,
