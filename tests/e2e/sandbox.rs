@@ -309,11 +309,7 @@ fn a_swapped_compiled_file_is_compiled_again_not_loaded() {
     let cache = tempfile::tempdir().unwrap();
     let ws = ws_with_ok_file();
     let call = |args: &[&str]| {
-        crate::support::toolhost_with_env(
-            ws.path(),
-            args,
-            &[("TOOLHOST_CACHE_DIR", cache.path())],
-        )
+        crate::support::toolhost_with_env(ws.path(), args, &[("TOOLHOST_CACHE_DIR", cache.path())])
     };
     // Each tool compiled once into a cache of its own: the compiled file
     // each call adds is that tool's.
