@@ -171,19 +171,38 @@ fn cut_output_is_read_back_through_the_process_tool() {
 }
 
 #[test]
-fn commands_may_outlast_the_plugin_timeout() {
+fn commands_may_outlast_the_plugin_timeout_but_not_the_callers() {
     let ws = workspace();
-    let ex = executor(ws.path());
+    // The runtime's own limit: a command has its own timeout, so waiting
+    // on it is credited to the call.
+    let runtime = toolhost::Runtime::new(toolhost::RuntimeConfig {
+        cache: toolhost::CacheDir::At(support::cache_dir()),
+        cache_key: support::cache_key(),
+        limits: toolhost::Limits {
+            timeout: Duration::from_millis(500),
+            ..toolhost::Limits::default()
+        },
+        ..toolhost::RuntimeConfig::default()
+    })
+    .unwrap();
+    let runtime = std::sync::Arc::new(runtime);
+    let mut registry = toolhost::Registry::new();
+    registry.load_builtins(&runtime).unwrap();
+    let ex = toolhost::Executor::new(runtime, registry)
+        .with_workspace(ws.path())
+        .unwrap()
+        .with_mode(Mode::Yolo);
+    let line = r#"{"command":"sleep 1; echo done"}"#;
+    let r = ex.call("run_command", line, &toolhost::CallOptions::default());
+    assert!(r.success && r.content.contains("done"), "{r:?}");
+    // A deadline the caller sets bounds the whole call, the command too.
     let options = toolhost::CallOptions {
         timeout: Some(Duration::from_millis(500)),
         ..toolhost::CallOptions::default()
     };
-    let r = ex.call(
-        "run_command",
-        r#"{"command":"sleep 1; echo done"}"#,
-        &options,
-    );
-    assert!(r.success && r.content.contains("done"), "{r:?}");
+    let r = ex.call("run_command", line, &options);
+    assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
+    assert!(!r.content.contains("done"), "{r:?}");
 }
 
 #[test]

@@ -309,3 +309,72 @@ fn arithmetic_over_data_read_at_run_time_asks_first() {
         "{all}"
     );
 }
+
+/// A token in a remote's URL in `.git/config` is redacted in a command's
+/// view (the file itself is untouched): `cat` and `git remote -v` show
+/// `[redacted]`.
+#[test]
+fn a_token_in_a_remote_url_is_redacted_for_commands() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+    let url = format!("https://bob:{token}@github.com/x/y.git");
+    let add = std::process::Command::new("git")
+        .args(["remote", "add", "origin", &url])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(add.success());
+    let before = std::fs::read(ws.join(".git/config")).unwrap();
+    let out = scene.run(&ws, "cat .git/config; git remote -v", &[]);
+    let all = text(&out);
+    assert!(!all.contains(token), "{all}");
+    assert!(
+        all.contains("[redacted]") && all.contains("github.com/x/y.git"),
+        "{all}"
+    );
+    assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), before);
+}
+
+/// A writable tool directory (`writable = ["~/.cargo"]`): its `bin/` and
+/// `config.toml` stay read-only, and one a command creates is swept.
+#[test]
+fn a_writable_tool_directory_cannot_hold_planted_programs() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    let cargo = scene.path("cargo-home");
+    std::fs::create_dir_all(cargo.join("bin")).unwrap();
+    std::fs::create_dir_all(cargo.join("registry")).unwrap();
+    std::fs::write(cargo.join("bin/cargo-fmt"), "#!/bin/sh\n").unwrap();
+    let config = scene.path("writable.toml");
+    std::fs::write(
+        &config,
+        format!("[commands]\nwritable = [\"{}\"]\n", cargo.display()),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let state = scene.path("state").display().to_string();
+    let c = cargo.display();
+    let out = scene.run_with(
+        &ws,
+        &[("XDG_STATE_HOME", &state)],
+        &format!(
+            "echo evil > {c}/bin/git; echo evil >> {c}/bin/cargo-fmt; \
+             printf '[build]\\nrustc-wrapper = \"/x\"\\n' > {c}/config.toml; \
+             echo cached > {c}/registry/index; echo done"
+        ),
+        &["--config", &config],
+    );
+    let all = text(&out);
+    assert!(all.contains("done"), "{all}");
+    assert!(!cargo.join("bin/git").exists(), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(cargo.join("bin/cargo-fmt")).unwrap(),
+        "#!/bin/sh\n"
+    );
+    assert!(!cargo.join("config.toml").exists(), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(cargo.join("registry/index")).unwrap(),
+        "cached\n"
+    );
+}

@@ -141,6 +141,10 @@ pub struct Found {
     /// be renamed, removed or replaced (`EBUSY`), so what is beneath stays
     /// where the read-only covers and the sweep expect it.
     pub pinned: Vec<PathBuf>,
+    /// Files shown as another, read-only: (the copy shown, the path it
+    /// covers), e.g. a `.git/config` with the token in a remote's URL
+    /// redacted.
+    pub redacted: Vec<(PathBuf, PathBuf)>,
 }
 
 /// Limits every command gets.
@@ -297,6 +301,18 @@ impl Prepared {
             // Inside a user namespace it counts the namespace's own tasks.
             rlimits.push((libc::RLIMIT_NPROC, u64::from(plan.limits.processes)));
             enforced.push(format!("process-limit {} (rlimit)", plan.limits.processes));
+        } else if !root {
+            let info = rustix::system::sysinfo();
+            // Outside one it counts every task of the person's user: the
+            // limit is the command's share on top of all the system's
+            // tasks now (one system call; at least the command's share
+            // for it, whatever the user runs beside it).
+            let tasks = u64::from(info.procs) + u64::from(plan.limits.processes);
+            rlimits.push((libc::RLIMIT_NPROC, tasks));
+            enforced.push(format!(
+                "process-limit {} (rlimit over the user's tasks)",
+                plan.limits.processes
+            ));
         }
         enforced.push("file-size-limit".to_owned());
         let landlock = if support.landlock_abi >= 1 {
@@ -404,6 +420,7 @@ fn namespaces(
         masked: plan.found.secret.clone(),
         read_only: plan.found.protected.clone(),
         pinned: plan.found.pinned.clone(),
+        redacted: plan.found.redacted.clone(),
         tmp_mib: plan.limits.tmp_mib,
         network: plan.network,
     };

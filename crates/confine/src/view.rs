@@ -60,6 +60,9 @@ pub(crate) enum Op {
     MaskHost { dst: CString, dir: bool },
     /// Make a protected path read-only (no symlink followed).
     ReadOnly(CString),
+    /// Cover the file at `dst` (no symlink followed) with the host file
+    /// `src`, read-only: a redacted copy.
+    Cover { src: CString, dst: CString },
     /// Pin a directory protected paths lie beneath: mount it on itself,
     /// writable (no symlink followed), so it cannot be renamed or
     /// removed.
@@ -106,6 +109,8 @@ pub(crate) struct Layout {
     pub(crate) read_only: Vec<PathBuf>,
     /// Directories to pin (absolute), parents first.
     pub(crate) pinned: Vec<PathBuf>,
+    /// Files to cover with a copy: (the copy, the file), absolute.
+    pub(crate) redacted: Vec<(PathBuf, PathBuf)>,
     /// Size of `/tmp`, in MiB (`/dev/shm` gets a quarter).
     pub(crate) tmp_mib: u64,
     /// The command may use the network (so it needs the resolver).
@@ -256,6 +261,7 @@ impl View {
                 | Op::Pin(t)
                 | Op::Covered(t) => t,
                 Op::Bind { dst, .. }
+                | Op::Cover { dst, .. }
                 | Op::Device { dst, .. }
                 | Op::Tmpfs { dst, .. }
                 | Op::MaskHost { dst, .. } => dst,
@@ -270,7 +276,9 @@ impl View {
                     proc = Some(dst);
                     per_command.push(op.clone());
                 }
-                Op::Mask(_) | Op::ReadOnly(_) | Op::Pin(_) => per_command.push(op.clone()),
+                Op::Mask(_) | Op::ReadOnly(_) | Op::Pin(_) | Op::Cover { .. } => {
+                    per_command.push(op.clone());
+                }
                 _ if proc.is_some_and(|p| beneath(target, p)) => return None,
                 Op::MaskHost { dst, .. } => {
                     per_command.push(Op::Covered(dst.clone()));
@@ -327,6 +335,10 @@ impl Op {
             },
             Op::ReadOnly(d) => Op::ReadOnly(under(d)),
             Op::Pin(d) => Op::Pin(under(d)),
+            Op::Cover { src, dst } => Op::Cover {
+                src,
+                dst: under(dst),
+            },
             Op::Covered(d) => Op::Covered(under(d)),
             Op::RootReadOnly(_) => Op::RootReadOnly(
                 CString::new(root).expect("a skeleton's root is checked for NUL when made"),
@@ -415,6 +427,10 @@ impl Layout {
         for p in &self.read_only {
             let dst = view.c(p);
             view.ops.push(Op::ReadOnly(dst));
+        }
+        for (copy, p) in &self.redacted {
+            let (src, dst) = (view.c(copy), view.c(p));
+            view.ops.push(Op::Cover { src, dst });
         }
         view.ops.push(Op::RootReadOnly(CString::default()));
         match view.error.take() {

@@ -211,7 +211,8 @@ impl BrokerCall {
             &self.broker().rules,
             (&found.pinned, &unmounted),
             &self.broker().swept_dir,
-        );
+        )
+        .with_writable(&self.broker().config.writable, &self.broker().rules);
         let launch = self.command(request, &cwd, prepared)?;
         record.confinement.clone_from(&enforced);
         Ok(Checked {

@@ -51,6 +51,8 @@ pub(crate) struct Absent {
     saved: saved::Saved,
     /// Where created ones go.
     into: PathBuf,
+    /// The same for each writable directory besides the workspace.
+    also: Vec<Absent>,
 }
 
 /// A pinned directory as it was before the command.
@@ -60,6 +62,29 @@ struct Pinned {
     id: (u64, u64),
     names: HashSet<OsString>,
 }
+
+/// What a person's tools run from in the directories commands may be
+/// given to write besides the workspace (`~/.cargo`, `~/.npm`, `~/.m2`):
+/// their programs, settings and credentials, by name directly inside.
+/// Read-only in a command's view where they exist; swept when a command
+/// creates one.
+pub(crate) const WRITABLE_GUARDED: &[&str] = &[
+    "bin",
+    "config",
+    "config.toml",
+    "credentials",
+    "credentials.toml",
+    "env",
+    "hooks",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    "settings.xml",
+    "init.gradle",
+    "init.d",
+    "gradle.properties",
+];
 
 /// Where swept paths go by default: `<state dir>/toolhost/swept`.
 pub(crate) fn default_dir() -> PathBuf {
@@ -128,13 +153,42 @@ impl Absent {
             paths,
             pins,
             into: into.to_owned(),
+            also: Vec::new(),
         }
+    }
+
+    /// Also note which of [`WRITABLE_GUARDED`] each of the writable
+    /// directories `writable` lacks, to sweep them too.
+    pub(crate) fn with_writable(mut self, writable: &[PathBuf], rules: &Arc<PathRules>) -> Self {
+        for dir in writable {
+            let Ok(root) = rfs::open(
+                dir,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                continue;
+            };
+            let paths = WRITABLE_GUARDED
+                .iter()
+                .map(PathBuf::from)
+                .filter(|rel| lstat(root.as_fd(), rel).is_none())
+                .collect();
+            self.also.push(Self {
+                root: Some(root),
+                rules: Some(Arc::clone(rules)),
+                paths,
+                into: self.into.join(dir.file_name().unwrap_or_default()),
+                ..Self::default()
+            });
+        }
+        self
     }
 
     /// Move aside what the command created or replaced; a note for each.
     pub(crate) fn sweep(self) -> Vec<String> {
+        let mut notes: Vec<String> = self.also.into_iter().flat_map(Self::sweep).collect();
         let (Some(root), Some(rules)) = (&self.root, &self.rules) else {
-            return Vec::new();
+            return notes;
         };
         let mut sweep = Sweep {
             root: root.as_fd(),
@@ -165,7 +219,8 @@ impl Absent {
                 sweep.created(rel);
             }
         }
-        sweep.notes
+        notes.append(&mut sweep.notes);
+        notes
     }
 }
 

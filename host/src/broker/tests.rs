@@ -1192,3 +1192,31 @@ fn turned_off_user_namespaces_are_named_with_how_to_allow_them() {
         assert!(said.starts_with("user namespaces are turned off"), "{said}");
     }
 }
+
+/// Without namespaces, a process limit still holds: a pids cgroup where
+/// there is one, else (not as root, which `RLIMIT_NPROC` does not bind)
+/// `RLIMIT_NPROC` over the user's tasks; the confinement list says which.
+#[test]
+fn the_fallback_limits_processes_and_says_how() {
+    let broker = Broker::new(CommandConfig {
+        namespaces: false,
+        ..CommandConfig::default()
+    })
+    .unwrap();
+    let listed = broker.confinement(false);
+    let limit = listed.iter().find(|c| c.starts_with("process-limit 512"));
+    match limit {
+        Some(how) if how.ends_with("(cgroup)") => {}
+        Some(how) => {
+            assert!(!rustix::process::geteuid().is_root(), "{listed:?}");
+            assert!(
+                how.ends_with("(rlimit over the user's tasks)"),
+                "{listed:?}"
+            );
+        }
+        None => assert!(
+            rustix::process::geteuid().is_root(),
+            "no process limit: {listed:?}"
+        ),
+    }
+}

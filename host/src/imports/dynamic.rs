@@ -29,7 +29,12 @@ impl dynamic::Host for CallState {
         let rel = given.strip_prefix(&workspace).unwrap_or(given);
         self.paths.check_read_beneath(&workspace, rel)?;
         let wasm = read_in(&workspace, &path)?;
-        let (_, info, _) = runtime.check_component(&wasm)?;
+        // Compiling is the host's work, not the tool's: its time is not
+        // the call's.
+        let started = std::time::Instant::now();
+        let checked = runtime.check_component(&wasm);
+        self.extend_deadline(started.elapsed());
+        let (_, info, _) = checked?;
         self.put_file(dest, wasm)
             .map_err(|e| file_error_text(e, "cannot store the component"))?;
         serde_json::to_string(&info).map_err(|e| e.to_string())

@@ -177,6 +177,23 @@ fn bind(src: &CStr, dst: &CStr, writable: bool) -> Result<(), Step> {
     placed
 }
 
+/// Cover the file at `dst` (no symlink followed), if there is one, with
+/// the host file `src`, read-only.
+#[expect(unsafe_code, reason = "system calls only")]
+fn cover_with(src: &CStr, dst: &CStr) -> Result<(), Step> {
+    let Some(target) = open_no_symlinks(dst)? else {
+        return Ok(());
+    };
+    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+    // SAFETY: system calls on a C string and an fd this function owns.
+    unsafe {
+        let tree = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags);
+        let covered = cover(tree, target, true);
+        libc::close(target);
+        covered
+    }
+}
+
 /// `open_tree` flags for a detached copy of the mounts at an fd.
 const TREE_FLAGS: libc::c_uint = OPEN_TREE_CLONE
     | libc::O_CLOEXEC as libc::c_uint
@@ -335,6 +352,7 @@ pub(super) fn apply_op(op: &Op, masks: &mut Masks<'_>) -> Result<(), Step> {
                     masked?;
                 }
             }
+            Op::Cover { src, dst } => cover_with(src, dst)?,
             // A read-only copy of what is there, or (a pin) a writable
             // one: either way a mount point, which no rename moves.
             Op::ReadOnly(dst) | Op::Pin(dst) => {

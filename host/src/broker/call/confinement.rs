@@ -22,8 +22,19 @@ impl BrokerCall {
         let mut plan = broker.plan(processes, workspace, self.network, &none);
         // The fallback has no view to cover paths in, but its sweep
         // checks the pinned directories all the same.
-        let found = broker.guarded(processes, workspace);
+        let mut found = broker.guarded(processes, workspace);
         if plan.namespaces {
+            found.redacted = redacted_git_configs(&found.protected, processes.temp.path());
+            // What a person's tools run from inside the writable
+            // directories (`~/.cargo/bin`, `config.toml`): read-only.
+            found
+                .protected
+                .extend(broker.config.writable.iter().flat_map(|dir| {
+                    sweep::WRITABLE_GUARDED
+                        .iter()
+                        .map(|name| dir.join(name))
+                        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+                }));
             plan.found = &found;
         }
         // The default read list's entries inside the workspace (a
@@ -89,4 +100,49 @@ impl BrokerCall {
             prepared.enforced.join(", ")
         ))
     }
+}
+
+/// The repositories' configuration files among `protected` that hold a
+/// credential (a token in a remote's URL), each with a copy redacted, made
+/// in `temp`, for the view to show instead: (the copy, the file).
+fn redacted_git_configs(protected: &[PathBuf], temp: &Path) -> Vec<(PathBuf, PathBuf)> {
+    const MAX_CONFIG_BYTES: u64 = 1 << 20;
+    let is_git_config = |p: &Path| {
+        p.file_name().is_some_and(|n| n == "config")
+            && p.components().any(|c| c.as_os_str() == ".git")
+    };
+    protected
+        .iter()
+        .filter(|p| is_git_config(p))
+        .filter_map(|path| {
+            let file = std::fs::File::open(path).ok()?;
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(file, MAX_CONFIG_BYTES),
+                &mut text,
+            )
+            .ok()?;
+            let redacted = toolhost_shared::credentials::redact(&text);
+            if redacted == text {
+                return None;
+            }
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(path.as_os_str().as_encoded_bytes());
+            hasher.update(redacted.as_bytes());
+            let copy = temp.join(format!("redacted-{}", &hasher.finalize().to_hex()[..32]));
+            if !copy.exists() {
+                let made = tempfile::NamedTempFile::new_in(temp)
+                    .and_then(|mut tmp| {
+                        std::io::Write::write_all(&mut tmp, redacted.as_bytes())?;
+                        Ok(tmp)
+                    })
+                    .and_then(|tmp| tmp.persist(&copy).map_err(|e| e.error));
+                if let Err(e) = made {
+                    tracing::warn!(path = %path.display(), %e, "cannot make a redacted copy");
+                    return None;
+                }
+            }
+            Some((copy, path.clone()))
+        })
+        .collect()
 }

@@ -145,3 +145,28 @@ fn a_pinned_root_stays_what_it_was() {
     let notes = absent.sweep();
     assert!(!bare.path().join(".git").exists(), "{notes:?}");
 }
+
+/// In a writable directory such as `~/.cargo`, a `bin/` or `config.toml`
+/// a command creates is swept like a protected path of the workspace.
+#[test]
+fn what_runs_code_in_a_writable_directory_is_swept() {
+    let ws = tempfile::tempdir().unwrap();
+    let cargo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cargo.path().join("registry")).unwrap();
+    let absent = Absent::before(Some(ws.path()), &rules(), (&[], &[]), state.path())
+        .with_writable(&[cargo.path().to_owned()], &rules());
+    std::fs::create_dir(cargo.path().join("bin")).unwrap();
+    std::fs::write(cargo.path().join("bin/git"), "#!/bin/sh\nevil\n").unwrap();
+    std::fs::write(
+        cargo.path().join("config.toml"),
+        "[build]\nrustc-wrapper = 'x'\n",
+    )
+    .unwrap();
+    std::fs::write(cargo.path().join("registry/index"), "fine").unwrap();
+    let notes = absent.sweep();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(!cargo.path().join("bin").exists());
+    assert!(!cargo.path().join("config.toml").exists());
+    assert!(cargo.path().join("registry/index").exists());
+}
