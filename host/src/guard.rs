@@ -273,7 +273,12 @@ fn judge(
     }
     let guard = match need {
         Need::Read => rules.is_secret(rel).then_some(Guard::Secret),
-        Need::Write => rules.guard(rel),
+        // Where a pinned root belongs (`.git`, `.cargo`) only its
+        // directory may be: a `.git` file would point the person's git at
+        // another repository.
+        Need::Write => rules
+            .guard(rel)
+            .or_else(|| (rules.pins(rel) && !host.is_dir()).then_some(Guard::Protected)),
     };
     guard.map(|g| (g, rel.to_owned()))
 }

@@ -378,3 +378,89 @@ fn a_writable_tool_directory_cannot_hold_planted_programs() {
         "cached\n"
     );
 }
+
+/// The write tools refuse what commands may not leave behind, from the
+/// same list: a `commondir`, anything new inside `.git` but git's state,
+/// and a `.git` file where no repository was.
+#[test]
+fn the_write_tools_refuse_the_same_list() {
+    let scene = Scene::new();
+    let ws = scene.repo();
+    let plain = scene.path("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let refused = |ws: &Path, tool: &str, args: serde_json::Value| {
+        let v = crate::support::call_cli(ws, tool, &args, &[]);
+        assert_eq!(v["success"], false, "{tool} {args}: {v}");
+        assert!(v.to_string().contains("protected"), "{tool} {args}: {v}");
+    };
+    refused(
+        &ws,
+        "write_file",
+        serde_json::json!({"path": ".git/commondir", "content": "../cd\n"}),
+    );
+    refused(
+        &ws,
+        "write_file",
+        serde_json::json!({"path": ".git/anything-new", "content": "x\n"}),
+    );
+    refused(
+        &ws,
+        "apply_patch",
+        serde_json::json!({"patch": "--- /dev/null\n+++ b/.git/commondir\n@@ -0,0 +1 @@\n+../cd\n"}),
+    );
+    refused(
+        &plain,
+        "write_file",
+        serde_json::json!({"path": ".git", "content": "gitdir: elsewhere\n"}),
+    );
+    assert!(!ws.join(".git/commondir").exists() && !plain.join(".git").exists());
+    // git's own state stays writable for the tools, as for git.
+    let v = crate::support::call_cli(
+        &ws,
+        "write_file",
+        &serde_json::json!({"path": ".git/COMMIT_EDITMSG", "content": "message\n"}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+}
+
+/// Links a command plants where protected roots belong lead the sweep,
+/// which runs outside any sandbox, nowhere: what they point at stays.
+#[test]
+fn the_sweep_never_follows_a_link_a_command_planted() {
+    let scene = Scene::new();
+    let ws = scene.path("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let home = scene.path("home");
+    for dir in [".cargo", "other/.git/hooks", ".ssh"] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    let files = [".cargo/config.toml", "other/.git/config", ".ssh/config"];
+    for file in files {
+        std::fs::write(home.join(file), "mine\n").unwrap();
+    }
+    let state = scene.path("state").display().to_string();
+    let h = home.display();
+    let out = scene.run_with(
+        &ws,
+        &[("XDG_STATE_HOME", &state)],
+        &format!("ln -s {h}/.cargo .cargo; ln -s {h}/other/.git .git; ln -s {h}/.ssh .vscode; echo planted"),
+        &[],
+    );
+    let all = text(&out);
+    assert!(all.contains("planted"), "{all}");
+    for file in files {
+        assert_eq!(
+            std::fs::read_to_string(home.join(file)).unwrap(),
+            "mine\n",
+            "{file}: {all}"
+        );
+    }
+    assert!(home.join("other/.git/hooks").is_dir(), "{all}");
+    for link in [".cargo", ".git", ".vscode"] {
+        assert!(
+            std::fs::symlink_metadata(ws.join(link)).is_err(),
+            "{link}: {all}"
+        );
+    }
+}

@@ -449,15 +449,15 @@ fn no_new_name_takes_a_secret_or_a_protected_file_out_of_the_list() {
         );
         assert!(ws.path().join(from).exists() && !ws.path().join(to).exists());
     }
-    for to in [".git", ".docker"] {
+    // (Where no `.git` is, only a directory may become one: a plain
+    // directory moved there is refused as a protected path's place.)
+    for (to, why) in [
+        (".git", "is a protected path"),
+        (".docker", "guards paths beneath"),
+    ] {
         std::fs::remove_dir_all(ws.path().join(to)).unwrap();
         let r = rename(&ex, "rename", "plain", to);
-        assert_denied(
-            &r,
-            &format!("rename plain {to}"),
-            "guards paths beneath",
-            "[paths]",
-        );
+        assert_denied(&r, &format!("rename plain {to}"), why, "[paths]");
         assert!(!ws.path().join(to).exists(), "{to}");
     }
     // Plain names still move.
