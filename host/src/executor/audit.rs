@@ -197,7 +197,7 @@ pub(crate) fn redact(args: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        Value::String(s) => Value::String(cut(&toolhost_shared::credentials::redact(s))),
+        Value::String(s) => Value::String(shown_value(s)),
         other => other.clone(),
     }
 }
@@ -276,14 +276,27 @@ pub(crate) fn redact_command(line: &str) -> String {
     toolhost_shared::credentials::redact(&text).into_owned()
 }
 
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_VALUE_CHARS) {
+/// Characters past the kept part looked at for credentials, so one the
+/// cut falls in (a private-key block is ~3 KiB) is still found.
+const REDACT_LOOKAHEAD: usize = 4096;
+
+/// The first [`MAX_VALUE_CHARS`] of `text` with its credentials
+/// redacted, and how many characters followed. Only what is kept, and a
+/// little beyond, is searched: a 5 MB file's content costs no more than
+/// a short one's.
+fn shown_value(text: &str) -> String {
+    let end = text
+        .char_indices()
+        .nth(MAX_VALUE_CHARS + REDACT_LOOKAHEAD)
+        .map_or(text.len(), |(at, _)| at);
+    let redacted = toolhost_shared::credentials::redact(&text[..end]);
+    match redacted.char_indices().nth(MAX_VALUE_CHARS) {
         Some((at, _)) => format!(
             "{}…[{} more chars]",
-            &text[..at],
-            text[at..].chars().count()
+            &redacted[..at],
+            redacted[at..].chars().count() + text[end..].chars().count()
         ),
-        None => text.to_owned(),
+        None => redacted.into_owned(),
     }
 }
 
@@ -403,6 +416,23 @@ mod tests {
         let s = v["content"].as_str().unwrap();
         assert!(s.ends_with("…[20 more chars]"), "{s}");
         assert_eq!(s.chars().filter(|c| *c == 'é').count(), MAX_VALUE_CHARS);
+        // Far past the window, the count is still right; a key the cut
+        // falls in is still redacted.
+        let huge = format!("{}{}", "x".repeat(MAX_VALUE_CHARS - 4), "x".repeat(1 << 20));
+        let v = redact(&json!({ "content": huge }));
+        let more = (1 << 20) - 4;
+        assert!(
+            v["content"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("…[{more} more chars]"))
+        );
+        let straddling = format!(
+            "{} AKIAIOSFODNN7EXAMPLE tail",
+            "y".repeat(MAX_VALUE_CHARS - 8)
+        );
+        let v = redact(&json!({ "content": straddling }));
+        assert!(!v.to_string().contains("AKIAIOSF"), "{v}");
     }
 
     #[test]
