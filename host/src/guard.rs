@@ -90,10 +90,7 @@ impl PathGuard {
             Some((Guard::Protected, rel)) => protected_message(&rel),
             _ => return Ok(()),
         };
-        if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
-            self.notes.push(refusal.clone());
-        }
-        Err(refusal)
+        Err(self.refused(refusal))
     }
 
     /// [`Self::check`] for `rel` beneath the granted root `root` (as it was
@@ -162,14 +159,18 @@ impl PathGuard {
             .and_then(|(root, real)| real.strip_prefix(root).ok().map(Path::to_owned));
         for rel in std::iter::once(lexical).chain(real) {
             if self.rules.is_secret(&rel) {
-                let refusal = secret_message(&rel);
-                if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
-                    self.notes.push(refusal.clone());
-                }
-                return Err(refusal);
+                return Err(self.refused(secret_message(&rel)));
             }
         }
         Ok(())
+    }
+
+    /// `refusal`, noted for the call's error (once, up to [`MAX_NOTES`]).
+    fn refused(&mut self, refusal: String) -> String {
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
+            self.notes.push(refusal.clone());
+        }
+        refusal
     }
 
     /// Refuse moving `path` beneath the directory `dir` when it is a
@@ -199,10 +200,7 @@ impl PathGuard {
              can change the lists under [paths] in a trusted toolhost.toml",
             rel.display()
         );
-        if self.notes.len() < MAX_NOTES && !self.notes.contains(&refusal) {
-            self.notes.push(refusal.clone());
-        }
-        Err(refusal)
+        Err(self.refused(refusal))
     }
 
     /// A test of canonical host paths for a walk's threads: `Some` with
