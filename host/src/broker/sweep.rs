@@ -235,6 +235,12 @@ struct Sweep<'a> {
 }
 
 impl Sweep<'_> {
+    /// Whether `rel`, which the command created, goes: a protected path,
+    /// or anything but a directory where a pinned root belongs.
+    fn moves(&self, rel: &Path, dir: bool) -> bool {
+        self.rules.guard(rel) == Some(Guard::Protected) || (self.rules.pins(rel) && !dir)
+    }
+
     fn covered(&self, rel: &Path) -> bool {
         self.moved.iter().any(|m| rel.starts_with(m))
     }
@@ -257,11 +263,10 @@ impl Sweep<'_> {
         new.sort();
         for name in new {
             let rel = pin.rel.join(name);
-            if self.rules.guard(&rel) == Some(Guard::Protected)
-                || (self.rules.pins(&rel) && !lstat(self.root, &rel).is_some_and(|s| is_dir(&s)))
-            {
+            let dir = lstat(self.root, &rel).is_some_and(|s| is_dir(&s));
+            if self.moves(&rel, dir) {
                 self.created(&rel);
-            } else if lstat(self.root, &rel).is_some_and(|s| is_dir(&s)) {
+            } else if dir {
                 self.beneath(&rel);
             }
         }
@@ -327,12 +332,11 @@ impl Sweep<'_> {
                     return;
                 }
                 let child = dir_rel.join(&name);
-                let stat = rfs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW);
-                if self.rules.guard(&child) == Some(Guard::Protected)
-                    || (self.rules.pins(&child) && !stat.as_ref().is_ok_and(is_dir))
-                {
+                let is_a_dir = rfs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|s| is_dir(&s));
+                if self.moves(&child, is_a_dir) {
                     self.created(&child);
-                } else if stat.as_ref().is_ok_and(is_dir) {
+                } else if is_a_dir {
                     pending.push(child);
                 }
             }
