@@ -295,6 +295,9 @@ struct Processes {
     fallback_env: Vec<(String, String)>,
     /// The read list: present paths, canonical.
     read: Vec<PathBuf>,
+    /// The read list is the default one, not the person's (its entries
+    /// inside a workspace are left out rather than refused).
+    default_read: bool,
     /// Secret paths near the top of the read list and the writable
     /// directories (looked for once).
     read_secrets: Vec<PathBuf>,
@@ -518,6 +521,7 @@ impl Broker {
                     fallback_env: env::base_env(&self.config, temp.path(), home.as_deref()),
                     temp,
                     read,
+                    default_read: self.config.read == default_read(),
                     read_secrets,
                     namespaces: Ok(()),
                     pids,

@@ -40,7 +40,7 @@ impl BrokerCall {
         // The default read list's entries inside the workspace (a
         // dotfiles repository) are in the view already, as the workspace.
         let read: Vec<PathBuf>;
-        if broker.config.read == crate::broker::default_read() {
+        if processes.default_read {
             read = (processes.read.iter())
                 .filter(|p| !p.starts_with(workspace))
                 .cloned()
