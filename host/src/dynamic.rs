@@ -28,6 +28,8 @@ use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use toolhost_shared::contract::{setting, tool};
+mod decisions;
+pub use decisions::{Decider, Decision};
 pub use toolhost_shared::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.

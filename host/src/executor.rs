@@ -256,6 +256,14 @@ impl Executor {
         self
     }
 
+    /// Put a decision about a dynamic tool in the audit log, when one is
+    /// kept (it is kept beside the tool as well: `Store::history`).
+    pub fn record_decision(&self, decision: &crate::dynamic::Decision) {
+        if let Some(audit) = &self.policy.audit {
+            audit.write(decision);
+        }
+    }
+
     /// The audit log's file, when one is kept.
     pub fn audit_path(&self) -> Option<&Path> {
         self.policy.audit.as_deref().map(AuditLog::path)

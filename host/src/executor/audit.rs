@@ -158,7 +158,7 @@ impl AuditLog {
 
     /// Append one record; a failure is logged, never returned (the call
     /// itself already happened).
-    pub(crate) fn write(&self, record: &AuditRecord<'_>) {
+    pub(crate) fn write(&self, record: &impl Serialize) {
         let mut line = match serde_json::to_string(record) {
             Ok(line) => line,
             Err(err) => {

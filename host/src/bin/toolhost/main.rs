@@ -286,7 +286,8 @@ fn dynamic(
             output::dynamic_list(&entries, json)?;
         }
         DynamicAction::Show { id } => {
-            output::dynamic_show(&store.find(&id).map_err(|e| UsageError(e.to_string()))?)?;
+            let entry = store.find(&id).map_err(|e| UsageError(e.to_string()))?;
+            output::dynamic_show(&entry, &store.history(&entry))?;
         }
         DynamicAction::Approve { id } => {
             // `--grant CAPS`, or the global form `--grant ID=CAPS` naming this tool.
@@ -304,9 +305,17 @@ fn dynamic(
                 }
             }
             let grant = (!caps.is_empty()).then_some(caps);
-            let entry = store
-                .approve(executor.runtime(), &executor.registry(), &id, grant)
+            let (entry, decision) = store
+                .approve_as(
+                    executor.runtime(),
+                    &executor.registry(),
+                    &id,
+                    grant,
+                    None,
+                    &toolhost::dynamic::Decider::cli(),
+                )
                 .map_err(|e| anyhow::anyhow!("cannot approve `{id}`: {e}"))?;
+            executor.record_decision(&decision);
             output::text(&format!(
                 "approved `{}` ({}) with: {}\nA running `toolhost serve` loads it at its next rescan (--reload-secs).\n",
                 entry.meta.name,
@@ -315,9 +324,10 @@ fn dynamic(
             ))?;
         }
         DynamicAction::Reject { id, reason } => {
-            let entry = store
-                .reject(&id, reason)
+            let (entry, decision) = store
+                .reject_as(&id, reason, &toolhost::dynamic::Decider::cli())
                 .map_err(|e| anyhow::anyhow!("cannot reject `{id}`: {e}"))?;
+            executor.record_decision(&decision);
             output::text(&format!(
                 "rejected `{}` ({}); its source is removed, and a running `toolhost serve` unloads it at its next rescan.\n",
                 entry.meta.name, entry.meta.id

@@ -507,7 +507,10 @@ pub fn dynamic_list(entries: &[toolhost::dynamic::Entry], json: bool) -> std::io
 }
 
 /// `toolhost dynamic show`: the record, then the source.
-pub fn dynamic_show(entry: &toolhost::dynamic::Entry) -> std::io::Result<()> {
+pub fn dynamic_show(
+    entry: &toolhost::dynamic::Entry,
+    history: &[toolhost::dynamic::Decision],
+) -> std::io::Result<()> {
     let m = &entry.meta;
     let grant = m
         .grant
@@ -527,6 +530,26 @@ pub fn dynamic_show(entry: &toolhost::dynamic::Entry) -> std::io::Result<()> {
     );
     if let Some(reason) = &m.reason {
         text.push_str(&format!("reason:       {}\n", printable(reason)));
+    }
+    if !history.is_empty() {
+        text.push_str("\ndecisions:\n");
+    }
+    for d in history {
+        let granted = d
+            .granted
+            .as_deref()
+            .map(|g| format!(", granted {}", caps_text(g)))
+            .unwrap_or_default();
+        text.push_str(&printable(&format!(
+            "  {} {} by {} via {} (reviewed {}; asked for {}{granted})",
+            d.time,
+            d.decision,
+            d.by,
+            d.channel,
+            &d.reviewed[..d.reviewed.len().min(16)],
+            caps_text(&d.requested),
+        )));
+        text.push('\n');
     }
     text.push_str(&format!(
         "\ndescription:\n  {}\n",
