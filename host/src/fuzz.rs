@@ -306,11 +306,11 @@ fn http_server() -> &'static HttpServer {
         ));
         let http = HttpOptions {
             addr: "127.0.0.1:8765".parse().expect("an address"),
-            token: None,
+            auth: crate::access::Auth::Open,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             sessions: crate::mcp::sessions::SessionLimits::default(),
-            review_secret: crate::review::new_secret(),
+            review: crate::review::SignInLinks::quiet(),
         };
         let (app, _, _) = tokio_runtime().block_on(async {
             crate::mcp::http::app(executor, &crate::mcp::ServeOptions::default(), &http)

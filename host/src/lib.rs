@@ -58,6 +58,8 @@ mod executor;
 // 8-9: front ends: configuration, the test harness, the tool loop, MCP,
 // the review page
 // (the CLI is the binary)
+#[cfg(feature = "mcp")]
+pub mod access;
 pub mod agent;
 pub mod config;
 #[doc(hidden)]

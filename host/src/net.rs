@@ -72,6 +72,26 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// `bytes` random bytes from the kernel, as hex: tokens, secrets, ids.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    use std::io::Read as _;
+    let mut buf = vec![0u8; bytes];
+    if let Err(err) = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf)) {
+        // Without the kernel's randomness, a value hashed from what this
+        // process alone knows at this instant; said loudly.
+        tracing::warn!(%err, "cannot read /dev/urandom; a secret is made from the time instead");
+        let seed = format!(
+            "{:?}{}{:p}",
+            std::time::SystemTime::now(),
+            std::process::id(),
+            &buf
+        );
+        let hex = blake3::hash(seed.as_bytes()).to_hex().to_string();
+        return hex.chars().cycle().take(bytes * 2).collect();
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Timeouts of one request.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);

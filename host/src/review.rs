@@ -5,15 +5,20 @@
 //!
 //! Server-rendered HTML with a little JavaScript, no external assets (it
 //! works offline). Who may open it: the `Host` header must be one of the
-//! server's (DNS rebinding), and a browser must have signed in with the
-//! page's own secret — random per start, printed for the person who started
-//! the server as a `BASE/login?token=SECRET` link, never the MCP token (an
-//! agent holds that) — which sets an HttpOnly, SameSite=Strict cookie. So a
-//! process on the same machine, an agent's command among them, cannot
-//! approve anything. Every state-changing request is a POST carrying the
-//! page's CSRF token, from the page's own origin, and an approval carries
-//! the digest of what the person was shown. A Content-Security-Policy
-//! allows only the page's own script and style.
+//! server's (DNS rebinding); the page lives under a random path per start
+//! (`/review/<random>`); and a browser must have signed in with a one-time
+//! link printed for the person who started the server (never the MCP
+//! token: an agent holds that), which sets an HttpOnly, SameSite=Strict
+//! cookie holding the sign-in's own id, scoped to that path (review/auth.rs).
+//! So a process on the same machine, an agent's command among them, and a
+//! server on another loopback port (browsers send cookies by host, not
+//! port) cannot approve anything. Every state-changing request is a POST
+//! carrying the page's CSRF token and an `Origin` or `Sec-Fetch-Site` of
+//! the page's own; an approval carries the digest of what the person was
+//! shown, and one granting more than the tool asked for needs a second,
+//! explicit step that shows what is added. Every decision is on the
+//! record (dynamic/decisions.rs). A Content-Security-Policy allows only
+//! the page's own script and style.
 //!
 //! Approving here is `toolhost dynamic approve`: the store records the
 //! approval and its digest in the trust store, and the tool set is
@@ -21,8 +26,8 @@
 
 use crate::dynamic::{Entry, Store, caps_text};
 use crate::executor::Executor;
-use crate::net::{host_allowed, same};
-use axum::extract::{Form, Query, Request, State};
+use crate::net::{host_allowed, random_hex, same};
+use axum::extract::{Extension, Form, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -58,12 +63,69 @@ const AUDIT_SHOWN: usize = 200;
 const CSS: &str = include_str!("review/review.css");
 const JS: &str = include_str!("review/review.js");
 
+/// How browsers sign in to one page: where it lives (a random path under
+/// [`BASE`], new each start), its first sign-in link's one-time token,
+/// an optional password (`toolhost review --token-file`), and how a new
+/// link reaches the person when a used or expired one is opened (printed
+/// on the server's terminal; never through logs, which may go to clients).
+#[derive(Clone)]
+pub struct SignInLinks {
+    /// The page's path: `/review/<random>`.
+    pub base: String,
+    /// The first link's one-time token.
+    pub first: String,
+    /// A token that signs in any number of times, if the person gave one.
+    pub password: Option<String>,
+    announce: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl std::fmt::Debug for SignInLinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInLinks")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SignInLinks {
+    /// New links for a page; `announce` shows a new link to the person.
+    pub fn new(announce: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self {
+            base: format!("{BASE}/{}", random_hex(12)),
+            first: new_secret(),
+            password: None,
+            announce: Arc::new(announce),
+        }
+    }
+
+    /// Links that are never shown again (embedders, tests).
+    pub fn quiet() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// The same, also signing in with `password`.
+    pub fn with_password(self, password: Option<String>) -> Self {
+        Self { password, ..self }
+    }
+
+    /// The first sign-in link, on the server at `addr`.
+    pub fn login_url(&self, addr: std::net::SocketAddr) -> String {
+        format!("http://{addr}{}/login?token={}", self.base, self.first)
+    }
+
+    /// Show a new link to the person.
+    pub(crate) fn announce(&self, link: &str) {
+        (self.announce)(link);
+    }
+}
+
 /// What the page is served with.
 #[derive(Debug, Clone)]
 pub struct ReviewOptions {
-    /// The secret a browser signs in with ([`new_secret`], or a person's
-    /// `--token-file`); never the MCP token.
-    pub secret: String,
+    /// How browsers sign in; never with the MCP token.
+    pub links: SignInLinks,
+    /// The page's own origin (`http://ADDR`), for the links it prints.
+    pub origin: String,
     /// `Host` header values accepted (names, without port).
     pub allowed_hosts: Vec<String>,
     /// `Origin` header values accepted on a POST: the page's own.
@@ -71,9 +133,9 @@ pub struct ReviewOptions {
 }
 
 impl ReviewOptions {
-    /// The link that signs a browser in, on the server at `addr`.
+    /// The first sign-in link, on the server at `addr`.
     pub fn login_url(&self, addr: std::net::SocketAddr) -> String {
-        format!("http://{addr}{BASE}/login?token={}", self.secret)
+        self.links.login_url(addr)
     }
 }
 
@@ -86,24 +148,24 @@ struct Page {
     executor: Arc<Executor>,
     options: ReviewOptions,
     csrf: String,
+    signins: SignIns,
 }
 
-/// The page's routes, under [`BASE`] (`BASE/` is sent to `BASE`), to be
-/// merged into a server's router.
+/// The page's routes, under its random path ([`SignInLinks::base`]), to
+/// be merged into a server's router. Nothing answers at [`BASE`] itself:
+/// the path is known only from a printed link.
 pub fn router(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
-    axum::Router::new()
-        .nest(BASE, pages(executor, options))
-        .route(
-            &format!("{BASE}/"),
-            axum::routing::get(|| async { Redirect::permanent(BASE) }),
-        )
+    let base = options.links.base.clone();
+    axum::Router::new().nest(&base, pages(executor, options))
 }
 
 fn pages(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
+    let signins = SignIns::new(&options.links.first);
     let page = Arc::new(Page {
         executor,
         options,
         csrf: random_hex(32),
+        signins,
     });
     axum::Router::new()
         .route("/", axum::routing::get(pending))
@@ -122,15 +184,15 @@ fn pages(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
         .with_state(page)
 }
 
-/// `toolhost review`: the page alone, on `addr`, until Ctrl-C. `ready`
-/// receives the bound address.
+/// `toolhost review`: the page alone, on `addr`, until Ctrl-C or SIGTERM.
+/// `ready` receives the bound address.
 pub async fn serve(
     executor: Arc<Executor>,
     addr: std::net::SocketAddr,
-    token: Option<String>,
+    links: SignInLinks,
     ready: impl FnOnce(std::net::SocketAddr, &ReviewOptions),
 ) -> std::io::Result<()> {
-    if !addr.ip().is_loopback() && token.is_none() {
+    if !addr.ip().is_loopback() && links.password.is_none() {
         return Err(std::io::Error::other(format!(
             "{addr} is not a loopback address: anyone who can reach it could try to sign in. \
              Serve on 127.0.0.1, or give the secret with --token-file FILE"
@@ -138,22 +200,22 @@ pub async fn serve(
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let options = options_for(bound, token.unwrap_or_else(new_secret), &[]);
-    let app = axum::Router::new()
-        .route("/", axum::routing::get(|| async { Redirect::to(BASE) }))
-        .merge(router(executor, options.clone()));
+    let options = options_for(bound, links, &[]);
+    let app = router(executor, options.clone());
     ready(bound, &options);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+    axum::serve(crate::access::OwnUser::new(listener)?, app)
+        .with_graceful_shutdown(crate::access::stop_requested())
         .await
 }
 
 /// The options for a server bound to `addr` signing browsers in with
-/// `secret`: loopback names and the address itself, plus the extra hosts
+/// `links`: loopback names and the address itself, plus the extra hosts
 /// allowed; only the page's own origins.
-pub fn options_for(addr: std::net::SocketAddr, secret: String, hosts: &[String]) -> ReviewOptions {
+pub fn options_for(
+    addr: std::net::SocketAddr,
+    links: SignInLinks,
+    hosts: &[String],
+) -> ReviewOptions {
     let port = addr.port();
     let mut allowed_hosts = vec![
         "localhost".to_owned(),
@@ -170,7 +232,8 @@ pub fn options_for(addr: std::net::SocketAddr, secret: String, hosts: &[String])
     ];
     allowed_origins.extend(hosts.iter().map(|h| format!("http://{h}:{port}")));
     ReviewOptions {
-        secret,
+        links,
+        origin: format!("http://{addr}"),
         allowed_hosts,
         allowed_origins,
     }
@@ -230,9 +293,27 @@ mod tests {
             header::COOKIE,
             HeaderValue::from_static("a=b; toolhost_review=s3cret"),
         );
-        assert!(signed_in(&headers, "s3cret"));
-        assert!(!signed_in(&headers, "other"));
+        assert_eq!(cookie(&headers), Some("s3cret"));
         assert_eq!(random_hex(32).len(), 64);
         assert_ne!(random_hex(8), random_hex(8));
+    }
+
+    #[test]
+    fn sign_in_links_work_once_and_sign_ins_are_their_own_ids() {
+        let signins = SignIns::new("first-link-token");
+        assert!(!signins.use_link("wrong"));
+        assert!(signins.use_link("first-link-token"));
+        assert!(!signins.use_link("first-link-token"), "a link worked twice");
+        let new = signins.relink().expect("a new link");
+        assert!(signins.relink().is_none(), "links printed back to back");
+        let cookie = signins.sign_in();
+        assert_ne!(cookie, new);
+        assert!(
+            signins
+                .who(&cookie)
+                .is_some_and(|w| w.starts_with("sign-in "))
+        );
+        assert!(signins.who("first-link-token").is_none());
+        assert!(signins.use_link(&new));
     }
 }

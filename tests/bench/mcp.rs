@@ -23,8 +23,8 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         rows("stdio", &peer, n, baseline_calls_per_sec).await;
         client.cancel().await.expect("close");
         // The same over streamable HTTP (`serve --http`, rmcp's client).
-        let (mut server, url) = crate::remote::serve_http(cache, ws.path(), home.path());
-        let http = crate::remote::http_client(&url).await;
+        let (mut server, served) = crate::remote::serve_http(cache, ws.path(), home.path(), true);
+        let http = crate::remote::http_client(&served).await;
         let peer = http.peer().clone();
         // The server compiles its plugin files after it starts.
         let until = Instant::now() + Duration::from_secs(120);

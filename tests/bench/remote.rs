@@ -15,8 +15,15 @@ use toolhost::{CallOptions, Executor, Mode, Runtime};
 /// A `toolhost serve --http` on 127.0.0.1 with the fixtures, in yolo mode,
 /// and the URL it serves MCP on.
 /// Its configuration and state directories are under `home` (outside the
-/// workspace: none of this machine's, none a tool could reach).
-pub fn serve_http(cache: &Path, ws: &Path, home: &Path) -> (std::process::Child, String) {
+/// workspace: none of this machine's, none a tool could reach). With
+/// `token`, clients need the token it makes (the default); without,
+/// it serves with `--no-auth`.
+pub fn serve_http(
+    cache: &Path,
+    ws: &Path,
+    home: &Path,
+    token: bool,
+) -> (std::process::Child, Served) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args([
             "serve",
@@ -26,6 +33,7 @@ pub fn serve_http(cache: &Path, ws: &Path, home: &Path) -> (std::process::Child,
             "yolo",
             "--plugin-dir",
         ])
+        .args((!token).then_some("--no-auth"))
         .arg(env!("TOOLHOST_FIXTURES_DIR"))
         .arg("--workspace")
         .arg(ws)
@@ -38,33 +46,71 @@ pub fn serve_http(cache: &Path, ws: &Path, home: &Path) -> (std::process::Child,
         .spawn()
         .expect("spawn toolhost serve --http");
     let mut lines = std::io::BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let served = served_at(&mut lines);
+    std::thread::spawn(move || for _ in lines {});
+    (server, served)
+}
+
+/// Where a `toolhost serve --http` serves MCP, and the token it made, from
+/// what it printed at start.
+pub fn served_at(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Served {
     let mut said = Vec::new();
-    let url = loop {
+    let mut token = None;
+    loop {
         let Some(Ok(line)) = lines.next() else {
             panic!("toolhost serve --http ended: {said:?}");
         };
+        if let Some(rest) = line.split_once("MCP token: in ").map(|(_, r)| r) {
+            let path = rest.split_once(" (").map_or(rest, |(p, _)| p);
+            token = Some(
+                std::fs::read_to_string(path)
+                    .expect("the token file")
+                    .trim()
+                    .to_owned(),
+            );
+        }
         if let Some(rest) = line.strip_prefix("serving MCP on ") {
-            break rest.trim().to_owned();
+            return Served {
+                url: rest.trim().to_owned(),
+                token,
+            };
         }
         said.push(line);
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (server, url)
+    }
 }
 
-/// rmcp's streamable HTTP client, connected to `url`.
+/// A `toolhost serve --http`'s MCP endpoint and token.
+pub struct Served {
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// What clients send as `Authorization: Bearer`, if it needs one.
+    pub token: Option<String>,
+}
+
+impl Served {
+    /// rmcp's streamable HTTP client transport to it, with the token.
+    pub fn transport(&self) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
+        if let Some(token) = &self.token {
+            config = config.auth_header(token.clone());
+        }
+        rmcp::transport::StreamableHttpClientTransport::from_config(config)
+    }
+}
+
+/// rmcp's streamable HTTP client, connected to `served`.
 pub async fn http_client(
-    url: &str,
+    served: &Served,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
     use rmcp::ServiceExt as _;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
     let info = rmcp::model::ClientConfig::new(
         rmcp::model::ClientCapabilities::default(),
         rmcp::model::Implementation::new("toolhost", "0.1.0"),
     )
     .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
-    info.serve(transport).await.expect("initialize")
+    info.serve(served.transport()).await.expect("initialize")
 }
 
 /// Run the section: `n` calls per measurement.
@@ -72,12 +118,14 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
     println!("\n## Remote MCP tools (`echo` of a `toolhost serve --http` upstream)");
     let ws = tempfile::tempdir().expect("temp");
     let home = tempfile::tempdir().expect("temp");
-    let (mut upstream, url) = serve_http(cache, ws.path(), home.path());
+    // Without a token: the client under test has no way to be given one
+    // but the environment, which a running benchmark cannot change.
+    let (mut upstream, served) = serve_http(cache, ws.path(), home.path(), false);
 
     let servers = RemoteServers::new(vec![ServerSpec {
         name: "up".to_owned(),
         transport: Transport::Http {
-            url: url.clone(),
+            url: served.url.clone(),
             bearer_token_env: None,
         },
         read_only: false,
@@ -115,7 +163,7 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
     // The same upstream through rmcp's client alone.
     let tokio = crate::client_runtime(1);
     let mut direct = tokio.block_on(async {
-        let client = http_client(&url).await;
+        let client = http_client(&served).await;
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let mut args = serde_json::Map::new();

@@ -64,16 +64,9 @@ async fn over_http(cache: &Path, ws: &Path, config: &Path, n: usize) -> Report {
         .spawn()
         .expect("spawn toolhost serve --http");
     let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let addr = loop {
-        let line = lines.next().expect("a line").expect("utf-8");
-        if let Some(rest) = line.strip_prefix("serving MCP on ") {
-            break rest.to_owned();
-        }
-    };
+    let served = crate::remote::served_at(&mut lines);
     std::thread::spawn(move || for _ in lines {});
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(addr);
-    let session = rmcp::ServiceExt::serve((), transport)
+    let session = rmcp::ServiceExt::serve((), served.transport())
         .await
         .expect("initialize over HTTP");
     let report = soak(session.peer(), child.id(), n, 50).await;

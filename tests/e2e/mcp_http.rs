@@ -62,6 +62,11 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
         }
         banner.push(line);
     };
+    // The token the server made, which the tests' clients send.
+    if let Some(path) = token_path(&banner) {
+        let token = std::fs::read_to_string(&path).expect("the token file");
+        crate::support::server_token(&addr, token.trim());
+    }
     // Keep draining stderr so the server never blocks on it.
     std::thread::spawn(move || for _ in lines {});
     HttpServer {
@@ -71,7 +76,17 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
     }
 }
 
-/// One raw HTTP/1.1 request; returns the status code and the body.
+/// The token file a server's banner names.
+pub(crate) fn token_path(banner: &[String]) -> Option<std::path::PathBuf> {
+    banner.iter().find_map(|line| {
+        let rest = line.split_once("MCP token: in ")?.1;
+        Some(rest.split_once(" (").map_or(rest, |(p, _)| p).into())
+    })
+}
+
+/// One raw HTTP/1.1 request; returns the status code and the body. It
+/// sends the server's token unless `headers` has an `Authorization`
+/// (empty: none is sent).
 pub(crate) fn raw(
     addr: &str,
     method: &str,
@@ -84,7 +99,7 @@ pub(crate) fn raw(
 }
 
 /// One raw HTTP/1.1 request; returns the status code, the head and the body.
-fn raw_with_head(
+pub(crate) fn raw_with_head(
     addr: &str,
     method: &str,
     path: &str,
@@ -102,7 +117,13 @@ fn raw_with_head(
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("Host: {addr}\r\n"));
     }
-    for (k, v) in headers {
+    let authorization = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if !authorization && let Some(token) = crate::support::token_of(addr) {
+        request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
@@ -198,17 +219,28 @@ fn http_refuses_foreign_hosts_and_origins() {
     assert_eq!(status, 403);
 }
 
+/// A token file only its owner may read, holding `text`.
+fn private_file(dir: &Path, text: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("tokens");
+    std::fs::write(&path, text).expect("token file");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path
+}
+
 #[test]
 fn http_with_a_token_refuses_requests_without_it() {
     let ws = workspace();
     let secret = workspace();
-    let token_file = secret.path().join("token");
-    std::fs::write(&token_file, "s3cret-token-0123456789\n").expect("token");
+    let token_file = private_file(
+        secret.path(),
+        "s3cret-token-0123456789 alice\nother-token-0123456789 bob\n",
+    );
     let server = http_server(
         ws.path(),
         &["--token-file", token_file.to_str().expect("utf-8")],
     );
-    assert_eq!(post_initialize(&server.addr, &[]), 401);
+    assert_eq!(post_initialize(&server.addr, &[("Authorization", "")]), 401);
     assert_eq!(
         post_initialize(
             &server.addr,
@@ -216,29 +248,159 @@ fn http_with_a_token_refuses_requests_without_it() {
         ),
         401
     );
-    assert_eq!(
-        post_initialize(
-            &server.addr,
-            &[("Authorization", "Bearer s3cret-token-0123456789")]
-        ),
-        200
-    );
+    let alice = [("Authorization", "Bearer s3cret-token-0123456789")];
+    assert_eq!(post_initialize(&server.addr, &alice), 200);
     // The scheme name is case-insensitive.
     let lower = [("Authorization", "bearer s3cret-token-0123456789")];
     assert_eq!(post_initialize(&server.addr, &lower), 200);
     // Health needs no token.
     assert_eq!(raw(&server.addr, "GET", "/health", &[], "").0, 200);
+
+    // A session is its credential's: bob presenting alice's id gets what
+    // an unknown id gets, and alice is still served.
+    let (status, head, _) = raw_with_head(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            alice[0],
+        ],
+        INITIALIZE,
+    );
+    assert_eq!(status, 200);
+    let id = session_of(&head).expect("a session id");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let as_who = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        raw(
+            &server.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Mcp-Session-Id", id.as_str()),
+                ("MCP-Protocol-Version", "2025-06-18"),
+                ("Authorization", bearer.as_str()),
+            ],
+            list,
+        )
+    };
+    let (status, body) = as_who("other-token-0123456789");
+    assert_eq!(status, 404, "bob used alice's session: {body}");
+    let (status, body) = as_who("s3cret-token-0123456789");
+    assert_ne!(status, 404, "alice lost her own session: {body}");
 }
 
 #[test]
-fn a_public_address_without_a_token_is_refused() {
+fn token_files_others_can_read_are_refused_with_the_fix() {
+    use std::os::unix::fs::PermissionsExt as _;
     let ws = workspace();
-    let out = toolhost_command(ws.path(), &["serve", "--http", "0.0.0.0:0"])
+    let token_file = private_file(ws.path(), "s3cret-token-0123456789\n");
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let file = token_file.to_str().expect("utf-8");
+    for args in [
+        vec!["serve", "--http", "127.0.0.1:0", "--token-file", file],
+        vec!["review", "--port", "0", "--token-file", file],
+    ] {
+        let out = toolhost_command(ws.path(), &args).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("chmod 600 {file}")), "{err}");
+    }
+}
+
+#[test]
+fn without_flags_a_token_is_made_kept_privately_and_required() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let path = token_path(&server.banner).expect("the banner names the token file");
+    let mode = std::fs::metadata(&path)
+        .expect("token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+    let token = std::fs::read_to_string(&path).expect("token");
+    // The token itself is never printed.
+    assert!(
+        !server.banner.iter().any(|l| l.contains(token.trim())),
+        "{:?}",
+        server.banner
+    );
+    assert_eq!(post_initialize(&server.addr, &[("Authorization", "")]), 401);
+    assert_eq!(post_initialize(&server.addr, &[]), 200, "with the token");
+    // The file goes with the server when it is stopped (SIGTERM).
+    let pid = rustix::process::Pid::from_raw(server.pid() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("kill");
+    wait_until("the token file to go with the server", || !path.exists());
+}
+
+#[test]
+#[ignore = "needs root, to make a process of another user (CI runs it)"]
+fn another_user_cannot_drive_a_loopback_server_even_with_its_token() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let token = crate::support::token_of(&server.addr).expect("token");
+    // The same requests as uid 65534 (nobody), from a process of its own.
+    let script = r#"
+import sys, urllib.request, urllib.error
+addr, token = sys.argv[1], sys.argv[2]
+body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}'
+for path, headers in (("/mcp", {}), ("/mcp", {"Authorization": "Bearer " + token}), ("/health", {})):
+    req = urllib.request.Request("http://" + addr + path, data=body if path == "/mcp" else None, headers=dict(headers, **{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}))
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            print(path, r.status, r.read(200))
+    except urllib.error.HTTPError as e:
+        print(path, e.code, e.read(300).decode().strip())
+    except Exception as e:
+        print(path, "error", e)
+"#;
+    if !rustix::process::geteuid().is_root() {
+        panic!("this test makes a process of another user, which needs root (CI runs as root)");
+    }
+    let out = std::process::Command::new("setpriv")
+        // The system's Python: a per-user one (pyenv) is not another user's to run.
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ])
+        .args([&server.addr, &token])
+        .output()
+        .expect("setpriv and python3");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        printed.lines().count(),
+        3,
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in printed.lines() {
+        assert!(
+            line.contains(" 403 ") && line.contains("serves only the user who started it"),
+            "another user was served: {line}"
+        );
+    }
+    // Its own user still is.
+    assert_eq!(post_initialize(&server.addr, &[]), 200);
+}
+
+#[test]
+fn a_public_address_cannot_go_without_a_token() {
+    let ws = workspace();
+    let out = toolhost_command(ws.path(), &["serve", "--http", "0.0.0.0:0", "--no-auth"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--token-file"), "{err}");
+    assert!(err.contains("loopback only"), "{err}");
 }
 
 /// An rmcp client of the HTTP server at `addr`.
@@ -414,9 +576,11 @@ fn session_of(head: &str) -> Option<String> {
 /// Returns how many opened a session, how many got 503, and the last 503's
 /// body.
 fn flood(addr: &str, count: u32) -> (u32, u32, String) {
+    let token = crate::support::token_of(addr).expect("the server's token");
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INITIALIZE}",
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\n\r\n{INITIALIZE}",
         INITIALIZE.len()
     );
     let (mut ok, mut refused, mut why) = (0, 0, String::new());
@@ -564,17 +728,17 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
         .expect("an answer after the flood");
     assert!(text(&after).contains("still here"), "{}", text(&after));
 
-    // The unfinished handshakes expire; then the live cap holds too, with
-    // its own message, and a closed session makes room.
+    // The unfinished handshakes expire; then live sessions fill the cap,
+    // and a new one takes the place of the one idle the longest. The
+    // first client holds its event stream open: it is not idle.
     let addr = server.addr.clone();
-    let (opened, refusal) = tokio::task::spawn_blocking(move || {
+    let opened = tokio::task::spawn_blocking(move || {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         let mut opened = Vec::new();
-        loop {
+        while opened.len() < 63 {
             match open_session(&addr) {
                 Ok(id) => opened.push(id),
-                Err((503, why)) if why.contains("--max-sessions") => return (opened, why),
-                Err((503, _)) => {
+                Err((503, why)) if why.contains("handshake") => {
                     assert!(
                         std::time::Instant::now() < deadline,
                         "handshakes never expired"
@@ -584,31 +748,86 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
                 Err((status, body)) => panic!("{status}: {body}"),
             }
         }
+        opened
     })
     .await
     .unwrap();
-    assert_eq!(opened.len(), 63, "64 live sessions with the first client");
-    assert!(refusal.contains("close a session"), "{refusal}");
-    let (status, _) = raw(
-        &server.addr,
-        "DELETE",
-        "/mcp",
-        &[
-            ("Mcp-Session-Id", &opened[0]),
-            ("Mcp-Protocol-Version", "2025-06-18"),
-        ],
-        "",
-    );
-    assert!((200..300).contains(&status), "DELETE: {status}");
     let addr = server.addr.clone();
     let again = tokio::task::spawn_blocking(move || open_session(&addr))
         .await
         .unwrap();
-    assert!(again.is_ok(), "{again:?}");
+    assert!(again.is_ok(), "a 65th session past the cap: {again:?}");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let headers = |id: &str| {
+        raw(
+            &server.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Mcp-Session-Id", id),
+                ("Mcp-Protocol-Version", "2025-06-18"),
+            ],
+            list,
+        )
+    };
+    assert_eq!(
+        headers(&opened[0]).0,
+        404,
+        "the session idle the longest was kept"
+    );
+    assert_eq!(headers(&opened[1]).0, 200, "another session was closed");
     let last = call(&client, "read_file", json!({"path": "note.txt"}))
         .await
         .expect("the first client still works");
     assert!(!is_error(&last), "{}", text(&last));
+}
+
+#[test]
+fn a_burst_of_session_openings_is_refused_with_503_never_500() {
+    // 300 initialize requests at once, none finishing its handshake: the
+    // admission is atomic, so exactly the handshake cap's worth are made
+    // and every other one gets 503 with Retry-After.
+    let ws = workspace();
+    let server = http_server(ws.path(), &["--max-sessions", "32"]);
+    let start = Arc::new(std::sync::Barrier::new(300));
+    let threads: Vec<_> = (0..300)
+        .map(|_| {
+            let (addr, start) = (server.addr.clone(), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                raw_with_head(
+                    &addr,
+                    "POST",
+                    "/mcp",
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("Accept", "application/json, text/event-stream"),
+                    ],
+                    INITIALIZE,
+                )
+            })
+        })
+        .collect();
+    let (mut made, mut refused) = (0, 0);
+    for thread in threads {
+        let (status, head, body) = thread.join().expect("a request thread");
+        match status {
+            200 => made += 1,
+            503 => {
+                refused += 1;
+                assert!(
+                    head.to_ascii_lowercase().contains("\r\nretry-after: "),
+                    "{head}"
+                );
+                assert!(body.contains("handshake"), "{body}");
+            }
+            other => panic!("{other} in a burst: {head}{body}"),
+        }
+    }
+    assert_eq!(made + refused, 300);
+    assert_eq!(made, 8, "the handshake cap of 32 sessions is 8");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -387,7 +387,7 @@ async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
     let dead = free_port();
     let ws = workspace();
     let config = format!(
-        "[mcp_servers.up]\nurl = \"http://{}/mcp\"\n\
+        "[mcp_servers.up]\nurl = \"http://{}/mcp\"\nbearer_token_env = \"UP_TOKEN\"\n\
          [mcp_servers.py]\nurl = \"http://127.0.0.1:{port}/mcp\"\nbearer_token_env = \"PY_TOKEN\"\n\
          [mcp_servers.dead]\nurl = \"http://127.0.0.1:{dead}/mcp\"\n",
         upstream.addr
@@ -408,6 +408,10 @@ async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
         ],
     );
     command.env("PY_TOKEN", TOKEN);
+    command.env(
+        "UP_TOKEN",
+        crate::support::token_of(&upstream.addr).expect("the upstream's token"),
+    );
     let client = Client::default();
     let started = Instant::now();
     let session = connect_command(command, client.clone()).await;

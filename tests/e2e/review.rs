@@ -7,7 +7,7 @@
 //! requests change nothing; the screenshot is kept for the docs.
 
 use crate::mcp::{Client, call, is_error, text};
-use crate::mcp_http::{http_server, raw};
+use crate::mcp_http::{http_server, raw, raw_with_head};
 use crate::support::workspace;
 use rmcp::ServiceExt as _;
 use serde_json::{Value, json};
@@ -110,30 +110,29 @@ async fn the_review_page_in_a_real_browser() {
         .expect("the sign-in link is printed")
         .to_owned();
     let addr = server.addr.clone();
-    let (status, _) = raw(&addr, "GET", "/review", &[], "");
+    let base = page_path(&login);
+    // Nothing answers where the page is not: its path is in the link only.
+    assert_eq!(raw(&addr, "GET", "/review", &[], "").0, 404);
+    assert_eq!(raw(&addr, "GET", "/review/login", &[], "").0, 404);
+    let (status, _) = raw(&addr, "GET", &base, &[], "");
     assert_eq!(status, 401, "not signed in");
     let csrf_free = format!("id={}&grant=commands", ids[2]);
     let (status, _) = raw(
         &addr,
         "POST",
-        "/review/approve",
+        &format!("{base}/approve"),
         &[("Content-Type", "application/x-www-form-urlencoded")],
         &csrf_free,
     );
     assert_eq!(status, 401, "not signed in");
-    let (status, _) = raw(&addr, "GET", "/review/login?token=wrong", &[], "");
+    let (status, _) = raw(&addr, "GET", &format!("{base}/login?token=wrong"), &[], "");
     assert_eq!(status, 401, "a wrong secret");
+    // The printed secret is no cookie: only a sign-in makes one.
     let secret = login.split("token=").nth(1).expect("token");
     let cookie = format!("toolhost_review={secret}");
-    let (status, _) = raw(&addr, "GET", "/review", &[("Cookie", &cookie)], "");
-    assert_eq!(status, 200, "signed in");
-    let (status, _) = raw(
-        &addr,
-        "GET",
-        "/review",
-        &[("Cookie", &cookie), ("Host", "evil.example")],
-        "",
-    );
+    let (status, _) = raw(&addr, "GET", &base, &[("Cookie", &cookie)], "");
+    assert_eq!(status, 401, "the link's secret as a cookie");
+    let (status, _) = raw(&addr, "GET", &base, &[("Host", "evil.example")], "");
     assert_eq!(status, 403, "a foreign Host");
 
     // A person opens the page.
@@ -209,10 +208,66 @@ async fn the_review_page_in_a_real_browser() {
     );
     assert_eq!(
         seen["forged"],
-        json!({"no_token": 403, "wrong_token": 403, "other_site": 403, "unseen": 422}),
+        json!({"no_token": 403, "wrong_token": 403, "other_site": 403, "no_origin": 403, "unseen": 422}),
         "{seen}"
     );
     assert_eq!(seen["other_still_pending"], true, "{seen}");
+    // A server on another loopback port got no cookie at the paths it
+    // could guess, and none that works here; under the page's random path
+    // it would (the control).
+    assert_eq!(seen["cookies_elsewhere"], json!([]), "{seen}");
+    assert_eq!(seen["cookie_under_the_secret_path"], true, "{seen}");
+    let replayed: Vec<u64> = seen["replayed"]
+        .as_array()
+        .expect("replayed")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(replayed.iter().all(|s| *s == 401), "{seen}");
+    assert_eq!(seen["other_still_pending_after_replay"], true, "{seen}");
+    assert_eq!(
+        seen["link_again"], 401,
+        "a sign-in link worked twice: {seen}"
+    );
+    assert!(
+        seen["link_again_says"]
+            .as_str()
+            .is_some_and(|s| s.contains("used already")),
+        "{seen}"
+    );
+
+    // Every decision is on the record: who, through what, having seen what.
+    let decisions = decisions_in(&home.path().join("audit.jsonl"));
+    let approval = decisions
+        .iter()
+        .find(|d| d["tool"] == "word_count")
+        .expect("the approval in the audit log");
+    assert_eq!(approval["decision"], "approve", "{approval}");
+    assert_eq!(approval["channel"], "review page", "{approval}");
+    assert!(
+        approval["by"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("sign-in ")),
+        "{approval}"
+    );
+    assert_eq!(
+        approval["requested"],
+        json!(["workspace:read", "commands"]),
+        "{approval}"
+    );
+    assert_eq!(approval["granted"], json!(["workspace:read"]), "{approval}");
+    assert_eq!(
+        approval["reviewed"].as_str().map(str::len),
+        Some(64),
+        "{approval}"
+    );
+    let rejection = decisions
+        .iter()
+        .find(|d| d["tool"] == "unwanted")
+        .expect("the rejection in the audit log");
+    assert_eq!(rejection["decision"], "reject", "{rejection}");
+    assert_eq!(rejection["reason"], "not needed here", "{rejection}");
+    assert_eq!(rejection["by"], approval["by"], "one sign-in made both");
     assert!(seen["tools_rows"].as_u64().expect("rows") > 20, "{seen}");
     assert!(
         seen["approved_row"]
@@ -271,7 +326,11 @@ fn toolhost_review_serves_the_page_alone() {
     let config = home.path().join("toolhost.toml");
     std::fs::write(
         &config,
-        format!("state_dir = {:?}\n", home.path().join("state")),
+        format!(
+            "state_dir = {:?}\naudit_log = {:?}\n",
+            home.path().join("state"),
+            home.path().join("audit.jsonl")
+        ),
     )
     .expect("config");
     let config = config.display().to_string();
@@ -302,23 +361,124 @@ fn toolhost_review_serves_the_page_alone() {
         .expect("the sign-in link")
         .to_owned();
     let (addr, path) = login.split_once('/').expect("addr/path");
-    let (status, _) = raw(addr, "GET", "/review", &[], "");
+    let base = page_path(&login);
+    let (status, _) = raw(addr, "GET", &base, &[], "");
     assert_eq!(status, 401);
-    let (status, _) = raw(addr, "GET", &format!("/{path}"), &[], "");
+    let (status, head, _) = raw_with_head(addr, "GET", &format!("/{path}"), &[], "");
     assert_eq!(status, 303, "signed in and sent to the page");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a cookie")
+        .to_owned();
+    assert!(head.contains(&format!("Path={base};")), "{head}");
     let secret = path.split("token=").nth(1).expect("token");
-    let (status, page) = raw(
-        addr,
-        "GET",
-        "/review",
-        &[("Cookie", &format!("toolhost_review={secret}"))],
-        "",
-    );
+    assert!(!cookie.contains(secret), "the cookie is the printed secret");
+    let (status, page) = raw(addr, "GET", &base, &[("Cookie", &cookie)], "");
     assert_eq!(status, 200);
     assert!(
         page.contains("shout") && page.contains("Pending (1)"),
         "{page}"
     );
+
+    // Granting more than was asked takes a second step, which shows it.
+    let field = |name: &str| {
+        let at = page.find(&format!("name=\"{name}\" value=\"")).expect(name) + name.len() + 15;
+        page[at..].split('"').next().expect("value").to_owned()
+    };
+    let (csrf, id, seen) = (field("csrf"), field("id"), field("seen"));
+    let origin = format!("http://{addr}");
+    let post = |body: String| {
+        raw(
+            addr,
+            "POST",
+            &format!("{base}/approve"),
+            &[
+                ("Cookie", &cookie),
+                ("Origin", &origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &body,
+        )
+    };
+    let form = format!("csrf={csrf}&id={id}&seen={seen}&grant=commands");
+    let (status, second) = post(form.clone());
+    assert_eq!(status, 200, "{second}");
+    assert!(
+        second.contains("+ commands") && second.contains("widen"),
+        "{second}"
+    );
+    let listed =
+        crate::support::toolhost_command(ws.path(), &["--config", &config, "dynamic", "list"])
+            .output()
+            .expect("list");
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("pending"),
+        "not approved yet"
+    );
+    let (status, _) = post(format!("{form}&widen=yes"));
+    assert_eq!(status, 303, "confirmed");
+
+    // The CLI's decisions are on the record too; a rejection of an
+    // approved tool is a revocation; `dynamic show` prints them all.
+    let out = crate::support::toolhost_command(
+        ws.path(),
+        &[
+            "--config", &config, "dynamic", "reject", &id, "--reason", "too much",
+        ],
+    )
+    .output()
+    .expect("reject");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out =
+        crate::support::toolhost_command(ws.path(), &["--config", &config, "dynamic", "show", &id])
+            .output()
+            .expect("show");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("approve by sign-in ") && shown.contains("via review page"),
+        "{shown}"
+    );
+    assert!(shown.contains("granted commands"), "{shown}");
+    assert!(
+        shown.contains("revoke by uid ") && shown.contains("via cli"),
+        "{shown}"
+    );
+    let decisions = decisions_in(&home.path().join("audit.jsonl"));
+    let kinds: Vec<(&str, &str)> = decisions
+        .iter()
+        .map(|d| {
+            (
+                d["decision"].as_str().unwrap_or(""),
+                d["channel"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [("approve", "review page"), ("revoke", "cli")]);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The review page's path in a sign-in link: `/review/<random>`.
+fn page_path(login: &str) -> String {
+    let path = login.split_once("/review/").expect("a /review/ link").1;
+    format!(
+        "/review/{}",
+        path.split('/').next().expect("the random part")
+    )
+}
+
+/// The decision records in an audit log.
+fn decisions_in(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "decision")
+        .collect()
 }

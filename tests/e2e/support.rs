@@ -269,11 +269,44 @@ pub fn content_lines(v: &serde_json::Value) -> Vec<String> {
 /// brings reqwest with rustls and no process-wide crypto provider (its own
 /// client is given ring directly), so a default reqwest client, as rmcp's
 /// `from_uri` builds, needs one installed first.
+/// It sends the token of the server at that address, when a test started
+/// one with a token ([`server_token`]).
 pub fn http_transport(
     uri: impl Into<Arc<str>>,
 ) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    rmcp::transport::StreamableHttpClientTransport::from_uri(uri)
+    let uri: Arc<str> = uri.into();
+    let addr = uri
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(uri);
+    if let Some(token) = token_of(&addr) {
+        config = config.auth_header(token);
+    }
+    rmcp::transport::StreamableHttpClientTransport::from_config(config)
+}
+
+/// The tokens of the servers tests started, by address (`127.0.0.1:PORT`).
+static SERVER_TOKENS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Remember that the server at `addr` takes `token`.
+pub fn server_token(addr: &str, token: &str) {
+    let mut tokens = SERVER_TOKENS.lock().unwrap_or_else(|e| e.into_inner());
+    tokens.retain(|(a, _)| a != addr);
+    tokens.push((addr.to_owned(), token.to_owned()));
+}
+
+/// The token of the server at `addr`, if a test started it with one.
+pub fn token_of(addr: &str) -> Option<String> {
+    let tokens = SERVER_TOKENS.lock().unwrap_or_else(|e| e.into_inner());
+    tokens
+        .iter()
+        .find(|(a, _)| a == addr)
+        .map(|(_, t)| t.clone())
 }
 
 /// Serve `executor` over MCP's streamable HTTP on a free loopback port,
@@ -295,11 +328,11 @@ pub fn serve_http_in_background(
             options,
             toolhost::mcp::http::HttpOptions {
                 addr: "127.0.0.1:0".parse().unwrap(),
-                token: None,
+                auth: toolhost::access::Auth::Open,
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
                 sessions: toolhost::mcp::sessions::SessionLimits::default(),
-                review_secret: toolhost::review::new_secret(),
+                review: toolhost::review::SignInLinks::quiet(),
             },
             move |bound| ready.send(bound).unwrap(),
         ))

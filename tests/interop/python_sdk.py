@@ -24,6 +24,7 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 # How long the client waits without news: shorter than the command below, so
 # only progress notifications (at least every 5 s) keep the call alive.
@@ -293,15 +294,26 @@ async def over_http(binary, home, page_url):
     )
     try:
         url = None
+        token_file = None
         for line in proc.stderr:
+            if "MCP token: in " in line:
+                token_file = line.split("MCP token: in ", 1)[1].split(" (", 1)[0]
             if "serving MCP on " in line:
                 url = line.split("serving MCP on ", 1)[1].strip()
                 break
         check(url, "the HTTP server never said where it listens")
+        check(token_file, "the HTTP server never said where its token is")
+        with open(token_file) as f:
+            token = f.readline().strip()
         threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
         warnings = Warnings()
         logging.getLogger().addHandler(warnings)
-        async with streamable_http_client(url) as (read_stream, write_stream):
+        # Without the token the server answers 401, as it does to anyone.
+        async with create_mcp_http_client() as bare:
+            refused = await bare.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        check(refused.status_code == 401, f"no token, yet {refused.status_code}")
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with client, streamable_http_client(url, http_client=client) as (read_stream, write_stream):
             async with ClientSession(read_stream, write_stream) as session:
                 await session.initialize()
                 tools = await check_tools(session, warnings, page_url)

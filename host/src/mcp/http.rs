@@ -1,18 +1,26 @@
 //! `toolhost serve --http ADDR`: MCP over streamable HTTP (rmcp's service
 //! under axum), on loopback by default.
 //!
+//! Who may connect ([`crate::access`]): on loopback, only the user who
+//! started the server (another user's connection gets 403 before its
+//! request is read); and every request to `/mcp` needs one of the
+//! server's tokens (`Authorization: Bearer TOKEN`, else 401) unless it
+//! was started with `--no-auth`.
+//!
 //! - `/mcp`: the MCP endpoint. rmcp checks the `Host` header against the
 //!   allowed hosts and any `Origin` header against the allowed origins
 //!   (DNS-rebinding protection: a browser page on another site, or a
-//!   rebound name, gets 403). With a token, a request without
-//!   `Authorization: Bearer TOKEN` gets 401.
+//!   rebound name, gets 403). A session belongs to the credential that
+//!   opened it: another credential presenting its id gets 404.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
-//! - `/review`: the review page ([`crate::review`]): the same Host check,
-//!   and a sign-in with its own secret (`/review/login?token=SECRET`, a
-//!   link printed at start), never the MCP token.
+//! - `/review/<random>`: the review page ([`crate::review`]): the same Host
+//!   check, and a sign-in of its own (a one-time link printed at start),
+//!   never with the MCP token.
 //!
-//! Sessions are capped ([`super::sessions`]): a request that would open a
-//! session past a cap gets `503` with the reason and `Retry-After`.
+//! Sessions are capped ([`super::sessions`]), in all and per credential:
+//! a request that would open a session past a cap gets `503` with the
+//! reason and `Retry-After`, unless an idle session of the credential
+//! over its share can be closed to make room.
 //! Each session is its own client: it sees only the background commands
 //! it started, which are killed when the session ends.
 //!
@@ -23,8 +31,9 @@
 
 use super::sessions::{CappedSessions, SessionLimits};
 use super::{McpServer, ServeError, ServeOptions};
+use crate::access::{Auth, OwnUser};
 use crate::executor::Executor;
-use crate::net::{host_allowed, same};
+use crate::net::host_allowed;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -38,8 +47,8 @@ use std::sync::Arc;
 pub struct HttpOptions {
     /// Where to listen.
     pub addr: SocketAddr,
-    /// The bearer token clients must send, if any.
-    pub token: Option<String>,
+    /// The credentials clients present.
+    pub auth: Auth,
     /// Host header values accepted besides `localhost`, `127.0.0.1`, `::1`
     /// and the listening address.
     pub allowed_hosts: Vec<String>,
@@ -48,9 +57,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Caps on sessions and their idle timeout.
     pub sessions: SessionLimits,
-    /// The review page's sign-in secret ([`crate::review::new_secret`]),
-    /// never the token: clients hold that.
-    pub review_secret: String,
+    /// How the review page's browsers sign in ([`crate::review::SignInLinks`]),
+    /// never with a token: clients hold those.
+    pub review: crate::review::SignInLinks,
 }
 
 impl HttpOptions {
@@ -83,10 +92,10 @@ pub async fn serve_http(
     http: HttpOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    if !http.addr.ip().is_loopback() && http.token.is_none() {
+    if !http.addr.ip().is_loopback() && matches!(http.auth, Auth::Open) {
         return Err(ServeError::Options(format!(
             "{} is not a loopback address: anyone who can reach it could run tools. \
-             Serve on 127.0.0.1, or require a token with --token-file FILE",
+             Serve on 127.0.0.1, or require a token (leave out --no-auth)",
             http.addr
         )));
     }
@@ -112,16 +121,13 @@ pub async fn serve_http(
     let (app, running, shutdown) = app(executor, &options, &http);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
-    // No Nagle: a result written right after the SSE priming event must
-    // not wait for the client's delayed ACK (about 40 ms a call).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!(%err, "cannot set TCP_NODELAY");
-        }
-    });
+    let listener = OwnUser::new(listener).map_err(|source| ServeError::Bind {
+        addr: http.addr,
+        source,
+    })?;
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            crate::access::stop_requested().await;
             // Open event streams end too, so shutdown does not wait on them.
             shutdown.cancel();
         })
@@ -154,10 +160,13 @@ pub(crate) fn app(
         Arc::new(sessions.clone()),
         config,
     );
-    let token: Arc<Option<String>> = Arc::new(http.token.clone());
+    let auth = Arc::new(Authenticate {
+        auth: http.auth.clone(),
+        open_as: format!("uid {}", rustix::process::geteuid().as_raw()).into(),
+    });
     let review = crate::review::router(
         Arc::clone(&executor),
-        crate::review::options_for(http.addr, http.review_secret.clone(), &http.allowed_hosts),
+        crate::review::options_for(http.addr, http.review.clone(), &http.allowed_hosts),
     );
     let health = axum::Router::new()
         .route(
@@ -175,57 +184,102 @@ pub(crate) fn app(
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(json_rpc_framing))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
-        .layer(axum::middleware::from_fn_with_state(token, require_token))
+        .layer(axum::middleware::from_fn_with_state(auth, authenticate))
         .merge(health)
         .merge(review);
     (app, running, shutdown)
 }
 
-/// 401 unless the request carries the configured bearer token.
-async fn require_token(
-    State(token): State<Arc<Option<String>>>,
-    request: Request,
+/// The credential a request presents, once authenticated.
+#[derive(Debug, Clone)]
+pub(crate) struct Principal(pub(crate) Arc<str>);
+
+/// How `/mcp` requests are authenticated.
+struct Authenticate {
+    auth: Auth,
+    /// Who a request is without tokens (`--no-auth`): the server's user.
+    open_as: Arc<str>,
+}
+
+/// 401 unless the request presents one of the server's credentials; the
+/// credential goes with the request as its [`Principal`].
+async fn authenticate(
+    State(auth): State<Arc<Authenticate>>,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    if let Some(expected) = token.as_ref() {
-        // The scheme name is case-insensitive (RFC 9110).
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map_or("", |(_, token)| token.trim());
-        if !same(given.as_bytes(), expected.as_bytes()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "Unauthorized: send the token given to toolhost serve --token-file as `Authorization: Bearer TOKEN`",
-            )
-                .into_response();
-        }
-    }
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let Some(principal) = auth.auth.principal(header, &auth.open_as) else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "Unauthorized: send `Authorization: Bearer TOKEN`, TOKEN from the file \
+             `toolhost serve --http` printed at start (or the --token-file it was given)",
+        )
+            .into_response();
+    };
+    request.extensions_mut().insert(Principal(principal));
     next.run(request).await
 }
 
-/// 503 for a request that would open a session when no more may be
-/// opened (rmcp refuses it too, but as a bare 500).
+/// Sessions and their credentials: a request opening a session is
+/// admitted under the caps (503 with `Retry-After` if not), a request
+/// naming another credential's session gets 404 (as an unknown one
+/// does), and a session answering a request (its event stream included)
+/// is busy until the answer ends.
 async fn session_room(
     State(sessions): State<CappedSessions>,
     request: Request,
     next: Next,
 ) -> Response {
-    let opens =
-        request.method() == http::Method::POST && !request.headers().contains_key("mcp-session-id");
-    if opens && let Some(why) = sessions.refusal() {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "5")],
-            format!("Service Unavailable: {why}"),
-        )
-            .into_response();
+    let principal = request
+        .extensions()
+        .get::<Principal>()
+        .map_or_else(|| Arc::from("anonymous"), |p| Arc::clone(&p.0));
+    let post = request.method() == http::Method::POST;
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let Some(id) = session else {
+        if !post {
+            return next.run(request).await;
+        }
+        return match sessions.admit(&principal) {
+            Ok(admitted) => admitted.serve(next.run(request)).await,
+            Err(why) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                format!("Service Unavailable: {why}"),
+            )
+                .into_response(),
+        };
+    };
+    match sessions.owner(&id) {
+        Some(Some(owner)) if owner != principal => {
+            tracing::warn!(holder = %owner, presented_by = %principal, "refused another credential's session id");
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        }
+        _ => {}
     }
-    next.run(request).await
+    // Any request of the session, its event stream (GET) included: a
+    // client listening is not idle.
+    let busy = sessions.busy(&id);
+    let response = next.run(request).await;
+    match busy {
+        None => response,
+        // Busy until the answer's body (an event stream, maybe) ends.
+        Some(busy) => response.map(|body| {
+            axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                let _ = &busy;
+                frame
+            }))
+        }),
+    }
 }
 
 /// The most bytes of one request body (rmcp's own limit).
@@ -422,6 +476,7 @@ mod tests {
 
     #[test]
     fn token_comparison() {
+        use crate::net::same;
         assert!(same(b"abc", b"abc"));
         assert!(!same(b"abc", b"abd"));
         assert!(!same(b"abc", b"abcd"));
@@ -432,11 +487,11 @@ mod tests {
     fn allowlists_cover_loopback_and_the_port() {
         let options = HttpOptions {
             addr: "127.0.0.1:8080".parse().unwrap(),
-            token: None,
+            auth: Auth::Open,
             allowed_hosts: vec!["tools.internal".into()],
             allowed_origins: vec!["https://app.example".into()],
             sessions: SessionLimits::default(),
-            review_secret: crate::review::new_secret(),
+            review: crate::review::SignInLinks::quiet(),
         };
         let (hosts, origins) = options.allowlists();
         assert!(hosts.contains(&"localhost".to_owned()));

@@ -1,6 +1,7 @@
 //! Approve and reject: the checks every state-changing request passes, and the decision itself.
 
 use super::*;
+use crate::dynamic::Decider;
 
 #[derive(Deserialize)]
 pub(super) struct Decision {
@@ -15,20 +16,31 @@ pub(super) struct Decision {
     grant: Option<String>,
     #[serde(default)]
     reason: Option<String>,
+    /// `yes`: the person confirmed a grant wider than what was asked.
+    #[serde(default)]
+    widen: Option<String>,
 }
 
-/// Why a POST is refused, if it is: it must carry the page's CSRF token
-/// and, when the browser says where it comes from, come from this page's
-/// origin.
+/// Why a POST is refused, if it is: it must carry the page's CSRF token,
+/// and say it comes from this page: an `Origin` of the page's or
+/// `Sec-Fetch-Site: same-origin` (browsers send one of them on a form's
+/// POST), and neither saying otherwise.
 pub(super) fn refusal(page: &Page, headers: &HeaderMap, csrf: &str) -> Option<&'static str> {
     if !same(csrf.as_bytes(), page.csrf.as_bytes()) {
         return Some("the request does not carry this page's CSRF token (reload the page)");
     }
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    let foreign = origin.is_some_and(|o| !page.options.allowed_origins.iter().any(|a| a == o))
-        || site.is_some_and(|s| !matches!(s, "same-origin" | "none"));
-    foreign.then_some("the request comes from another site")
+    let own_origin = origin.map(|o| page.options.allowed_origins.iter().any(|a| a == o));
+    let own_site = site.map(|s| s == "same-origin");
+    match (own_origin, own_site) {
+        (Some(false), _) | (_, Some(false)) => Some("the request comes from another site"),
+        (None, None) => Some(
+            "the request does not say where it comes from (no Origin or Sec-Fetch-Site); \
+             decide in the page itself",
+        ),
+        _ => None,
+    }
 }
 
 pub(super) fn forbidden(why: &str) -> Response {
@@ -39,33 +51,86 @@ pub(super) fn forbidden(why: &str) -> Response {
         .into_response()
 }
 
+/// The grant field as capabilities.
+fn grant_of(text: Option<&str>) -> Vec<String> {
+    text.unwrap_or_default()
+        .split([',', ' ', '\n', '\t'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What `granted` gives that `requested` did not ask for (`workspace:read`
+/// is within `workspace:write`; `none` adds nothing).
+pub(super) fn added(requested: &[String], granted: &[String]) -> Vec<String> {
+    let asked = |cap: &str| requested.iter().any(|r| r == cap);
+    granted
+        .iter()
+        .filter(|cap| {
+            !(cap.as_str() == "none"
+                || asked(cap)
+                || (cap.as_str() == "workspace:read" && asked("workspace:write")))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The second step of an approval that grants more than was asked: the
+/// difference, and a form to confirm it.
+fn widen_page(page: &Page, entry: &Entry, form: &Decision, grant: &[String]) -> Response {
+    page_of(
+        "widen.html",
+        context! {
+            name => entry.meta.name.clone(),
+            id => form.id.clone(),
+            seen => form.seen.clone().unwrap_or_default(),
+            grant => grant.join(", "),
+            requested => caps_text(&entry.meta.capabilities),
+            granted => caps_text(grant),
+            added => added(&entry.meta.capabilities, grant),
+            csrf => page.csrf.clone(),
+            ..value(Layout::new("Widen a grant", "pending", &page.options.links.base))
+        },
+    )
+}
+
 pub(super) async fn approve(
     State(page): State<Arc<Page>>,
+    Extension(who): Extension<SignedIn>,
     headers: HeaderMap,
     Form(form): Form<Decision>,
 ) -> Response {
     if let Some(why) = refusal(&page, &headers, &form.csrf) {
         return forbidden(why);
     }
-    let grant: Vec<String> = form
-        .grant
-        .unwrap_or_default()
-        .split([',', ' ', '\n', '\t'])
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let grant = grant_of(form.grant.as_deref());
+    // Narrowing takes one step; a grant wider than what the tool asked
+    // for takes a second, which shows the difference.
+    if form.widen.as_deref() != Some("yes") {
+        let (page2, id) = (Arc::clone(&page), form.id.clone());
+        let entry = tokio::task::spawn_blocking(move || store(&page2)?.find(&id).ok())
+            .await
+            .ok()
+            .flatten();
+        if let Some(entry) = entry
+            && !added(&entry.meta.capabilities, &grant).is_empty()
+        {
+            return widen_page(&page, &entry, &form, &grant);
+        }
+    }
     // What the person saw is what is approved: without the digest of it,
     // nothing is.
     let seen = form.seen.unwrap_or_default();
     decide(page, form.id, "approve", move |executor, store, id| {
         store
-            .approve_seen(
+            .approve_as(
                 executor.runtime(),
                 &executor.registry(),
                 id,
                 Some(grant),
                 Some(&seen),
+                &Decider::review_page(&who.0),
             )
             .map_err(|e| e.to_string())
     })
@@ -74,6 +139,7 @@ pub(super) async fn approve(
 
 pub(super) async fn reject(
     State(page): State<Arc<Page>>,
+    Extension(who): Extension<SignedIn>,
     headers: HeaderMap,
     Form(form): Form<Decision>,
 ) -> Response {
@@ -85,19 +151,23 @@ pub(super) async fn reject(
         .map(|r| r.trim().to_owned())
         .filter(|r| !r.is_empty());
     decide(page, form.id, "reject", move |_, store, id| {
-        store.reject(id, reason).map_err(|e| e.to_string())
+        store
+            .reject_as(id, reason, &Decider::review_page(&who.0))
+            .map_err(|e| e.to_string())
     })
     .await
 }
 
 /// Carry out a decision (`what`: approve or reject) on `id` off the
-/// protocol thread, reload the tool set at once (clients get
-/// list_changed), and answer with the page showing it.
+/// protocol thread, put it on the record, reload the tool set at once
+/// (clients get list_changed), and answer with the page showing it.
 pub(super) async fn decide(
     page: Arc<Page>,
     id: String,
     what: &'static str,
-    act: impl FnOnce(&Executor, &Store, &str) -> Result<Entry, String> + Send + 'static,
+    act: impl FnOnce(&Executor, &Store, &str) -> Result<(Entry, crate::dynamic::Decision), String>
+    + Send
+    + 'static,
 ) -> Response {
     let page2 = Arc::clone(&page);
     let done = tokio::task::spawn_blocking(move || {
@@ -105,8 +175,16 @@ pub(super) async fn decide(
         let store = executor
             .dynamic_store()
             .ok_or_else(|| "there is no dynamic-tool store".to_owned())?;
-        let entry = act(executor, store, &id).map_err(|e| format!("cannot {what} `{id}`: {e}"))?;
-        tracing::info!(tool = %entry.meta.name, id = %entry.meta.id, what, "decided in the review page");
+        let (entry, decision) =
+            act(executor, store, &id).map_err(|e| format!("cannot {what} `{id}`: {e}"))?;
+        executor.record_decision(&decision);
+        tracing::info!(
+            tool = %entry.meta.name,
+            id = %entry.meta.id,
+            decision = %decision.decision,
+            by = %decision.by,
+            "decided in the review page"
+        );
         if let Err(err) = executor.reload_plugins() {
             tracing::warn!(%err, "cannot reload after a decision");
         }
@@ -125,7 +203,7 @@ pub(super) fn decided(page: &Page, done: Result<String, String>) -> Response {
             let query: String = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("decided", &id)
                 .finish();
-            Redirect::to(&format!("{BASE}?{query}")).into_response()
+            Redirect::to(&format!("{}?{query}", page.options.links.base)).into_response()
         }
         Err(why) => {
             let mut answer = render_pending(page, None, Some(&why));
@@ -134,5 +212,34 @@ pub(super) fn decided(page: &Page, done: Result<String, String>) -> Response {
             }
             answer
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_was_not_asked_for_is_added() {
+        let asked = |caps: &[&str]| caps.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+        assert!(
+            added(
+                &asked(&["workspace:write", "commands"]),
+                &asked(&["workspace:read"])
+            )
+            .is_empty()
+        );
+        assert!(added(&asked(&["commands"]), &asked(&["none"])).is_empty());
+        assert_eq!(
+            added(
+                &asked(&["workspace:read"]),
+                &asked(&["workspace:write", "commands"])
+            ),
+            ["workspace:write", "commands"]
+        );
+        assert_eq!(
+            added(&asked(&[]), &asked(&["network:example.com"])),
+            ["network:example.com"]
+        );
     }
 }

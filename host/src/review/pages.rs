@@ -43,7 +43,7 @@ pub(super) fn render_tools(page: &Page) -> Response {
         .collect();
     page_of(
         "tools.html",
-        context! { rows => value(&rows), ..value(Layout::new("Tools", "tools")) },
+        context! { rows => value(&rows), ..value(Layout::new("Tools", "tools", &page.options.links.base)) },
     )
 }
 
@@ -67,7 +67,7 @@ pub(super) async fn audit(
 }
 
 pub(super) fn render_audit(page: &Page, filter: &AuditFilter) -> Response {
-    let layout = value(Layout::new("Audit log", "audit"));
+    let layout = value(Layout::new("Audit log", "audit", &page.options.links.base));
     let Some(path) = page.executor.audit_path() else {
         return page_of("audit.html", context! { off => true, ..layout });
     };
@@ -264,18 +264,4 @@ pub(super) fn or_none(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
-}
-
-/// `bytes` random bytes from the kernel, as hex.
-pub(super) fn random_hex(bytes: usize) -> String {
-    use std::io::Read as _;
-    let mut buf = vec![0u8; bytes];
-    if let Err(err) = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf)) {
-        // Without the kernel's randomness, a per-process value is still
-        // unguessable enough for one loopback page; say so.
-        tracing::warn!(%err, "cannot read /dev/urandom; the CSRF token is weaker");
-        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-        return blake3::hash(seed.as_bytes()).to_hex().to_string();
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -111,7 +111,7 @@ struct Line {
 
 fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> PendingView {
     let mut view = PendingView {
-        layout: Layout::new("Tools agents created", "pending"),
+        layout: Layout::new("Tools agents created", "pending", &page.options.links.base),
         csrf: page.csrf.clone(),
         error: error.map(str::to_owned),
         no_store: false,

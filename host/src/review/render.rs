@@ -21,6 +21,7 @@ static TEMPLATES: LazyLock<Environment<'static>> = LazyLock::new(|| {
         ("tools.html", include_str!("templates/tools.html")),
         ("audit.html", include_str!("templates/audit.html")),
         ("sign_in.html", include_str!("templates/sign_in.html")),
+        ("widen.html", include_str!("templates/widen.html")),
     ] {
         if let Err(err) = env.add_template(name, source) {
             // The tests render every template: this is a build of a broken one.
@@ -82,15 +83,16 @@ pub(super) fn page_of(name: &str, context: impl Serialize) -> Response {
 pub(super) struct Layout {
     title: &'static str,
     current: &'static str,
-    base: &'static str,
+    base: String,
 }
 
 impl Layout {
-    pub(super) fn new(title: &'static str, current: &'static str) -> Self {
+    /// The layout of a page titled `title`, under `base`.
+    pub(super) fn new(title: &'static str, current: &'static str, base: &str) -> Self {
         Self {
             title,
             current,
-            base: super::BASE,
+            base: base.to_owned(),
         }
     }
 }
@@ -101,19 +103,30 @@ mod tests {
     use minijinja::context;
 
     fn layout() -> Value {
-        value(Layout::new("Tools agents created", "pending"))
+        value(Layout::new("Tools agents created", "pending", "/review/x"))
     }
 
     #[test]
     fn every_template_renders() {
         for (name, ctx) in [
-            ("sign_in.html", value(Layout::new("Sign in", ""))),
+            (
+                "sign_in.html",
+                value(Layout::new("Sign in", "", "/review/x")),
+            ),
             (
                 "tools.html",
                 context! { rows => Vec::<()>::new(), ..layout() },
             ),
             ("audit.html", context! { off => true, ..layout() }),
             ("pending.html", context! { no_store => true, ..layout() }),
+            (
+                "widen.html",
+                context! {
+                    name => "t", id => "t-1", seen => "d", csrf => "c", grant => "commands",
+                    requested => "nothing", granted => "commands", added => vec!["commands"],
+                    ..layout()
+                },
+            ),
         ] {
             let html = render(name, ctx).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(

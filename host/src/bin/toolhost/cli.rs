@@ -373,10 +373,23 @@ pub struct ServeArgs {
         default_missing_value = "127.0.0.1:8765"
     )]
     pub http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer TOKEN` on /mcp, TOKEN being the first
-    /// line of FILE (required for a non-loopback --http address).
-    #[arg(long, value_name = "FILE", requires = "http")]
+    /// The tokens clients send as `Authorization: Bearer TOKEN` on /mcp:
+    /// one `TOKEN [NAME]` a line of FILE, which only its owner may read.
+    /// Without it a token is made and kept in a 0600 file whose path is
+    /// printed at start ($XDG_RUNTIME_DIR/toolhost/http-PORT.token).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "http",
+        conflicts_with = "no_auth"
+    )]
     pub token_file: Option<PathBuf>,
+    /// Serve /mcp without a token (loopback only): any program of the user
+    /// who started the server may then run tools with it, a browser page's
+    /// script excepted (its Origin is refused). Other users are refused
+    /// either way.
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
     /// Also accept this Host header (HTTP; loopback names are always accepted).
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
     pub allowed_hosts: Vec<String>,
@@ -389,6 +402,12 @@ pub struct ServeArgs {
     #[arg(long, default_value = "64", value_name = "N", requires = "http",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_sessions: u32,
+    /// HTTP sessions one token may hold at once (default: --max-sessions).
+    /// Past it, that token's session idle the longest is closed to make
+    /// room, or the new one gets 503 when all are busy.
+    #[arg(long, value_name = "N", requires = "http",
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_sessions_per_token: Option<u32>,
     /// Close an HTTP session after SECS seconds without a request (its
     /// background commands are killed with it).
     #[arg(long, default_value = "1800", value_name = "SECS", requires = "http",

@@ -2,27 +2,24 @@
 
 use super::*;
 
-/// The token on the first line of `--token-file`, if one was given.
-pub(super) fn token_file(path: Option<&Path>) -> anyhow::Result<Option<String>> {
+/// The credentials in `--token-file`, if one was given.
+pub(super) fn token_file(
+    path: Option<&Path>,
+) -> anyhow::Result<Option<Vec<toolhost::access::Credential>>> {
     let Some(path) = path else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read --token-file {}", path.display()))?;
-    let token = text.lines().next().unwrap_or("").trim().to_owned();
-    if token.len() < 16 {
-        return Err(UsageError(format!(
-            "--token-file {}: the token must be at least 16 characters on the first line",
-            path.display()
-        ))
-        .into());
-    }
-    Ok(Some(token))
+    toolhost::access::read_token_file(path)
+        .map(Some)
+        .map_err(|e| UsageError(format!("--token-file: {e}")).into())
 }
 
 /// `toolhost review`: the review page alone, until Ctrl-C.
 pub(super) fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Result<ExitCode> {
-    let token = token_file(args.token_file.as_deref())?;
+    let password = token_file(args.token_file.as_deref())?
+        .and_then(|credentials| credentials.into_iter().next())
+        .map(|c| c.token);
+    let links = toolhost::review::SignInLinks::new(announce_link).with_password(password);
     let addr = args
         .addr
         .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], args.port)));
@@ -42,7 +39,7 @@ pub(super) fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Resu
         .block_on(toolhost::review::serve(
             executor,
             addr,
-            token,
+            links,
             |bound, options| {
                 output::warn_info(&format!(
                     "review page: {} (Ctrl-C to stop)",
@@ -57,7 +54,7 @@ pub(super) fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Resu
 /// `toolhost serve`: the executor over MCP until the client leaves (stdio)
 /// or Ctrl-C (HTTP).
 pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
-    let token = token_file(args.token_file.as_deref())?;
+    let tokens = token_file(args.token_file.as_deref())?;
     // A person at this terminal is not the one to ask: clients are asked
     // through elicitation, per call.
     let executor = Arc::new(
@@ -83,28 +80,39 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
         .thread_name("toolhost-mcp")
         .build()
         .context("cannot start the async runtime")?;
+    // The token made for this server, removed when it stops.
+    let (auth, _kept) = match args.http {
+        Some(addr) => http_auth(addr, tokens, args.no_auth)?,
+        None => (toolhost::access::Auth::Open, None),
+    };
     let served = runtime.block_on(async {
         match args.http {
             None => toolhost::mcp::serve_stdio(executor, options).await,
             Some(addr) => {
-                let review_secret = toolhost::review::new_secret();
-                let review_url = format!("/review/login?token={review_secret}");
+                let review = toolhost::review::SignInLinks::new(announce_link);
+                let first_link = review.clone();
+                let max_sessions = args.max_sessions as usize;
                 let http = toolhost::mcp::http::HttpOptions {
                     addr,
-                    token,
-                    review_secret,
+                    auth,
+                    review,
                     allowed_hosts: args.allowed_hosts.clone(),
                     allowed_origins: args.allowed_origins.clone(),
                     sessions: toolhost::mcp::sessions::SessionLimits::new(
-                        args.max_sessions as usize,
+                        max_sessions,
                         std::time::Duration::from_secs(args.session_idle_secs),
+                    )
+                    .per_principal(
+                        args.max_sessions_per_token
+                            .map_or(max_sessions, |n| n as usize),
                     ),
                 };
                 toolhost::mcp::http::serve_http(executor, options, http, |bound| {
                     // The person who started the server signs in with this
                     // link; MCP clients never see it.
                     output::warn_info(&format!(
-                        "review page: http://{bound}{review_url} (for you, not for clients)"
+                        "review page: {} (for you, not for clients; the link works once)",
+                        first_link.login_url(bound)
                     ));
                     output::warn_info(&format!("serving MCP on http://{bound}/mcp"));
                 })
@@ -119,4 +127,48 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
         other => anyhow::Error::from(other),
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How `serve --http` on `addr` authenticates: the `--token-file`'s
+/// tokens; none with `--no-auth` (said loudly); else a token made now and
+/// kept in a file only this user can read (its path printed, never the
+/// token), with that file.
+fn http_auth(
+    addr: std::net::SocketAddr,
+    tokens: Option<Vec<toolhost::access::Credential>>,
+    no_auth: bool,
+) -> anyhow::Result<(toolhost::access::Auth, Option<toolhost::access::KeptToken>)> {
+    use toolhost::access::{Auth, KeptToken};
+    if let Some(tokens) = tokens {
+        return Ok((Auth::Tokens(tokens), None));
+    }
+    if no_auth {
+        if !addr.ip().is_loopback() {
+            return Err(UsageError(format!(
+                "--no-auth serves on loopback only, and {addr} is not loopback: anyone who could \
+                 reach it could run tools. Leave out --no-auth (a token is made for you)"
+            ))
+            .into());
+        }
+        output::warn(
+            "--no-auth: every program you run can use this server's tools without a token \
+             (another user's connections are still refused, and so are browser pages)",
+        );
+        return Ok((Auth::Open, None));
+    }
+    let kept = KeptToken::new(addr.port(), None).map_err(|e| UsageError(e.to_string()))?;
+    output::warn_info(&format!(
+        "MCP token: in {} (send it as `Authorization: Bearer TOKEN`; the file goes when this server stops)",
+        kept.path.display()
+    ));
+    let auth = Auth::Tokens(vec![kept.credential.clone()]);
+    Ok((auth, Some(kept)))
+}
+
+/// Show a new sign-in link of the review page to the person at the
+/// server's terminal (stderr), never in the logs.
+fn announce_link(link: &str) {
+    output::warn_info(&format!(
+        "review page: new sign-in link {link} (it works once)"
+    ));
 }
