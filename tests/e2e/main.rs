@@ -24,6 +24,7 @@ mod file_tools;
 mod interop;
 mod layers;
 mod line_endings;
+mod logging;
 mod mcp;
 mod mcp_http;
 mod mcp_protocol;

@@ -126,9 +126,24 @@ pub struct GlobalArgs {
     #[command(flatten)]
     pub commands: CommandArgs,
 
-    /// Log more to stderr (-v info, -vv debug, -vvv trace); TOOLHOST_LOG overrides.
+    /// Log more to stderr (-v info, -vv debug, -vvv trace); TOOLHOST_LOG
+    /// (an EnvFilter directive such as `toolhost=debug,rmcp=info`) overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// How log lines on stderr look: text, or json (one object a line,
+    /// for machines).
+    #[arg(long, global = true, value_name = "text|json", default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// For people.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 /// How the command broker runs commands (run_command, process).

@@ -23,7 +23,7 @@ const EXIT_ABORTED: u8 = 130;
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
-    init_logging(cli.global.verbose);
+    init_logging(cli.global.verbose, cli.global.log_format);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -468,7 +468,7 @@ fn agent_run(
 
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP
 /// protocol when serving).
-fn init_logging(verbose: u8) {
+fn init_logging(verbose: u8, format: cli::LogFormat) {
     let default = match verbose {
         0 => "warn",
         1 => "warn,toolhost=info",
@@ -482,10 +482,18 @@ fn init_logging(verbose: u8) {
     use tracing_subscriber::util::SubscriberInitExt as _;
     // stderr shows what the filter lets through; MCP clients get what
     // their own level asks for (`logging/setLevel`).
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .with_filter(filter);
+    let stderr = match format {
+        cli::LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
+        cli::LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
+    };
     tracing_subscriber::registry()
         .with(stderr)
         .with(toolhost::mcp::logging::layer())
