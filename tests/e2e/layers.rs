@@ -41,6 +41,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("agent", 8),
     ("mcp", 9),
     ("review", 9),
+    ("access", 9),
     // what the fuzz targets check, over every input path above
     ("fuzz", 10),
 ];

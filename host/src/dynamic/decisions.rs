@@ -80,7 +80,7 @@ impl Decision {
     fn new(what: &str, before: &Entry, after: &Entry, decider: &Decider) -> Self {
         let source = std::fs::read(before.source_path()).unwrap_or_default();
         Self {
-            time: crate::executor::audit::now(),
+            time: super::now(),
             event: "decision".to_owned(),
             decision: what.to_owned(),
             tool: after.meta.name.clone(),
