@@ -118,3 +118,34 @@ fn serve_names_an_mcp_server_that_fails() {
     let _ = child.wait();
     assert!(warned.is_some(), "no warning names the server: {said:#?}");
 }
+
+#[test]
+fn an_audit_log_that_cannot_be_written_is_warned_about() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("a.txt"), "hello\n").expect("file");
+    // Every write to /dev/full fails (ENOSPC): the call still answers.
+    let config = ws.path().join("toolhost.toml");
+    std::fs::write(&config, "audit_log = \"/dev/full\"\n").expect("config");
+    let config = config.display().to_string();
+    let out = toolhost_command(
+        ws.path(),
+        &[
+            "--config",
+            &config,
+            "call",
+            "read_file",
+            r#"{"path":"a.txt"}"#,
+            "--mode",
+            "yolo",
+        ],
+    )
+    .output()
+    .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    assert!(
+        err.contains("cannot write the audit log") && err.contains("/dev/full"),
+        "{err}"
+    );
+}
