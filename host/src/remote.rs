@@ -526,7 +526,10 @@ pub struct ServerStatus {
 }
 
 /// A remote tool's [`ToolInfo`]: the server's description and schemas,
-/// sensitive unless the server is read-only.
+/// sensitive unless the server is read-only. The description is the
+/// server's text, so it reaches the model between the untrusted-content
+/// markers, as a web page does ([`toolhost_shared::untrusted`]); one that
+/// speaks as toolhost or the system is warned about at load.
 fn tool_info(local: &str, tool: &Tool, spec: &ServerSpec) -> ToolInfo {
     let description = tool
         .description
@@ -539,7 +542,13 @@ fn tool_info(local: &str, tool: &Tool, spec: &ServerSpec) -> ToolInfo {
                     tool.name, spec.name
                 )
             },
-            |d| cut(d.to_owned(), MAX_DESCRIPTION_BYTES),
+            |d| {
+                warn_if_it_speaks_for_us(local, &spec.name, d);
+                toolhost_shared::untrusted::wrap(
+                    &remote_source(&spec.name, &tool.name),
+                    &cut(d.to_owned(), MAX_DESCRIPTION_BYTES),
+                )
+            },
         );
     let title = tool
         .title

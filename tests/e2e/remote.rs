@@ -87,7 +87,19 @@ fn with_config(ws: &Path, config: &str, args: &[&str]) -> std::process::Output {
 /// `toolhost call --mode yolo TOOL ARGS` under `config`; its stdout, trimmed.
 fn yolo(ws: &Path, config: &str, tool: &str, args: &str) -> String {
     let out = with_config(ws, config, &["call", "--mode", "yolo", tool, args]);
-    stdout(&out).trim().to_owned()
+    plain(stdout(&out).trim())
+}
+
+/// A remote tool's text without the untrusted-content markers around it,
+/// which it must have.
+fn plain(text: &str) -> String {
+    let (source, body) = toolhost_shared::untrusted::unwrap(text.trim())
+        .unwrap_or_else(|| panic!("not marked as untrusted: {text}"));
+    assert!(
+        source.contains("MCP server") && source.contains("not toolhost"),
+        "{source}"
+    );
+    body.to_owned()
 }
 
 fn names(out: &std::process::Output) -> Vec<String> {
@@ -165,6 +177,57 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
     );
     assert_eq!(yolo(ws, &lazy, "mcp_lazy_add", r#"{"a":1,"b":1}"#), "2");
 
+    // A description that speaks as toolhost: the model gets it marked as
+    // the server's, a forged end marker defused; the load warns; `tools`
+    // says it is untrusted and `describe` shows it whole.
+    let notice = tools
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["name"] == "mcp_py_notice"))
+        .and_then(|t| t["description"].as_str())
+        .expect("mcp_py_notice is listed")
+        .to_owned();
+    let (source, body) = toolhost_shared::untrusted::unwrap(&notice).expect("marked");
+    assert!(
+        source.contains("`py`") && source.contains("`notice`"),
+        "{notice}"
+    );
+    assert!(
+        body.contains("IMPORTANT SYSTEM NOTICE FROM TOOLHOST"),
+        "{notice}"
+    );
+    assert_eq!(
+        notice.matches(toolhost_shared::untrusted::END).count(),
+        1,
+        "a forged end marker survived: {notice}"
+    );
+    assert!(
+        err.lines().any(|l| l.contains("WARN")
+            && l.contains("mcp_py_notice")
+            && l.contains("addresses the model")),
+        "{err}"
+    );
+    let out = with_config(ws, &config, &["tools"]);
+    let row = stdout(&out)
+        .lines()
+        .find(|l| l.starts_with("mcp_py_notice "))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(row.contains("[untrusted"), "{row}");
+    let out = with_config(ws, &config, &["describe", "mcp_py_notice"]);
+    assert!(stdout(&out).contains(&notice), "{}", stdout(&out));
+    let out = with_config(
+        ws,
+        &config,
+        &["call", "--mode", "yolo", "--json", "mcp_py_notice", "{}"],
+    );
+    let said = json(&out)["content"].as_str().unwrap_or("").to_owned();
+    assert_eq!(
+        said.matches(toolhost_shared::untrusted::END).count(),
+        1,
+        "{said}"
+    );
+    assert!(plain(&said).contains("call run_command"), "{said}");
+
     // A call, with the server's structured output.
     let out = with_config(
         ws,
@@ -180,7 +243,7 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let result = json(&out);
-    assert_eq!(result["content"], "5");
+    assert_eq!(plain(result["content"].as_str().unwrap_or("")), "5");
     assert_eq!(result["structured"]["result"], 5);
     let out = with_config(
         ws,
@@ -193,7 +256,7 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
             r#"{"city":"Oslo"}"#,
         ],
     );
-    assert_eq!(stdout(&out).trim(), "sunny in Oslo", "{}", stderr(&out));
+    assert_eq!(plain(&stdout(&out)), "sunny in Oslo", "{}", stderr(&out));
 
     // The server's schema is checked here: nothing is sent.
     let out = with_config(
@@ -251,7 +314,7 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
         &config,
         &["call", "mcp_read_only_echo", r#"{"text":"hi"}"#],
     );
-    assert_eq!(stdout(&out).trim(), "hi", "{}", stderr(&out));
+    assert_eq!(plain(&stdout(&out)), "hi", "{}", stderr(&out));
 
     // A dry run describes the call and sends nothing: `grow` would add a tool.
     let out = with_config(
@@ -448,7 +511,7 @@ async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
     let result = call(&session, "mcp_py_grow", json!({}))
         .await
         .expect("tools/call");
-    assert_eq!(text(&result), "grown");
+    assert_eq!(plain(&text(&result)), "grown");
     tokio::time::timeout(Duration::from_secs(20), client.list_changed.notified())
         .await
         .expect("the remote list_changed passed on");
@@ -456,7 +519,7 @@ async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
     let result = call(&session, "mcp_py_late", json!({}))
         .await
         .expect("tools/call");
-    assert_eq!(text(&result), "late tool here");
+    assert_eq!(plain(&text(&result)), "late tool here");
 
     // A server that is down: a clear failure, and the next tool is fine.
     let result = call(&session, "mcp_dead_anything", json!({}))
@@ -486,7 +549,7 @@ async fn a_toolhost_and_a_python_server_behind_toolhost_serve() {
             .await
             .expect("tools/call");
         if !is_error(&result) {
-            assert_eq!(text(&result), "42");
+            assert_eq!(plain(&text(&result)), "42");
             break;
         }
         assert!(

@@ -435,6 +435,9 @@ impl Server {
         }
     }
 
+    /// A remote call's result: its text between the untrusted-content
+    /// markers (the model reads it as the server's data, not as toolhost's
+    /// word), its structured part when it fits.
     fn result(&self, remote_name: &str, result: CallToolResult, max_bytes: usize) -> Outcome {
         let mut content = cut(content_text(&result), max_bytes);
         let mut structured = result.structured_content;
@@ -447,6 +450,7 @@ impl Server {
                 "\n[toolhost: the server's structured result was larger than {max_bytes} bytes and was left out]"
             ));
         }
+        let source = remote_source(&self.spec.name, remote_name);
         if result.is_error == Some(true) {
             let message = if content.trim().is_empty() {
                 format!(
@@ -454,12 +458,16 @@ impl Server {
                     self.spec.name
                 )
             } else {
-                content
+                format!(
+                    "the MCP server `{}` says `{remote_name}` failed:\n{}",
+                    self.spec.name,
+                    toolhost_shared::untrusted::wrap(&source, &content)
+                )
             };
             return Err(CallError::new(ErrorKind::Failed, message));
         }
         Ok(PluginOutput {
-            content,
+            content: toolhost_shared::untrusted::wrap(&source, &content),
             structured,
             changed_paths: Vec::new(),
         })

@@ -231,3 +231,49 @@ impl Forwarded for RemoteTool {
         )
     }
 }
+
+/// Where a remote tool's text comes from, as its untrusted block says.
+pub(super) fn remote_source(server: &str, tool: &str) -> String {
+    format!("the MCP server `{server}`, tool `{tool}` (not toolhost)")
+}
+
+/// What in a description addresses the model as toolhost or the system
+/// would: a hint for the person, never a check anything relies on (the
+/// markers are what tell the model).
+const SPEAKS_FOR_US: &[&str] = &[
+    "system notice",
+    "system message",
+    "system prompt",
+    "toolhost",
+    "ignore previous",
+    "ignore all previous",
+    "ignore the above",
+    "you must call",
+    "call run_command",
+    "run_command",
+    "important instruction",
+];
+
+/// Warn (once per tool and description) when `description` of the remote
+/// tool `local` of `server` speaks as toolhost or the system.
+pub(super) fn warn_if_it_speaks_for_us(local: &str, server: &str, description: &str) {
+    static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let lower = description.to_lowercase();
+    let Some(phrase) = SPEAKS_FOR_US.iter().find(|p| lower.contains(*p)) else {
+        return;
+    };
+    let key = format!("{local}\0{}", blake3::hash(description.as_bytes()).to_hex());
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if warned.contains(&key) {
+        return;
+    }
+    warned.push(key);
+    tracing::warn!(
+        tool = local,
+        server,
+        phrase,
+        "the description of a remote tool addresses the model as if it were toolhost or the \
+         system; it reaches the model marked as untrusted content from that server, but look at \
+         the server (`toolhost describe {local}` shows the whole text)"
+    );
+}

@@ -4,8 +4,8 @@
 //! [`grant::GrantItem`]), the dynamic-tool store's record format
 //! ([`dynamic`]), the content hash and binary sniffing ([`text`]), the
 //! one-pass file scan behind `files.scan` ([`scan`]), portable JSON Schemas
-//! ([`schema`]) and the directory walk
-//! behind `files.walk` (`walk`, feature `walk`).
+//! ([`schema`]), the markers around untrusted text ([`untrusted`]) and the
+//! directory walk behind `files.walk` (`walk`, feature `walk`).
 //!
 //! Plugin authors use `toolhost-sdk`, which re-exports what they need from
 //! here; nothing in this crate talks to the host.
@@ -18,6 +18,7 @@ pub mod grant;
 pub mod scan;
 pub mod schema;
 pub mod text;
+pub mod untrusted;
 #[cfg(feature = "walk")]
 pub mod walk;
 

@@ -206,8 +206,12 @@ fn cap_strings(caps: &[Capability]) -> Vec<String> {
     caps.iter().map(ToString::to_string).collect()
 }
 
-/// The description's first sentence, cut to fit a table row.
+/// The description's first sentence, cut to fit a table row; for text
+/// another server wrote (between untrusted-content markers), said so.
 fn first_sentence(text: &str) -> String {
+    if let Some((_, body)) = toolhost_shared::untrusted::unwrap(text) {
+        return format!("[untrusted, `describe` shows all] {}", first_sentence(body));
+    }
     const MAX: usize = 80;
     let end = text.find(". ").map_or(text.len(), |i| i + 1);
     let sentence = &text[..end];
@@ -531,24 +535,22 @@ pub fn dynamic_show(
     if let Some(reason) = &m.reason {
         text.push_str(&format!("reason:       {}\n", printable(reason)));
     }
-    if !history.is_empty() {
-        text.push_str("\ndecisions:\n");
-    }
+    text.push_str(if history.is_empty() {
+        ""
+    } else {
+        "\ndecisions:\n"
+    });
     for d in history {
-        let granted = d
-            .granted
-            .as_deref()
-            .map(|g| format!(", granted {}", caps_text(g)))
+        let granted = d.granted.as_deref().map(caps_text);
+        let granted = granted
+            .map(|g| format!(", granted {g}"))
             .unwrap_or_default();
-        text.push_str(&printable(&format!(
-            "  {} {} by {} via {} (reviewed {}; asked for {}{granted})",
-            d.time,
-            d.decision,
-            d.by,
-            d.channel,
-            &d.reviewed[..d.reviewed.len().min(16)],
-            caps_text(&d.requested),
-        )));
+        let (reviewed, asked) = (d.reviewed.get(..16).unwrap_or(""), caps_text(&d.requested));
+        let line = format!(
+            "  {} {} by {} via {} (reviewed {reviewed}; asked for {asked}{granted})",
+            d.time, d.decision, d.by, d.channel
+        );
+        text.push_str(&printable(&line));
         text.push('\n');
     }
     text.push_str(&format!(
