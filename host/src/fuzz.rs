@@ -311,8 +311,9 @@ fn http_server() -> &'static HttpServer {
             allowed_origins: Vec::new(),
             sessions: crate::mcp::sessions::SessionLimits::default(),
             review: crate::review::SignInLinks::quiet(),
+            drain: std::time::Duration::ZERO,
         };
-        let (app, _, _) = tokio_runtime().block_on(async {
+        let (app, _, _, _) = tokio_runtime().block_on(async {
             crate::mcp::http::app(executor, &crate::mcp::ServeOptions::default(), &http)
         });
         let mut server = HttpServer {

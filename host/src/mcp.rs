@@ -296,6 +296,15 @@ impl McpServer {
         }
     }
 
+    /// How many calls are running now.
+    pub fn calls_running(&self) -> usize {
+        self.shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// Cancel every call still running (the transport closed): their
     /// plugins are interrupted and their commands killed.
     pub fn cancel_all(&self) {

@@ -25,6 +25,18 @@ impl HttpServer {
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// Its exit status, once it exits within `within`.
+    fn exit_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let until = std::time::Instant::now() + within;
+        while std::time::Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
 }
 
 impl Drop for HttpServer {
@@ -828,6 +840,87 @@ fn a_burst_of_session_openings_is_refused_with_503_never_500() {
     }
     assert_eq!(made + refused, 300);
     assert_eq!(made, 8, "the handshake cap of 32 sessions is 8");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_the_calls_in_flight_then_exits_0() {
+    let ws = workspace();
+    let mut server = http_server(ws.path(), &["--drain-secs", "30"]);
+    // Probes answer whatever the Host (a kubelet's is the pod's address).
+    let probe = |path: &str| raw(&server.addr, "GET", path, &[("Host", "10.1.2.3:8765")], "").0;
+    assert_eq!((probe("/healthz"), probe("/readyz")), (200, 200));
+    let client = http_client(&server.addr).await;
+    let call_in_flight = tokio::spawn(async move {
+        let r = call(
+            &client,
+            "run_command",
+            json!({"command": "sleep 2; echo finished"}),
+        )
+        .await;
+        let _ = client.cancel().await;
+        r
+    });
+    // Once the call runs (its command has started), the server is told to stop.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let pid = rustix::process::Pid::from_raw(server.pid() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        std::net::TcpStream::connect(&server.addr).is_err(),
+        "a new connection was taken while draining"
+    );
+    let result = call_in_flight
+        .await
+        .expect("the call's task")
+        .expect("the call in flight was answered");
+    assert!(
+        !is_error(&result) && text(&result).contains("finished"),
+        "{}",
+        text(&result)
+    );
+    let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(20)))
+        .await
+        .expect("wait")
+        .expect("the server exited after the drain");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_longer_than_the_drain_is_cancelled_and_the_server_still_exits_0() {
+    let ws = workspace();
+    let mut server = http_server(ws.path(), &["--drain-secs", "1"]);
+    let client = http_client(&server.addr).await;
+    let call_in_flight = tokio::spawn(async move {
+        call(
+            &client,
+            "run_command",
+            json!({"command": "sleep 30; echo finished"}),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let pid = rustix::process::Pid::from_raw(server.pid() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    let started = std::time::Instant::now();
+    let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(15)))
+        .await
+        .expect("wait")
+        .expect("the server exited after its drain timeout");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // The call did not finish, and its client was told so.
+    let answer = tokio::time::timeout(Duration::from_secs(10), call_in_flight)
+        .await
+        .expect("the client was left waiting after the server exited")
+        .expect("the call's task");
+    match answer {
+        Ok(result) => assert!(is_error(&result), "{}", text(&result)),
+        Err(e) => assert!(e.to_string().contains("cancel"), "{e}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -333,6 +333,7 @@ pub fn serve_http_in_background(
                 allowed_origins: Vec::new(),
                 sessions: toolhost::mcp::sessions::SessionLimits::default(),
                 review: toolhost::review::SignInLinks::quiet(),
+                drain: std::time::Duration::from_secs(5),
             },
             move |bound| ready.send(bound).unwrap(),
         ))

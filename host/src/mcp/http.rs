@@ -13,6 +13,8 @@
 //!   rebound name, gets 403). A session belongs to the credential that
 //!   opened it: another credential presenting its id gets 404.
 //! - `/health`: `{"status":"ok","tools":N}`; the same Host check, no token.
+//! - `/healthz` (200 while the process serves) and `/readyz` (503 once it
+//!   drains): for probes, no Host check, no token.
 //! - `/review/<random>`: the review page ([`crate::review`]): the same Host
 //!   check, and a sign-in of its own (a one-time link printed at start),
 //!   never with the MCP token.
@@ -41,6 +43,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The HTTP transport's settings.
 #[derive(Debug, Clone)]
@@ -60,6 +63,9 @@ pub struct HttpOptions {
     /// How the review page's browsers sign in ([`crate::review::SignInLinks`]),
     /// never with a token: clients hold those.
     pub review: crate::review::SignInLinks,
+    /// On SIGTERM or Ctrl-C, how long calls in flight may take to finish
+    /// before they are cancelled.
+    pub drain: std::time::Duration,
 }
 
 impl HttpOptions {
@@ -84,7 +90,9 @@ impl HttpOptions {
     }
 }
 
-/// Serve `executor` over HTTP until Ctrl-C (or the process is stopped).
+/// Serve `executor` over HTTP until Ctrl-C or SIGTERM, then drain: no new
+/// connections, the calls in flight get [`HttpOptions::drain`] to finish,
+/// the rest are cancelled, and it returns `Ok`.
 /// `ready` receives the bound address (useful with port 0).
 pub async fn serve_http(
     executor: Arc<Executor>,
@@ -118,34 +126,68 @@ pub async fn serve_http(
     {
         super::set_cwd_workspace(&executor, &dir);
     }
-    let (app, running, shutdown) = app(executor, &options, &http);
+    let (app, running, shutdown, draining) = app(executor, &options, &http);
     ready(bound);
     tracing::info!(addr = %bound, "serving MCP over HTTP at /mcp");
     let listener = OwnUser::new(listener).map_err(|source| ServeError::Bind {
         addr: http.addr,
         source,
     })?;
+    let calls = running.clone();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             crate::access::stop_requested().await;
-            // Open event streams end too, so shutdown does not wait on them.
-            shutdown.cancel();
+            // No new connections from here (/readyz says so to any still
+            // open); the calls in flight get `drain` to finish, the rest
+            // are cancelled and answered, then open event streams end, so
+            // shutdown does not wait on them.
+            draining.store(true, Ordering::SeqCst);
+            tracing::info!(
+                calls = calls.calls_running(),
+                drain_secs = http.drain.as_secs(),
+                "stopping: no new connections; waiting for the calls in flight"
+            );
+            tokio::spawn(async move {
+                let settled = |within: std::time::Duration| {
+                    let calls = calls.clone();
+                    async move {
+                        let until = tokio::time::Instant::now() + within;
+                        while calls.calls_running() > 0 && tokio::time::Instant::now() < until {
+                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        }
+                    }
+                };
+                settled(http.drain).await;
+                // What outlasted the drain is cancelled while its client is
+                // still connected, so it gets the cancellation as its answer.
+                calls.cancel_all();
+                settled(std::time::Duration::from_secs(2)).await;
+                shutdown.cancel();
+            });
         })
         .await
         .map_err(|e| ServeError::Transport(e.to_string()));
+    // What the drain left running is cancelled (its commands killed);
+    // background commands go with the executor.
     running.cancel_all();
     served
 }
 
 /// The routes `serve_http` serves for `http` (its address the bound one):
-/// `/mcp`, `/health` and `/review`. Also the MCP server, whose calls are
-/// cancelled when serving ends, and the token that ends open event
-/// streams.
+/// `/mcp`, `/health`, `/healthz`, `/readyz` and `/review`. Also the MCP
+/// server, whose calls are cancelled when serving ends, the token that
+/// ends open event streams, and the flag that makes `/readyz` answer 503
+/// while the server drains.
 pub(crate) fn app(
     executor: Arc<Executor>,
     options: &ServeOptions,
     http: &HttpOptions,
-) -> (axum::Router, McpServer, tokio_util::sync::CancellationToken) {
+) -> (
+    axum::Router,
+    McpServer,
+    tokio_util::sync::CancellationToken,
+    Arc<AtomicBool>,
+) {
     let (hosts, origins) = http.allowlists();
     let server = McpServer::new(Arc::clone(&executor), options, "mcp-http");
     let shutdown = tokio_util::sync::CancellationToken::new();
@@ -180,14 +222,38 @@ pub(crate) fn app(
             Arc::new(hosts),
             require_host,
         ));
+    let (probes, draining) = probes();
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(json_rpc_framing))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(auth, authenticate))
         .merge(health)
+        .merge(probes)
         .merge(review);
-    (app, running, shutdown)
+    (app, running, shutdown, draining)
+}
+
+/// `/healthz` (alive) and `/readyz` (503 once draining), with the flag
+/// that says so. For probes (a kubelet's Host is the pod's address): no
+/// Host check, and nothing in them a page could use.
+fn probes() -> (axum::Router, Arc<AtomicBool>) {
+    let draining = Arc::new(AtomicBool::new(false));
+    let ready = |State(draining): State<Arc<AtomicBool>>| async move {
+        if draining.load(Ordering::SeqCst) {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "draining: finishing the calls in flight\n",
+            )
+        } else {
+            (StatusCode::OK, "ready\n")
+        }
+    };
+    let router = axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .route("/readyz", axum::routing::get(ready))
+        .with_state(Arc::clone(&draining));
+    (router, draining)
 }
 
 /// The credential a request presents, once authenticated.
@@ -492,6 +558,7 @@ mod tests {
             allowed_origins: vec!["https://app.example".into()],
             sessions: SessionLimits::default(),
             review: crate::review::SignInLinks::quiet(),
+            drain: std::time::Duration::from_secs(30),
         };
         let (hosts, origins) = options.allowlists();
         assert!(hosts.contains(&"localhost".to_owned()));

@@ -428,6 +428,11 @@ pub struct ServeArgs {
     #[arg(long, default_value = "1800", value_name = "SECS", requires = "http",
           value_parser = clap::value_parser!(u64).range(10..))]
     pub session_idle_secs: u64,
+    /// On SIGTERM or Ctrl-C (HTTP): stop taking connections, give the
+    /// calls in flight SECS seconds to finish (/readyz answers 503
+    /// meanwhile), then cancel what is left and exit 0.
+    #[arg(long, default_value = "30", value_name = "SECS", requires = "http")]
+    pub drain_secs: u64,
     /// When to ask before running (default: the configuration's mode).
     /// Clients that support elicitation are asked; otherwise the call is
     /// refused with how to allow it.

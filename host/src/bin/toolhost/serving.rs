@@ -96,6 +96,7 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
                     addr,
                     auth,
                     review,
+                    drain: std::time::Duration::from_secs(args.drain_secs),
                     allowed_hosts: args.allowed_hosts.clone(),
                     allowed_origins: args.allowed_origins.clone(),
                     sessions: toolhost::mcp::sessions::SessionLimits::new(
