@@ -10,13 +10,13 @@
 //!   path is printed, never the token.
 //! - On a loopback address, a connection whose socket another user made is
 //!   answered `403` and closed before a byte of its request is read
-//!   ([`OwnUser`]). The socket's owner comes from the kernel's socket
-//!   table (`/proc/net/tcp`, `/proc/net/tcp6`: the `uid` of the client's
-//!   end, which is the user that created it and cannot be changed by it).
-//!   A connection whose socket is not found there is refused too.
+//!   ([`OwnUser`]). The socket's owner comes from the kernel: one exact
+//!   lookup of the client's end over `NETLINK_SOCK_DIAG` (its `uid` is the
+//!   user that created it, which that user cannot change). A connection
+//!   whose socket is not found is refused too.
 
 use std::io::{self, Write as _};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::{
     DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
 };
@@ -368,71 +368,97 @@ async fn refuse(mut tcp: tokio::net::TcpStream, own: u32) {
 }
 
 /// The uid that owns the client end of the loopback connection from
-/// `peer` to `local`, from the kernel's socket tables.
+/// `peer` to `local`: one exact lookup in the kernel's socket table over
+/// `NETLINK_SOCK_DIAG` (what `ss` uses), whatever the number of sockets.
+/// A client socket of the other family (an IPv6 socket connected to an
+/// IPv4 address) is looked up under its mapped addresses too.
 pub fn socket_uid(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .find_map(|table| {
-            let text = std::fs::read_to_string(table).ok()?;
-            text.lines().skip(1).find_map(|line| {
-                let fields: Vec<&str> = line.split_whitespace().collect();
-                let (from, to) = (parse_entry(fields.get(1)?)?, parse_entry(fields.get(2)?)?);
-                (same_end(from, peer) && same_end(to, local))
-                    .then(|| fields.get(7)?.parse().ok())
-                    .flatten()
-            })
-        })
+    let mapped = |a: SocketAddr| match a.ip() {
+        IpAddr::V4(v4) => SocketAddr::new(IpAddr::V6(v4.to_ipv6_mapped()), a.port()),
+        IpAddr::V6(_) => a,
+    };
+    diag_uid(peer, local).or_else(|| diag_uid(mapped(peer), mapped(local)))
 }
 
-/// Two ends alike, an IPv4 address and its IPv6-mapped form included.
-fn same_end(a: SocketAddr, b: SocketAddr) -> bool {
-    let plain = |ip: IpAddr| match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-        v4 => v4,
-    };
-    a.port() == b.port() && plain(a.ip()) == plain(b.ip())
-}
+/// `SOCK_DIAG_BY_FAMILY`, a request for one socket (`NLM_F_REQUEST`),
+/// `INET_DIAG_NOCOOKIE`, `NLMSG_ERROR`: from linux/sock_diag.h,
+/// linux/netlink.h and linux/inet_diag.h.
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
+const NLM_F_REQUEST: u16 = 1;
+const NO_COOKIE: u32 = u32::MAX;
+/// `TCP_LISTEN` in linux/tcp_states.h.
+const TCP_LISTEN: u8 = 10;
+/// Where `idiag_uid` sits in the answer: after the 16-byte `nlmsghdr`,
+/// `inet_diag_msg`'s family, state, timer, retrans (4), its socket id (48)
+/// and expires, rqueue, wqueue (12).
+const UID_AT: usize = 16 + 4 + 48 + 12;
 
-/// `0100007F:1F90` (IPv4) or 32 hex digits and a port (IPv6), as the
-/// kernel prints socket ends: each 32-bit word in the machine's order.
-fn parse_entry(entry: &str) -> Option<SocketAddr> {
-    let (addr, port) = entry.split_once(':')?;
-    let port = u16::from_str_radix(port, 16).ok()?;
-    let word = |i: usize| {
-        addr.get(i * 8..i * 8 + 8)
-            .and_then(|w| u32::from_str_radix(w, 16).ok())
-            .map(u32::to_ne_bytes)
+/// The `inet_diag_req_v2` for the TCP socket whose own end is `from` and
+/// whose other end is `to`, in a netlink message.
+fn diag_request(from: SocketAddr, to: SocketAddr) -> Vec<u8> {
+    let family = if from.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
     };
-    let ip = match addr.len() {
-        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
-        32 => {
-            let mut bytes = [0u8; 16];
-            for i in 0..4 {
-                bytes[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
-            }
-            IpAddr::V6(Ipv6Addr::from(bytes))
+    let address = |a: SocketAddr| -> [u8; 16] {
+        let mut bytes = [0u8; 16];
+        match a.ip() {
+            IpAddr::V4(v4) => bytes[..4].copy_from_slice(&v4.octets()),
+            IpAddr::V6(v6) => bytes = v6.octets(),
         }
-        _ => return None,
+        bytes
     };
-    Some(SocketAddr::new(ip, port))
+    let mut m = Vec::with_capacity(72);
+    m.extend_from_slice(&72u32.to_ne_bytes());
+    m.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    m.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    m.extend_from_slice(&1u32.to_ne_bytes()); // sequence
+    m.extend_from_slice(&0u32.to_ne_bytes()); // the kernel's port id
+    m.extend_from_slice(&[family as u8, libc::IPPROTO_TCP as u8, 0, 0]);
+    m.extend_from_slice(&u32::MAX.to_ne_bytes()); // every TCP state
+    m.extend_from_slice(&from.port().to_be_bytes());
+    m.extend_from_slice(&to.port().to_be_bytes());
+    m.extend_from_slice(&address(from));
+    m.extend_from_slice(&address(to));
+    m.extend_from_slice(&0u32.to_ne_bytes()); // any interface
+    m.extend_from_slice(&NO_COOKIE.to_ne_bytes());
+    m.extend_from_slice(&NO_COOKIE.to_ne_bytes());
+    m
+}
+
+/// The uid of the TCP socket `from` → `to`, asked of the kernel.
+fn diag_uid(from: SocketAddr, to: SocketAddr) -> Option<u32> {
+    use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType, netlink};
+    let fd = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        Some(netlink::SOCK_DIAG),
+    )
+    .ok()?;
+    let kernel = netlink::SocketAddrNetlink::new(0, 0);
+    let request = diag_request(from, to);
+    rustix::net::sendto(&fd, &request, SendFlags::empty(), &kernel).ok()?;
+    let mut answer = [0u8; 512];
+    let (len, _) = rustix::net::recv(&fd, &mut answer, RecvFlags::empty()).ok()?;
+    let answer = answer.get(..len)?;
+    let kind = u16::from_ne_bytes(answer.get(4..6)?.try_into().ok()?);
+    // Anything else is NLMSG_ERROR: no such socket. The kernel falls back
+    // to a listener on the asked port when no connection matches: only an
+    // answer with both ports asked for, and not listening, is the one.
+    let ports_asked = request.get(24..28)?;
+    let (state, ports) = (*answer.get(17)?, answer.get(20..24)?);
+    if kind != SOCK_DIAG_BY_FAMILY || ports != ports_asked || state == TCP_LISTEN {
+        return None;
+    }
+    let uid = answer.get(UID_AT..UID_AT + 4)?;
+    Some(u32::from_ne_bytes(uid.try_into().ok()?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernel_socket_ends_parse() {
-        let v4 = parse_entry("0100007F:1F90").unwrap();
-        if cfg!(target_endian = "little") {
-            assert_eq!(v4, "127.0.0.1:8080".parse().unwrap());
-            let v6 = parse_entry("00000000000000000000000001000000:0050").unwrap();
-            assert_eq!(v6, "[::1]:80".parse().unwrap());
-            let mapped = parse_entry("0000000000000000FFFF00000100007F:0050").unwrap();
-            assert!(same_end(mapped, "127.0.0.1:80".parse().unwrap()));
-        }
-        assert_eq!(parse_entry("zz:1"), None);
-    }
 
     #[test]
     fn a_loopback_connection_is_traced_to_its_user() {
@@ -441,7 +467,19 @@ mod tests {
         let (server, peer) = listener.accept().unwrap();
         let uid = socket_uid(peer, server.local_addr().unwrap());
         assert_eq!(uid, Some(rustix::process::geteuid().as_raw()));
+        // The server's own end is not the client's; an end that does not
+        // exist is no one's.
+        assert_eq!(
+            socket_uid(server.local_addr().unwrap(), "127.0.0.1:1".parse().unwrap()),
+            None
+        );
         drop(client);
+        if let Ok(listener) = std::net::TcpListener::bind("[::1]:0") {
+            let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (server, peer) = listener.accept().unwrap();
+            let uid = socket_uid(peer, server.local_addr().unwrap());
+            assert_eq!(uid, Some(rustix::process::geteuid().as_raw()), "over IPv6");
+        }
     }
 
     #[test]
