@@ -188,7 +188,9 @@ pub fn read_token_file(path: &Path) -> Result<Vec<Credential>, AccessError> {
 }
 
 /// Where a generated token is kept: `$XDG_RUNTIME_DIR/toolhost`, else
-/// `$XDG_STATE_HOME/toolhost` (`~/.local/state/toolhost`).
+/// `$XDG_STATE_HOME/toolhost` (`~/.local/state/toolhost`); in its
+/// `tokens` subdirectory, which holds nothing else (toolhost's state
+/// directory itself may be open to others to read).
 pub fn token_dir() -> Option<PathBuf> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
@@ -196,7 +198,7 @@ pub fn token_dir() -> Option<PathBuf> {
     runtime
         .or_else(dirs::state_dir)
         .or_else(|| dirs::home_dir().map(|h| h.join(".local/state")))
-        .map(|d| d.join("toolhost"))
+        .map(|d| d.join("toolhost").join("tokens"))
 }
 
 /// A generated token kept in a file only its owner can read; the file is
@@ -229,8 +231,14 @@ impl KeptToken {
             .mode(0o700)
             .create(&dir)
             .map_err(keep)?;
-        let meta = std::fs::symlink_metadata(&dir).map_err(keep)?;
+        let mut meta = std::fs::symlink_metadata(&dir).map_err(keep)?;
         let own = rustix::process::geteuid().as_raw();
+        // Made by this user with a looser mode (by hand, or by a umask):
+        // closed, as it is only for tokens.
+        if meta.is_dir() && meta.uid() == own && meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(keep)?;
+            meta = std::fs::symlink_metadata(&dir).map_err(keep)?;
+        }
         if !meta.is_dir() || meta.uid() != own || meta.mode() & 0o077 != 0 {
             return Err(keep(io::Error::other(format!(
                 "{} must be a directory of this user's that no one else may open (chmod 700)",
@@ -519,7 +527,14 @@ mod tests {
     #[test]
     fn a_kept_token_is_private_and_goes_with_the_server() {
         let dir = tempfile::tempdir().unwrap();
-        let kept = KeptToken::new(8765, Some(dir.path().join("toolhost"))).unwrap();
+        // toolhost's state directory as other parts make it (0755), and a
+        // tokens directory someone left open: closed, then used.
+        let tokens = dir.path().join("toolhost/tokens");
+        std::fs::create_dir_all(&tokens).unwrap();
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let kept = KeptToken::new(8765, Some(tokens.clone())).unwrap();
+        let mode = std::fs::metadata(&tokens).unwrap().mode();
+        assert_eq!(mode & 0o777, 0o700);
         let meta = std::fs::metadata(&kept.path).unwrap();
         assert_eq!(meta.mode() & 0o777, 0o600);
         let read = read_token_file(&kept.path).unwrap();

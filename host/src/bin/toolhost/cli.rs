@@ -391,7 +391,7 @@ pub struct ServeArgs {
     /// The tokens clients send as `Authorization: Bearer TOKEN` on /mcp:
     /// one `TOKEN [NAME]` a line of FILE, which only its owner may read.
     /// Without it a token is made and kept in a 0600 file whose path is
-    /// printed at start ($XDG_RUNTIME_DIR/toolhost/http-PORT.token).
+    /// printed at start ($XDG_RUNTIME_DIR/toolhost/tokens/http-PORT.token).
     #[arg(
         long,
         value_name = "FILE",
