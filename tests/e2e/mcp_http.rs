@@ -88,6 +88,20 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
     }
 }
 
+/// `tools/list` in session `id` of the server at `addr`, with `extra`
+/// headers; the status and the body.
+fn list_in_session(addr: &str, id: &str, extra: &[(&str, &str)]) -> (u16, String) {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", id),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    headers.extend_from_slice(extra);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    raw(addr, "POST", "/mcp", &headers, list)
+}
+
 /// The token file a server's banner names.
 pub(crate) fn token_path(banner: &[String]) -> Option<std::path::PathBuf> {
     banner.iter().find_map(|line| {
@@ -283,22 +297,9 @@ fn http_with_a_token_refuses_requests_without_it() {
     );
     assert_eq!(status, 200);
     let id = session_of(&head).expect("a session id");
-    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let as_who = |token: &str| {
         let bearer = format!("Bearer {token}");
-        raw(
-            &server.addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("Mcp-Session-Id", id.as_str()),
-                ("MCP-Protocol-Version", "2025-06-18"),
-                ("Authorization", bearer.as_str()),
-            ],
-            list,
-        )
+        list_in_session(&server.addr, &id, &[("Authorization", bearer.as_str())])
     };
     let (status, body) = as_who("other-token-0123456789");
     assert_eq!(status, 404, "bob used alice's session: {body}");
@@ -772,21 +773,7 @@ async fn an_initialize_flood_is_bounded_and_harms_no_session() {
         .await
         .unwrap();
     assert!(again.is_ok(), "a 65th session past the cap: {again:?}");
-    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    let headers = |id: &str| {
-        raw(
-            &server.addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("Mcp-Session-Id", id),
-                ("Mcp-Protocol-Version", "2025-06-18"),
-            ],
-            list,
-        )
-    };
+    let headers = |id: &str| list_in_session(&server.addr, id, &[]);
     assert_eq!(
         headers(&opened[0]).0,
         404,
