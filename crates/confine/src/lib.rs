@@ -13,7 +13,9 @@
 //!    of the host; a private `/proc`, `/tmp` and `/dev/shm` that vanish
 //!    with it; secret paths (a [`Found`], from the broker's scan) masked and protected paths read-only
 //!    even inside the workspace. It holds no capability, and a pids cgroup
-//!    ([`cgroup`]) or `RLIMIT_NPROC` bounds its processes.
+//!    ([`cgroup`]), its PID namespace's own `pid_max` (Linux 6.14 and
+//!    later, where root has no cgroup: `RLIMIT_NPROC` never binds root) or
+//!    `RLIMIT_NPROC` bounds its processes.
 //! 2. **Landlock and seccomp**, inside the namespaces as a second layer, or
 //!    alone where namespaces are unavailable (the fallback): Landlock
 //!    allows reads only from the same places and writes only to the
@@ -28,6 +30,7 @@
 //! claims more than holds.
 
 mod error;
+mod tasks;
 pub use error::Error;
 pub mod cgroup;
 mod seccomp;
@@ -60,6 +63,10 @@ pub struct Support {
     /// map root to root and add nothing, and their views can be made ahead
     /// (spawn/ahead.rs).
     pub own_mounts: bool,
+    /// Each PID namespace has a `pid_max` of its own (Linux 6.14 and
+    /// later): a command's namespace can be held to a number of tasks
+    /// without a cgroup, as root too.
+    pub pid_max_per_namespace: bool,
 }
 
 impl Support {
@@ -97,6 +104,9 @@ impl Support {
             landlock_abi,
             filters,
             own_mounts: spawn::own_mount_namespaces(),
+            pid_max_per_namespace: tasks::pid_max_per_namespace(
+                &rustix::system::uname().release().to_string_lossy(),
+            ),
         }
     }
 
@@ -263,7 +273,7 @@ impl Prepared {
         inside_writable(plan)?;
         let root = rustix::process::geteuid().is_root();
         let mut enforced = Vec::new();
-        let namespaces = if plan.namespaces {
+        let mut namespaces = if plan.namespaces {
             Some(namespaces(plan, support.own_mounts, &mut enforced)?)
         } else {
             None
@@ -295,25 +305,14 @@ impl Prepared {
             (libc::RLIMIT_FSIZE, plan.limits.file_size),
             (libc::RLIMIT_CORE, 0),
         ];
-        if cgroup.is_some() {
-            enforced.push(format!("process-limit {} (cgroup)", plan.limits.processes));
-        } else if in_namespaces && !root {
-            // Inside a user namespace it counts the namespace's own tasks.
-            rlimits.push((libc::RLIMIT_NPROC, u64::from(plan.limits.processes)));
-            enforced.push(format!("process-limit {} (rlimit)", plan.limits.processes));
-        } else if !root {
-            let info = rustix::system::sysinfo();
-            // Outside one it counts every task of the person's user: the
-            // limit is the command's share on top of all the system's
-            // tasks now (one system call; at least the command's share
-            // for it, whatever the user runs beside it).
-            let tasks = u64::from(info.procs) + u64::from(plan.limits.processes);
-            rlimits.push((libc::RLIMIT_NPROC, tasks));
-            enforced.push(format!(
-                "process-limit {} (rlimit over the user's tasks)",
-                plan.limits.processes
-            ));
-        }
+        tasks::limit(
+            plan,
+            support,
+            cgroup,
+            namespaces.as_mut(),
+            &mut rlimits,
+            &mut enforced,
+        );
         enforced.push("file-size-limit".to_owned());
         let landlock = if support.landlock_abi >= 1 {
             Some(landlock(plan, support, in_namespaces, &mut enforced)?)
@@ -469,6 +468,7 @@ fn namespaces(
         fixed,
         per_command,
         made: None,
+        pid_max: None,
     })
 }
 

@@ -125,6 +125,9 @@ pub struct Namespaces {
     /// A namespace made ahead for `fixed`, which the child enters instead
     /// of building the view (set by [`SpareViews::fit`]).
     pub(crate) made: Option<OwnedFd>,
+    /// The namespace's `pid_max`, written by its PID 1 (the child) while
+    /// it still holds its capabilities: the most tasks it holds, plus one.
+    pub(crate) pid_max: Option<CString>,
 }
 
 /// A ruleset fd and the rules the child adds to it.

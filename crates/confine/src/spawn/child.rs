@@ -59,11 +59,13 @@ pub(super) enum Step {
     HostName = 17,
     /// "close the host's other descriptors"
     Descriptors = 18,
+    /// "limit the tasks of the PID namespace"
+    PidMax = 19,
 }
 
 impl Step {
     /// Every step, in the order of their numbers (from 1).
-    const ALL: [Self; 18] = [
+    const ALL: [Self; 19] = [
         Self::ParentDeath,
         Self::Session,
         Self::Cgroup,
@@ -82,6 +84,7 @@ impl Step {
         Self::Exec,
         Self::HostName,
         Self::Descriptors,
+        Self::PidMax,
     ];
 
     /// The step a [`Report`] holds (0: none).
@@ -110,6 +113,7 @@ impl Step {
             Self::Exec => "run the program",
             Self::HostName => "set the host name",
             Self::Descriptors => "close the host's other descriptors",
+            Self::PidMax => "limit the tasks of the PID namespace",
         }
     }
 }
@@ -319,7 +323,8 @@ fn enter_made(ns: &Namespaces, made: RawFd, report: &Report) {
     finish_namespaces(ns, report);
 }
 
-/// The host name and the loopback interface, once the view is built.
+/// The host name, the loopback interface and the tasks limit, once the
+/// view is built.
 #[expect(unsafe_code, reason = "the child of clone: system calls only")]
 fn finish_namespaces(ns: &Namespaces, report: &Report) {
     // SAFETY: system calls on prepared data.
@@ -335,6 +340,10 @@ fn finish_namespaces(ns: &Namespaces, report: &Report) {
     }
     if ns.loopback {
         loopback_up(report);
+    }
+    // The sysctl belongs to the writer's own PID namespace: this one's.
+    if let Some(most) = &ns.pid_max {
+        write_file(c"/proc/sys/kernel/pid_max", most, report, Step::PidMax);
     }
 }
 
