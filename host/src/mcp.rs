@@ -24,11 +24,14 @@
 //!   becomes the workspace (else the current directory). Over HTTP, where
 //!   clients come and go, the workspace is fixed at start.
 
+mod call;
+use call::is_modern;
 mod confirm;
 pub mod http;
 pub mod logging;
 mod pool;
 mod resources;
+mod rounds;
 pub mod sessions;
 pub(crate) mod stdio;
 
@@ -39,10 +42,10 @@ use crate::types::context::{CallContext, CancelToken, Progress};
 use crate::types::result::{ErrorKind, ToolResult};
 use confirm::{Elicit, NoElicitation, supports_elicitation};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -58,6 +61,9 @@ mod progress;
 use progress::*;
 mod answer;
 use answer::*;
+
+/// How long a 2026-07-28 client may keep a tool list without asking again.
+const LIST_FRESH_MS: u64 = 60_000;
 
 /// How long the client has to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -128,13 +134,20 @@ impl Session {
     /// A fresh session, its id unique within this process.
     fn new(executor: &Arc<Executor>) -> Arc<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let id = Arc::from(format!(
-            "mcp-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        Self::named(
+            executor,
+            format!(
+                "mcp-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ),
+        )
+    }
+
+    /// The session called `id`.
+    fn named(executor: &Arc<Executor>, id: String) -> Arc<Self> {
         Arc::new(Self {
-            id,
+            id: Arc::from(id),
             executor: Arc::clone(executor),
             level: logging::ClientLevel::default(),
         })
@@ -167,6 +180,12 @@ struct Shared {
     channel: &'static str,
     /// See [`ServeOptions::notice`].
     notice: Option<String>,
+    /// The state of the credentials whose requests carry no session
+    /// (2026-07-28 over HTTP): their background commands and kept outputs,
+    /// by credential, for as long as the server runs.
+    principals: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// Confirmations of 2026-07-28 clients (rounds.rs).
+    rounds: rounds::Rounds,
 }
 
 impl McpServer {
@@ -195,6 +214,8 @@ impl McpServer {
                 workspace_fixed,
                 channel,
                 notice: options.notice.clone(),
+                principals: Mutex::new(HashMap::new()),
+                rounds: rounds::Rounds::new(),
             }),
             session,
         };
@@ -317,101 +338,6 @@ impl McpServer {
             token.cancel();
         }
     }
-
-    async fn run_call(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.ensure_workspace(&context.peer).await;
-        let name = request.name.to_string();
-        let tool = name.clone();
-        let arguments = request.arguments;
-        let client = context
-            .peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone());
-        let cancel = CancelToken::new();
-        let id = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
-        self.shared
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, cancel.clone());
-        let confirmer = Some(confirmer_for(&context.peer, &cancel));
-        // The call holds the session, so a command it starts after the
-        // client left is still killed when the session ends.
-        let session = Arc::clone(&self.session);
-        let channel = self.shared.channel;
-        let token = cancel.clone();
-        // A client that sent a progress token hears how the call goes.
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|t| (t, Progress::new()));
-        let reporter = progress.as_ref().map(|(_, p)| p.clone());
-        let executor = Arc::clone(self.executor());
-        // Everything but the protocol runs on the call thread: the protocol
-        // thread has every client's JSON to do.
-        let mut task = self.shared.pool.run(move || {
-            let args = arguments.map_or_else(
-                || "{}".to_owned(),
-                |a| serde_json::Value::Object(a).to_string(),
-            );
-            let options = CallOptions {
-                context: CallContext {
-                    agent: client,
-                    session: Some(session.id.to_string()),
-                    channel: Some(channel.to_owned()),
-                    ..CallContext::new()
-                },
-                cancel: Some(token),
-                confirmer,
-                progress: reporter,
-                timeout: None,
-            };
-            let result = executor.call(&name, &args, &options);
-            answer(
-                &executor,
-                &session,
-                options.context.agent.as_deref(),
-                &name,
-                result,
-            )
-        });
-        let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
-        let finished = loop {
-            tokio::select! {
-                done = &mut task => break done,
-                () = context.ct.cancelled() => {
-                    cancel.cancel();
-                    break task.await;
-                }
-                // Sent here, in the call's own future, so no notification
-                // can follow the result.
-                () = tokio::time::sleep(PROGRESS_LOOK), if notes.is_some() => {
-                    if let Some(note) = notes.as_mut().and_then(Notes::next) {
-                        let _ = context.peer.notify_progress(note).await;
-                    }
-                }
-            }
-        };
-        self.shared
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        let (result, linked) = finished.map_err(|_| {
-            McpError::internal_error("the call's thread ended without an answer", None)
-        })??;
-        if linked {
-            // The session keeps a new output (and may have dropped its oldest).
-            let _ =
-                tokio::time::timeout(NOTIFY_TIMEOUT, context.peer.notify_resource_list_changed())
-                    .await;
-        }
-        Ok(result)
-    }
 }
 
 impl ServerHandler for McpServer {
@@ -433,10 +359,12 @@ impl ServerHandler for McpServer {
         .with_instructions(self.instructions())
     }
 
-    /// Up to 2025-11-25: the newest protocol drops the server-to-client
-    /// requests (elicitation, roots) that confirmation and roots rely on.
+    /// Every revision up to 2026-07-28, negotiated per request: a
+    /// 2026-07-28 request is stateless (its state is its principal's) and
+    /// is asked to confirm through input-required results instead of
+    /// elicitation.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn list_tools(
@@ -445,10 +373,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         one_page(request)?;
-        let agent = context
-            .peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone());
+        let agent = context.client_info().map(|info| info.name);
         let schemas = self
             .executor()
             .schemas_for::<&str>(agent.as_deref(), None, SchemaFormat::Mcp)
@@ -458,7 +383,16 @@ impl ServerHandler for McpServer {
             .map(serde_json::from_value::<Tool>)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| McpError::internal_error(format!("a tool schema: {e}"), None))?;
-        Ok(ListToolsResult::with_all_items(tools))
+        let listed = ListToolsResult::with_all_items(tools);
+        // The list changes only when tools are reloaded (and the client is
+        // told): fresh for a minute, for this client's profile alone.
+        Ok(if is_modern(&context) {
+            listed
+                .with_ttl_ms(LIST_FRESH_MS)
+                .with_cache_scope(CacheScope::Private)
+        } else {
+            listed
+        })
     }
 
     async fn call_tool(
@@ -466,16 +400,22 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.run_call(request, context).await.map(Into::into)
+        self.run_call(request, context).await
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         one_page(request)?;
-        Ok(resources::list(self.executor(), &self.session.id))
+        let listed = resources::list(self.executor(), &self.session_for(&context).id);
+        // Each call may keep an output: never fresh.
+        Ok(if is_modern(&context) {
+            listed.with_ttl_ms(0).with_cache_scope(CacheScope::Private)
+        } else {
+            listed
+        })
     }
 
     async fn list_resource_templates(
@@ -490,9 +430,10 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read(self.executor(), &self.session.id, &request.uri).map(Into::into)
+        let session = self.session_for(&context);
+        resources::read(self.executor(), &session.id, &request.uri).map(Into::into)
     }
 
     #[expect(

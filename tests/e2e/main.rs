@@ -26,6 +26,7 @@ mod layers;
 mod line_endings;
 mod logging;
 mod mcp;
+mod mcp_2026;
 mod mcp_http;
 mod mcp_protocol;
 mod persistence;

@@ -194,6 +194,10 @@ pub(crate) fn app(
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
+        // A 2026-07-28 answer with nothing before it is plain JSON, not an
+        // event stream: cheaper, and no client's cap on one event's size
+        // (the Python SDK's is 1 MiB) cuts a large result.
+        .with_json_response(true)
         .with_cancellation_token(shutdown.clone());
     let running = server.clone();
     let sessions = CappedSessions::new(http.sessions);
@@ -312,7 +316,8 @@ async fn session_room(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let Some(id) = session else {
-        if !post {
+        // A 2026-07-28 request opens no session: it is answered alone.
+        if !post || stateless(request.headers()) {
             return next.run(request).await;
         }
         return match sessions.admit(&principal) {
@@ -346,6 +351,16 @@ async fn session_room(
             }))
         }),
     }
+}
+
+/// Whether a request names a protocol revision without sessions
+/// (2026-07-28 or later) in its `MCP-Protocol-Version` header, which such
+/// clients send with every request.
+fn stateless(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The most bytes of one request body (rmcp's own limit).

@@ -72,6 +72,12 @@ pub enum SessionsError {
     /// rmcp's session manager failed.
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
+    /// A request that was not admitted would open a session: it named a
+    /// protocol without sessions in its header.
+    #[error(
+        "this request names a protocol revision without sessions (MCP-Protocol-Version          2026-07-28 or later) yet opens a session; send `initialize` without that header,          or use `server/discover` and requests that carry their own _meta"
+    )]
+    NotAdmitted,
 }
 
 tokio::task_local! {
@@ -294,11 +300,15 @@ impl SessionManager for CappedSessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let admitted = OPENING.try_with(|key| *key).ok();
+        // Every request that may open a session was admitted (http.rs):
+        // one that was not cannot pass the caps by opening one.
+        let admitted = OPENING
+            .try_with(|key| *key)
+            .map_err(|_| SessionsError::NotAdmitted)?;
         let (id, transport) = self.inner.create_session().await?;
         {
             let mut table = self.table();
-            let principal = admitted.and_then(|key| table.opening.remove(&key));
+            let principal = table.opening.remove(&admitted);
             table.held.insert(
                 id.clone(),
                 Held {

@@ -1,0 +1,265 @@
+//! MCP 2026-07-28 over HTTP, as a stateless client speaks it: no
+//! `initialize` and no session, every request with its `_meta` and the
+//! standard headers. State belongs to the credential; a confirmation is a
+//! round trip (an input-required result answered by a retry) bound to its
+//! caller and to the exact call.
+
+use crate::mcp_http::{HttpServer, http_server, raw_with_head};
+use crate::support::{self, workspace};
+use serde_json::{Value, json};
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::time::Duration;
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef";
+
+/// A server with two credentials, alice's and bob's.
+fn two_users(ws: &Path, secret: &Path) -> HttpServer {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tokens = secret.join("tokens");
+    std::fs::write(&tokens, format!("{ALICE} alice\n{BOB} bob\n")).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    http_server(ws, &["--token-file", tokens.to_str().unwrap()])
+}
+
+/// One stateless 2026-07-28 request as `token`: its HTTP head and its
+/// JSON-RPC answer (from a JSON body or the event stream's last message).
+fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (String, Value) {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    let bearer = format!("Bearer {token}");
+    let name = params["name"].as_str().unwrap_or("").to_owned();
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+        ("Authorization", bearer.as_str()),
+    ];
+    if !name.is_empty() {
+        headers.push(("Mcp-Name", name.as_str()));
+    }
+    let (status, head, body) = exchange(&server.addr, &headers, &body);
+    assert!(status == 200 || status == 400, "{status} {head}{body}");
+    let message = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|d| !d.is_empty())
+        .unwrap_or(body.trim());
+    let answer = serde_json::from_str(message)
+        .unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {head}{body}"));
+    (head, answer)
+}
+
+/// POST `body` to `/mcp` with `headers` and read the whole answer (a
+/// stateless request's event stream ends with its response); the status,
+/// the head and the body, de-chunked.
+fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut data = Vec::new();
+    stream.read_to_end(&mut data).unwrap();
+    let text = String::from_utf8_lossy(&data).into_owned();
+    let (head, mut rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let mut body = String::new();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if size == 0 || after.len() < size {
+                break;
+            }
+            body.push_str(&after[..size]);
+            rest = after[size..].trim_start_matches("\r\n");
+        }
+    } else {
+        body.push_str(rest);
+    }
+    (status, head.to_owned(), body)
+}
+
+/// A tools/call as `token`, with `more` merged into its params.
+fn call(server: &HttpServer, token: &str, tool: &str, args: Value, more: Value) -> Value {
+    let mut params = json!({"name": tool, "arguments": args});
+    if let Value::Object(more) = more {
+        params.as_object_mut().unwrap().extend(more);
+    }
+    request(server, token, "tools/call", params).1
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_2026_client_is_served_without_sessions_and_its_state_is_its_credentials() {
+    let ws = workspace();
+    let secret = workspace();
+    let server = two_users(ws.path(), secret.path());
+    let (head, found) = request(&server, ALICE, "server/discover", json!({}));
+    let versions = found["result"]["supportedVersions"].to_string();
+    assert!(
+        versions.contains("2026-07-28") && versions.contains("2025-11-25"),
+        "{found}"
+    );
+    assert!(
+        !head.to_ascii_lowercase().contains("mcp-session-id"),
+        "{head}"
+    );
+
+    let (_, listed) = request(&server, ALICE, "tools/list", json!({}));
+    assert!(listed["result"]["tools"].as_array().unwrap().len() > 10);
+    assert_eq!(
+        listed["result"]["ttlMs"], 60_000,
+        "{}",
+        listed["result"]["ttlMs"]
+    );
+    assert_eq!(listed["result"]["cacheScope"], "private");
+
+    // A background command started in one request is alice's in the next
+    // ones, and only hers.
+    let started = call(
+        &server,
+        ALICE,
+        "run_command",
+        json!({"command": "sleep 30", "background": true}),
+        json!({}),
+    );
+    assert!(text(&started).contains("in the background as"), "{started}");
+    let mine = call(
+        &server,
+        ALICE,
+        "process",
+        json!({"action": "list"}),
+        json!({}),
+    );
+    assert!(text(&mine).contains("sleep 30"), "{mine}");
+    let theirs = call(
+        &server,
+        BOB,
+        "process",
+        json!({"action": "list"}),
+        json!({}),
+    );
+    assert!(!text(&theirs).contains("sleep 30"), "{theirs}");
+
+    // Clients of the previous revision still open sessions beside them.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"0"}}}"#;
+    let bearer = format!("Bearer {ALICE}");
+    let (status, head, body) = raw_with_head(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", &bearer),
+        ],
+        init,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{body}"
+    );
+    assert!(
+        head.to_ascii_lowercase().contains("mcp-session-id"),
+        "{head}"
+    );
+}
+
+#[test]
+fn a_confirmation_is_a_round_trip_bound_to_its_caller_and_its_arguments() {
+    let ws = workspace();
+    let secret = workspace();
+    // Not on any list: a dangerous command, which asks even in yolo mode.
+    support::write(ws.path(), "confirm.sh", "echo ran >> marker.txt\n");
+    let server = two_users(ws.path(), secret.path());
+    let marker = ws.path().join("marker.txt");
+    let args = json!({"command": "sh confirm.sh"});
+
+    let asked = call(&server, ALICE, "run_command", args.clone(), json!({}));
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let question = &result["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("sh confirm.sh") && m.contains("dangerous")),
+        "{question}"
+    );
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    assert!(!marker.exists(), "ran before anyone answered");
+
+    let yes = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let answer = json!({"inputResponses": yes, "requestState": state});
+    // Bob cannot answer alice's question, and alice cannot reuse it for
+    // another command.
+    let by_bob = call(&server, BOB, "run_command", args.clone(), answer.clone());
+    assert_eq!(by_bob["error"]["code"], -32602, "{by_bob}");
+    let changed = json!({"command": "sh confirm.sh; sh confirm.sh"});
+    let other = call(&server, ALICE, "run_command", changed, answer.clone());
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+    assert!(!marker.exists(), "a refused answer ran the command");
+
+    let ran = call(&server, ALICE, "run_command", args.clone(), answer.clone());
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    assert!(text(&ran).contains("exit code 0"), "{ran}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+
+    // The same answer again is a replay.
+    let replay = call(&server, ALICE, "run_command", args.clone(), answer);
+    assert_eq!(replay["error"]["code"], -32602, "{replay}");
+    assert!(
+        replay["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("answered already")),
+        "{replay}"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+
+    // Declined: nothing runs, and the model is told.
+    let asked = call(&server, ALICE, "run_command", args.clone(), json!({}));
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let no = json!({"confirm": {"action": "decline"}});
+    let declined = call(
+        &server,
+        ALICE,
+        "run_command",
+        args,
+        json!({"inputResponses": no, "requestState": state}),
+    );
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(text(&declined).contains("declined"), "{declined}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
+}
