@@ -1,9 +1,12 @@
 //! The official Python MCP SDK (the `mcp` package from PyPI) against the
-//! real `toolhost serve`, over stdio and streamable HTTP: tests/interop/
+//! real `toolhost serve`, over stdio and streamable HTTP, pinned to
+//! 2025-11-25 and at the SDK's default revision (2026-07-28): tests/interop/
 //! python_sdk.py lists the tools (no SDK warning, every schema valid draft
 //! 2020-12), calls every built-in and validates its structuredContent
 //! against its outputSchema, runs a command longer than its quiet limit
-//! (only progress keeps it alive) and, over stdio, follows changed roots.
+//! (only progress keeps it alive) and, pinned over stdio, follows changed
+//! roots; at 2026-07-28 it answers a confirmation through an input-required
+//! round trip, polls a background command and reads a kept output.
 //!
 //! These tests are ignored by a plain `cargo test` (the reason names what
 //! they need); `.ci/run` installs the SDK in a virtual environment, names
@@ -37,7 +40,7 @@ pub(crate) fn python() -> String {
     python
 }
 
-fn run(transport: &str) {
+fn run(transport: &str, era: &str) {
     let python = python();
     // The script's servers use the shared compile cache, warm.
     warm_cache();
@@ -46,6 +49,7 @@ fn run(transport: &str) {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_toolhost"))
         .arg(transport)
+        .arg(era)
         .env("TOOLHOST_CACHE_DIR", cache_dir())
         .env(
             "TOOLHOST_CACHE_KEY",
@@ -57,7 +61,7 @@ fn run(transport: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the Python SDK run over {transport} failed:\n{stdout}\n{stderr}"
+        "the Python SDK run over {transport} ({era}) failed:\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("tools checked"), "{stdout}\n{stderr}");
     eprintln!("{stdout}");
@@ -66,11 +70,23 @@ fn run(transport: &str) {
 #[test]
 #[ignore = "needs python3 with the mcp and jsonschema packages (TOOLHOST_INTEROP_PYTHON); .ci/run runs it"]
 fn the_official_python_sdk_over_stdio() {
-    run("stdio");
+    run("stdio", "legacy");
 }
 
 #[test]
 #[ignore = "needs python3 with the mcp and jsonschema packages (TOOLHOST_INTEROP_PYTHON); .ci/run runs it"]
 fn the_official_python_sdk_over_http() {
-    run("http");
+    run("http", "legacy");
+}
+
+#[test]
+#[ignore = "needs python3 with the mcp and jsonschema packages (TOOLHOST_INTEROP_PYTHON); .ci/run runs it"]
+fn the_official_python_sdk_at_2026_07_28_over_stdio() {
+    run("stdio", "current");
+}
+
+#[test]
+#[ignore = "needs python3 with the mcp and jsonschema packages (TOOLHOST_INTEROP_PYTHON); .ci/run runs it"]
+fn the_official_python_sdk_at_2026_07_28_over_http() {
+    run("http", "current");
 }

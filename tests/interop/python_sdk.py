@@ -1,6 +1,10 @@
 """toolhost served to the official Python MCP SDK (the `mcp` package).
 
-Usage: python_sdk.py TOOLHOST_BINARY stdio|http
+Usage: python_sdk.py TOOLHOST_BINARY stdio|http [legacy|current]
+
+`legacy` pins the previous revision (2025-11-25, the initialize handshake,
+sessions, elicitation); `current` is the SDK's default (2026-07-28,
+stateless, confirmations as input-required round trips).
 
 Run by the e2e test `interop::the_official_python_sdk_*` (which .ci/run makes
 possible by installing `mcp` and `jsonschema` from PyPI). Everything the
@@ -20,7 +24,7 @@ import time
 
 import anyio
 import jsonschema
-from mcp import types
+from mcp import Client, types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -260,7 +264,9 @@ async def over_stdio(binary, home, page_url):
     started = time.monotonic()
     async with stdio_client(params, errlog=sys.stderr) as (read_stream, write_stream):
         async with ClientSession(read_stream, write_stream, list_roots_callback=list_roots) as session:
-            await session.initialize()
+            result = await session.initialize()
+            check(result.protocol_version == "2025-11-25",
+                  f"the handshake negotiated {result.protocol_version}")
             ready = time.monotonic() - started
             check(session.instructions and len(session.instructions) > 200, "instructions are missing")
             tools = await check_tools(session, warnings, page_url)
@@ -281,21 +287,24 @@ async def over_stdio(binary, home, page_url):
     print(f"stdio: ready in {ready * 1000:.0f} ms, {tools} tools checked, {notes} progress notes, roots followed")
 
 
-async def over_http(binary, home, page_url):
-    ws = workspace()
-    proc = subprocess.Popen(
-        [binary, *server_args("--http", "127.0.0.1:0")],
-        cwd=ws,
-        env=server_env(home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+class http_server:
+    """`toolhost serve --http` on 127.0.0.1 in `ws`: its URL and token."""
+
+    def __init__(self, binary, home, ws):
+        self.proc = subprocess.Popen(
+            [binary, *server_args("--http", "127.0.0.1:0")],
+            cwd=ws,
+            env=server_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self):
         url = None
         token_file = None
-        for line in proc.stderr:
+        for line in self.proc.stderr:
             if "MCP token: in " in line:
                 token_file = line.split("MCP token: in ", 1)[1].split(" (", 1)[0]
             if "serving MCP on " in line:
@@ -305,7 +314,17 @@ async def over_http(binary, home, page_url):
         check(token_file, "the HTTP server never said where its token is")
         with open(token_file) as f:
             token = f.readline().strip()
-        threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
+        threading.Thread(target=lambda: self.proc.stderr.read(), daemon=True).start()
+        return url, token
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+async def over_http(binary, home, page_url):
+    ws = workspace()
+    with http_server(binary, home, ws) as (url, token):
         warnings = Warnings()
         logging.getLogger().addHandler(warnings)
         # Without the token the server answers 401, as it does to anyone.
@@ -315,15 +334,89 @@ async def over_http(binary, home, page_url):
         client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with client, streamable_http_client(url, http_client=client) as (read_stream, write_stream):
             async with ClientSession(read_stream, write_stream) as session:
-                await session.initialize()
+                result = await session.initialize()
+                check(result.protocol_version == "2025-11-25",
+                      f"the handshake negotiated {result.protocol_version}")
                 tools = await check_tools(session, warnings, page_url)
                 notes = await check_progress(session)
         check(not any("termination failed" in w.lower() for w in warnings.seen),
               f"closing the session failed: {warnings.seen}")
         print(f"http: {tools} tools checked, {notes} progress notes, session closed cleanly")
-    finally:
-        proc.terminate()
-        proc.wait(10)
+
+
+CONFIRM_SCRIPT = "echo confirmed-and-ran >> confirmed.txt; cat confirmed.txt\n"
+
+
+async def check_current(client, warnings, page_url, ws, asked):
+    """The 2026-07-28 flow: negotiated, every tool called, progress, a
+    confirmation answered through an input-required round trip, a
+    background command polled, a kept output read."""
+    check(client.session.protocol_version == "2026-07-28",
+          f"negotiated {client.session.protocol_version}, not 2026-07-28")
+    tools = await check_tools(client.session, warnings, page_url)
+    notes = await check_progress(client.session)
+    with open(os.path.join(ws, "confirm.sh"), "w") as f:
+        f.write(CONFIRM_SCRIPT)
+    result = await client.call_tool("run_command", {"command": "sh confirm.sh"})
+    text = " ".join(c.text for c in result.content if c.type == "text")
+    check(asked and "sh confirm.sh" in asked[-1], f"the person was not asked: {asked}")
+    check(not result.is_error and "confirmed-and-ran" in text, f"the confirmed command: {text}")
+    started = await client.call_tool(
+        "run_command", {"command": "sleep 1; echo polled-output", "background": True})
+    command_id = started.structured_content["command_id"]
+    deadline = time.monotonic() + 20
+    while True:
+        polled = await client.call_tool("process", {"action": "poll", "command_id": command_id})
+        text = " ".join(c.text for c in polled.content if c.type == "text")
+        if "polled-output" in text:
+            break
+        check(time.monotonic() < deadline, f"the background command never said its line: {text}")
+        await anyio.sleep(0.3)
+    cut = await client.call_tool("run_command", {"command": "seq 1 200000"})
+    uri = f"toolhost://outputs/{cut.structured_content['output_id']}"
+    read = await client.read_resource(uri)
+    whole = read.contents[0].text
+    check(whole.endswith("199999\n200000\n") and whole.startswith("1\n2\n"),
+          f"the kept output read back has {len(whole)} characters")
+    return tools, notes
+
+
+async def current_over_stdio(binary, home, page_url):
+    ws = workspace()
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    params = StdioServerParameters(
+        command=binary, args=server_args("--workspace", ws), cwd=home, env=server_env(home)
+    )
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
+    async with Client(params, elicitation_callback=elicit, read_timeout_seconds=60) as client:
+        tools, notes = await check_current(client, warnings, page_url, ws, asked)
+    print(f"stdio (2026-07-28): {tools} tools checked, {notes} progress notes, "
+          "a confirmation round trip, a background command, a kept output")
+
+
+async def current_over_http(binary, home, page_url):
+    ws = workspace()
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    with http_server(binary, home, ws) as (url, token):
+        warnings = Warnings()
+        logging.getLogger().addHandler(warnings)
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(url, http_client=http),
+                                elicitation_callback=elicit, read_timeout_seconds=60) as client:
+            tools, notes = await check_current(client, warnings, page_url, ws, asked)
+    print(f"http (2026-07-28): {tools} tools checked, {notes} progress notes, "
+          "a confirmation round trip, a background command, a kept output")
 
 
 def leaves(group):
@@ -334,18 +427,22 @@ def leaves(group):
 
 def main():
     binary, transport = sys.argv[1], sys.argv[2]
+    era = sys.argv[3] if len(sys.argv) > 3 else "legacy"
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     page = page_server()
     page_url = f"http://127.0.0.1:{page.server_address[1]}/page.html"
     home = tempfile.mkdtemp(prefix="toolhost-interop-home-")
     try:
-        if transport == "stdio":
-            anyio.run(over_stdio, binary, home, page_url)
-        else:
-            anyio.run(over_http, binary, home, page_url)
+        run = {
+            ("stdio", "legacy"): over_stdio,
+            ("http", "legacy"): over_http,
+            ("stdio", "current"): current_over_stdio,
+            ("http", "current"): current_over_http,
+        }[(transport, era)]
+        anyio.run(run, binary, home, page_url)
     except* Failure as failures:
         for failure in leaves(failures):
-            print(f"FAILED ({transport}): {failure}", file=sys.stderr)
+            print(f"FAILED ({transport}, {era}): {failure}", file=sys.stderr)
         sys.exit(1)
     finally:
         page.shutdown()
