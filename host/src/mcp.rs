@@ -47,7 +47,8 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotification};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -447,6 +448,40 @@ impl ServerHandler for McpServer {
     ) -> Result<(), McpError> {
         self.session.level.set(request.level);
         Ok(())
+    }
+
+    /// 2026-07-28 clients hear of changed tools on a subscription (the
+    /// tool list is the only list every client shares).
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.executor().changes();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    // The executor is gone: the server is ending.
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let note = ServerNotification::ToolListChangedNotification(
+                        ToolListChangedNotification::default(),
+                    );
+                    if context.sink().send(note).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {

@@ -263,3 +263,85 @@ fn a_confirmation_is_a_round_trip_bound_to_its_caller_and_its_arguments() {
     assert!(text(&declined).contains("declined"), "{declined}");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
 }
+
+/// `subscriptions/listen` replaces the session's event stream: a client
+/// subscribed to tool changes hears of a plugin added to the plugin
+/// directory, and lists the new tool.
+#[test]
+fn a_subscription_hears_of_changed_tools() {
+    let ws = workspace();
+    let secret = workspace();
+    let plugins = tempfile::tempdir().unwrap();
+    let dir = plugins.path().to_str().unwrap().to_owned();
+    let tokens = secret.path().join("tokens");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::write(&tokens, format!("{ALICE} alice\n")).unwrap();
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let server = http_server(
+        ws.path(),
+        &[
+            "--token-file",
+            tokens.to_str().unwrap(),
+            "--plugin-dir",
+            &dir,
+            "--reload-secs",
+            "1",
+        ],
+    );
+    let body = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"toolsListChanged": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "listener", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    })
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nAuthorization: Bearer {ALICE}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut seen = String::new();
+    let mut read_until = |what: &str, within: Duration| {
+        let until = std::time::Instant::now() + within;
+        let mut chunk = [0u8; 4096];
+        while !seen.contains(what) {
+            assert!(
+                std::time::Instant::now() < until,
+                "no `{what}` on the subscription: {seen}"
+            );
+            if let Ok(n) = stream.read(&mut chunk) {
+                seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        }
+    };
+    read_until("subscriptionId", Duration::from_secs(10));
+    std::fs::copy(
+        support::fixtures_dir().join("fixture_echo.wasm"),
+        plugins.path().join("echo.wasm"),
+    )
+    .unwrap();
+    read_until("notifications/tools/list_changed", Duration::from_secs(90));
+    let (_, listed) = request_as(&server, ALICE, "tools/list");
+    assert!(listed.contains("\"echo\""), "{listed}");
+}
+
+/// A stateless request with no parameters as `token`: the raw answer.
+fn request_as(server: &HttpServer, token: &str, method: &str) -> (String, String) {
+    let (head, answer) = request(server, token, method, json!({}));
+    (head, answer.to_string())
+}
