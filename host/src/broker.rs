@@ -201,6 +201,8 @@ pub struct Broker {
     pub(crate) background: background::Background,
     /// Started on the first command.
     processes: OnceLock<Result<Processes, StartError>>,
+    /// How long starting each command in its sandbox took (`/metrics`).
+    pub(crate) spawn_seconds: prometheus_client::metrics::histogram::Histogram,
 }
 
 /// Why commands cannot run at all here.
@@ -354,6 +356,10 @@ impl Broker {
             scanners: Mutex::default(),
             swept_dir: sweep::default_dir(),
             processes: OnceLock::new(),
+            // 0.5 ms to 1 s.
+            spawn_seconds: prometheus_client::metrics::histogram::Histogram::new(
+                prometheus_client::metrics::histogram::exponential_buckets(0.0005, 2.0, 12),
+            ),
         })
     }
 
@@ -471,6 +477,11 @@ impl Broker {
         let mut found = scanner.current();
         found.secret.extend(processes.read_secrets.iter().cloned());
         found
+    }
+
+    /// Background commands running now, of every owner.
+    pub(crate) fn background_running(&self) -> usize {
+        self.background.running_total()
     }
 
     /// How many commands entered a view made ahead (crates/confine/src/spawn/ahead.rs).

@@ -23,6 +23,7 @@
 pub mod audit;
 mod catalog;
 pub mod hooks;
+mod metrics;
 mod pipeline;
 #[cfg(feature = "mcp")]
 mod remote;
@@ -31,6 +32,7 @@ mod workspace;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 use catalog::Catalog;
+pub use metrics::Serving;
 pub use upkeep::Upkeep;
 
 use crate::broker::{Broker, BrokerError, CommandConfig};
@@ -143,6 +145,8 @@ struct CallPolicy {
     /// Why background commands are refused here, if they are (a process
     /// that exits after one call, like `toolhost call`).
     background_refused: Option<Arc<str>>,
+    /// Every finished call, counted for `/metrics`.
+    metrics: metrics::CallMetrics,
 }
 
 impl std::fmt::Debug for Executor {
@@ -208,6 +212,7 @@ impl Executor {
                 profile: None,
                 hooks: Hooks::default(),
                 audit: None,
+                metrics: metrics::CallMetrics::default(),
             },
         }
     }

@@ -77,7 +77,7 @@ pub use types::paths;
 
 pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;
-pub use executor::{CallOptions, Executor, Profile, UnknownStateDir, Upkeep};
+pub use executor::{CallOptions, Executor, Profile, Serving, UnknownStateDir, Upkeep};
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS, Recorded};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
 pub use runtime::{

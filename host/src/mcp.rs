@@ -327,6 +327,21 @@ impl McpServer {
             .len()
     }
 
+    /// `/metrics` for this server with `sessions` open.
+    pub fn metrics_text(&self, sessions: usize) -> String {
+        let principals = self
+            .shared
+            .principals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        self.executor().metrics_text(crate::Serving {
+            calls_in_flight: self.calls_running(),
+            sessions,
+            principals,
+        })
+    }
+
     /// Cancel every call still running (the transport closed): their
     /// plugins are interrupted and their commands killed.
     pub fn cancel_all(&self) {

@@ -268,6 +268,17 @@ impl Runtime {
     }
 
     /// The cache key of a component whose content hash is `hash`.
+    /// Components loaded from the compile cache, and compiled, so far
+    /// (shared counters, for `/metrics`).
+    pub(crate) fn cache_counters(
+        &self,
+    ) -> (
+        prometheus_client::metrics::counter::Counter,
+        prometheus_client::metrics::counter::Counter,
+    ) {
+        (self.cache.hits.clone(), self.cache.compiles.clone())
+    }
+
     pub(crate) fn cache_key(&self, hash: &str) -> String {
         self.cache.key(hash)
     }

@@ -345,3 +345,110 @@ fn request_as(server: &HttpServer, token: &str, method: &str) -> (String, String
     let (head, answer) = request(server, token, method, json!({}));
     (head, answer.to_string())
 }
+
+/// `/metrics` needs the token, and the Prometheus project's own parser
+/// reads it: the calls counted add up to the calls made, by tool and
+/// outcome, and so do the duration histograms.
+#[test]
+#[ignore = "needs python3 with the prometheus-client package (TOOLHOST_INTEROP_PYTHON); .ci/run runs it"]
+fn metrics_count_every_call_and_parse_as_openmetrics() {
+    let python = std::env::var("TOOLHOST_INTEROP_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let ws = workspace();
+    let secret = workspace();
+    support::write(ws.path(), "a.txt", "hello\n");
+    let server = two_users(ws.path(), secret.path());
+    for _ in 0..3 {
+        let ok = call(
+            &server,
+            ALICE,
+            "read_file",
+            json!({"path": "a.txt"}),
+            json!({}),
+        );
+        assert_eq!(ok["result"]["isError"], false, "{ok}");
+    }
+    let missing = call(
+        &server,
+        BOB,
+        "read_file",
+        json!({"path": "nope.txt"}),
+        json!({}),
+    );
+    assert_eq!(missing["result"]["isError"], true, "{missing}");
+    let listed = call(&server, ALICE, "list_dir", json!({}), json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+
+    let (status, _, _) = raw_with_head(
+        &server.addr,
+        "GET",
+        "/metrics",
+        &[("Authorization", "")],
+        "",
+    );
+    assert_eq!(status, 401, "metrics without the token");
+    let bearer = format!("Bearer {ALICE}");
+    let (status, head, text) = raw_with_head(
+        &server.addr,
+        "GET",
+        "/metrics",
+        &[("Authorization", &bearer), ("Host", "10.1.2.3:8080")],
+        "",
+    );
+    assert_eq!(status, 200, "{head}{text}");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/parse_metrics.py");
+    let mut parse = std::process::Command::new(&python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    parse
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = parse.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{python} could not parse /metrics (pip install prometheus-client==0.26.0, or run \
+         without --include-ignored): {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let samples: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let value = |name: &str, labels: &[(&str, &str)]| -> f64 {
+        samples
+            .iter()
+            .filter(|s| s["name"] == name)
+            .filter(|s| labels.iter().all(|(k, v)| s["labels"][*k] == *v))
+            .map(|s| s["value"].as_f64().unwrap())
+            .sum()
+    };
+    let read_ok = [("tool", "read_file"), ("outcome", "success")];
+    assert_eq!(value("toolhost_calls_total", &read_ok), 3.0, "{text}");
+    let read_missing = [("tool", "read_file"), ("outcome", "retry")];
+    assert_eq!(value("toolhost_calls_total", &read_missing), 1.0, "{text}");
+    assert_eq!(value("toolhost_calls_total", &[]), 5.0, "{text}");
+    let read = [("tool", "read_file")];
+    assert_eq!(value("toolhost_call_duration_seconds_count", &read), 4.0);
+    assert_eq!(value("toolhost_call_duration_seconds_count", &[]), 5.0);
+    assert_eq!(value("toolhost_principals", &[]), 2.0, "{text}");
+    assert!(value("toolhost_resident_memory_bytes", &[]) > 1e6, "{text}");
+    for family in [
+        "toolhost_calls_in_flight",
+        "toolhost_sessions",
+        "toolhost_background_commands",
+        "toolhost_compile_cache_hits_total",
+        "toolhost_compiles_total",
+        "toolhost_sandbox_spawn_seconds_count",
+    ] {
+        assert!(
+            samples.iter().any(|s| s["name"] == family),
+            "no {family}: {text}"
+        );
+    }
+}

@@ -203,6 +203,11 @@ impl Background {
         })
     }
 
+    /// Background commands running now, of every owner.
+    pub(crate) fn running_total(&self) -> usize {
+        self.lock().total()
+    }
+
     /// Whether `owner` may start another background command (checked again
     /// when it is added).
     pub(crate) fn check_room(&self, owner: &str) -> Result<(), CommandError> {

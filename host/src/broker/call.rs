@@ -369,10 +369,14 @@ impl BrokerCall {
             .watchdog
             .clone()
             .filter(|_| launch.namespaces.is_none());
+        let started = Instant::now();
         let child = processes
             .spawner
             .spawn(launch, stdin)
             .map_err(|e| CommandError::Failed(format!("cannot start `{shown}`: {e}")))?;
+        self.broker()
+            .spawn_seconds
+            .observe(started.elapsed().as_secs_f64());
         if let Some(w) = &watchdog {
             w.watch(child.pid);
         }

@@ -341,6 +341,7 @@ impl Executor {
             duration_ms = result.duration.as_secs_f64() * 1e3,
             "call finished"
         );
+        self.policy.metrics.record(tool, outcome, result.duration);
         if let Some(audit) = &self.policy.audit {
             audit.record(tool, args.len(), &options.context, result, trace);
         }

@@ -227,11 +227,35 @@ pub(crate) fn app(
             require_host,
         ));
     let (probes, draining) = probes();
+    // For a scraper, which sends the token (a Prometheus
+    // `authorization` setting) and the pod's address as its Host.
+    let (of, open) = (running.clone(), sessions.clone());
+    let metrics = axum::Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let text = of.metrics_text(open.live());
+                async move {
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
+                        text,
+                    )
+                }
+            }),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&auth),
+            authenticate,
+        ));
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(json_rpc_framing))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(auth, authenticate))
+        .merge(metrics)
         .merge(health)
         .merge(probes)
         .merge(review);

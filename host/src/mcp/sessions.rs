@@ -201,6 +201,11 @@ impl CappedSessions {
         }
     }
 
+    /// Sessions open now.
+    pub fn live(&self) -> usize {
+        self.table().held.len()
+    }
+
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -28,6 +28,7 @@
 //! another entry's, or altered, is compiled again, with a warning.
 
 use crate::types::tool_info::ToolInfo;
+use prometheus_client::metrics::counter::Counter;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -55,6 +56,9 @@ pub(crate) struct CompileCache {
     compat: u64,
     /// Most bytes the directory keeps (see the module docs).
     max_bytes: u64,
+    /// Components loaded from the cache, and compiled (for `/metrics`).
+    pub(crate) hits: Counter,
+    pub(crate) compiles: Counter,
 }
 
 impl CompileCache {
@@ -86,6 +90,8 @@ impl CompileCache {
             mac_key,
             compat: hasher.finish(),
             max_bytes,
+            hits: Counter::default(),
+            compiles: Counter::default(),
         }
     }
 
@@ -171,11 +177,14 @@ impl CompileCache {
     ) -> wasmtime::Result<Component> {
         let Some(path) = self.path(key, "cwasm") else {
             let _compiling = compiling();
+            self.compiles.inc();
             return compile();
         };
         if let Some(component) = self.load(engine, key) {
+            self.hits.inc();
             return Ok(component);
         }
+        self.compiles.inc();
         let compiled = compiling();
         let component = compile()?;
         drop(compiled);
