@@ -16,6 +16,7 @@ mod commands;
 mod config;
 mod conformance;
 mod deadlines;
+mod deploy;
 mod dynamic;
 mod embedding;
 mod executor;
