@@ -86,6 +86,24 @@ impl Auth {
     }
 }
 
+/// The text of `path`, a file only its owner may read (refused with the
+/// `chmod` to run otherwise): a token file, a cluster key.
+pub fn read_private(path: &Path) -> Result<String, AccessError> {
+    let read = |source| AccessError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
+    let mode = file.metadata().map_err(read)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(AccessError::Exposed {
+            path: path.to_owned(),
+            mode,
+        });
+    }
+    io::read_to_string(file).map_err(read)
+}
+
 /// Why a token file or the generated token cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
@@ -134,19 +152,7 @@ pub enum AccessError {
 /// The credentials in the token file at `path`: each line `TOKEN [NAME]`
 /// (blank lines and `#` comments skipped; NAME defaults to `token N`).
 pub fn read_token_file(path: &Path) -> Result<Vec<Credential>, AccessError> {
-    let read = |source| AccessError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(read)?;
-    let mode = file.metadata().map_err(read)?.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(AccessError::Exposed {
-            path: path.to_owned(),
-            mode,
-        });
-    }
-    let text = io::read_to_string(file).map_err(read)?;
+    let text = read_private(path)?;
     let invalid = |why: String| AccessError::Invalid {
         path: path.to_owned(),
         why,

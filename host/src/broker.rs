@@ -479,6 +479,14 @@ impl Broker {
         found
     }
 
+    /// End the ids of background commands and kept outputs with `suffix`
+    /// from now on (once): among replicas, the name of the one holding
+    /// them (mcp/cluster.rs).
+    pub fn set_handle_suffix(&self, suffix: &str) {
+        self.background.set_suffix(suffix);
+        let _ = self.kept.suffix.set(suffix.to_owned());
+    }
+
     /// Background commands running now, of every owner.
     pub(crate) fn background_running(&self) -> usize {
         self.background.running_total()

@@ -312,6 +312,7 @@ fn http_server() -> &'static HttpServer {
             sessions: crate::mcp::sessions::SessionLimits::default(),
             review: crate::review::SignInLinks::quiet(),
             drain: std::time::Duration::ZERO,
+            drain_notice: std::time::Duration::ZERO,
         };
         let (app, _, _, _) = tokio_runtime().block_on(async {
             crate::mcp::http::app(executor, &crate::mcp::ServeOptions::default(), &http)

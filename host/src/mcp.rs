@@ -25,7 +25,8 @@
 //!   clients come and go, the workspace is fixed at start.
 
 mod call;
-use call::is_modern;
+pub mod cluster;
+use call::{authorization, is_modern, with_meta};
 mod confirm;
 pub mod http;
 pub mod logging;
@@ -87,6 +88,9 @@ pub struct ServeOptions {
     /// Let go of loaded code after this long with no call
     /// ([`Upkeep::unload_idle`]). `None`: never.
     pub unload_idle: Option<Duration>,
+    /// This server as one replica of several (HTTP): requests naming
+    /// another replica's ids go to it ([`cluster`]).
+    pub cluster: Option<Arc<cluster::Cluster>>,
 }
 
 /// How long a `tools/list_changed` notification may take to one client.
@@ -187,6 +191,8 @@ struct Shared {
     principals: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     /// Confirmations of 2026-07-28 clients (rounds.rs).
     rounds: rounds::Rounds,
+    /// See [`ServeOptions::cluster`].
+    cluster: Option<Arc<cluster::Cluster>>,
 }
 
 impl McpServer {
@@ -202,6 +208,9 @@ impl McpServer {
             0 => 2 * executor.runtime().max_concurrent_calls() + 16,
             n => n,
         };
+        if let Some(cluster) = &options.cluster {
+            executor.broker().set_handle_suffix(cluster.suffix());
+        }
         let session = Session::new(&executor);
         let workspace_fixed = executor.workspace().is_some();
         let server = Self {
@@ -216,7 +225,8 @@ impl McpServer {
                 channel,
                 notice: options.notice.clone(),
                 principals: Mutex::new(HashMap::new()),
-                rounds: rounds::Rounds::new(),
+                rounds: rounds::Rounds::new(options.cluster.as_ref().map_or("", |c| c.suffix())),
+                cluster: options.cluster.clone(),
             }),
             session,
         };
@@ -448,6 +458,24 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let id = request.uri.strip_prefix("toolhost://outputs/");
+        if let Some((cluster, addr)) = self.held_elsewhere(&context, id)? {
+            let params = with_meta(&request, &context)?;
+            let result = cluster
+                .forward(
+                    &addr,
+                    authorization(&context),
+                    "resources/read",
+                    Some(&request.uri),
+                    params,
+                )
+                .await?;
+            return serde_json::from_value::<rmcp::model::ReadResourceResult>(result)
+                .map(Into::into)
+                .map_err(|e| {
+                    McpError::internal_error(format!("replica {addr} answered: {e}"), None)
+                });
+        }
         let session = self.session_for(&context);
         resources::read(self.executor(), &session.id, &request.uri).map(Into::into)
     }

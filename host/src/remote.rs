@@ -50,6 +50,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 mod wire;
+pub(crate) use wire::http_client;
 use wire::*;
 mod server;
 use server::*;

@@ -34,6 +34,7 @@ mod persistence;
 mod pipeline;
 mod read_file;
 mod remote;
+mod replicas;
 mod review;
 mod sandbox;
 mod scaffold;

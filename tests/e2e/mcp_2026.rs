@@ -26,6 +26,11 @@ fn two_users(ws: &Path, secret: &Path) -> HttpServer {
 /// One stateless 2026-07-28 request as `token`: its HTTP head and its
 /// JSON-RPC answer (from a JSON body or the event stream's last message).
 fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (String, Value) {
+    request_at(&server.addr, token, method, params)
+}
+
+/// One stateless 2026-07-28 request to the server at `addr` as `token`.
+pub(crate) fn request_at(addr: &str, token: &str, method: &str, params: Value) -> (String, Value) {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -34,7 +39,12 @@ fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (St
     });
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
     let bearer = format!("Bearer {token}");
-    let name = params["name"].as_str().unwrap_or("").to_owned();
+    // Mcp-Name: the tool's name, or the resource's URI.
+    let name = params["name"]
+        .as_str()
+        .or(params["uri"].as_str())
+        .unwrap_or("")
+        .to_owned();
     let mut headers = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
@@ -45,7 +55,7 @@ fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (St
     if !name.is_empty() {
         headers.push(("Mcp-Name", name.as_str()));
     }
-    let (status, head, body) = exchange(&server.addr, &headers, &body);
+    let (status, head, body) = exchange(addr, &headers, &body);
     assert!(status == 200 || status == 400, "{status} {head}{body}");
     let message = body
         .lines()
@@ -61,11 +71,18 @@ fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (St
 /// POST `body` to `/mcp` with `headers` and read the whole answer (a
 /// stateless request's event stream ends with its response); the status,
 /// the head and the body, de-chunked.
-fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+pub(crate) fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    try_exchange(addr, headers, body).unwrap()
+}
+
+/// [`exchange`], with what went wrong on the way instead of a panic.
+pub(crate) fn try_exchange(
+    addr: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, String, String)> {
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -75,9 +92,9 @@ fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, S
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(request.as_bytes())?;
     let mut data = Vec::new();
-    stream.read_to_end(&mut data).unwrap();
+    stream.read_to_end(&mut data)?;
     let text = String::from_utf8_lossy(&data).into_owned();
     let (head, mut rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
@@ -101,7 +118,7 @@ fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, S
     } else {
         body.push_str(rest);
     }
-    (status, head.to_owned(), body)
+    Ok((status, head.to_owned(), body))
 }
 
 /// A tools/call as `token`, with `more` merged into its params.

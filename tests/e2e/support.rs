@@ -334,6 +334,7 @@ pub fn serve_http_in_background(
                 sessions: toolhost::mcp::sessions::SessionLimits::default(),
                 review: toolhost::review::SignInLinks::quiet(),
                 drain: std::time::Duration::from_secs(5),
+                drain_notice: std::time::Duration::ZERO,
             },
             move |bound| ready.send(bound).unwrap(),
         ))

@@ -11,7 +11,7 @@ use super::request::{BackgroundStatus as Status, CommandError};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{ErrorKind, Write};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a write to a background command's full stdin, or a kill, waits.
@@ -91,6 +91,9 @@ pub(crate) struct Background {
     /// Running at once, all owners together.
     max_total: usize,
     ttl: Duration,
+    /// What ids end with: this replica's name among several (see
+    /// [`Background::set_suffix`]); none alone.
+    suffix: OnceLock<String>,
 }
 
 /// One owner's background commands; ids count up per owner, so they tell
@@ -131,8 +134,8 @@ impl Table {
     }
 }
 
-/// The broker's table, locked and expired.
-struct Locked<'a>(MutexGuard<'a, HashMap<Arc<str>, Table>>);
+/// The broker's table, locked and expired, and the ids' suffix.
+struct Locked<'a>(MutexGuard<'a, HashMap<Arc<str>, Table>>, &'a str);
 
 impl Locked<'_> {
     /// `owner`'s commands (an empty table for an owner with none).
@@ -141,8 +144,10 @@ impl Locked<'_> {
     }
 
     fn entry(&mut self, owner: &str, id: &str) -> Result<&mut Entry, CommandError> {
+        // This replica's handle (`s-3@host:port~mac`), or a plain id.
+        let local = id.strip_suffix(self.1).filter(|_| !self.1.is_empty());
         match self.0.get_mut(owner) {
-            Some(table) => table.entry(id),
+            Some(table) => table.entry(local.unwrap_or(id)).map_err(|_| unknown(id)),
             None => Err(unknown(id)),
         }
     }
@@ -174,7 +179,18 @@ impl Background {
             max_running,
             max_total: max_total.max(max_running),
             ttl,
+            suffix: OnceLock::new(),
         }
+    }
+
+    /// End every id given from now on with `suffix` (once; among
+    /// replicas, the one that holds the command, signed).
+    pub(crate) fn set_suffix(&self, suffix: &str) {
+        let _ = self.suffix.set(suffix.to_owned());
+    }
+
+    fn suffix(&self) -> &str {
+        self.suffix.get().map_or("", String::as_str)
     }
 
     fn lock(&self) -> Locked<'_> {
@@ -182,7 +198,7 @@ impl Background {
         for table in inner.values_mut() {
             table.expire(self.ttl);
         }
-        Locked(inner)
+        Locked(inner, self.suffix())
     }
 
     /// Why `owner` may not start another command now, if it may not.
@@ -241,7 +257,7 @@ impl Background {
                 finished: None,
             },
         );
-        Ok(format!("s-{n}"))
+        Ok(format!("s-{n}{}", self.suffix()))
     }
 
     /// Status with the output since the previous poll.
@@ -258,7 +274,7 @@ impl Background {
         table
             .entries
             .iter_mut()
-            .map(|(n, e)| e.status(&format!("s-{n}"), false))
+            .map(|(n, e)| e.status(&format!("s-{n}{}", self.suffix()), false))
             .collect()
     }
 

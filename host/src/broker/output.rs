@@ -59,6 +59,8 @@ pub(crate) struct Kept {
     max_entries: usize,
     max_bytes: usize,
     max_total_bytes: usize,
+    /// What ids end with (see [`super::background::Background::set_suffix`]).
+    pub(crate) suffix: std::sync::OnceLock<String>,
 }
 
 /// One owner's kept outputs; ids count up per owner.
@@ -85,6 +87,7 @@ impl Kept {
             max_entries: max_entries.max(1),
             max_bytes,
             max_total_bytes: max_total_bytes.max(max_bytes),
+            suffix: std::sync::OnceLock::new(),
         }
     }
 
@@ -97,7 +100,11 @@ impl Kept {
         let mut shelves = self.lock();
         let shelf = shelves.entry(Arc::from(owner)).or_default();
         shelf.next += 1;
-        let id = format!("out-{}", shelf.next);
+        let id = format!(
+            "out-{}{}",
+            shelf.next,
+            self.suffix.get().map_or("", String::as_str)
+        );
         shelf.bytes += text.len();
         shelf.entries.push_back((id.clone(), text));
         while shelf.entries.len() > self.max_entries

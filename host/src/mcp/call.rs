@@ -41,6 +41,39 @@ impl McpServer {
         }
     }
 
+    /// The cluster and the replica holding one of `ids` when a 2026-07-28
+    /// request names another replica's (cluster.rs); `None` when this one
+    /// answers. A request another replica forwarded is never forwarded
+    /// again.
+    pub(super) fn held_elsewhere<'a>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Option<(Arc<cluster::Cluster>, String)>, McpError> {
+        let Some(cluster) = self.shared.cluster.as_ref().filter(|_| is_modern(context)) else {
+            return Ok(None);
+        };
+        for id in ids {
+            if let Some(addr) = cluster.holder(id)? {
+                let forwarded = context
+                    .extensions
+                    .get::<::http::request::Parts>()
+                    .is_some_and(|p| p.headers.contains_key(cluster::FORWARDED));
+                if forwarded {
+                    return Err(McpError::invalid_params(
+                        format!(
+                            "`{id}` is held by the replica at {addr}, and this request was \
+                             forwarded here already; send it again"
+                        ),
+                        None,
+                    ));
+                }
+                return Ok(Some((Arc::clone(cluster), addr)));
+            }
+        }
+        Ok(None)
+    }
+
     /// Who confirms a call: at 2026-07-28, which forbids asking the
     /// client, a question ends the call with an input-required result
     /// answered by a retry (the [`Asker`], answered from the retry's
@@ -73,6 +106,35 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let ids = request
+            .arguments
+            .iter()
+            .flat_map(|args| ["command_id", "output_id"].map(|k| args.get(k)))
+            .filter_map(|v| v.and_then(serde_json::Value::as_str))
+            .chain(request.request_state.as_deref());
+        if let Some((cluster, addr)) = self.held_elsewhere(&context, ids)? {
+            let name = request.name.to_string();
+            let params = with_meta(&request, &context)?;
+            let result = cluster
+                .forward(
+                    &addr,
+                    authorization(&context),
+                    "tools/call",
+                    Some(&name),
+                    params,
+                )
+                .await?;
+            let input_required =
+                result.get("resultType").and_then(|t| t.as_str()) == Some("input_required");
+            let parsed = if input_required {
+                serde_json::from_value(result).map(CallToolResponse::InputRequired)
+            } else {
+                serde_json::from_value(result).map(CallToolResponse::Complete)
+            };
+            return parsed.map_err(|e| {
+                McpError::internal_error(format!("replica {addr} answered: {e}"), None)
+            });
+        }
         self.ensure_workspace(&context.peer).await;
         let name = request.name.to_string();
         let tool = name.clone();
@@ -179,4 +241,27 @@ fn modern_client_elicits(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .is_some_and(|c| c.elicitation.is_some())
+}
+
+/// `request` as JSON with the request's `_meta`, to forward.
+pub(super) fn with_meta(
+    request: &impl serde::Serialize,
+    context: &RequestContext<RoleServer>,
+) -> Result<serde_json::Value, McpError> {
+    let mut params = serde_json::to_value(request)
+        .map_err(|e| McpError::internal_error(format!("cannot forward: {e}"), None))?;
+    params["_meta"] = serde_json::to_value(&context.meta)
+        .map_err(|e| McpError::internal_error(format!("cannot forward: {e}"), None))?;
+    Ok(params)
+}
+
+/// The `Authorization` the request came with (HTTP), to forward.
+pub(super) fn authorization(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<::http::request::Parts>()?
+        .headers
+        .get(::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()
 }

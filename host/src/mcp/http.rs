@@ -66,6 +66,10 @@ pub struct HttpOptions {
     /// On SIGTERM or Ctrl-C, how long calls in flight may take to finish
     /// before they are cancelled.
     pub drain: std::time::Duration,
+    /// On SIGTERM or Ctrl-C, how long `/readyz` answers 503 while new
+    /// connections are still served, so a load balancer stops sending
+    /// before they are refused.
+    pub drain_notice: std::time::Duration,
 }
 
 impl HttpOptions {
@@ -137,11 +141,18 @@ pub async fn serve_http(
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             crate::access::stop_requested().await;
-            // No new connections from here (/readyz says so to any still
-            // open); the calls in flight get `drain` to finish, the rest
-            // are cancelled and answered, then open event streams end, so
-            // shutdown does not wait on them.
+            // /readyz says so first, while connections are still taken
+            // for the notice; then none are, the calls in flight get
+            // `drain` to finish, the rest are cancelled and answered, and
+            // open event streams end, so shutdown does not wait on them.
             draining.store(true, Ordering::SeqCst);
+            if !http.drain_notice.is_zero() {
+                tracing::info!(
+                    notice_secs = http.drain_notice.as_secs_f64(),
+                    "stopping: /readyz answers 503; new connections are still served meanwhile"
+                );
+                tokio::time::sleep(http.drain_notice).await;
+            }
             tracing::info!(
                 calls = calls.calls_running(),
                 drain_secs = http.drain.as_secs(),
@@ -188,7 +199,11 @@ pub(crate) fn app(
     tokio_util::sync::CancellationToken,
     Arc<AtomicBool>,
 ) {
-    let (hosts, origins) = http.allowlists();
+    let (mut hosts, origins) = http.allowlists();
+    // Other replicas forward requests here by this address.
+    if let Some(cluster) = &options.cluster {
+        hosts.push(cluster.me().to_owned());
+    }
     let server = McpServer::new(Arc::clone(&executor), options, "mcp-http");
     let shutdown = tokio_util::sync::CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
@@ -598,6 +613,7 @@ mod tests {
             sessions: SessionLimits::default(),
             review: crate::review::SignInLinks::quiet(),
             drain: std::time::Duration::from_secs(30),
+            drain_notice: std::time::Duration::ZERO,
         };
         let (hosts, origins) = options.allowlists();
         assert!(hosts.contains(&"localhost".to_owned()));

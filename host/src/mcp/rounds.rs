@@ -44,6 +44,8 @@ const ASK_AFRESH: &str =
 /// and not yet answered.
 pub(super) struct Rounds {
     codec: RequestStateCodec,
+    /// What this replica's states end with (mcp/cluster.rs; none alone).
+    suffix: String,
     /// Nonces of issued states, until answered or expired.
     issued: Mutex<HashMap<String, Instant>>,
 }
@@ -60,9 +62,11 @@ struct State {
 }
 
 impl Rounds {
-    /// Rounds sealed with a key of this process.
-    pub(super) fn new() -> Self {
+    /// Rounds sealed with a key of this process, their states ending
+    /// with `suffix`.
+    pub(super) fn new(suffix: &str) -> Self {
         Self {
+            suffix: suffix.to_owned(),
             codec: RequestStateCodec::try_new(crate::net::random_hex(32))
                 .expect("64 random hex digits are a key long enough"),
             issued: Mutex::new(HashMap::new()),
@@ -91,6 +95,7 @@ impl Rounds {
             }
             return Ok(Asker::new(bound, Vec::new()));
         };
+        let state = state.strip_suffix(&*self.suffix).unwrap_or(state);
         let opened: State = self
             .codec
             .open_json_with(state, bound.as_bytes())
@@ -172,7 +177,10 @@ impl Rounds {
             InputRequest::Elicitation(ElicitRequest::new(form)),
         )]
         .into();
-        Some(InputRequiredResult::new(Some(requests), Some(sealed)))
+        Some(InputRequiredResult::new(
+            Some(requests),
+            Some(sealed + &self.suffix),
+        ))
     }
 }
 
@@ -280,7 +288,7 @@ mod tests {
 
     #[test]
     fn an_answer_counts_once_for_its_caller_and_arguments() {
-        let rounds = Rounds::new();
+        let rounds = Rounds::new("");
         let first = rounds
             .confirmer("alice", "run_command", Some(&args()), None, None)
             .unwrap();
@@ -305,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_no_is_a_denial_and_a_new_question_takes_another_round() {
-        let rounds = Rounds::new();
+        let rounds = Rounds::new("");
         let first = rounds
             .confirmer("alice", "run_command", Some(&args()), None, None)
             .unwrap();

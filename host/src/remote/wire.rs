@@ -79,7 +79,7 @@ pub(super) fn content_text(result: &CallToolResult) -> String {
 
 /// The client of redirects-free HTTP: rustls with ring and the webpki
 /// roots, no proxy taken from the environment.
-pub(super) fn http_client() -> Result<reqwest::Client, String> {
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let tls = rustls::ClientConfig::builder_with_provider(provider)

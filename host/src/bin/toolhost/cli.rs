@@ -433,6 +433,29 @@ pub struct ServeArgs {
     /// meanwhile), then cancel what is left and exit 0.
     #[arg(long, default_value = "30", value_name = "SECS", requires = "http")]
     pub drain_secs: u64,
+    /// On SIGTERM or Ctrl-C (HTTP): before that, answer /readyz with 503
+    /// for SECS seconds while still serving new connections, so a load
+    /// balancer's health checks take this replica out first (0: stop
+    /// taking connections at once).
+    #[arg(long, default_value = "0", value_name = "SECS", requires = "http",
+          value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub drain_notice_secs: u64,
+    /// One replica of several behind a load balancer (HTTP): the HOST:PORT
+    /// the other replicas reach this one at. The ids it gives out name it,
+    /// so a request for them that reaches another replica is forwarded
+    /// here. Needs --cluster-key-file.
+    #[arg(long, value_name = "HOST:PORT", env = "TOOLHOST_REPLICA_ADDR",
+          requires_all = ["http", "cluster_key_file"])]
+    pub replica_addr: Option<String>,
+    /// The secret every replica shares, which signs the replicas' names in
+    /// ids: at least 32 bytes, in a file only its owner may read.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "TOOLHOST_CLUSTER_KEY_FILE",
+        requires = "replica_addr"
+    )]
+    pub cluster_key_file: Option<PathBuf>,
     /// When to ask before running (default: the configuration's mode).
     /// Clients that support elicitation are asked; otherwise the call is
     /// refused with how to allow it.

@@ -62,7 +62,23 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
             .executor
             .with_confirmer(Box::new(toolhost::NoConfirmer)),
     );
+    let cluster = match (&args.replica_addr, &args.cluster_key_file) {
+        (Some(addr), Some(file)) => {
+            let key =
+                toolhost::access::read_private(file).map_err(|e| UsageError(e.to_string()))?;
+            let cluster = toolhost::mcp::cluster::Cluster::new(addr, key.trim().as_bytes())
+                .map_err(|e| {
+                    UsageError(format!(
+                        "cannot serve as a replica ({}): {e}",
+                        file.display()
+                    ))
+                })?;
+            Some(Arc::new(cluster))
+        }
+        _ => None,
+    };
     let options = toolhost::mcp::ServeOptions {
+        cluster,
         reload_interval: (args.reload_secs > 0)
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
@@ -97,6 +113,7 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
                     auth,
                     review,
                     drain: std::time::Duration::from_secs(args.drain_secs),
+                    drain_notice: std::time::Duration::from_secs(args.drain_notice_secs),
                     allowed_hosts: args.allowed_hosts.clone(),
                     allowed_origins: args.allowed_origins.clone(),
                     sessions: toolhost::mcp::sessions::SessionLimits::new(

@@ -1,0 +1,394 @@
+//! Three replicas behind a real load balancer (HAProxy, round robin, no
+//! affinity), all on loopback: a 2026-07-28 client's calls go anywhere;
+//! background commands and kept outputs are read through whichever
+//! replica a request reaches (forwarded to the one holding them); a
+//! replica drained mid-run says so on `/readyz` first, its calls finish or
+//! fail with an answer, and its ids then get the documented answer.
+
+use crate::mcp_2026::{request_at, try_exchange};
+use crate::support::{toolhost_command, workspace};
+use serde_json::{Value, json};
+use std::io::BufRead as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "team-token-0123456789abcdef";
+
+/// One `toolhost serve --http` replica.
+struct Replica {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Replica {
+    fn start(ws: &Path, secrets: &Path) -> Self {
+        // A free port, named before the replica starts (it says where the
+        // others reach it).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let tokens = secrets.join("tokens").display().to_string();
+        let key = secrets.join("cluster.key").display().to_string();
+        let dir = ws.display().to_string();
+        let args = [
+            "serve",
+            "--http",
+            &addr,
+            "--workspace",
+            &dir,
+            "--mode",
+            "yolo",
+            "--token-file",
+            &tokens,
+            "--replica-addr",
+            &addr,
+            "--cluster-key-file",
+            &key,
+            "--drain-secs",
+            "10",
+            "--drain-notice-secs",
+            "1",
+        ];
+        let mut child = toolhost_command(ws, &args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut said = Vec::new();
+        loop {
+            let line = lines.next().and_then(Result::ok).unwrap_or_else(|| {
+                panic!("replica {addr} stopped before serving: {}", said.join("\n"))
+            });
+            if line.contains("serving MCP on") {
+                break;
+            }
+            said.push(line);
+        }
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, addr }
+    }
+
+    fn sigterm(&self) {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    }
+}
+
+/// HAProxy in front of `backends`, round robin, checking `/readyz`.
+struct Balancer {
+    child: std::process::Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Balancer {
+    fn start(backends: &[&Replica]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let servers: String = backends
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("  server r{i} {} check\n", r.addr))
+            .collect();
+        let config = format!(
+            "global\n  maxconn 512\n\
+             defaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  \
+             timeout server 60s\n  retries 2\n  option redispatch\n\
+             frontend mcp\n  bind {addr}\n  default_backend replicas\n\
+             backend replicas\n  balance roundrobin\n  option httpchk GET /readyz\n  \
+             http-check expect status 200\n  default-server inter 200ms fall 1 rise 2\n{servers}"
+        );
+        let file = dir.path().join("haproxy.cfg");
+        std::fs::write(&file, config).unwrap();
+        let child = std::process::Command::new("haproxy")
+            .arg("-db")
+            .arg("-f")
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run haproxy ({e}): install it (apt-get install haproxy), or run \
+                     without --include-ignored"
+                )
+            });
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < until, "haproxy never listened on {addr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+/// A tools/call through `addr`; the JSON-RPC answer, or why none came
+/// (an HTTP error from the balancer counts as an answer).
+fn call(addr: &str, tool: &str, args: Value) -> Result<Value, String> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": args,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "lb-test", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    })
+    .to_string();
+    let bearer = format!("Bearer {TOKEN}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, body) = try_exchange(addr, &headers, &body).map_err(|e| e.to_string())?;
+    if status != 200 && status != 400 {
+        return Ok(json!({"http_error": status}));
+    }
+    let message = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|d| !d.is_empty())
+        .unwrap_or(body.trim());
+    serde_json::from_str(message).map_err(|e| format!("{e}: {body}"))
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Poll background command `id` through `addr` until its output holds
+/// `line`; the last answer.
+fn poll_until(addr: &str, id: &str, line: &str) -> Value {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let polled = call(addr, "process", json!({"action": "poll", "command_id": id})).unwrap();
+        if text(&polled).contains(line) {
+            return polled;
+        }
+        assert!(Instant::now() < until, "`{line}` never came: {polled}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+#[ignore = "needs haproxy (apt-get install haproxy); .ci/run runs it"]
+fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
+    let ws = workspace();
+    let secrets = workspace();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        for (name, text) in [
+            ("tokens", format!("{TOKEN} team\n")),
+            ("cluster.key", "k".repeat(16) + &"e".repeat(32) + "\n"),
+        ] {
+            let path = secrets.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+    }
+    let replicas: Vec<Replica> = (0..3)
+        .map(|_| Replica::start(ws.path(), secrets.path()))
+        .collect();
+    let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    // The balancer's checks need two passes to take a replica in.
+    std::thread::sleep(Duration::from_secs(1));
+
+    // Background commands started through the balancer, each read through
+    // every replica: two of three are forwarded to the one holding it.
+    let mut held = Vec::new();
+    for n in 0..6 {
+        let line = format!("bg-line-{n}");
+        let started = call(
+            &lb.addr,
+            "run_command",
+            json!({"command": format!("sleep 0.3; echo {line}; sleep 60"), "background": true}),
+        )
+        .unwrap();
+        let id = started["result"]["structuredContent"]["command_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{started}"))
+            .to_owned();
+        assert!(id.contains('@') && id.contains('~'), "{id}");
+        for r in &replicas {
+            poll_until(&r.addr, &id, &line);
+        }
+        poll_until(&lb.addr, &id, &line);
+        held.push(id);
+    }
+    let holders: std::collections::HashSet<&str> = held
+        .iter()
+        .map(|id| id.split_once('@').unwrap().1.split_once('~').unwrap().0)
+        .collect();
+    assert!(holders.len() >= 2, "round robin spread nothing: {held:?}");
+
+    // A kept output, read through another replica than the one keeping it.
+    let cut = call(&lb.addr, "run_command", json!({"command": "seq 1 100000"})).unwrap();
+    let output_id = cut["result"]["structuredContent"]["output_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{cut}"))
+        .to_owned();
+    for r in &replicas {
+        let (_, read) = request_at(
+            &r.addr,
+            TOKEN,
+            "resources/read",
+            json!({"uri": format!("toolhost://outputs/{output_id}")}),
+        );
+        let whole = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
+        assert!(whole.ends_with("99999\n100000\n"), "{}: {read}", r.addr);
+    }
+
+    // A forged replica name is refused, not followed.
+    let forged = held[0].replacen("127.0.0.1", "127.0.0.2", 1);
+    let refused = call(
+        &lb.addr,
+        "process",
+        json!({"action": "poll", "command_id": forged}),
+    )
+    .unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    // 1,000 calls, 20 in flight; the third replica is drained mid-run.
+    let victim = &replicas[2];
+    let on_victim = call(
+        &victim.addr,
+        "run_command",
+        json!({"command": "sleep 120", "background": true}),
+    )
+    .unwrap();
+    let victims_id = on_victim["result"]["structuredContent"]["command_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{on_victim}"))
+        .to_owned();
+    assert!(
+        victims_id.contains(&format!("@{}~", victim.addr)),
+        "{victims_id}"
+    );
+    let done = Arc::new(AtomicUsize::new(0));
+    let next = Arc::new(AtomicUsize::new(0));
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let workers: Vec<_> = (0..20)
+        .map(|_| {
+            let (done, next, outcomes) = (done.clone(), next.clone(), outcomes.clone());
+            let addr = lb.addr.clone();
+            std::thread::spawn(move || {
+                while next.fetch_add(1, Ordering::SeqCst) < 1000 {
+                    let outcome = call(&addr, "get_datetime", json!({}));
+                    outcomes.lock().unwrap().push(outcome);
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    while done.load(Ordering::SeqCst) < 300 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A call in flight on the victim when it is told to stop.
+    let slow_addr = victim.addr.clone();
+    let slow = std::thread::spawn(move || {
+        call(
+            &slow_addr,
+            "run_command",
+            json!({"command": "sleep 2; echo slow-done"}),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    victim.sigterm();
+    std::thread::sleep(Duration::from_millis(200));
+    let readyz = |addr: &str| {
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        use std::io::{Read as _, Write as _};
+        s.write_all(
+            format!("GET /readyz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        out.split_whitespace().nth(1).map(str::to_owned)
+    };
+    assert_eq!(
+        readyz(&victim.addr).as_deref(),
+        Some("503"),
+        "a draining replica's /readyz"
+    );
+    for w in workers {
+        w.join().unwrap();
+    }
+    let slow = slow.join().unwrap().unwrap();
+    assert!(
+        text(&slow).contains("slow-done"),
+        "the call in flight: {slow}"
+    );
+    let outcomes = outcomes.lock().unwrap();
+    assert_eq!(outcomes.len(), 1000);
+    let lost: Vec<_> = outcomes.iter().filter(|o| o.is_err()).collect();
+    assert!(lost.is_empty(), "calls with no answer: {lost:?}");
+    let ok = outcomes
+        .iter()
+        .filter(|o| o.as_ref().is_ok_and(|v| v["result"]["isError"] == false))
+        .count();
+    let failed: Vec<_> = outcomes
+        .iter()
+        .filter_map(|o| o.as_ref().ok())
+        .filter(|v| v["result"]["isError"] != false)
+        .collect();
+    assert!(ok >= 990, "{ok} of 1000 succeeded; the others: {failed:?}");
+
+    // The drained replica's ids: the documented answer.
+    let until = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(&victim.addr).is_ok() {
+        assert!(Instant::now() < until, "the drained replica never exited");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let gone = call(
+        &lb.addr,
+        "process",
+        json!({"action": "poll", "command_id": victims_id}),
+    )
+    .unwrap();
+    let message = gone["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("does not answer") && message.contains(&victim.addr),
+        "{gone}"
+    );
+}
