@@ -58,6 +58,7 @@ def main():
         fail(f"probes: {probes}")
     print(json.dumps({
         "args": container["args"],
+        "env": {e["name"]: e.get("value") for e in container.get("env", [])},
         "config": kinds["ConfigMap"]["data"]["toolhost.toml"],
     }))
 

@@ -58,7 +58,24 @@ fn the_manifests_validate_and_their_args_start_toolhost() {
         })
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = toolhost_command(ws.path(), &args)
+    // Its environment: this replica's address and the cluster key.
+    let key = dir.path().join("cluster.key");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let mut command = toolhost_command(ws.path(), &args);
+    for (name, value) in found["env"].as_object().unwrap() {
+        let Some(value) = value.as_str() else {
+            continue; // from the downward API
+        };
+        let value = value
+            .replace("$(POD_IP)", "127.0.0.1")
+            .replace("/run/toolhost/cluster.key", &key.display().to_string());
+        command.env(name, value);
+    }
+    let mut child = command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
