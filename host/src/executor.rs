@@ -27,12 +27,14 @@ mod metrics;
 mod pipeline;
 #[cfg(feature = "mcp")]
 mod remote;
+mod state_dirs;
 mod upkeep;
 mod workspace;
 
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 use catalog::Catalog;
 pub use metrics::Serving;
+pub use state_dirs::UnknownStateDir;
 pub use upkeep::Upkeep;
 
 use crate::broker::{Broker, BrokerError, CommandConfig};
@@ -157,18 +159,6 @@ impl std::fmt::Debug for Executor {
             .field("mode", &self.policy.mode)
             .finish_non_exhaustive()
     }
-}
-
-/// A `dir:NAME` grant item for a directory the executor does not keep.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "`dir:{name}` names no directory this host keeps (it has {known}); a tool's own directory is granted in [grants.TOOL] directories of the configuration"
-)]
-pub struct UnknownStateDir {
-    /// The name given.
-    pub name: String,
-    /// The state directories there are, comma-separated.
-    pub known: String,
 }
 
 impl Executor {
@@ -518,45 +508,6 @@ impl Executor {
         grant.effective(&plugin.info().capabilities)
     }
 
-    /// Give built-in tools that declare the directory `name` the host
-    /// directory `path` (created on first use): e.g. `todo` for the plan,
-    /// `memory` for the memory tools, `schemas` for validate_output.
-    pub fn with_state_dir(mut self, name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        self.state_dirs
-            .insert(name.into(), (path.into(), OnceLock::new()));
-        self
-    }
-
-    /// Turn `grant`'s `dir:NAME:ACCESS` items ([`Grant::state_dirs`]) into
-    /// directories: this executor's state directory of that name. Every
-    /// name it has is resolved; the first it lacks is the error.
-    pub fn resolve_state_dirs(&self, grant: &mut Grant) -> Result<(), UnknownStateDir> {
-        let mut unknown = None;
-        for (name, access) in std::mem::take(&mut grant.state_dirs) {
-            let Some((path, _)) = self.state_dirs.get(&name) else {
-                unknown.get_or_insert(name);
-                continue;
-            };
-            grant.directories.retain(|d| d.name != name);
-            grant.directories.push(DirGrant {
-                name,
-                host_path: path.clone(),
-                access,
-            });
-        }
-        match unknown {
-            None => Ok(()),
-            Some(name) => {
-                let mut known: Vec<&str> = self.state_dirs.keys().map(String::as_str).collect();
-                known.sort_unstable();
-                Err(UnknownStateDir {
-                    name,
-                    known: known.join(", "),
-                })
-            }
-        }
-    }
-
     /// What calls of `plugin` can change, with the grant it gets here: the
     /// one rule behind listings, `describe`, the dry run, MCP annotations
     /// and step 3's confirmation.
@@ -582,22 +533,5 @@ impl Executor {
 
     fn sensitivity_with(&self, plugin: &Plugin, grant: &Effective) -> Sensitivity {
         Sensitivity::of(plugin.info().sensitive, grant, |p| self.is_state_dir(p))
-    }
-
-    fn is_state_dir(&self, path: &Path) -> bool {
-        self.state_dirs.values().any(|(s, _)| s == path)
-    }
-
-    /// Create `path` the first time a call needs it, if it is one of the
-    /// executor's state directories (once per directory, not per call).
-    fn ensure_state_dir(&self, path: &Path) -> std::io::Result<()> {
-        let made = self.state_dirs.values().find(|(s, _)| s == path);
-        if let Some((dir, made)) = made
-            && made.get().is_none()
-        {
-            std::fs::create_dir_all(dir)?;
-            let _ = made.set(());
-        }
-        Ok(())
     }
 }

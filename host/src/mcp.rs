@@ -26,7 +26,7 @@
 
 mod call;
 pub mod cluster;
-use call::{authorization, is_modern, with_meta};
+use call::is_modern;
 mod confirm;
 pub mod http;
 pub mod logging;
@@ -35,6 +35,8 @@ mod resources;
 mod rounds;
 pub mod sessions;
 pub(crate) mod stdio;
+mod subscriptions;
+mod tasks;
 
 use crate::executor::{CallOptions, Executor, Upkeep};
 use crate::schema::{SchemaFormat, mcp_structured};
@@ -48,7 +50,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotification};
+use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, SubscriptionFilter};
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use std::borrow::Cow;
@@ -193,6 +195,8 @@ struct Shared {
     rounds: rounds::Rounds,
     /// See [`ServeOptions::cluster`].
     cluster: Option<Arc<cluster::Cluster>>,
+    /// Calls that became tasks (tasks.rs).
+    tasks: tasks::Tasks,
 }
 
 impl McpServer {
@@ -226,6 +230,7 @@ impl McpServer {
                 notice: options.notice.clone(),
                 principals: Mutex::new(HashMap::new()),
                 rounds: rounds::Rounds::new(options.cluster.as_ref().map_or("", |c| c.suffix())),
+                tasks: tasks::Tasks::new(options.cluster.as_ref().map_or("", |c| c.suffix())),
                 cluster: options.cluster.clone(),
             }),
             session,
@@ -345,7 +350,7 @@ impl McpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len();
-        self.executor().metrics_text(crate::Serving {
+        self.executor().metrics_text(crate::executor::Serving {
             calls_in_flight: self.calls_running(),
             sessions,
             principals,
@@ -379,6 +384,7 @@ impl ServerHandler for McpServer {
                 .enable_logging()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -459,22 +465,18 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let id = request.uri.strip_prefix("toolhost://outputs/");
-        if let Some((cluster, addr)) = self.held_elsewhere(&context, id)? {
-            let params = with_meta(&request, &context)?;
-            let result = cluster
-                .forward(
-                    &addr,
-                    authorization(&context),
-                    "resources/read",
-                    Some(&request.uri),
-                    params,
-                )
-                .await?;
-            return serde_json::from_value::<rmcp::model::ReadResourceResult>(result)
-                .map(Into::into)
-                .map_err(|e| {
-                    McpError::internal_error(format!("replica {addr} answered: {e}"), None)
-                });
+        let uri = Some(request.uri.as_str());
+        let forwarded = self
+            .forwarded::<rmcp::model::ReadResourceResult>(
+                &context,
+                id,
+                "resources/read",
+                uri,
+                &request,
+            )
+            .await?;
+        if let Some(result) = forwarded {
+            return Ok(result.into());
         }
         let session = self.session_for(&context);
         resources::read(self.executor(), &session.id, &request.uri).map(Into::into)
@@ -493,6 +495,39 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let id = Some(request.task_id.as_str());
+        if let Some(got) = self
+            .forwarded(&context, id, "tasks/get", id, &request)
+            .await?
+        {
+            return Ok(got);
+        }
+        let owner = self.session_for(&context);
+        Ok(GetTaskResult::new(
+            self.shared.tasks.get(&owner.id, &request.task_id)?,
+        ))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let id = Some(request.task_id.as_str());
+        let forwarded =
+            self.forwarded::<serde_json::Value>(&context, id, "tasks/cancel", id, &request);
+        if forwarded.await?.is_some() {
+            return Ok(());
+        }
+        let owner = self.session_for(&context);
+        self.shared.tasks.cancel(&owner.id, &request.task_id)
+    }
+
     /// 2026-07-28 clients hear of changed tools on a subscription (the
     /// tool list is the only list every client shares).
     fn accepted_subscription_filter(
@@ -503,28 +538,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        if context.accepted().tools_list_changed != Some(true) {
-            context.cancelled().await;
-            return Ok(());
-        }
-        let mut changes = self.executor().changes();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    // The executor is gone: the server is ending.
-                    if changed.is_err() {
-                        return Ok(());
-                    }
-                    let note = ServerNotification::ToolListChangedNotification(
-                        ToolListChangedNotification::default(),
-                    );
-                    if context.sink().send(note).await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+        self.follow_tools(context).await
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {

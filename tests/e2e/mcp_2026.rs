@@ -31,18 +31,31 @@ fn request(server: &HttpServer, token: &str, method: &str, params: Value) -> (St
 
 /// One stateless 2026-07-28 request to the server at `addr` as `token`.
 pub(crate) fn request_at(addr: &str, token: &str, method: &str, params: Value) -> (String, Value) {
+    let caps = json!({"elicitation": {"form": {}}});
+    request_with(addr, token, method, params, &caps)
+}
+
+/// The same from a client with capabilities `caps`.
+pub(crate) fn request_with(
+    addr: &str,
+    token: &str,
+    method: &str,
+    params: Value,
+    caps: &Value,
+) -> (String, Value) {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientCapabilities": caps,
     });
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
     let bearer = format!("Bearer {token}");
-    // Mcp-Name: the tool's name, or the resource's URI.
+    // Mcp-Name: the tool's name, the resource's URI, or the task's id.
     let name = params["name"]
         .as_str()
         .or(params["uri"].as_str())
+        .or(params["taskId"].as_str())
         .unwrap_or("")
         .to_owned();
     let mut headers = vec![
@@ -468,4 +481,90 @@ fn metrics_count_every_call_and_parse_as_openmetrics() {
             "no {family}: {text}"
         );
     }
+}
+
+/// A call still running after two seconds becomes a task for a client
+/// that takes tasks: polled with `tasks/get` (its credential's alone),
+/// ended with its result, or cancelled; a client that does not take tasks
+/// waits for the result.
+#[test]
+fn long_calls_become_tasks_polled_and_cancelled() {
+    let ws = workspace();
+    let secret = workspace();
+    let server = two_users(ws.path(), secret.path());
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let call_as = |token: &str, command: &str, caps: &Value| {
+        request_with(
+            &server.addr,
+            token,
+            "tools/call",
+            json!({"name": "run_command", "arguments": {"command": command, "timeout": 60}}),
+            caps,
+        )
+        .1
+    };
+    let get = |token: &str, id: &str| {
+        request_with(
+            &server.addr,
+            token,
+            "tasks/get",
+            json!({"taskId": id}),
+            &tasks,
+        )
+        .1
+    };
+
+    let quick = call_as(ALICE, "echo quick", &tasks);
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    let started = call_as(ALICE, "sleep 3; echo task-done", &tasks);
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    assert_eq!(started["result"]["status"], "working", "{started}");
+    let id = started["result"]["taskId"].as_str().unwrap().to_owned();
+    let by_bob = get(BOB, &id);
+    assert_eq!(by_bob["error"]["code"], -32602, "{by_bob}");
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let ended = loop {
+        let now = get(ALICE, &id);
+        if now["result"]["status"] != "working" {
+            break now;
+        }
+        assert!(std::time::Instant::now() < until, "never ended: {now}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(ended["result"]["status"], "completed", "{ended}");
+    let text = ended["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("task-done"), "{ended}");
+
+    let long = call_as(ALICE, "sleep 60", &tasks);
+    let id = long["result"]["taskId"].as_str().unwrap().to_owned();
+    let cancelled = request_with(
+        &server.addr,
+        ALICE,
+        "tasks/cancel",
+        json!({"taskId": id}),
+        &tasks,
+    )
+    .1;
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = get(ALICE, &id);
+        if now["result"]["status"] == "cancelled" {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "not cancelled: {now}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // Without the extension, the client waits for the result itself.
+    let plain = call_as(ALICE, "sleep 3; echo waited", &json!({}));
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert!(
+        plain["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("waited")
+    );
 }

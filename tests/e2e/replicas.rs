@@ -5,7 +5,7 @@
 //! replica drained mid-run says so on `/readyz` first, its calls finish or
 //! fail with an answer, and its ids then get the documented answer.
 
-use crate::mcp_2026::{request_at, try_exchange};
+use crate::mcp_2026::{request_at, request_with, try_exchange};
 use crate::support::{toolhost_command, workspace};
 use serde_json::{Value, json};
 use std::io::BufRead as _;
@@ -276,6 +276,44 @@ fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
         );
         let whole = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
         assert!(whole.ends_with("99999\n100000\n"), "{}: {read}", r.addr);
+    }
+
+    // A long call through the balancer becomes a task, polled through
+    // every replica until it ends.
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (_, started) = request_with(
+        &lb.addr,
+        TOKEN,
+        "tools/call",
+        json!({"name": "run_command", "arguments": {"command": "sleep 3; echo via-task"}}),
+        &tasks,
+    );
+    let task_id = started["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    assert!(task_id.contains('@'), "{task_id}");
+    let until = Instant::now() + Duration::from_secs(30);
+    'ended: loop {
+        for r in &replicas {
+            let (_, now) = request_with(
+                &r.addr,
+                TOKEN,
+                "tasks/get",
+                json!({"taskId": task_id}),
+                &tasks,
+            );
+            if now["result"]["status"] == "completed" {
+                let out = now["result"]["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("");
+                assert!(out.contains("via-task"), "{now}");
+                break 'ended;
+            }
+            assert_eq!(now["result"]["status"], "working", "{}: {now}", r.addr);
+        }
+        assert!(Instant::now() < until, "the task never ended");
+        std::thread::sleep(Duration::from_millis(200));
     }
 
     // A forged replica name is refused, not followed.

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::types::confirm::Confirmer;
+use rmcp::model::CreateTaskResult;
 use rounds::Asker;
 
 /// A call's confirmer, and the same as an [`Asker`] when it asks in
@@ -74,6 +75,95 @@ impl McpServer {
         Ok(None)
     }
 
+    /// The answer of the replica holding an id `request` names (its
+    /// `command_id`, `output_id` or `requestState`), when another one does.
+    async fn forward_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: &CallToolRequestParams,
+    ) -> Result<Option<CallToolResponse>, McpError> {
+        let ids = request
+            .arguments
+            .iter()
+            .flat_map(|args| ["command_id", "output_id"].map(|k| args.get(k)))
+            .filter_map(|v| v.and_then(serde_json::Value::as_str))
+            .chain(request.request_state.as_deref());
+        let name = Some(&*request.name);
+        let forwarded =
+            self.forwarded::<serde_json::Value>(context, ids, "tools/call", name, request);
+        let Some(result) = forwarded.await? else {
+            return Ok(None);
+        };
+        let parsed = match result.get("resultType").and_then(|t| t.as_str()) {
+            Some("input_required") => {
+                serde_json::from_value(result).map(CallToolResponse::InputRequired)
+            }
+            Some("task") => serde_json::from_value(result).map(CallToolResponse::Task),
+            _ => serde_json::from_value(result).map(CallToolResponse::Complete),
+        };
+        parsed
+            .map(Some)
+            .map_err(|e| McpError::internal_error(format!("a replica answered: {e}"), None))
+    }
+
+    /// Hand the rest of call `id` of `tool` (its answer to come from
+    /// `answer`) to a task of `owner`, cancelled with `cancel`; the task's
+    /// seed, to answer the request with.
+    fn hand_to_task(
+        &self,
+        owner: &str,
+        tool: &str,
+        id: u64,
+        cancel: &CancelToken,
+        answer: tokio::sync::oneshot::Receiver<Result<(CallToolResult, bool), McpError>>,
+        asker: Option<Arc<Asker>>,
+    ) -> CreateTaskResult {
+        let seed = self.shared.tasks.start(owner, tool, cancel.clone());
+        let shared = Arc::clone(&self.shared);
+        let task_id = seed.task_id.clone();
+        tokio::spawn(async move {
+            let done = answer.await;
+            shared.call_ended(id);
+            let outcome = match done {
+                Ok(Ok((result, _))) => Ok(result),
+                Ok(Err(error)) => Err(error),
+                Err(_) => Err(McpError::internal_error(
+                    "the call's thread ended without an answer",
+                    None,
+                )),
+            };
+            // A question it came to after becoming a task has no one to
+            // ask: its refusal is the result.
+            if let Some(asker) = asker {
+                let _ = shared.rounds.input_required(&asker);
+            }
+            shared.tasks.end(&task_id, outcome);
+        });
+        CreateTaskResult::new(seed)
+    }
+
+    /// When a 2026-07-28 request names another replica's id among `ids`,
+    /// that replica's answer to it (`method`, `name` its Mcp-Name).
+    pub(super) async fn forwarded<T: serde::de::DeserializeOwned>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        ids: impl IntoIterator<Item = &str>,
+        method: &str,
+        name: Option<&str>,
+        request: &impl serde::Serialize,
+    ) -> Result<Option<T>, McpError> {
+        let Some((cluster, addr)) = self.held_elsewhere(context, ids)? else {
+            return Ok(None);
+        };
+        let params = with_meta(request, context)?;
+        let result = cluster
+            .forward(&addr, authorization(context), method, name, params)
+            .await?;
+        serde_json::from_value(result)
+            .map(Some)
+            .map_err(|e| McpError::internal_error(format!("replica {addr} answered: {e}"), None))
+    }
+
     /// Who confirms a call: at 2026-07-28, which forbids asking the
     /// client, a question ends the call with an input-required result
     /// answered by a retry (the [`Asker`], answered from the retry's
@@ -106,41 +196,16 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let ids = request
-            .arguments
-            .iter()
-            .flat_map(|args| ["command_id", "output_id"].map(|k| args.get(k)))
-            .filter_map(|v| v.and_then(serde_json::Value::as_str))
-            .chain(request.request_state.as_deref());
-        if let Some((cluster, addr)) = self.held_elsewhere(&context, ids)? {
-            let name = request.name.to_string();
-            let params = with_meta(&request, &context)?;
-            let result = cluster
-                .forward(
-                    &addr,
-                    authorization(&context),
-                    "tools/call",
-                    Some(&name),
-                    params,
-                )
-                .await?;
-            let input_required =
-                result.get("resultType").and_then(|t| t.as_str()) == Some("input_required");
-            let parsed = if input_required {
-                serde_json::from_value(result).map(CallToolResponse::InputRequired)
-            } else {
-                serde_json::from_value(result).map(CallToolResponse::Complete)
-            };
-            return parsed.map_err(|e| {
-                McpError::internal_error(format!("replica {addr} answered: {e}"), None)
-            });
+        if let Some(answer) = self.forward_call(&context, &request).await? {
+            return Ok(answer);
         }
-        self.ensure_workspace(&context.peer).await;
         let name = request.name.to_string();
+        self.ensure_workspace(&context.peer).await;
         let tool = name.clone();
         // The call holds the session, so a command it starts after the
         // client left is still killed when the session ends.
         let session = self.session_for(&context);
+        let session_id = Arc::clone(&session.id);
         let cancel = CancelToken::new();
         let (confirmer, asker) = self.confirmer_of(&context, &session, &request, &cancel)?;
         let confirmer = Some(confirmer);
@@ -190,9 +255,18 @@ impl McpServer {
             )
         });
         let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
+        // A client that takes tasks gets one for a call still running
+        // after a while (tasks.rs); the call runs on.
+        let becomes_task = takes_tasks(&context);
+        let task_after = tokio::time::sleep(tasks::TASK_AFTER);
+        tokio::pin!(task_after);
         let finished = loop {
             tokio::select! {
                 done = &mut task => break done,
+                () = &mut task_after, if becomes_task => {
+                    let seed = self.hand_to_task(&session_id, &tool, id, &cancel, task, asker);
+                    return Ok(CallToolResponse::Task(seed));
+                }
                 () = context.ct.cancelled() => {
                     cancel.cancel();
                     break task.await;
@@ -206,19 +280,28 @@ impl McpServer {
                 }
             }
         };
-        self.shared
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
+        self.shared.call_ended(id);
         let (result, linked) = finished.map_err(|_| {
             McpError::internal_error("the call's thread ended without an answer", None)
         })??;
+        self.answer_call(&context, asker, result, linked).await
+    }
+
+    /// What a call that ended with `result` answers: the question its
+    /// `asker` was left with, if any, else the result (told first, before
+    /// 2026-07-28, that the session `linked` a new kept output).
+    async fn answer_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        asker: Option<Arc<Asker>>,
+        result: CallToolResult,
+        linked: bool,
+    ) -> Result<CallToolResponse, McpError> {
         if let Some(asked) = asker.and_then(|a| self.shared.rounds.input_required(&a)) {
             return Ok(CallToolResponse::InputRequired(asked));
         }
         // 2026-07-28 clients hear of list changes only on a subscription.
-        if linked && !is_modern(&context) {
+        if linked && !is_modern(context) {
             // The session keeps a new output (and may have dropped its oldest).
             let _ =
                 tokio::time::timeout(NOTIFY_TIMEOUT, context.peer.notify_resource_list_changed())
@@ -234,6 +317,14 @@ pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Whether a 2026-07-28 request's client takes tasks (the extension).
+fn takes_tasks(context: &RequestContext<RoleServer>) -> bool {
+    is_modern(context)
+        && context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
 }
 
 /// Whether a 2026-07-28 request's client can answer an elicitation form.
@@ -264,4 +355,14 @@ pub(super) fn authorization(context: &RequestContext<RoleServer>) -> Option<&str
         .get(::http::header::AUTHORIZATION)?
         .to_str()
         .ok()
+}
+
+impl Shared {
+    /// Call `id` no longer runs.
+    fn call_ended(&self, id: u64) {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
 }

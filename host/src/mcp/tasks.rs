@@ -1,0 +1,169 @@
+//! Long calls as Tasks (the MCP Tasks extension, SEP-2663) for 2026-07-28
+//! clients that declare it: a call still running after [`TASK_AFTER`]
+//! answers with a task instead, and runs on; the client polls `tasks/get`
+//! for its state and, once it ends, its result, and may `tasks/cancel` it.
+//!
+//! A task belongs to the credential (or connection) that started it:
+//! another one asking for it is told it does not exist, as for an id
+//! never made. Ended tasks are kept for [`KEEP_ENDED`]. Among replicas a
+//! task id names its replica (cluster.rs), so `tasks/get` through any
+//! replica reaches it.
+
+use crate::types::context::CancelToken;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A call still running this long becomes a task.
+pub(super) const TASK_AFTER: Duration = Duration::from_secs(2);
+
+/// How long an ended task is kept for its client to read.
+const KEEP_ENDED: Duration = Duration::from_secs(600);
+
+/// How often a client should ask.
+const POLL_EVERY_MS: u64 = 500;
+
+/// The tasks of this server.
+pub(super) struct Tasks {
+    inner: Mutex<HashMap<String, Entry>>,
+    next: AtomicU64,
+    /// What this replica's ids end with (none alone).
+    suffix: String,
+}
+
+struct Entry {
+    owner: Arc<str>,
+    tool: String,
+    created: String,
+    updated: String,
+    /// The call's token: cancelling the task cancels the call.
+    cancel: CancelToken,
+    cancelled: bool,
+    /// Its end: the call's result, or the protocol error it ended with.
+    ended: Option<(Result<CallToolResult, McpError>, Instant)>,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+fn unknown(id: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "there is no task `{id}` of yours (it may have ended more than {} minutes ago)",
+            KEEP_ENDED.as_secs() / 60
+        ),
+        None,
+    )
+}
+
+impl Tasks {
+    pub(super) fn new(suffix: &str) -> Self {
+        Self {
+            inner: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            suffix: suffix.to_owned(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.retain(|_, e| {
+            e.ended
+                .as_ref()
+                .is_none_or(|(_, at)| at.elapsed() < KEEP_ENDED)
+        });
+        inner
+    }
+
+    /// A task of `owner` for a call of `tool` still running (cancelled
+    /// with `cancel`); its seed state.
+    pub(super) fn start(&self, owner: &str, tool: &str, cancel: CancelToken) -> Task {
+        let id = format!(
+            "task-{}{}",
+            self.next.fetch_add(1, Ordering::Relaxed),
+            self.suffix
+        );
+        let created = now();
+        self.lock().insert(
+            id.clone(),
+            Entry {
+                owner: Arc::from(owner),
+                tool: tool.to_owned(),
+                created: created.clone(),
+                updated: created.clone(),
+                cancel,
+                cancelled: false,
+                ended: None,
+            },
+        );
+        Task::new(id, TaskStatus::Working, created.clone(), created)
+            .with_poll_interval_ms(POLL_EVERY_MS)
+            .with_ttl_ms(u64::try_from(KEEP_ENDED.as_millis()).unwrap_or(u64::MAX))
+            .with_status_message(format!("{tool} is running"))
+    }
+
+    /// Task `id` ended with `outcome`.
+    pub(super) fn end(&self, id: &str, outcome: Result<CallToolResult, McpError>) {
+        if let Some(entry) = self.lock().get_mut(id) {
+            entry.updated = now();
+            entry.ended = Some((outcome, Instant::now()));
+        }
+    }
+
+    /// Task `id` as `owner` sees it.
+    pub(super) fn get(&self, owner: &str, id: &str) -> Result<DetailedTask, McpError> {
+        let inner = self.lock();
+        let entry = inner
+            .get(id)
+            .filter(|e| *e.owner == *owner)
+            .ok_or_else(|| unknown(id))?;
+        let payload = match &entry.ended {
+            None => TaskPayload::Working,
+            Some(_) if entry.cancelled => TaskPayload::Cancelled,
+            Some((Ok(result), _)) => TaskPayload::Completed {
+                result: object(serde_json::to_value(result).unwrap_or_default()),
+            },
+            Some((Err(error), _)) => TaskPayload::Failed {
+                error: object(serde_json::to_value(error).unwrap_or_default()),
+            },
+        };
+        let message = match &payload {
+            TaskPayload::Working if entry.cancelled => format!("{} is being cancelled", entry.tool),
+            TaskPayload::Working => format!("{} is running", entry.tool),
+            TaskPayload::Cancelled => format!("{} was cancelled", entry.tool),
+            _ => format!("{} ended", entry.tool),
+        };
+        let task = Task::new(id, TaskStatus::Working, &entry.created, &entry.updated)
+            .with_poll_interval_ms(POLL_EVERY_MS)
+            .with_ttl_ms(u64::try_from(KEEP_ENDED.as_millis()).unwrap_or(u64::MAX))
+            .with_status_message(message);
+        Ok(DetailedTask::new(task, payload))
+    }
+
+    /// Cancel `owner`'s task `id` (its call is interrupted; `tasks/get`
+    /// says cancelled once it has stopped).
+    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<(), McpError> {
+        let mut inner = self.lock();
+        let entry = inner
+            .get_mut(id)
+            .filter(|e| *e.owner == *owner)
+            .ok_or_else(|| unknown(id))?;
+        if entry.ended.is_none() {
+            entry.cancelled = true;
+            entry.updated = now();
+            entry.cancel.cancel();
+        }
+        Ok(())
+    }
+}
+
+fn object(value: serde_json::Value) -> JsonObject {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
