@@ -36,6 +36,7 @@ mod dynamic;
 mod mcp;
 mod memory;
 mod remote;
+mod replicas;
 mod search;
 mod soak;
 /// The soak test's driver, shared with the test.

@@ -1,8 +1,10 @@
 //! MCP throughput: rmcp's client drives `tools/call` of the trivial `echo`
 //! fixture on a real `toolhost serve` over stdio, then on `toolhost serve
-//! --http` (streamable HTTP), with 1 and 50 requests in flight; the same
-//! calls through `Executor::call` in-process are the baseline. Client and
-//! server share the machine's cores.
+//! --http` (streamable HTTP) in a 2025-11-25 session and statelessly at
+//! 2026-07-28, then through HAProxy to one and to three replicas, with 1
+//! and 50 requests in flight; the same calls through `Executor::call`
+//! in-process are the baseline. Client and servers share the machine's
+//! cores.
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -27,21 +29,43 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         let http = crate::remote::http_client(&served).await;
         let peer = http.peer().clone();
         // The server compiles its plugin files after it starts.
-        let until = Instant::now() + Duration::from_secs(120);
-        while !peer
-            .list_all_tools()
-            .await
-            .expect("tools/list")
-            .iter()
-            .any(|t| t.name == "echo")
-        {
-            assert!(Instant::now() < until, "serve --http never listed echo");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        rows("HTTP", &peer, n, baseline_calls_per_sec).await;
+        wait_for_echo(&peer).await;
+        rows("HTTP 2025-11-25 session", &peer, n, baseline_calls_per_sec).await;
         http.cancel().await.expect("close");
+        let stateless = stateless_client(&served).await;
+        rows("HTTP 2026-07-28 stateless", stateless.peer(), n, baseline_calls_per_sec).await;
+        stateless.cancel().await.expect("close");
         let _ = server.kill();
         let _ = server.wait();
+        match crate::replicas::Cluster::start(cache, ws.path(), home.path()) {
+            Ok(cluster) => {
+                // Each replica compiles its plugin files after it starts.
+                for replica in &cluster.replicas {
+                    let served = crate::remote::Served {
+                        url: format!("http://{replica}/mcp"),
+                        token: Some(crate::replicas::TOKEN.to_owned()),
+                    };
+                    let client = stateless_client(&served).await;
+                    wait_for_echo(client.peer()).await;
+                    client.cancel().await.expect("close");
+                }
+                for (label, addr) in [("1 replica", &cluster.one), ("3 replicas", &cluster.all)] {
+                    let served = crate::remote::Served {
+                        url: format!("http://{addr}/mcp"),
+                        token: Some(crate::replicas::TOKEN.to_owned()),
+                    };
+                    let client = stateless_client(&served).await;
+                    let label = format!("HAProxy to {label} (2026-07-28)");
+                    rows(&label, client.peer(), n, baseline_calls_per_sec).await;
+                    client.cancel().await.expect("close");
+                }
+                println!(
+                    "replicas: {} cores on this machine, shared by the client, HAProxy and the replicas",
+                    std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
+                );
+            }
+            Err(why) => println!("replicas: skipped ({why})"),
+        }
         // One call at a time: the next call waits until the cancelled loop
         // has really stopped and freed the only slot.
         std::fs::write(
@@ -92,6 +116,36 @@ async fn serve(
     ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
         .await
         .expect("initialize")
+}
+
+/// Until the server `peer` talks to lists the `echo` fixture.
+async fn wait_for_echo(peer: &Peer<RoleClient>) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while !peer
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .any(|t| t.name == "echo")
+    {
+        assert!(Instant::now() < until, "serve --http never listed echo");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// rmcp's client at 2026-07-28 (`server/discover`, then requests with
+/// their own `_meta`, no session) to `served`.
+async fn stateless_client(
+    served: &crate::remote::Served,
+) -> rmcp::service::RunningService<RoleClient, ()> {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    ().serve_with_lifecycle(served.transport(), lifecycle)
+        .await
+        .expect("discover")
 }
 
 /// A warm-up, then `n` calls at 1 and at 50 in flight over `transport`,
