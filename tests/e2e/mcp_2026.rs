@@ -70,15 +70,19 @@ pub(crate) fn request_with(
     }
     let (status, head, body) = exchange(addr, &headers, &body);
     assert!(status == 200 || status == 400, "{status} {head}{body}");
-    let message = body
-        .lines()
+    let answer = serde_json::from_str(last_message(&body))
+        .unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {head}{body}"));
+    (head, answer)
+}
+
+/// An answer's JSON-RPC message: the body, or the last message of an
+/// event stream.
+pub(crate) fn last_message(body: &str) -> &str {
+    body.lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .map(str::trim)
         .rfind(|d| !d.is_empty())
-        .unwrap_or(body.trim());
-    let answer = serde_json::from_str(message)
-        .unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {head}{body}"));
-    (head, answer)
+        .unwrap_or(body.trim())
 }
 
 /// POST `body` to `/mcp` with `headers` and read the whole answer (a

@@ -5,7 +5,7 @@
 //! replica drained mid-run says so on `/readyz` first, its calls finish or
 //! fail with an answer, and its ids then get the documented answer.
 
-use crate::mcp_2026::{request_at, request_with, try_exchange};
+use crate::mcp_2026::{last_message, request_at, request_with, try_exchange};
 use crate::support::{toolhost_command, workspace};
 use serde_json::{Value, json};
 use std::io::BufRead as _;
@@ -15,6 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "team-token-0123456789abcdef";
+
+/// A free loopback address.
+fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("127.0.0.1:{}", listener.local_addr().unwrap().port())
+}
 
 /// One `toolhost serve --http` replica.
 struct Replica {
@@ -31,14 +37,9 @@ impl Drop for Replica {
 
 impl Replica {
     fn start(ws: &Path, secrets: &Path) -> Self {
-        // A free port, named before the replica starts (it says where the
-        // others reach it).
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        // Named before the replica starts (it says where the others reach
+        // it).
+        let addr = free_addr();
         let tokens = secrets.join("tokens").display().to_string();
         let key = secrets.join("cluster.key").display().to_string();
         let dir = ws.display().to_string();
@@ -105,12 +106,7 @@ impl Drop for Balancer {
 impl Balancer {
     fn start(backends: &[&Replica]) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = free_addr();
         let servers: String = backends
             .iter()
             .enumerate()
@@ -180,13 +176,7 @@ fn call(addr: &str, tool: &str, args: Value) -> Result<Value, String> {
     if status != 200 && status != 400 {
         return Ok(json!({"http_error": status}));
     }
-    let message = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .rfind(|d| !d.is_empty())
-        .unwrap_or(body.trim());
-    serde_json::from_str(message).map_err(|e| format!("{e}: {body}"))
+    serde_json::from_str(last_message(&body)).map_err(|e| format!("{e}: {body}"))
 }
 
 fn text(answer: &Value) -> String {

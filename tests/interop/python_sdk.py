@@ -381,13 +381,20 @@ async def check_current(client, warnings, page_url, ws, asked):
     return tools, notes
 
 
-async def current_over_stdio(binary, home, page_url):
-    ws = workspace()
+def person_who_accepts():
+    """The questions asked, and an elicitation callback that accepts each."""
     asked = []
 
     async def elicit(context, params):
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"confirm": True})
+
+    return asked, elicit
+
+
+async def current_over_stdio(binary, home, page_url):
+    ws = workspace()
+    asked, elicit = person_who_accepts()
 
     params = StdioServerParameters(
         command=binary, args=server_args("--workspace", ws), cwd=home, env=server_env(home)
@@ -402,11 +409,7 @@ async def current_over_stdio(binary, home, page_url):
 
 async def current_over_http(binary, home, page_url):
     ws = workspace()
-    asked = []
-
-    async def elicit(context, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
+    asked, elicit = person_who_accepts()
 
     with http_server(binary, home, ws) as (url, token):
         warnings = Warnings()
