@@ -149,3 +149,108 @@ fn an_audit_log_that_cannot_be_written_is_warned_about() {
         "{err}"
     );
 }
+
+/// With an OTLP endpoint configured, each call is a span sent to it (here
+/// a receiver this test runs on 127.0.0.1, OTLP/HTTP with JSON): the tool,
+/// the call id, the outcome and the duration, never an argument value.
+#[test]
+fn calls_are_traced_to_an_otlp_receiver_without_their_arguments() {
+    use std::io::{Read as _, Write as _};
+    let receiver = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let endpoint = format!("http://{}", receiver.local_addr().expect("addr"));
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let kept = std::sync::Arc::clone(&received);
+    std::thread::spawn(move || {
+        for stream in receiver.incoming() {
+            let Ok(stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream);
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() || line.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = line.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            kept.lock()
+                .unwrap()
+                .push((first, String::from_utf8_lossy(&body).into_owned()));
+            let _ = reader.get_mut().write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+            );
+        }
+    });
+    let ws = workspace();
+    std::fs::write(ws.path().join("secret-name-xyz.txt"), "hello\n").expect("file");
+    let out = toolhost_command(
+        ws.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"secret-name-xyz.txt"}"#,
+            "--mode",
+            "yolo",
+        ],
+    )
+    .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+    .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    .env("OTEL_SERVICE_NAME", "toolhost-e2e")
+    .output()
+    .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The exporter sends what is left as the process ends.
+    let until = Instant::now() + Duration::from_secs(10);
+    while received.lock().unwrap().is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let received = received.lock().unwrap();
+    let (request, body) = received.first().expect("no OTLP request arrived");
+    assert!(request.starts_with("POST /v1/traces "), "{request}");
+    assert!(
+        !body.contains("secret-name-xyz"),
+        "an argument value was sent: {body}"
+    );
+    let traces: serde_json::Value = serde_json::from_str(body).expect("OTLP JSON");
+    let resource = &traces["resourceSpans"][0];
+    assert!(
+        resource["resource"].to_string().contains("toolhost-e2e"),
+        "{resource}"
+    );
+    let spans: Vec<&serde_json::Value> = resource["scopeSpans"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["spans"].as_array().into_iter().flatten())
+        .collect();
+    let call = spans
+        .iter()
+        .find(|s| s["name"] == "tool call")
+        .unwrap_or_else(|| panic!("no call span: {body}"));
+    let attribute = |key: &str| {
+        call["attributes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["key"] == key)
+            .map(|a| a["value"].clone())
+            .unwrap_or_else(|| panic!("no `{key}` on {call}"))
+    };
+    assert_eq!(attribute("tool")["stringValue"], "read_file");
+    assert_eq!(attribute("outcome")["stringValue"], "success");
+    assert!(attribute("duration_ms")["doubleValue"].as_f64().is_some());
+    assert!(attribute("call_id")["stringValue"].as_str().is_some());
+}

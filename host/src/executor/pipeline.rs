@@ -23,6 +23,16 @@ impl Executor {
     /// Run one call through the whole pipeline. Never panics.
     pub fn call(&self, tool: &str, args: &str, options: &CallOptions) -> ToolResult {
         let started = Instant::now();
+        // The call's span (what OTLP traces show; no argument values).
+        let span = tracing::info_span!(
+            target: "toolhost::calls",
+            "tool call",
+            tool,
+            call_id = %options.context.call_id,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let _in_span = span.enter();
         let mut trace = CallTrace::default();
         let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.pipeline(tool, args, options, &mut trace)
@@ -46,6 +56,11 @@ impl Executor {
         }
         result.input = trace.input.take();
         self.record(tool, args, options, &result, trace);
+        span.record(
+            "outcome",
+            result.error_kind().map_or("success", ErrorKind::as_str),
+        );
+        span.record("duration_ms", result.duration.as_secs_f64() * 1e3);
         result
     }
 

@@ -1,6 +1,7 @@
 //! The `toolhost` command: list, describe and call sandboxed tools.
 
 mod cli;
+mod otel;
 mod output;
 mod scaffold;
 
@@ -23,7 +24,8 @@ const EXIT_ABORTED: u8 = 130;
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
-    init_logging(cli.global.verbose, cli.global.log_format);
+    // Spans not yet sent go when this drops, after the command.
+    let _traces = init_logging(cli.global.verbose, cli.global.log_format);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -468,7 +470,9 @@ fn agent_run(
 
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP
 /// protocol when serving).
-fn init_logging(verbose: u8, format: cli::LogFormat) {
+/// Traces go over OTLP when an endpoint is configured (otel.rs): the
+/// exporter, to keep until the end.
+fn init_logging(verbose: u8, format: cli::LogFormat) -> Option<otel::Traces> {
     let default = match verbose {
         0 => "warn",
         1 => "warn,toolhost=info",
@@ -494,10 +498,13 @@ fn init_logging(verbose: u8, format: cli::LogFormat) {
             .with_filter(filter)
             .boxed(),
     };
+    let (traces, exporter) = otel::layer().unzip();
     tracing_subscriber::registry()
         .with(stderr)
         .with(toolhost::mcp::logging::layer())
+        .with(traces)
         .init();
+    exporter
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
