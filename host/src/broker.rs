@@ -487,11 +487,6 @@ impl Broker {
         let _ = self.kept.suffix.set(suffix.to_owned());
     }
 
-    /// Background commands running now, of every owner.
-    pub(crate) fn background_running(&self) -> usize {
-        self.background.running_total()
-    }
-
     /// How many commands entered a view made ahead (crates/confine/src/spawn/ahead.rs).
     pub(crate) fn views_made_ahead(&self) -> u64 {
         self.processes

@@ -508,9 +508,9 @@ impl ServerHandler for McpServer {
             return Ok(got);
         }
         let owner = self.session_for(&context);
-        Ok(GetTaskResult::new(
-            self.shared.tasks.get(&owner.id, &request.task_id)?,
-        ))
+        let broker = self.executor().broker();
+        let task = self.shared.tasks.get(&owner.id, &request.task_id, broker)?;
+        Ok(GetTaskResult::new(task))
     }
 
     async fn cancel_task(
@@ -525,7 +525,10 @@ impl ServerHandler for McpServer {
             return Ok(());
         }
         let owner = self.session_for(&context);
-        self.shared.tasks.cancel(&owner.id, &request.task_id)
+        let broker = self.executor().broker();
+        self.shared
+            .tasks
+            .cancel(&owner.id, &request.task_id, broker)
     }
 
     /// 2026-07-28 clients hear of changed tools on a subscription (the

@@ -562,6 +562,65 @@ fn long_calls_become_tasks_polled_and_cancelled() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
+    // A background command is a task as long as it runs: its output and
+    // exit code are the result; cancelling the task kills it.
+    let background = |command: &str| {
+        request_with(
+            &server.addr,
+            ALICE,
+            "tools/call",
+            json!({"name": "run_command", "arguments": {"command": command, "background": true}}),
+            &tasks,
+        )
+        .1
+    };
+    let started = background("sleep 1; echo bg-task-line");
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    let id = started["result"]["taskId"].as_str().unwrap().to_owned();
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let ended = loop {
+        let now = get(ALICE, &id);
+        if now["result"]["status"] != "working" {
+            break now;
+        }
+        assert!(std::time::Instant::now() < until, "never ended: {now}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let text = ended["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text.contains("bg-task-line") && text.contains("exited with code 0"),
+        "{ended}"
+    );
+    let forever = background("sleep 300");
+    let id = forever["result"]["taskId"].as_str().unwrap().to_owned();
+    request_with(
+        &server.addr,
+        ALICE,
+        "tasks/cancel",
+        json!({"taskId": id}),
+        &tasks,
+    );
+    assert_eq!(get(ALICE, &id)["result"]["status"], "cancelled");
+    let listed = call(
+        &server,
+        ALICE,
+        "process",
+        json!({"action": "list"}),
+        json!({}),
+    );
+    let lines = listed["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        lines
+            .lines()
+            .filter(|l| l.contains("sleep 300"))
+            .all(|l| !l.contains("running")),
+        "the cancelled task's command still runs: {lines}"
+    );
+
     // Without the extension, the client waits for the result itself.
     let plain = call_as(ALICE, "sleep 3; echo waited", &json!({}));
     assert_eq!(plain["result"]["resultType"], "complete", "{plain}");

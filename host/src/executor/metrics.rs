@@ -118,7 +118,7 @@ impl Executor {
         registry.register(
             "background_commands",
             "Background commands running now",
-            gauge(self.broker.background_running()),
+            gauge(self.broker.background.running_total()),
         );
         registry.register(
             "calls_in_flight",

@@ -209,6 +209,7 @@ impl McpServer {
         let cancel = CancelToken::new();
         let (confirmer, asker) = self.confirmer_of(&context, &session, &request, &cancel)?;
         let confirmer = Some(confirmer);
+        let follow = follows_background(&context, &request);
         let arguments = request.arguments;
         let client = context.client_info().map(|info| info.name);
         let id = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
@@ -284,7 +285,23 @@ impl McpServer {
         let (result, linked) = finished.map_err(|_| {
             McpError::internal_error("the call's thread ended without an answer", None)
         })??;
+        if follow && let Some(task) = self.follow_command(&session_id, &result) {
+            return Ok(task);
+        }
         self.answer_call(&context, asker, result, linked).await
+    }
+
+    /// The task following the background command `result` says was
+    /// started, if it started one.
+    fn follow_command(&self, owner: &str, result: &CallToolResult) -> Option<CallToolResponse> {
+        let command_id = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.get("command_id"))
+            .and_then(serde_json::Value::as_str)
+            .filter(|_| result.is_error != Some(true))?;
+        let seed = self.shared.tasks.follow(owner, command_id);
+        Some(CallToolResponse::Task(CreateTaskResult::new(seed)))
     }
 
     /// What a call that ended with `result` answers: the question its
@@ -325,6 +342,23 @@ fn takes_tasks(context: &RequestContext<RoleServer>) -> bool {
         && context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks())
+}
+
+/// Whether `request` starts a background command that is a task as long as
+/// it runs: a `run_command` with `background: true` from a client that
+/// takes tasks.
+fn follows_background(
+    context: &RequestContext<RoleServer>,
+    request: &CallToolRequestParams,
+) -> bool {
+    takes_tasks(context)
+        && request.name == "run_command"
+        && request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("background"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
 }
 
 /// Whether a 2026-07-28 request's client can answer an elicitation form.

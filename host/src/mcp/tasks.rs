@@ -1,7 +1,9 @@
 //! Long calls as Tasks (the MCP Tasks extension, SEP-2663) for 2026-07-28
 //! clients that declare it: a call still running after [`TASK_AFTER`]
-//! answers with a task instead, and runs on; the client polls `tasks/get`
-//! for its state and, once it ends, its result, and may `tasks/cancel` it.
+//! answers with a task instead, and runs on; so does a `run_command` with
+//! `background: true`, whose task lasts as long as its command. The client
+//! polls `tasks/get` for its state and, once it ends, its result, and may
+//! `tasks/cancel` it (a background command is then killed).
 //!
 //! A task belongs to the credential (or connection) that started it:
 //! another one asking for it is told it does not exist, as for an id
@@ -9,6 +11,7 @@
 //! task id names its replica (cluster.rs), so `tasks/get` through any
 //! replica reaches it.
 
+use crate::broker::Broker;
 use crate::types::context::CancelToken;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
@@ -44,7 +47,12 @@ struct Entry {
     cancelled: bool,
     /// Its end: the call's result, or the protocol error it ended with.
     ended: Option<(Result<CallToolResult, McpError>, Instant)>,
+    /// The background command it follows, and the output read so far.
+    background: Option<(String, String)>,
 }
+
+/// The most output a background command's task keeps (its tail).
+const KEEP_OUTPUT: usize = 1 << 20;
 
 fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
@@ -82,6 +90,23 @@ impl Tasks {
     /// A task of `owner` for a call of `tool` still running (cancelled
     /// with `cancel`); its seed state.
     pub(super) fn start(&self, owner: &str, tool: &str, cancel: CancelToken) -> Task {
+        self.insert(owner, tool, cancel, None)
+    }
+
+    /// A task of `owner` that lasts as long as its background command
+    /// `command_id`; its seed state.
+    pub(super) fn follow(&self, owner: &str, command_id: &str) -> Task {
+        let background = Some((command_id.to_owned(), String::new()));
+        self.insert(owner, "run_command", CancelToken::new(), background)
+    }
+
+    fn insert(
+        &self,
+        owner: &str,
+        tool: &str,
+        cancel: CancelToken,
+        background: Option<(String, String)>,
+    ) -> Task {
         let id = format!(
             "task-{}{}",
             self.next.fetch_add(1, Ordering::Relaxed),
@@ -98,6 +123,7 @@ impl Tasks {
                 cancel,
                 cancelled: false,
                 ended: None,
+                background,
             },
         );
         Task::new(id, TaskStatus::Working, created.clone(), created)
@@ -114,13 +140,53 @@ impl Tasks {
         }
     }
 
-    /// Task `id` as `owner` sees it.
-    pub(super) fn get(&self, owner: &str, id: &str) -> Result<DetailedTask, McpError> {
-        let inner = self.lock();
+    /// Task `id` as `owner` sees it (a background command's looked at in
+    /// `broker` first).
+    pub(super) fn get(
+        &self,
+        owner: &str,
+        id: &str,
+        broker: &Broker,
+    ) -> Result<DetailedTask, McpError> {
+        let mut inner = self.lock();
         let entry = inner
-            .get(id)
+            .get_mut(id)
             .filter(|e| *e.owner == *owner)
             .ok_or_else(|| unknown(id))?;
+        if entry.ended.is_none()
+            && let Some((command, output)) = &mut entry.background
+        {
+            let looked = broker.background.poll(owner, command);
+            let ended = match looked {
+                Ok(status) => {
+                    output.push_str(&status.new_output);
+                    if output.len() > KEEP_OUTPUT {
+                        let cut = output.len() - KEEP_OUTPUT;
+                        let at = (cut..output.len()).find(|&i| output.is_char_boundary(i));
+                        output.drain(..at.unwrap_or(0));
+                    }
+                    (!status.running).then(|| {
+                        let how = status.exit_code.map_or_else(
+                            || "was killed".to_owned(),
+                            |code| format!("exited with code {code}"),
+                        );
+                        let text = format!(
+                            "`{}` {how} after {:.1} s\n{output}",
+                            status.command,
+                            status.elapsed_ms as f64 / 1e3
+                        );
+                        Ok(CallToolResult::success(vec![
+                            rmcp::model::ContentBlock::text(text),
+                        ]))
+                    })
+                }
+                Err(err) => Some(Err(McpError::invalid_params(err.to_string(), None))),
+            };
+            if let Some(outcome) = ended {
+                entry.updated = now();
+                entry.ended = Some((outcome, Instant::now()));
+            }
+        }
         let payload = match &entry.ended {
             None => TaskPayload::Working,
             Some(_) if entry.cancelled => TaskPayload::Cancelled,
@@ -146,7 +212,7 @@ impl Tasks {
 
     /// Cancel `owner`'s task `id` (its call is interrupted; `tasks/get`
     /// says cancelled once it has stopped).
-    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<(), McpError> {
+    pub(super) fn cancel(&self, owner: &str, id: &str, broker: &Broker) -> Result<(), McpError> {
         let mut inner = self.lock();
         let entry = inner
             .get_mut(id)
@@ -156,6 +222,11 @@ impl Tasks {
             entry.cancelled = true;
             entry.updated = now();
             entry.cancel.cancel();
+            if let Some((command, _)) = &entry.background {
+                let _ = broker.background.kill(owner, command);
+                let cancelled = McpError::invalid_params("cancelled", None);
+                entry.ended = Some((Err(cancelled), Instant::now()));
+            }
         }
         Ok(())
     }
