@@ -525,10 +525,14 @@ impl ServerHandler for McpServer {
             return Ok(());
         }
         let owner = self.session_for(&context);
-        let broker = self.executor().broker();
-        self.shared
-            .tasks
-            .cancel(&owner.id, &request.task_id, broker)
+        if let Some(command) = self.shared.tasks.cancel(&owner.id, &request.task_id)? {
+            let executor = Arc::clone(self.executor());
+            let owner = Arc::clone(&owner.id);
+            tokio::task::spawn_blocking(move || {
+                let _ = executor.broker().background.kill(&owner, &command);
+            });
+        }
+        Ok(())
     }
 
     /// 2026-07-28 clients hear of changed tools on a subscription (the

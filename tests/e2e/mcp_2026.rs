@@ -603,23 +603,33 @@ fn long_calls_become_tasks_polled_and_cancelled() {
         &tasks,
     );
     assert_eq!(get(ALICE, &id)["result"]["status"], "cancelled");
-    let listed = call(
-        &server,
-        ALICE,
-        "process",
-        json!({"action": "list"}),
-        json!({}),
-    );
-    let lines = listed["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("");
-    assert!(
-        lines
+    // The command is killed off the protocol thread, within moments.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let listed = call(
+            &server,
+            ALICE,
+            "process",
+            json!({"action": "list"}),
+            json!({}),
+        );
+        let lines = listed["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        if lines
             .lines()
             .filter(|l| l.contains("sleep 300"))
-            .all(|l| !l.contains("running")),
-        "the cancelled task's command still runs: {lines}"
-    );
+            .all(|l| !l.contains("running"))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the cancelled task's command still runs: {lines}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // Without the extension, the client waits for the result itself.
     let plain = call_as(ALICE, "sleep 3; echo waited", &json!({}));

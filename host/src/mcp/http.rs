@@ -238,12 +238,11 @@ pub(crate) fn app(
             }),
         )
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(hosts),
+            Arc::new(hosts.clone()),
             require_host,
         ));
     let (probes, draining) = probes();
-    // For a scraper, which sends the token (a Prometheus
-    // `authorization` setting) and the pod's address as its Host.
+    // For a scraper: the token, and the pod's address as its Host.
     let (of, open) = (running.clone(), sessions.clone());
     let metrics = axum::Router::new()
         .route(
@@ -265,6 +264,15 @@ pub(crate) fn app(
             Arc::clone(&auth),
             authenticate,
         ));
+    // Without tokens, the Host is checked as for /health (DNS rebinding).
+    let metrics = if matches!(http.auth, Auth::Open) {
+        metrics.layer(axum::middleware::from_fn_with_state(
+            Arc::new(hosts),
+            require_host,
+        ))
+    } else {
+        metrics
+    };
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(json_rpc_framing))

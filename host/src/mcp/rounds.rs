@@ -108,6 +108,15 @@ impl Rounds {
                     None,
                 )
             })?;
+        let yes = responses
+            .and_then(|r| r.get(KEY))
+            .map(accepted)
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("inputResponses has no `{KEY}` answer to the question asked"),
+                    None,
+                )
+            })?;
         let fresh = {
             let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
             issued
@@ -120,15 +129,6 @@ impl Rounds {
                 None,
             ));
         }
-        let yes = responses
-            .and_then(|r| r.get(KEY))
-            .map(accepted)
-            .ok_or_else(|| {
-                McpError::invalid_params(
-                    format!("inputResponses has no `{KEY}` answer to the question asked"),
-                    None,
-                )
-            })?;
         let mut answered = opened.answered;
         answered.push((opened.asked, yes));
         Ok(Asker::new(bound, answered))
@@ -244,7 +244,11 @@ impl Confirmer for Asker {
                 Decision::Deny
             };
         }
-        if self.answered.len() >= MOST_ROUNDS {
+        // A retry runs the call again from the start: once something a
+        // person allowed has run in it, asking again would run that a
+        // second time on the next retry. Such a call is refused here
+        // (split it in two calls).
+        if self.answered.len() >= MOST_ROUNDS || self.answered.iter().any(|(_, yes)| *yes) {
             return Decision::Failed;
         }
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -306,6 +310,15 @@ mod tests {
         assert!(retry("alice", &other).is_err(), "other arguments");
         let answered = retry("alice", &args()).expect("the caller's answer");
         assert_eq!(ask(&answered), Decision::Allow);
+        // Something allowed ran: a second question would run it again on
+        // the next retry, so it is refused instead.
+        let other = serde_json::json!({"command": "sh y.sh"});
+        let second = answered.confirm(&ConfirmRequest {
+            tool: "run_command",
+            args: &other,
+            reason: "it is dangerous",
+        });
+        assert_eq!(second, Decision::Failed);
         assert!(rounds.input_required(&answered).is_none());
         let again = retry("alice", &args()).err().expect("a replay");
         assert!(again.message.contains("answered already"), "{again:?}");

@@ -307,13 +307,20 @@ impl SessionManager for CappedSessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         // Every request that may open a session was admitted (http.rs):
         // one that was not cannot pass the caps by opening one.
+        // An admission opens one session: a batch of `initialize`s under
+        // one gets one, and the rest are refused.
         let admitted = OPENING
             .try_with(|key| *key)
             .map_err(|_| SessionsError::NotAdmitted)?;
+        let principal = self
+            .table()
+            .opening
+            .remove(&admitted)
+            .ok_or(SessionsError::NotAdmitted)?;
         let (id, transport) = self.inner.create_session().await?;
         {
             let mut table = self.table();
-            let principal = table.opening.remove(&admitted);
+            let principal = Some(principal);
             table.held.insert(
                 id.clone(),
                 Held {
@@ -499,5 +506,26 @@ mod tests {
         assert!(sessions.admit(&who).is_err());
         drop(admitted);
         assert!(sessions.admit(&who).is_ok());
+    }
+    /// One admission opens one session: a second `initialize` served
+    /// under it (a batch) is refused, never stored without a credential.
+    #[tokio::test]
+    async fn one_admission_opens_one_session() {
+        let sessions = CappedSessions::new(SessionLimits::new(8, Duration::from_secs(60)));
+        let who: Arc<str> = Arc::from("alice");
+        let admitted = sessions.admit(&who).unwrap();
+        let (first, second) = admitted
+            .serve(async {
+                let first = sessions.create_session().await.map(|(id, _)| id);
+                let second = sessions.create_session().await.map(|(id, _)| id);
+                (first, second)
+            })
+            .await;
+        assert!(first.is_ok());
+        assert!(
+            matches!(second, Err(SessionsError::NotAdmitted)),
+            "{second:?}"
+        );
+        assert_eq!(sessions.live(), 1);
     }
 }

@@ -212,23 +212,27 @@ impl Tasks {
 
     /// Cancel `owner`'s task `id` (its call is interrupted; `tasks/get`
     /// says cancelled once it has stopped).
-    pub(super) fn cancel(&self, owner: &str, id: &str, broker: &Broker) -> Result<(), McpError> {
+    /// The background command to kill, if the task follows one (the
+    /// caller kills it off the protocol thread: a kill may wait).
+    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<Option<String>, McpError> {
         let mut inner = self.lock();
         let entry = inner
             .get_mut(id)
             .filter(|e| *e.owner == *owner)
             .ok_or_else(|| unknown(id))?;
-        if entry.ended.is_none() {
-            entry.cancelled = true;
-            entry.updated = now();
-            entry.cancel.cancel();
-            if let Some((command, _)) = &entry.background {
-                let _ = broker.background.kill(owner, command);
-                let cancelled = McpError::invalid_params("cancelled", None);
-                entry.ended = Some((Err(cancelled), Instant::now()));
-            }
+        if entry.ended.is_some() {
+            return Ok(None);
         }
-        Ok(())
+        entry.cancelled = true;
+        entry.updated = now();
+        entry.cancel.cancel();
+        let Some((command, _)) = &entry.background else {
+            return Ok(None);
+        };
+        let command = command.clone();
+        let cancelled = McpError::invalid_params("cancelled", None);
+        entry.ended = Some((Err(cancelled), Instant::now()));
+        Ok(Some(command))
     }
 }
 
