@@ -1142,3 +1142,23 @@ async fn cut_outputs_are_resources_only_their_client_can_list_and_read() {
     a.cancel().await.expect("close");
     b.cancel().await.expect("close");
 }
+
+/// Without tokens (`--no-auth`), `/metrics` is open to the server's own
+/// user only, so a page that rebinds a name to 127.0.0.1 must not read it:
+/// a foreign Host gets 403, the loopback one the figures.
+#[test]
+fn metrics_without_tokens_refuse_a_foreign_host() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &["--no-auth"]);
+    let (status, _) = raw(
+        &server.addr,
+        "GET",
+        "/metrics",
+        &[("Host", "attacker.example")],
+        "",
+    );
+    assert_eq!(status, 403, "a rebound name read /metrics");
+    let (status, body) = raw(&server.addr, "GET", "/metrics", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("toolhost_calls_in_flight"), "{body}");
+}
