@@ -40,6 +40,12 @@ impl Replica {
         // Named before the replica starts (it says where the others reach
         // it).
         let addr = free_addr();
+        Self::start_as(ws, secrets, &addr, &addr)
+    }
+
+    /// A replica listening on `addr` that the others reach at `named`.
+    fn start_as(ws: &Path, secrets: &Path, addr: &str, named: &str) -> Self {
+        let addr = addr.to_owned();
         let tokens = secrets.join("tokens").display().to_string();
         let key = secrets.join("cluster.key").display().to_string();
         let dir = ws.display().to_string();
@@ -54,7 +60,7 @@ impl Replica {
             "--token-file",
             &tokens,
             "--replica-addr",
-            &addr,
+            named,
             "--cluster-key-file",
             &key,
             "--drain-secs",
@@ -200,22 +206,111 @@ fn poll_until(addr: &str, id: &str, line: &str) -> Value {
     }
 }
 
+/// A directory holding the team's token file and the cluster key.
+fn team_secrets() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let secrets = workspace();
+    for (name, text) in [
+        ("tokens", format!("{TOKEN} team\n")),
+        ("cluster.key", "k".repeat(16) + &"e".repeat(32) + "\n"),
+    ] {
+        let path = secrets.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    secrets
+}
+
+/// A TCP relay from `from` to `to` that keeps every byte sent to `to`.
+fn recording_relay(from: &str, to: &str) -> Arc<Mutex<Vec<u8>>> {
+    let listener = std::net::TcpListener::bind(from).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (to, kept) = (to.to_owned(), Arc::clone(&seen));
+    std::thread::spawn(move || {
+        for client in listener.incoming().map_while(Result::ok) {
+            let server = std::net::TcpStream::connect(&to).unwrap();
+            let (mut up, mut down) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            let (mut client, mut server, kept) = (client, server, Arc::clone(&kept));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut client, &mut buf) {
+                    kept.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if std::io::Write::write_all(&mut up, &buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            std::thread::spawn(move || std::io::copy(&mut server, &mut down));
+        }
+    });
+    seen
+}
+
+/// A forwarded request carries no client token, and what someone on the
+/// hop between replicas reads of it can be neither replayed nor forged.
+#[test]
+fn forwarding_carries_a_seal_not_the_token_and_no_one_can_replay_it() {
+    let ws = workspace();
+    let secrets = team_secrets();
+    // B is named by a relay in front of it: the test reads the hop.
+    let (b_addr, hop) = (free_addr(), free_addr());
+    let seen = recording_relay(&hop, &b_addr);
+    let b = Replica::start_as(ws.path(), secrets.path(), &b_addr, &hop);
+    let a = Replica::start(ws.path(), secrets.path());
+    let started = call(
+        &b.addr,
+        "run_command",
+        json!({"command": "echo held-by-b; sleep 60", "background": true}),
+    )
+    .unwrap();
+    let id = started["result"]["structuredContent"]["command_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    assert!(id.contains(&format!("@{hop}~")), "{id}");
+    poll_until(&a.addr, &id, "held-by-b");
+
+    let captured = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    let (head, body) = captured.split_once("\r\n\r\n").expect("a forwarded request");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("toolhost-seal:"), "{head}");
+    assert!(!captured.contains(TOKEN), "the token crossed the hop: {captured}");
+    assert!(!head.contains("authorization"), "{head}");
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(k, _)| !["host", "content-length"].contains(k))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let as_refs = |extra: Option<(&'static str, String)>| {
+        let mut all: Vec<(String, String)> = headers.clone();
+        all.extend(extra.map(|(k, v)| (k.to_owned(), v)));
+        all
+    };
+    let send = |headers: Vec<(String, String)>, body: &str| {
+        let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+        try_exchange(&b_addr, &refs, body).unwrap()
+    };
+    // The same bytes again: a replay.
+    let (status, _, said) = send(as_refs(None), body);
+    assert_eq!(status, 401, "{said}");
+    assert!(said.contains("replay"), "{said}");
+    // The seal on another body, even with the team's token: refused.
+    let other = body.replace("poll", "kill");
+    let bearer = Some(("authorization", format!("Bearer {TOKEN}")));
+    let (status, _, said) = send(as_refs(bearer), &other);
+    assert_eq!(status, 401, "{said}");
+    assert!(said.contains("this cluster's key"), "{said}");
+    // And the command is still there, untouched.
+    poll_until(&b.addr, &id, "held-by-b");
+}
+
 #[test]
 #[ignore = "needs haproxy (apt-get install haproxy); .ci/run runs it"]
 fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
     let ws = workspace();
-    let secrets = workspace();
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        for (name, text) in [
-            ("tokens", format!("{TOKEN} team\n")),
-            ("cluster.key", "k".repeat(16) + &"e".repeat(32) + "\n"),
-        ] {
-            let path = secrets.path().join(name);
-            std::fs::write(&path, text).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
-    }
+    let secrets = team_secrets();
     let replicas: Vec<Replica> = (0..3)
         .map(|_| Replica::start(ws.path(), secrets.path()))
         .collect();

@@ -16,27 +16,16 @@ impl McpServer {
     /// request belongs to no session, its credential's (made on its first
     /// request); otherwise the connection's (stdio, or an HTTP session).
     pub(super) fn session_for(&self, context: &RequestContext<RoleServer>) -> Arc<Session> {
-        let principal = context
-            .extensions
-            .get::<::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<http::Principal>());
-        match principal {
+        match principal(context) {
             Some(principal) if is_modern(context) => {
                 let mut principals = self
                     .shared
                     .principals
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
-                Arc::clone(
-                    principals
-                        .entry(Arc::clone(&principal.0))
-                        .or_insert_with(|| {
-                            Session::named(
-                                &self.shared.executor,
-                                format!("principal-{}", principal.0),
-                            )
-                        }),
-                )
+                Arc::clone(principals.entry(Arc::clone(principal)).or_insert_with(|| {
+                    Session::named(&self.shared.executor, format!("principal-{principal}"))
+                }))
             }
             _ => Arc::clone(&self.session),
         }
@@ -156,8 +145,14 @@ impl McpServer {
             return Ok(None);
         };
         let params = with_meta(request, context)?;
+        let principal = principal(context).ok_or_else(|| {
+            McpError::invalid_params(
+                format!("this is held by the replica at {addr}; send it there over HTTP"),
+                None,
+            )
+        })?;
         let result = cluster
-            .forward(&addr, authorization(context), method, name, params)
+            .forward(&addr, principal, method, name, params)
             .await?;
         serde_json::from_value(result)
             .map(Some)
@@ -380,15 +375,14 @@ pub(super) fn with_meta(
     Ok(params)
 }
 
-/// The `Authorization` the request came with (HTTP), to forward.
-pub(super) fn authorization(context: &RequestContext<RoleServer>) -> Option<&str> {
+/// Who sent the request (HTTP, once authenticated).
+pub(super) fn principal(context: &RequestContext<RoleServer>) -> Option<&Arc<str>> {
     context
         .extensions
         .get::<::http::request::Parts>()?
-        .headers
-        .get(::http::header::AUTHORIZATION)?
-        .to_str()
-        .ok()
+        .extensions
+        .get::<http::Principal>()
+        .map(|p| &p.0)
 }
 
 impl Shared {

@@ -224,6 +224,7 @@ pub(crate) fn app(
     let auth = Arc::new(Authenticate {
         auth: http.auth.clone(),
         open_as: format!("uid {}", rustix::process::geteuid().as_raw()).into(),
+        cluster: options.cluster.clone(),
     });
     let review = crate::review::router(
         Arc::clone(&executor),
@@ -316,15 +317,24 @@ struct Authenticate {
     auth: Auth,
     /// Who a request is without tokens (`--no-auth`): the server's user.
     open_as: Arc<str>,
+    /// Seals forwarded requests are checked with (none alone).
+    cluster: Option<Arc<super::cluster::Cluster>>,
 }
 
-/// 401 unless the request presents one of the server's credentials; the
+/// 401 unless the request presents one of the server's credentials (or
+/// is a request another replica forwarded and sealed, mcp/cluster.rs); the
 /// credential goes with the request as its [`Principal`].
 async fn authenticate(
     State(auth): State<Arc<Authenticate>>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    if request.headers().contains_key(super::cluster::FORWARDED) {
+        return match super::cluster::admit_forwarded(auth.cluster.as_deref(), request).await {
+            Ok(request) => next.run(request).await,
+            Err(refusal) => refusal,
+        };
+    }
     let header = request
         .headers()
         .get(header::AUTHORIZATION)
