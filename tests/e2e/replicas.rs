@@ -271,10 +271,15 @@ fn forwarding_carries_a_seal_not_the_token_and_no_one_can_replay_it() {
     poll_until(&a.addr, &id, "held-by-b");
 
     let captured = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
-    let (head, body) = captured.split_once("\r\n\r\n").expect("a forwarded request");
+    let (head, body) = captured
+        .split_once("\r\n\r\n")
+        .expect("a forwarded request");
     let head = head.to_ascii_lowercase();
     assert!(head.contains("toolhost-seal:"), "{head}");
-    assert!(!captured.contains(TOKEN), "the token crossed the hop: {captured}");
+    assert!(
+        !captured.contains(TOKEN),
+        "the token crossed the hop: {captured}"
+    );
     assert!(!head.contains("authorization"), "{head}");
     let headers: Vec<(String, String)> = head
         .lines()

@@ -24,7 +24,7 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a question waits for its answer (as elicitation's does).
@@ -32,6 +32,10 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(600);
 
 /// The most questions one call may ask.
 const MOST_ROUNDS: usize = 10;
+
+/// The most questions one caller may leave open: past it, its oldest
+/// state can no longer be answered (it is asked afresh).
+const MOST_OPEN: usize = 256;
 
 /// The key of the question in `inputRequests` and `inputResponses`.
 const KEY: &str = "confirm";
@@ -46,8 +50,9 @@ pub(super) struct Rounds {
     codec: RequestStateCodec,
     /// What this replica's states end with (mcp/cluster.rs; none alone).
     suffix: String,
-    /// Nonces of issued states, until answered or expired.
-    issued: Mutex<HashMap<String, Instant>>,
+    /// Nonces of issued states, until answered or expired: whose, and
+    /// until when.
+    issued: Mutex<HashMap<String, (Arc<str>, Instant)>>,
 }
 
 /// What the sealed state holds.
@@ -93,7 +98,7 @@ impl Rounds {
                     None,
                 ));
             }
-            return Ok(Asker::new(bound, Vec::new()));
+            return Ok(Asker::new(principal, bound, Vec::new()));
         };
         let state = state.strip_suffix(&*self.suffix).unwrap_or(state);
         let opened: State = self
@@ -121,7 +126,7 @@ impl Rounds {
             let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
             issued
                 .remove(&opened.nonce)
-                .is_some_and(|until| until > Instant::now())
+                .is_some_and(|(_, until)| until > Instant::now())
         };
         if !fresh {
             return Err(McpError::invalid_params(
@@ -131,7 +136,7 @@ impl Rounds {
         }
         let mut answered = opened.answered;
         answered.push((opened.asked, yes));
-        Ok(Asker::new(bound, answered))
+        Ok(Asker::new(principal, bound, answered))
     }
 
     /// The input-required result for the question `asker` was left with,
@@ -146,8 +151,23 @@ impl Rounds {
         let now = Instant::now();
         {
             let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
-            issued.retain(|_, until| *until > now);
-            issued.insert(nonce.clone(), now + ANSWER_WITHIN);
+            issued.retain(|_, (_, until)| *until > now);
+            // A caller's oldest open question makes room for its newest.
+            let theirs = issued.values().filter(|(o, _)| *o == asker.owner);
+            if theirs.count() >= MOST_OPEN {
+                let oldest = issued
+                    .iter()
+                    .filter(|(_, (o, _))| *o == asker.owner)
+                    .min_by_key(|(_, (_, until))| *until)
+                    .map(|(n, _)| n.clone());
+                if let Some(oldest) = oldest {
+                    issued.remove(&oldest);
+                }
+            }
+            issued.insert(
+                nonce.clone(),
+                (Arc::clone(&asker.owner), now + ANSWER_WITHIN),
+            );
         }
         let state = State {
             answered: asker.answered.clone(),
@@ -214,14 +234,17 @@ fn bound_to(principal: &str, tool: &str, arguments: Option<&JsonObject>) -> Stri
 /// rounds answered, and keeps the first new question (the call is then
 /// refused here, and the client asked).
 pub(super) struct Asker {
+    /// The caller.
+    owner: Arc<str>,
     bound: String,
     answered: Vec<(String, bool)>,
     pending: Mutex<Option<(String, String)>>,
 }
 
 impl Asker {
-    fn new(bound: String, answered: Vec<(String, bool)>) -> Self {
+    fn new(owner: &str, bound: String, answered: Vec<(String, bool)>) -> Self {
         Self {
+            owner: Arc::from(owner),
             bound,
             answered,
             pending: Mutex::new(None),
@@ -288,6 +311,44 @@ mod tests {
             serde_json::json!({"action": "accept", "content": {"confirm": false}})
         };
         [(KEY.to_owned(), reply)].into()
+    }
+
+    /// A question of `who`, asked; its state.
+    fn open_question(rounds: &Rounds, who: &str) -> String {
+        let asker = rounds
+            .confirmer(who, "run_command", Some(&args()), None, None)
+            .unwrap();
+        assert_eq!(ask(&asker), Decision::Unavailable);
+        rounds
+            .input_required(&asker)
+            .unwrap()
+            .request_state
+            .unwrap()
+    }
+
+    #[test]
+    fn a_caller_holds_a_bounded_number_of_open_questions() {
+        let rounds = Rounds::new("");
+        let bob = open_question(&rounds, "bob");
+        let alice: Vec<String> = (0..MOST_OPEN + 10)
+            .map(|_| open_question(&rounds, "alice"))
+            .collect();
+        let issued = rounds.issued.lock().unwrap();
+        let count = |who: &str| issued.values().filter(|(o, _)| &**o == who).count();
+        assert_eq!(count("alice"), MOST_OPEN);
+        assert_eq!(
+            count("bob"),
+            1,
+            "one caller's questions never crowd out another's"
+        );
+        drop(issued);
+        let yes = answer(true);
+        let retry = |who: &str, state: &str| {
+            rounds.confirmer(who, "run_command", Some(&args()), Some(state), Some(&yes))
+        };
+        assert!(retry("alice", &alice[0]).is_err(), "the oldest made room");
+        assert!(retry("alice", alice.last().unwrap()).is_ok());
+        assert!(retry("bob", &bob).is_ok());
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //!
 //! A task belongs to the credential (or connection) that started it:
 //! another one asking for it is told it does not exist, as for an id
-//! never made. Ended tasks are kept for [`KEEP_ENDED`]. Among replicas a
-//! task id names its replica (cluster.rs), so `tasks/get` through any
-//! replica reaches it.
+//! never made. Ended tasks are kept for [`KEEP_ENDED`], and so are tasks
+//! following a background command after their owner last asked. Among
+//! replicas a task id names its replica (cluster.rs), so `tasks/get`
+//! through any replica reaches it.
 
 use crate::broker::Broker;
 use crate::types::context::CancelToken;
@@ -49,6 +50,8 @@ struct Entry {
     ended: Option<(Result<CallToolResult, McpError>, Instant)>,
     /// The background command it follows, and the output read so far.
     background: Option<(String, String)>,
+    /// When its owner last asked about it.
+    seen: Instant,
 }
 
 /// The most output a background command's task keeps (its tail).
@@ -79,11 +82,7 @@ impl Tasks {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.retain(|_, e| {
-            e.ended
-                .as_ref()
-                .is_none_or(|(_, at)| at.elapsed() < KEEP_ENDED)
-        });
+        inner.retain(|_, e| keep(e));
         inner
     }
 
@@ -124,6 +123,7 @@ impl Tasks {
                 cancelled: false,
                 ended: None,
                 background,
+                seen: Instant::now(),
             },
         );
         Task::new(id, TaskStatus::Working, created.clone(), created)
@@ -153,6 +153,7 @@ impl Tasks {
             .get_mut(id)
             .filter(|e| *e.owner == *owner)
             .ok_or_else(|| unknown(id))?;
+        entry.seen = Instant::now();
         if entry.ended.is_none()
             && let Some((command, output)) = &mut entry.background
         {
@@ -236,9 +237,58 @@ impl Tasks {
     }
 }
 
+/// Whether a task is still kept: an ended one for [`KEEP_ENDED`] after
+/// its end; one following a background command for [`KEEP_ENDED`] after
+/// its owner last asked (its command runs on, reached by `process`);
+/// a call's for as long as the call runs (its own deadline ends it).
+fn keep(entry: &Entry) -> bool {
+    match &entry.ended {
+        Some((_, at)) => at.elapsed() < KEEP_ENDED,
+        None if entry.background.is_some() => entry.seen.elapsed() < KEEP_ENDED,
+        None => true,
+    }
+}
+
 fn object(value: serde_json::Value) -> JsonObject {
     match value {
         serde_json::Value::Object(map) => map,
         _ => JsonObject::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(background: bool, ended: bool, age: Duration) -> Entry {
+        let then = Instant::now().checked_sub(age).unwrap();
+        Entry {
+            owner: Arc::from("alice"),
+            tool: "run_command".into(),
+            created: now(),
+            updated: now(),
+            cancel: CancelToken::new(),
+            cancelled: false,
+            ended: ended.then(|| (Err(McpError::invalid_params("x", None)), then)),
+            background: background.then(|| ("s-1".into(), String::new())),
+            seen: then,
+        }
+    }
+
+    #[test]
+    fn tasks_nobody_asks_about_are_let_go() {
+        let old = KEEP_ENDED + Duration::from_secs(1);
+        let young = Duration::from_secs(1);
+        assert!(
+            !keep(&entry(true, false, old)),
+            "an unwatched background task"
+        );
+        assert!(keep(&entry(true, false, young)));
+        assert!(
+            !keep(&entry(false, true, old)),
+            "an ended task past its time"
+        );
+        assert!(keep(&entry(false, true, young)));
+        assert!(keep(&entry(false, false, old)), "a call still running");
     }
 }
