@@ -107,9 +107,15 @@ fn main() {
     // check`) go beneath it, out of a plugin directory's way.
     let refused_dir = fixtures_dir.join("refused");
     fs::create_dir_all(&refused_dir).expect("create the refused fixtures dir");
+    // Plain WIT components (one tool per exported function) likewise go
+    // to a directory of their own.
+    let plain_dir = fixtures_dir.join("plain");
+    fs::create_dir_all(&plain_dir).expect("create the plain fixtures dir");
     for name in &fixtures {
         let dir = if name.starts_with("fixture_nonconforming") {
             &refused_dir
+        } else if name.starts_with("fixture_plain") {
+            &plain_dir
         } else {
             &fixtures_dir
         };

@@ -44,6 +44,7 @@ pub mod runtime;
 mod imports;
 // 4: loaded plugins, remote MCP servers' tools, schema shapes, guidance
 pub mod guidance;
+mod plain;
 mod plugin;
 #[cfg(feature = "mcp")]
 pub mod remote;
@@ -78,6 +79,7 @@ pub use types::paths;
 pub use broker::{Broker, BrokerError, CommandConfig};
 pub use executor::audit::AuditLog;
 pub use executor::{CallOptions, Executor, Profile, Serving, UnknownStateDir, Upkeep};
+pub use plain::check_component;
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS, Recorded};
 pub use registry::{LoadProblem, Registry, RegistryError, builtins};
 pub use runtime::{

@@ -92,13 +92,14 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// A tool whose calls go somewhere other than a component: a remote MCP
-/// server's tool (remote.rs). The pipeline around its run step is the
-/// same as for any tool.
+/// A tool whose calls go somewhere other than a toolhost plugin's `call`:
+/// a remote MCP server's tool (remote.rs), or a function of a plain
+/// component (plain.rs). The pipeline around its run step is the same as
+/// for any tool.
 pub(crate) trait Forwarded: Send + Sync {
     /// Run one call (the run step, with the call's deadline, cancellation
-    /// and output limit).
-    fn call(&self, request: &CallRequest<'_>) -> Outcome;
+    /// and output limit) on `runtime`.
+    fn call(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome;
     /// What a dry run says the call would send.
     fn dry_run(&self, args: &serde_json::Value) -> String;
 }
@@ -210,6 +211,52 @@ impl Plugin {
         }))
     }
 
+    /// The tools of the component file `path`: a toolhost plugin's one, or
+    /// a plain component's one per exported function (crate::plain).
+    /// `None` when `compile` is false and what it is cannot be known
+    /// without compiling it.
+    pub(crate) fn load_file_as(
+        runtime: &Runtime,
+        path: &Path,
+        compile: bool,
+    ) -> Result<Option<Vec<Self>>, RuntimeError> {
+        let bytes: Arc<[u8]> = std::fs::read(path)
+            .map_err(|e| load_error(path, e.to_string()))?
+            .into();
+        let key = runtime.cache_key(&blake3::hash(&bytes).to_hex());
+        // A toolhost plugin described before is known from the cache; a
+        // plain component is known from its compiled code, if the cache
+        // holds it (read, not compiled).
+        if runtime.cached_info(&key).is_none() {
+            if !compile && !runtime.holds_compiled(&key, Linking::Owned) {
+                return Ok(None);
+            }
+            let label = path.display().to_string();
+            let (component, plain) = runtime
+                .link_plain(&key, &bytes, &label)
+                .map_err(|reason| load_error(path, reason))?;
+            if let Some(pre) = plain {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let tools = crate::plain::tools(
+                    &runtime.engine,
+                    &component,
+                    &pre,
+                    stem.as_deref().unwrap_or("component"),
+                )
+                .map_err(|reason| load_error(path, reason))?;
+                let origin = Origin::File(path.to_owned());
+                return Ok(Some(
+                    tools
+                        .into_iter()
+                        .map(|(info, f)| Self::forwarded(info, origin.clone(), f))
+                        .collect(),
+                ));
+            }
+        }
+        let source = PluginSource::Bytes(bytes, path.to_owned());
+        Ok(Self::load_as(runtime, source, compile)?.map(|plugin| vec![plugin]))
+    }
+
     /// Check `wasm` as `toolhost check` does (see
     /// [`Runtime::check_component`]) and load it as the plugin from `origin`.
     pub(crate) fn checked(runtime: &Runtime, wasm: Vec<u8>, origin: &Path) -> Result<Self, String> {
@@ -257,10 +304,6 @@ impl Plugin {
     }
 
     /// A tool described by `info` whose calls `forwarded` serves.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        expect(dead_code, reason = "remote MCP servers come with the `mcp` feature")
-    )]
     pub(crate) fn forwarded(info: ToolInfo, origin: Origin, forwarded: Arc<dyn Forwarded>) -> Self {
         Self {
             info: info.into(),
@@ -490,8 +533,9 @@ impl Plugin {
     /// confirmation, dry run, hooks, audit).
     pub fn run(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome {
         if let Some(forwarded) = &self.forwarded {
-            // No wasm runs: no slot is taken.
-            return forwarded.call(request);
+            // A remote tool runs no wasm and takes no slot; a plain
+            // component's function takes its own.
+            return forwarded.call(runtime, request);
         }
         // The slot bounds compiling on first use too (sandbox::run's own
         // take of it is then a no-op on this thread).

@@ -259,14 +259,15 @@ impl Registry {
             .collect();
         files.sort();
         for path in files {
-            let added = Plugin::load_as(runtime, PluginSource::File(path.clone()), compile)
+            let added = Plugin::load_file_as(runtime, &path, compile)
                 .map_err(|e| match e {
                     RuntimeError::Load { reason, .. } => reason,
                     other => other.to_string(),
                 })
-                .and_then(|plugin| match plugin {
-                    Some(plugin) => self
-                        .register(plugin, false)
+                .and_then(|plugins| match plugins {
+                    Some(plugins) => plugins
+                        .into_iter()
+                        .try_for_each(|plugin| self.register(plugin, false))
                         .map(|()| true)
                         .map_err(|e| e.to_string()),
                     None => Ok(false),

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wasmtime::component::Component;
+use wasmtime::component::{Component, InstancePre};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 mod config;
 mod engine;
@@ -370,7 +370,7 @@ impl Runtime {
     /// A pre-initialised component is snapshotted first (see [`preinit`])
     /// and cached under a key of its own; if that fails, the component as
     /// it is (slower calls, never broken).
-    fn compiled(
+    pub(super) fn compiled(
         &self,
         key: &str,
         wasm: &[u8],
@@ -417,15 +417,21 @@ impl Runtime {
     }
 
     fn pre_link(&self, component: &Component) -> Result<ToolPluginPre<CallState>, String> {
+        ToolPluginPre::new(self.instance_pre(component)?)
+            .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
+    }
+
+    pub(super) fn instance_pre(
+        &self,
+        component: &Component,
+    ) -> Result<InstancePre<CallState>, String> {
         let linker = self
             .linkers
             .for_component(&self.engine, component)
             .map_err(|e| format!("cannot link it: {e}"))?;
-        let pre = linker.instantiate_pre(component).map_err(|e| {
-            format!("it needs an import this host does not provide (is it built for the toolhost:plugin@0.1.0 world?): {e}")
-        })?;
-        ToolPluginPre::new(pre)
-            .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
+        linker.instantiate_pre(component).map_err(|e| {
+            format!("it needs an import this host does not provide (toolhost gives components WASI 0.2 and its own toolhost:plugin imports): {e}")
+        })
     }
 
     /// What the component keyed `key` says it is: `describe()` run once in
@@ -515,6 +521,7 @@ impl Runtime {
         let (checked, problems) = self.check_wasm(wasm);
         CheckReport {
             info: checked.map(|(_, info, _)| info),
+            plain: Vec::new(),
             problems,
         }
     }
@@ -567,6 +574,9 @@ pub(crate) enum Linking<'a> {
 pub struct CheckReport {
     /// What the component says it is, when its description could be read.
     pub info: Option<ToolInfo>,
+    /// A plain WIT component's tools (one per exported function, their
+    /// schemas derived from its types), when it is one.
+    pub plain: Vec<ToolInfo>,
     /// Errors and warnings, in the order found.
     pub problems: Vec<Problem>,
 }
@@ -574,6 +584,7 @@ pub struct CheckReport {
 impl CheckReport {
     /// No error (warnings allowed): the component loads.
     pub fn conforms(&self) -> bool {
-        self.info.is_some() && self.problems.iter().all(|p| p.severity != Severity::Error)
+        (self.info.is_some() || !self.plain.is_empty())
+            && self.problems.iter().all(|p| p.severity != Severity::Error)
     }
 }

@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("imports", 3),
     // loaded plugins, remote MCP servers' tools, schema shapes, guidance
     ("plugin", 4),
+    ("plain", 4),
     ("remote", 4),
     ("guidance", 4),
     ("schema", 4),

@@ -32,6 +32,7 @@ mod mcp_http;
 mod mcp_protocol;
 mod persistence;
 mod pipeline;
+mod plain_components;
 mod read_file;
 mod remote;
 mod replicas;

@@ -44,6 +44,9 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+mod auth;
+pub(crate) use auth::Principal;
+use auth::{Authenticate, authenticate};
 
 /// The HTTP transport's settings.
 #[derive(Debug, Clone)]
@@ -306,50 +309,6 @@ fn probes() -> (axum::Router, Arc<AtomicBool>) {
         .route("/readyz", axum::routing::get(ready))
         .with_state(Arc::clone(&draining));
     (router, draining)
-}
-
-/// The credential a request presents, once authenticated.
-#[derive(Debug, Clone)]
-pub(crate) struct Principal(pub(crate) Arc<str>);
-
-/// How `/mcp` requests are authenticated.
-struct Authenticate {
-    auth: Auth,
-    /// Who a request is without tokens (`--no-auth`): the server's user.
-    open_as: Arc<str>,
-    /// Seals forwarded requests are checked with (none alone).
-    cluster: Option<Arc<super::cluster::Cluster>>,
-}
-
-/// 401 unless the request presents one of the server's credentials (or
-/// is a request another replica forwarded and sealed, mcp/cluster.rs); the
-/// credential goes with the request as its [`Principal`].
-async fn authenticate(
-    State(auth): State<Arc<Authenticate>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    if request.headers().contains_key(super::cluster::FORWARDED) {
-        return match super::cluster::admit_forwarded(auth.cluster.as_deref(), request).await {
-            Ok(request) => next.run(request).await,
-            Err(refusal) => refusal,
-        };
-    }
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let Some(principal) = auth.auth.principal(header, &auth.open_as) else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "Unauthorized: send `Authorization: Bearer TOKEN`, TOKEN from the file \
-             `toolhost serve --http` printed at start (or the --token-file it was given)",
-        )
-            .into_response();
-    };
-    request.extensions_mut().insert(Principal(principal));
-    next.run(request).await
 }
 
 /// Sessions and their credentials: a request opening a session is

@@ -160,7 +160,7 @@ pub(super) struct RemoteTool {
 }
 
 impl Forwarded for RemoteTool {
-    fn call(&self, request: &CallRequest<'_>) -> Outcome {
+    fn call(&self, _: &Arc<crate::runtime::Runtime>, request: &CallRequest<'_>) -> Outcome {
         let args = match serde_json::from_str::<serde_json::Value>(request.args) {
             Ok(serde_json::Value::Object(map)) => map,
             _ => JsonObject::new(),

@@ -8,12 +8,13 @@
 //! here gets the linker with everything, so instantiating it fails as it
 //! always did, naming the missing import.
 
+use super::Linking;
 use super::sandbox::{self, CallState};
 use crate::bindings::v0_1_0::toolhost::plugin;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use wasmtime::Engine;
-use wasmtime::component::{Component, HasData, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, HasData, HasSelf, InstancePre, Linker, ResourceTable};
 use wasmtime_wasi::cli::{WasiCli, WasiCliView};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
@@ -233,6 +234,32 @@ fn provided(name: &str) -> Option<usize> {
                     .is_some_and(|rest| rest.starts_with('/'))
             })
     })
+}
+
+impl super::Runtime {
+    /// `wasm` compiled (or from the cache), as a component, and linked
+    /// when it is not a toolhost plugin (a plain one: crate::plain).
+    pub(crate) fn link_plain(
+        &self,
+        key: &str,
+        wasm: &[u8],
+        label: &str,
+    ) -> Result<(Component, Option<InstancePre<CallState>>), String> {
+        let component = self.compiled(key, wasm, Linking::Owned, label)?;
+        if exports_toolhost_tool(&self.engine, &component) {
+            return Ok((component, None));
+        }
+        let pre = self.instance_pre(&component)?;
+        Ok((component, Some(pre)))
+    }
+}
+
+/// Whether `component` exports the toolhost tool interface (any version).
+fn exports_toolhost_tool(engine: &Engine, component: &Component) -> bool {
+    component
+        .component_type()
+        .exports(engine)
+        .any(|(name, _)| name.starts_with("toolhost:plugin/tool@"))
 }
 
 #[cfg(test)]

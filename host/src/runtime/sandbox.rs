@@ -44,6 +44,8 @@ mod limiter;
 use limiter::*;
 mod wasi;
 use wasi::*;
+mod plain;
+pub(crate) use plain::run_plain;
 
 /// Everything one sandboxed call needs.
 #[derive(Debug, Clone, Copy)]

@@ -195,9 +195,10 @@ fn check(
         .iter()
         .map(|file| {
             let report = match std::fs::read(file) {
-                Ok(wasm) => runtime.check_report(&wasm),
+                Ok(wasm) => toolhost::check_component(runtime, &wasm, file),
                 Err(e) => toolhost::CheckReport {
                     info: None,
+                    plain: Vec::new(),
                     problems: vec![toolhost::Problem {
                         severity: toolhost::Severity::Error,
                         field: "component",

@@ -9,6 +9,9 @@ use toolhost::{
     ToolResult,
 };
 
+mod check;
+pub use check::{check_json, check_text};
+
 /// Print a warning to stderr.
 pub fn warn(message: &str) {
     eprintln!("warning: {message}");
@@ -274,61 +277,6 @@ pub fn describe(executor: &Executor, plugin: &Plugin, json: bool) -> std::io::Re
 /// `toolhost schema`.
 pub fn schemas(schemas: &[serde_json::Value]) -> std::io::Result<()> {
     json_out(&schemas)
-}
-
-/// `toolhost check` of one file: `ok` and what the tool asks for on
-/// stdout, each problem (and `does not conform`) on stderr.
-pub fn check_text(file: &std::path::Path, report: &toolhost::CheckReport) -> std::io::Result<()> {
-    use toolhost::Severity;
-    let errors = report
-        .problems
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-        .count();
-    if let Some(info) = report.info.as_ref().filter(|_| report.conforms()) {
-        let caps: Vec<String> = info.capabilities.iter().map(ToString::to_string).collect();
-        text(&format!(
-            "ok: {}: `{}` {}, asks for: {}\n",
-            file.display(),
-            info.name,
-            info.version,
-            caps_text(&caps),
-        ))?;
-    } else {
-        eprintln!(
-            "error: {}: does not conform ({errors} error{}):",
-            file.display(),
-            if errors == 1 { "" } else { "s" }
-        );
-    }
-    for p in &report.problems {
-        let label = match p.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        eprintln!("  {label}: {}: {}\n    fix: {}", p.field, p.message, p.fix);
-    }
-    Ok(())
-}
-
-/// `toolhost check --json`.
-pub fn check_json(reports: &[(&std::path::PathBuf, toolhost::CheckReport)]) -> std::io::Result<()> {
-    let all: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|(file, report)| {
-            serde_json::json!({
-                "file": file.display().to_string(),
-                "conforms": report.conforms(),
-                "tool": report.info.as_ref().map(|info| serde_json::json!({
-                    "name": info.name,
-                    "version": info.version,
-                    "capabilities": info.capabilities.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                })),
-                "problems": report.problems,
-            })
-        })
-        .collect();
-    json_out(&all)
 }
 
 /// `toolhost test`: each case `ok` or `FAILED` with what differed, and a

@@ -1,0 +1,55 @@
+//! One call of a plain component's exported function (crate::plain): the
+//! same fresh store, grant, limits and deadline as any tool's call, the
+//! function called with component values.
+
+use super::*;
+use wasmtime::component::{ComponentExportIndex, InstancePre, Val};
+
+/// Call the function `export` of the component linked as `pre` with
+/// `params` in a fresh sandbox built from `req`, holding a call slot;
+/// `finish` reads its `results` values into the call's outcome.
+pub(crate) fn run_plain(
+    runtime: &Arc<Runtime>,
+    tool: &str,
+    (pre, export): (&InstancePre<CallState>, &ComponentExportIndex),
+    (params, results): (&[Val], usize),
+    req: &CallRequest<'_>,
+    finish: impl FnOnce(Vec<Val>) -> Outcome,
+) -> Outcome {
+    let _slot = runtime.slot();
+    let call = || {
+        let (mut store, captured) = new_store(runtime, Some(runtime), tool, req, None)?;
+        let call_id = req.context.call_id.to_string();
+        let instance = pre.instantiate(&mut store).map_err(|e| {
+            let stderr = captured.finish(tool, &call_id);
+            classify(&e, store.data(), req.limits, &stderr)
+        })?;
+        let func = instance.get_func(&mut store, export).ok_or_else(|| {
+            CallError::new(
+                ErrorKind::Failed,
+                format!("the component of `{tool}` has no such function any more"),
+            )
+        })?;
+        let mut values = vec![Val::Bool(false); results];
+        let called = func.call(&mut store, params, &mut values);
+        let stderr = captured.finish(tool, &call_id);
+        match called {
+            Ok(()) => match finish(values) {
+                Ok(mut out) => {
+                    note_hidden(&mut out, store.data().paths.hidden());
+                    Ok(out)
+                }
+                Err(err) => Err(with_notes(err, store.data().paths.notes())),
+            },
+            Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
+        }
+    };
+    // As for a toolhost plugin's call (sandbox.rs `execute`).
+    if !req.grant.network.is_empty() {
+        return call();
+    }
+    CALL_RUNTIME.with(|rt| {
+        let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
+        call()
+    })
+}

@@ -1,0 +1,333 @@
+//! Plain WIT components (no toolhost SDK, no toolhost WIT) as tools: the
+//! fixture tests/fixtures/fixture_plain is built with wit-bindgen alone
+//! and exports functions over a record, a variant, an enum, flags, an
+//! option, a list, a tuple and a result. `toolhost check` shows the
+//! derived schemas (checked here against the expected JSON Schemas), and
+//! an MCP client lists and calls them: valid input gives the structured
+//! output, invalid input `invalid_input` naming the field, an error result
+//! a tool error, and files only through a grant.
+
+use crate::mcp::{Client, call, connect, is_error, text};
+use crate::support::{fixtures_dir, json, toolhost, workspace, write};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// A plugin directory holding the plain fixture as `inventory.wasm`.
+fn plugin_dir() -> tempfile::TempDir {
+    let dir = workspace();
+    let from = fixtures_dir().join("plain/fixture_plain.wasm");
+    std::fs::copy(&from, dir.path().join("inventory.wasm")).expect("copy the plain fixture");
+    dir
+}
+
+fn item_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "count": {"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64},
+            "price": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["name", "count", "tags"],
+        "additionalProperties": false,
+    })
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object", "properties": properties, "required": required,
+        "additionalProperties": false,
+    })
+}
+
+#[test]
+fn check_shows_one_tool_per_function_with_the_derived_schemas() {
+    let plugins = plugin_dir();
+    let file = plugins.path().join("inventory.wasm");
+    let out = toolhost(
+        plugins.path(),
+        &["check", "--json", &file.display().to_string()],
+    );
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let report = json(&out);
+    let tools = report[0]["plain_tools"].as_array().expect("plain tools");
+    let by_name = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {tools:?}"))
+            .clone()
+    };
+    let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "inventory_count_lines",
+            "inventory_find",
+            "inventory_greet",
+            "inventory_label",
+            "inventory_restock",
+            "inventory_swap",
+            "inventory_total"
+        ]
+    );
+
+    let total = by_name("inventory_total");
+    let pick = json!({"oneOf": [
+        object(json!({"by-name": {"type": "string"}}), &["by-name"]),
+        object(json!({"by-index": {"type": "integer", "minimum": 0, "maximum": 65535}}), &["by-index"]),
+        {"const": "everything"},
+    ]});
+    let expected_input = object(
+        json!({
+            "items": {"type": "array", "items": item_schema()},
+            "pick": pick,
+            "unit": {"type": "string", "enum": ["pieces", "dozens"]},
+        }),
+        &["items", "pick", "unit"],
+    );
+    assert_eq!(total["input_schema"], expected_input);
+    // result<u64, string>: the success type, under `value`.
+    let u64_schema = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
+    assert_eq!(
+        total["output_schema"],
+        object(json!({"value": u64_schema}), &["value"])
+    );
+
+    let label = by_name("inventory_label");
+    let style = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "enum": ["upper", "reversed"]}});
+    assert_eq!(
+        label["input_schema"],
+        object(
+            json!({"item": item_schema(), "style": style}),
+            &["item", "style"]
+        )
+    );
+
+    let find = by_name("inventory_find");
+    let maybe_item = json!({"anyOf": [item_schema(), {"type": "null"}]});
+    assert_eq!(
+        find["output_schema"],
+        object(json!({"value": maybe_item}), &["value"])
+    );
+
+    // A record result is the output as it is.
+    let restock = by_name("inventory_restock");
+    assert_eq!(restock["output_schema"], item_schema());
+
+    let swap = by_name("inventory_swap");
+    let char_schema = json!({"type": "string", "minLength": 1, "maxLength": 1});
+    let s8 = json!({"type": "integer", "minimum": -128, "maximum": 127});
+    assert_eq!(
+        swap["input_schema"]["properties"]["pair"],
+        json!({"type": "array", "prefixItems": [s8, char_schema], "items": false,
+               "minItems": 2, "maxItems": 2})
+    );
+    // Only what the imports can use is asked for: files (Rust's std imports
+    // wasi:filesystem), never commands.
+    for tool in tools {
+        assert_eq!(tool["capabilities"], json!(["workspace:write"]), "{tool}");
+    }
+}
+
+/// A result's structured content without the `text` member toolhost's MCP
+/// server adds to every tool's.
+fn structured(result: &rmcp::model::CallToolResult) -> Value {
+    let mut value = result.structured_content.clone().unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        object.remove("text");
+    }
+    value
+}
+
+async fn serve(ws: &Path, plugins: &Path, grant: Option<&str>) -> crate::mcp::Session {
+    let (dir, plugins) = (ws.display().to_string(), plugins.display().to_string());
+    let mut args = vec![
+        "serve",
+        "--workspace",
+        &dir,
+        "--plugin-dir",
+        &plugins,
+        "--mode",
+        "yolo",
+    ];
+    if let Some(grant) = grant {
+        args.extend(["--grant", grant]);
+    }
+    let session = connect(ws, &args, Client::default()).await;
+    // On a first start the component is compiled in the background, and
+    // its tools are added when it is.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let listed = session.list_all_tools().await.expect("tools/list");
+        if listed.iter().any(|t| t.name == "inventory_total") {
+            return session;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the plain component never loaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_lists_and_calls_a_plain_component() {
+    let ws = workspace();
+    let plugins = plugin_dir();
+    let session = serve(ws.path(), plugins.path(), None).await;
+    let listed = session.list_all_tools().await.expect("tools/list");
+    let total = listed
+        .iter()
+        .find(|t| t.name == "inventory_total")
+        .expect("inventory_total is listed");
+    assert!(total.output_schema.is_some(), "{total:?}");
+    assert!(
+        listed.iter().any(|t| t.name == "read_file"),
+        "the built-ins stay"
+    );
+
+    let items = json!([
+        {"name": "egg", "count": 30, "tags": ["fresh"]},
+        {"name": "nut", "count": 6, "price": 1.25, "tags": []},
+    ]);
+    let done = call(
+        &session,
+        "inventory_total",
+        json!({"items": items, "pick": "everything", "unit": "dozens"}),
+    )
+    .await
+    .expect("a call");
+    assert!(!is_error(&done), "{done:?}");
+    assert_eq!(structured(&done), json!({"value": 3}));
+
+    let by_name = json!({"items": items, "pick": {"by-name": "nut"}, "unit": "pieces"});
+    let nut = call(&session, "inventory_total", by_name)
+        .await
+        .expect("a call");
+    assert_eq!(structured(&nut), json!({"value": 6}));
+
+    // An error result is a tool error with its text.
+    let none = json!({"items": items, "pick": {"by-name": "kiwi"}, "unit": "pieces"});
+    let failed = call(&session, "inventory_total", none)
+        .await
+        .expect("a call");
+    assert!(is_error(&failed), "{failed:?}");
+    assert!(
+        text(&failed).contains("nothing was picked"),
+        "{}",
+        text(&failed)
+    );
+
+    // Invalid input names the field.
+    let bad = json!({"items": [{"name": "egg", "count": "many", "tags": []}], "pick": "everything", "unit": "pieces"});
+    let refused = call(&session, "inventory_total", bad)
+        .await
+        .expect("a call");
+    assert!(is_error(&refused), "{refused:?}");
+    let said = text(&refused);
+    assert!(
+        said.contains("invalid_input") && said.contains("items[0].count"),
+        "{said}"
+    );
+    let bad_case = json!({"items": items, "pick": {"by-colour": "red"}, "unit": "pieces"});
+    let refused = call(&session, "inventory_total", bad_case)
+        .await
+        .expect("a call");
+    assert!(
+        is_error(&refused) && text(&refused).contains("pick"),
+        "{}",
+        text(&refused)
+    );
+
+    // An option, a record, flags, a tuple and a char come back as JSON.
+    let found = call(
+        &session,
+        "inventory_find",
+        json!({"items": items, "name": "nut"}),
+    )
+    .await
+    .expect("a call");
+    assert_eq!(
+        structured(&found),
+        json!({"value": {"name": "nut", "count": 6, "price": 1.25, "tags": []}})
+    );
+    let missing = call(
+        &session,
+        "inventory_find",
+        json!({"items": [], "name": "nut"}),
+    )
+    .await
+    .expect("a call");
+    assert_eq!(structured(&missing), json!({"value": null}));
+    let label = json!({"item": {"name": "egg", "count": 2, "tags": []}, "style": ["upper"]});
+    let labelled = call(&session, "inventory_label", label)
+        .await
+        .expect("a call");
+    assert_eq!(text(&labelled), "EGG X2");
+    let swapped = call(
+        &session,
+        "inventory_swap",
+        json!({"pair": [-7, "é"], "flag": false}),
+    )
+    .await
+    .expect("a call");
+    assert_eq!(structured(&swapped), json!({"value": ["é", -7, true]}));
+    let more = json!({"item": {"name": "egg", "count": 2, "tags": ["x"]}, "more": 10});
+    let restocked = call(&session, "inventory_restock", more)
+        .await
+        .expect("a call");
+    assert_eq!(
+        structured(&restocked),
+        json!({"name": "egg", "count": 12, "tags": ["x"]})
+    );
+    let hello = call(&session, "inventory_greet", json!({"name": "Ada"}))
+        .await
+        .expect("a call");
+    assert_eq!(text(&hello), "hello, Ada");
+    session.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_component_reads_files_only_when_granted() {
+    let ws = workspace();
+    write(ws.path(), "notes.txt", "one\ntwo\nthree\n");
+    let plugins = plugin_dir();
+    let session = serve(ws.path(), plugins.path(), None).await;
+    let denied = call(
+        &session,
+        "inventory_count_lines",
+        json!({"path": "notes.txt"}),
+    )
+    .await
+    .expect("a call");
+    assert!(
+        is_error(&denied),
+        "nothing granted, nothing seen: {denied:?}"
+    );
+    session.cancel().await.expect("close");
+
+    let granted = Some("inventory_count_lines=workspace:read");
+    let session = serve(ws.path(), plugins.path(), granted).await;
+    let counted = call(
+        &session,
+        "inventory_count_lines",
+        json!({"path": "notes.txt"}),
+    )
+    .await
+    .expect("a call");
+    assert_eq!(structured(&counted), json!({"value": 3}), "{counted:?}");
+    // The grant is the workspace only: nothing outside it.
+    let outside = call(
+        &session,
+        "inventory_count_lines",
+        json!({"path": "/etc/passwd"}),
+    )
+    .await
+    .expect("a call");
+    assert!(is_error(&outside), "{outside:?}");
+    session.cancel().await.expect("close");
+}
