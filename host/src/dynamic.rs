@@ -385,6 +385,7 @@ fn grant_capabilities(grant: &Grant) -> Vec<Capability> {
     if !grant.network.is_empty() {
         caps.push(Capability::Network(grant.network.clone()));
     }
+    caps.extend(grant.env.iter().cloned().map(Capability::Env));
     caps
 }
 

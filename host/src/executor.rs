@@ -121,6 +121,8 @@ pub struct Executor {
     group_texts: std::collections::BTreeMap<String, String>,
     /// The embedder's services (`None`: none offered).
     services: Option<Arc<crate::services::Services>>,
+    /// Secrets people stored for tools (`None`: none are read).
+    secrets: Option<crate::secrets::Secrets>,
     /// What tools there are, and where they are loaded from.
     catalog: Catalog,
     /// How each call is decided and recorded.
@@ -177,6 +179,7 @@ impl Executor {
             broker: Arc::new(broker),
             state_dirs: HashMap::new(),
             services: None,
+            secrets: None,
             catalog: Catalog {
                 registry: RwLock::new(Arc::new(registry)),
                 plugin_dirs: Vec::new(),
@@ -205,6 +208,13 @@ impl Executor {
                 metrics: metrics::CallMetrics::default(),
             },
         }
+    }
+
+    /// Give tools the secrets stored in `secrets` for the variables they
+    /// declare and are granted ([`crate::secrets`]).
+    pub fn with_secrets(mut self, secrets: crate::secrets::Secrets) -> Self {
+        self.secrets = Some(secrets);
+        self
     }
 
     /// Offer the embedder's `services` to the tools granted them
@@ -505,7 +515,13 @@ impl Executor {
                 }
             }
         }
-        grant.effective(&plugin.info().capabilities)
+        let mut effective = grant.effective(&plugin.info().capabilities);
+        // A built-in is the host's own code: the configuration that grants
+        // it a variable (web_search's key) names it for it.
+        if *plugin.origin() == Origin::Builtin {
+            effective.env.clone_from(&grant.env);
+        }
+        effective
     }
 
     /// What calls of `plugin` can change, with the grant it gets here: the

@@ -51,6 +51,7 @@ pub mod remote;
 pub mod schema;
 // 5: the registry and the user's trust store
 mod registry;
+pub mod secrets;
 mod trust;
 // 6: tools agents create, stored and approved
 pub mod dynamic;

@@ -57,11 +57,12 @@ struct Found {
 /// The tools of the plain component `component` (linked as `pre`), named
 /// after `stem` (its file name): one per exported function, or why none.
 pub(crate) fn tools(
-    engine: &Engine,
+    runtime: &Runtime,
     component: &Component,
     pre: &InstancePre<CallState>,
     stem: &str,
 ) -> Result<Vec<(ToolInfo, Arc<PlainFunc>)>, String> {
+    let engine = &runtime.engine;
     let found = exported_functions(engine, component);
     if found.is_empty() {
         return Err(
@@ -70,7 +71,8 @@ pub(crate) fn tools(
                 .into(),
         );
     }
-    let caps = capabilities(engine, component);
+    let mut caps = capabilities(engine, component);
+    caps.env = declared_env(runtime, component, pre)?;
     let prefix = snake(stem);
     let mut tools = Vec::new();
     let mut refused = Vec::new();
@@ -130,6 +132,8 @@ fn exported_functions(engine: &Engine, component: &Component) -> Vec<Found> {
                     });
                 }
             }
+            // How it declares its environment, not a tool.
+            ComponentItem::ComponentInstance(_) if name == sandbox::ENVIRONMENT => {}
             ComponentItem::ComponentInstance(instance) => {
                 let Some(parent) = component.get_export_index(None, name) else {
                     continue;
@@ -162,6 +166,35 @@ fn exported_functions(engine: &Engine, component: &Component) -> Vec<Found> {
 struct Caps {
     files: bool,
     http: bool,
+    /// The environment variables it declares.
+    env: Vec<String>,
+}
+
+/// The environment variables the component declares through the WIT
+/// `environment` interface, asked in an empty sandbox; checked.
+fn declared_env(
+    runtime: &Runtime,
+    component: &Component,
+    pre: &InstancePre<CallState>,
+) -> Result<Vec<String>, String> {
+    let exported = component
+        .component_type()
+        .exports(&runtime.engine)
+        .any(|(name, _)| name == sandbox::ENVIRONMENT);
+    if !exported {
+        return Ok(Vec::new());
+    }
+    let names = sandbox::in_empty_sandbox(runtime, "environment.variables()", |store| {
+        let instance = pre.instantiate(&mut *store)?;
+        sandbox::declared_env(store, &instance)
+    })?;
+    match crate::types::tool_info::env_problems(&names)
+        .into_iter()
+        .next()
+    {
+        Some(problem) => Err(problem.message),
+        None => Ok(names),
+    }
 }
 
 fn capabilities(engine: &Engine, component: &Component) -> Caps {
@@ -173,6 +206,7 @@ fn capabilities(engine: &Engine, component: &Component) -> Caps {
     Caps {
         files: imports.iter().any(|n| n.starts_with("wasi:filesystem/")),
         http: imports.iter().any(|n| n.starts_with("wasi:http/")),
+        env: Vec::new(),
     }
 }
 
@@ -217,6 +251,12 @@ fn describe(
             "*".into(),
         ]));
     }
+    capabilities.extend(
+        caps.env
+            .iter()
+            .cloned()
+            .map(crate::types::tool_info::Capability::Env),
+    );
     let version = wit_name
         .split_once('@')
         .and_then(|(_, v)| v.split('#').next())
@@ -301,7 +341,7 @@ pub fn check_component(runtime: &Runtime, wasm: &[u8], file: &std::path::Path) -
     };
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
     match tools(
-        &runtime.engine,
+        runtime,
         &component,
         &pre,
         stem.as_deref().unwrap_or("component"),

@@ -238,7 +238,7 @@ impl Plugin {
             if let Some(pre) = plain {
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
                 let tools = crate::plain::tools(
-                    &runtime.engine,
+                    runtime,
                     &component,
                     &pre,
                     stem.as_deref().unwrap_or("component"),

@@ -14,7 +14,7 @@ mod preinit;
 pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
-use crate::types::tool_info::{Problem, Severity, ToolInfo, problems_of};
+use crate::types::tool_info::{Problem, Severity, ToolInfo, env_problems, problems_of};
 use cache::CompileCache;
 use sandbox::CallState;
 use std::collections::{HashMap, HashSet};
@@ -441,7 +441,13 @@ impl Runtime {
         key: &str,
         pre: &ToolPluginPre<CallState>,
     ) -> Result<ToolInfo, String> {
-        let info = ToolInfo::from_wit(sandbox::describe(self, pre)?).map_err(|e| e.to_string())?;
+        let (raw, env) = sandbox::describe(self, pre)?;
+        if let Some(problem) = env_problems(&env).into_iter().next() {
+            return Err(problem.message);
+        }
+        let info = ToolInfo::from_wit(raw)
+            .map_err(|e| e.to_string())?
+            .with_env(env);
         self.cache.store_info(key, &info);
         Ok(info)
     }
@@ -500,15 +506,17 @@ impl Runtime {
             let problems = problems_of(&(&info).into());
             return (Some((key, info, pre)), problems);
         }
-        let raw = match sandbox::describe(self, &pre) {
-            Ok(raw) => raw,
+        let (raw, env) = match sandbox::describe(self, &pre) {
+            Ok(described) => described,
             Err(e) => {
                 let fix = "`describe` must return without touching files, commands or the network";
                 return (None, vec![Problem::component(e, fix)]);
             }
         };
-        let problems = problems_of(&raw);
+        let mut problems = problems_of(&raw);
+        problems.extend(env_problems(&env));
         let checked = ToolInfo::from_wit(raw).ok().map(|info| {
+            let info = info.with_env(env);
             self.cache.store_info(&key, &info);
             (key, info, pre)
         });

@@ -271,7 +271,7 @@ fn check_reports_every_problem_at_once_and_warnings_do_not_fail() {
     let out = toolhost(ws.path(), &["check", bad]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("does not conform (5 errors)"), "{err}");
+    assert!(err.contains("does not conform (6 errors)"), "{err}");
     for (field, says) in [
         ("name", "name it `count_words`"),
         ("description", "too short"),
@@ -279,13 +279,14 @@ fn check_reports_every_problem_at_once_and_warnings_do_not_fail() {
         ("output_schema", "not valid JSON Schema"),
         ("version", "the version is empty"),
         ("capabilities", "every host"),
+        ("environment", "`NOT-A-NAME` is not an environment variable's name"),
     ] {
         assert!(
             err.lines().any(|l| l.contains(&format!("{field}: "))) && err.contains(says),
             "{field} / {says} not in:\n{err}"
         );
     }
-    assert_eq!(err.matches("fix: ").count(), 6, "{err}");
+    assert_eq!(err.matches("fix: ").count(), 7, "{err}");
 
     // The echo fixture has no output schema: a warning, and it conforms.
     let out = toolhost(ws.path(), &["check", echo]);
@@ -310,7 +311,7 @@ fn check_reports_every_problem_at_once_and_warnings_do_not_fail() {
         .iter()
         .filter(|p| p["severity"] == "error")
         .count();
-    assert_eq!(errors, 5, "{}", all[0]);
+    assert_eq!(errors, 6, "{}", all[0]);
     assert_eq!(all[1]["conforms"], true);
     assert_eq!(all[1]["tool"]["name"], "echo");
     assert_eq!(all[1]["problems"][0]["severity"], "warning");

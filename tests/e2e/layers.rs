@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     // the registry and the user's trust store
     ("registry", 5),
     ("trust", 5),
+    ("secrets", 5),
     // tools agents create
     ("dynamic", 6),
     // the call pipeline

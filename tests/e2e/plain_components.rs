@@ -8,7 +8,9 @@
 //! a tool error, and files only through a grant.
 
 use crate::mcp::{Client, call, connect, is_error, text};
-use crate::support::{fixtures_dir, json, toolhost, workspace, write};
+use crate::support::{
+    fixtures_dir, json, stderr, stdout, toolhost, toolhost_command, workspace, write,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -49,7 +51,7 @@ fn check_shows_one_tool_per_function_with_the_derived_schemas() {
         plugins.path(),
         &["check", "--json", &file.display().to_string()],
     );
-    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
     let report = json(&out);
     let tools = report[0]["plain_tools"].as_array().expect("plain tools");
     let by_name = |name: &str| {
@@ -65,6 +67,7 @@ fn check_shows_one_tool_per_function_with_the_derived_schemas() {
         names,
         [
             "inventory_count_lines",
+            "inventory_env_var",
             "inventory_find",
             "inventory_greet",
             "inventory_label",
@@ -127,9 +130,13 @@ fn check_shows_one_tool_per_function_with_the_derived_schemas() {
                "minItems": 2, "maxItems": 2})
     );
     // Only what the imports can use is asked for: files (Rust's std imports
-    // wasi:filesystem), never commands.
+    // wasi:filesystem), never commands; and the variable it declares.
     for tool in tools {
-        assert_eq!(tool["capabilities"], json!(["workspace:write"]), "{tool}");
+        assert_eq!(
+            tool["capabilities"],
+            json!(["workspace:write", "env:INVENTORY_TOKEN"]),
+            "{tool}"
+        );
     }
 }
 
@@ -330,4 +337,118 @@ async fn a_plain_component_reads_files_only_when_granted() {
     .expect("a call");
     assert!(is_error(&outside), "{outside:?}");
     session.cancel().await.expect("close");
+}
+
+/// `toolhost ARGS` with the user's data directory at `data` (where
+/// secrets are kept), `stdin` and extra `env`.
+fn toolhost_at(
+    ws: &Path,
+    data: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = toolhost_command(ws, args)
+        .env("XDG_DATA_HOME", data)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn toolhost");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().expect("toolhost ran")
+}
+
+#[test]
+fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
+    use std::os::unix::fs::PermissionsExt as _;
+    const SECRET: &str = "s3cr3t-value-42";
+    let ws = workspace();
+    let data = workspace();
+    let plugins = plugin_dir();
+    let plugin_dir = plugins.path().display().to_string();
+    let audit = ws.path().join("audit.jsonl");
+    let audit_arg = audit.display().to_string();
+
+    let set = ["secret", "set", "inventory_env_var", "INVENTORY_TOKEN"];
+    let out = toolhost_at(ws.path(), data.path(), &set, &format!("{SECRET}\n"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = data.path().join("toolhost/secrets/inventory_env_var.json");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let listed = toolhost_at(ws.path(), data.path(), &["secret", "list"], "", &[]);
+    assert_eq!(stdout(&listed), "inventory_env_var: INVENTORY_TOKEN\n");
+
+    let call_with = |grant: Option<&str>, var: &str| {
+        let args_json = format!(r#"{{"name":"{var}"}}"#);
+        let mut args = vec!["--plugin-dir", &plugin_dir, "--audit", &audit_arg];
+        if let Some(grant) = grant {
+            args.extend(["--grant", grant]);
+        }
+        args.extend(["call", "inventory_env_var", &args_json, "--json"]);
+        // The host has a variable of the same name: the secret wins.
+        let env = [
+            ("INVENTORY_TOKEN", "from-the-host"),
+            ("TOOLHOST_LOG", "debug"),
+        ];
+        toolhost_at(ws.path(), data.path(), &args, "", &env)
+    };
+    // Declared, not granted: nothing.
+    let out = call_with(None, "INVENTORY_TOKEN");
+    assert_eq!(
+        json(&out)["structured"]["value"],
+        Value::Null,
+        "{}",
+        stdout(&out)
+    );
+    // Declared and granted: the secret, which no output shows.
+    let out = call_with(
+        Some("inventory_env_var=env:INVENTORY_TOKEN"),
+        "INVENTORY_TOKEN",
+    );
+    assert_eq!(
+        json(&out)["structured"]["value"],
+        "[secret INVENTORY_TOKEN]",
+        "{}",
+        stdout(&out)
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("read INVENTORY_TOKEN"),
+        "the tool's stderr is logged: {said}"
+    );
+    assert!(!said.contains(SECRET), "the secret leaked: {said}");
+    // Granted but not declared: nothing, whatever the host holds.
+    let out = call_with(Some("inventory_env_var=env:HOME"), "HOME");
+    assert_eq!(
+        json(&out)["structured"]["value"],
+        Value::Null,
+        "{}",
+        stdout(&out)
+    );
+    let audited = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(audited.lines().count(), 3, "{audited}");
+    assert!(!audited.contains(SECRET), "{audited}");
+
+    let removed = toolhost_at(
+        ws.path(),
+        data.path(),
+        &["secret", "remove", "inventory_env_var", "INVENTORY_TOKEN"],
+        "",
+        &[],
+    );
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    // Without the secret, the host's own variable.
+    let out = call_with(
+        Some("inventory_env_var=env:INVENTORY_TOKEN"),
+        "INVENTORY_TOKEN",
+    );
+    assert_eq!(json(&out)["structured"]["value"], "from-the-host");
 }

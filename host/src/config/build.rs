@@ -65,6 +65,10 @@ impl Config {
             .map_err(|e| bad(e.to_string()))?
             .with_commands(self.commands.to_command_config())
             .map_err(|e| bad(e.to_string()))?;
+        // Secrets people stored for tools (`toolhost secret set`).
+        if let Ok(secrets) = crate::secrets::Secrets::user() {
+            executor = executor.with_secrets(secrets);
+        }
         if let Some(tz) = &self.timezone {
             executor = executor.with_setting(setting::TIMEZONE, tz.clone());
         }

@@ -11,7 +11,7 @@ use crate::registry::Registry;
 use crate::runtime::MAX_TIMEOUT;
 use crate::runtime::sandbox::{CallRequest, PluginOutput};
 use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
-use crate::types::grant::{Access, Effective};
+use crate::types::grant::{Access, Effective, SecretValue, redact_json};
 use crate::types::result::{CallError, ErrorKind, ToolResult};
 use crate::types::sensitivity::Sensitivity;
 
@@ -293,6 +293,8 @@ impl Executor {
             limits.timeout = timeout.min(MAX_TIMEOUT);
         }
         let settings = self.settings_for(plugin);
+        let with_secrets = self.secrets_for(plugin.name(), grant)?;
+        let grant = with_secrets.as_ref().unwrap_or(grant);
         let request = CallRequest {
             args: if args.trim().is_empty() { "{}" } else { args },
             context: &options.context,
@@ -306,7 +308,51 @@ impl Executor {
             progress: options.progress.as_ref(),
             services: self.services.as_ref(),
         };
-        plugin.run(&self.runtime, &request)
+        let outcome = plugin.run(&self.runtime, &request);
+        if grant.secrets.is_empty() {
+            return outcome;
+        }
+        // Nothing the call leaves holds a secret's value.
+        let secrets = &grant.secrets;
+        match outcome {
+            Ok(mut out) => {
+                out.content = crate::types::grant::redact(&out.content, secrets).into_owned();
+                if let Some(structured) = &mut out.structured {
+                    redact_json(structured, secrets);
+                }
+                Ok(out)
+            }
+            Err(mut err) => {
+                err.message = crate::types::grant::redact(&err.message, secrets).into_owned();
+                Err(err)
+            }
+        }
+    }
+
+    /// `grant` with the secrets stored for `tool` among its variables, if
+    /// it has any (`None`: as it is).
+    fn secrets_for(&self, tool: &str, grant: &Effective) -> Result<Option<Effective>, CallError> {
+        let Some(store) = self.secrets.as_ref().filter(|_| !grant.env.is_empty()) else {
+            return Ok(None);
+        };
+        let stored = store.of(tool).map_err(|e| {
+            CallError::new(
+                ErrorKind::Failed,
+                format!("cannot read the secrets of `{tool}`: {e}"),
+            )
+        })?;
+        let secrets: Vec<_> = grant
+            .env
+            .iter()
+            .filter_map(|name| Some((name.clone(), SecretValue(stored.get(name)?.clone()))))
+            .collect();
+        if secrets.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Effective {
+            secrets,
+            ..grant.clone()
+        }))
     }
 
     /// Step 6: Post-edit hooks for the files the call changed, as a person

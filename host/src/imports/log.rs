@@ -7,6 +7,7 @@ use crate::runtime::sandbox::CallState;
 impl log::Host for CallState {
     fn log(&mut self, level: log::Level, message: String) {
         const MAX: usize = 8 << 10;
+        let message = crate::types::grant::redact(&message, &self.secrets).into_owned();
         let message = if message.len() > MAX {
             let cut = message.floor_char_boundary(MAX);
             format!("{}… [{} bytes cut]", &message[..cut], message.len() - cut)

@@ -28,7 +28,7 @@ use crate::broker::BrokerCall;
 use crate::dirs::GrantedDirs;
 use crate::guard::PathGuard;
 use crate::net::{NetHooks, NetPolicy};
-use crate::types::grant::{Access, Effective};
+use crate::types::grant::{Access, Effective, redact};
 use crate::types::paths::PathRules;
 use crate::types::result::{CallError, ErrorKind};
 use pipe::CappedPipe;
@@ -45,7 +45,7 @@ use limiter::*;
 mod wasi;
 use wasi::*;
 mod plain;
-pub(crate) use plain::run_plain;
+pub(crate) use plain::{ENVIRONMENT, declared_env, run_plain};
 
 /// Everything one sandboxed call needs.
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +140,8 @@ pub(crate) struct CallState {
     /// Who is calling: the call id and session tag its log lines (the
     /// session routes them to its own MCP client); services' handlers get it.
     pub(crate) context: CallContext,
+    /// The call's secrets: redacted from the tool's log lines.
+    pub(crate) secrets: Vec<(String, crate::types::grant::SecretValue)>,
 }
 
 impl CallState {
@@ -295,13 +297,22 @@ fn new_store(
         services: req.services.cloned(),
         services_granted: req.grant.services.clone(),
         context: req.context.clone(),
+        secrets: req.grant.secrets.clone(),
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
     store.set_hostcall_fuel(req.limits.hostcall_fuel);
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| on_epoch(ctx.data_mut()));
-    Ok((store, Captured { stdout, stderr }))
+    let secrets = req.grant.secrets.clone();
+    Ok((
+        store,
+        Captured {
+            stdout,
+            stderr,
+            secrets,
+        },
+    ))
 }
 
 /// At each epoch tick: stop a call that was cancelled or is past its
@@ -327,12 +338,15 @@ fn on_epoch(state: &mut CallState) -> wasmtime::Result<UpdateDeadline> {
 struct Captured {
     stdout: CappedPipe,
     stderr: CappedPipe,
+    /// The call's secrets, redacted from both.
+    secrets: Vec<(String, crate::types::grant::SecretValue)>,
 }
 
 impl Captured {
     /// Log what the guest printed; returns its stderr for crash reports.
     fn finish(&self, tool: &str, call: &str) -> String {
-        let (stdout, stderr) = (self.stdout.text(), self.stderr.text());
+        let redacted = |text: String| redact(&text, &self.secrets).into_owned();
+        let (stdout, stderr) = (redacted(self.stdout.text()), redacted(self.stderr.text()));
         if !stdout.is_empty() {
             tracing::debug!(tool, call, stdout = %stdout, "plugin stdout");
         }
@@ -508,15 +522,18 @@ fn with_notes(mut err: CallError, notes: &[String]) -> CallError {
     err
 }
 
-/// Ask a freshly prepared plugin what it is, in an empty sandbox.
+/// Ask a freshly prepared plugin what it is, in an empty sandbox: its
+/// `describe()` answer, and the environment variables it declares (its
+/// optional `environment` export).
 pub(crate) fn describe(
     runtime: &Runtime,
     pre: &ToolPluginPre<CallState>,
-) -> Result<wit::ToolInfo, String> {
+) -> Result<(wit::ToolInfo, Vec<String>), String> {
     in_empty_sandbox(runtime, "describe()", |store| {
-        pre.instantiate(&mut *store)?
-            .toolhost_plugin_tool()
-            .call_describe(store)
+        let instance = pre.instance_pre().instantiate(&mut *store)?;
+        let plugin = crate::bindings::v0_1_0::ToolPlugin::new(&mut *store, &instance)?;
+        let info = plugin.toolhost_plugin_tool().call_describe(&mut *store)?;
+        Ok((info, declared_env(store, &instance)?))
     })
 }
 

@@ -50,9 +50,10 @@ pub struct Grant {
     /// path when the call's grant is computed, and one it does not have
     /// is not granted.
     pub state_dirs: Vec<(String, Access)>,
-    /// Host environment variables the tool sees (by name; the value is
-    /// read from the host when the call starts). Only an explicit grant
-    /// passes any: a tool starts with an empty environment.
+    /// Environment variables the tool sees (by name; the value is a
+    /// secret stored for the tool, else the host's, read when the call
+    /// starts). A tool gets one only if it declares it too
+    /// ([`Capability::Env`]): it starts with an empty environment.
     pub env: Vec<String>,
     /// The embedder's services it may call (`service:NAME`).
     pub services: Vec<String>,
@@ -117,10 +118,7 @@ impl Grant {
 
     /// What a tool declaring `declared` actually gets under this grant.
     pub fn effective(&self, declared: &[Capability]) -> Effective {
-        let mut out = Effective {
-            env: self.env.clone(),
-            ..Effective::default()
-        };
+        let mut out = Effective::default();
         for cap in declared {
             match cap {
                 Capability::WorkspaceRead => {
@@ -149,6 +147,12 @@ impl Grant {
                 Capability::Service(name) => {
                     if self.all_declared || self.services.contains(name) {
                         out.services.push(name.clone());
+                    }
+                }
+                // Only what both the tool declares and a person names.
+                Capability::Env(name) => {
+                    if self.env.contains(name) && !out.env.contains(name) {
+                        out.env.push(name.clone());
                     }
                 }
                 Capability::Directory { name, writable } => {
@@ -211,6 +215,65 @@ pub struct Effective {
     pub env: Vec<String>,
     /// The embedder's services it may call.
     pub services: Vec<String>,
+    /// Values a person stored for it (`toolhost secret set`), by variable
+    /// name, for variables of `env` only: they replace the host's, and are
+    /// redacted from what the call leaves ([`redact`]).
+    pub secrets: Vec<(String, SecretValue)>,
+}
+
+/// A secret's value: never printed (`Debug` shows `[secret]`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue(pub String);
+
+impl std::fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[secret]")
+    }
+}
+
+/// The shortest secret value that is redacted: a shorter one would blank
+/// ordinary words wherever they appear.
+pub const MIN_REDACTED_CHARS: usize = 4;
+
+/// `text` with every value of `secrets` (of at least
+/// [`MIN_REDACTED_CHARS`]) replaced by `[secret NAME]`.
+///
+/// ```
+/// use toolhost::grant::{SecretValue, redact};
+/// let secrets = [("TOKEN".to_owned(), SecretValue("s3cr3t-v4lue".into()))];
+/// assert_eq!(redact("got s3cr3t-v4lue back", &secrets), "got [secret TOKEN] back");
+/// ```
+pub fn redact<'a>(text: &'a str, secrets: &[(String, SecretValue)]) -> std::borrow::Cow<'a, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for (name, SecretValue(value)) in secrets {
+        if value.chars().count() >= MIN_REDACTED_CHARS && out.contains(value.as_str()) {
+            out = std::borrow::Cow::Owned(out.replace(value.as_str(), &format!("[secret {name}]")));
+        }
+    }
+    out
+}
+
+/// `value` with every string in it redacted ([`redact`]), keys included.
+pub fn redact_json(value: &mut serde_json::Value, secrets: &[(String, SecretValue)]) {
+    match value {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(r) = redact(s, secrets) {
+                *s = r;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_json(v, secrets)),
+        serde_json::Value::Object(map) => {
+            let taken = std::mem::take(map);
+            *map = taken
+                .into_iter()
+                .map(|(k, mut v)| {
+                    redact_json(&mut v, secrets);
+                    (redact(&k, secrets).into_owned(), v)
+                })
+                .collect();
+        }
+        _ => {}
+    }
 }
 
 impl Effective {
@@ -234,6 +297,7 @@ impl Effective {
             writable: d.access == Access::Write,
         }));
         out.extend(self.services.iter().cloned().map(Capability::Service));
+        out.extend(self.env.iter().cloned().map(Capability::Env));
         out
     }
 }
@@ -274,10 +338,15 @@ mod tests {
     }
 
     #[test]
-    fn env_keys_pass_only_when_granted() {
+    fn env_keys_pass_only_when_declared_and_granted() {
         let g = Grant::parse_caps("env:LANG,env:TZ").unwrap();
-        assert_eq!(g.effective(&[]).env, ["LANG", "TZ"]);
-        assert!(Grant::all().effective(&[]).env.is_empty());
+        assert!(g.effective(&[]).env.is_empty(), "nothing declared");
+        let declared = [Capability::Env("TZ".into()), Capability::Env("HOME".into())];
+        assert_eq!(g.effective(&declared).env, ["TZ"]);
+        assert!(
+            Grant::all().effective(&declared).env.is_empty(),
+            "only named grants pass any"
+        );
         assert!(Grant::parse_caps("env:A=B").is_err());
     }
 

@@ -23,20 +23,24 @@ impl From<wit::Capability> for Capability {
     }
 }
 
-impl From<&Capability> for wit::Capability {
-    fn from(c: &Capability) -> Self {
-        match c {
-            Capability::WorkspaceRead => Self::WorkspaceRead,
-            Capability::WorkspaceWrite => Self::WorkspaceWrite,
-            Capability::Commands => Self::Commands,
-            Capability::Network(hosts) => Self::Network(hosts.clone()),
-            Capability::Directory { name, writable } => Self::Directory(wit::DirectoryAccess {
+/// A capability as the WIT `capability` spells it; `None` for an
+/// environment variable, which a tool declares through its `environment`
+/// export instead.
+fn to_wit(c: &Capability) -> Option<wit::Capability> {
+    Some(match c {
+        Capability::WorkspaceRead => wit::Capability::WorkspaceRead,
+        Capability::WorkspaceWrite => wit::Capability::WorkspaceWrite,
+        Capability::Commands => wit::Capability::Commands,
+        Capability::Network(hosts) => wit::Capability::Network(hosts.clone()),
+        Capability::Directory { name, writable } => {
+            wit::Capability::Directory(wit::DirectoryAccess {
                 name: name.clone(),
                 writable: *writable,
-            }),
-            Capability::Service(name) => Self::Service(name.clone()),
+            })
         }
-    }
+        Capability::Service(name) => wit::Capability::Service(name.clone()),
+        Capability::Env(_) => return None,
+    })
 }
 
 /// What a plugin said about itself, from what was kept of it (the
@@ -49,7 +53,7 @@ impl From<&ToolInfo> for wit::ToolInfo {
             input_schema: info.input_schema.to_string(),
             output_schema: info.output_schema.as_ref().map(ToString::to_string),
             sensitive: info.sensitive,
-            capabilities: info.capabilities.iter().map(Into::into).collect(),
+            capabilities: info.capabilities.iter().filter_map(to_wit).collect(),
             version: info.version.clone(),
             title: Some(info.title.clone()),
             idempotent: info.idempotent,
@@ -124,6 +128,18 @@ impl ToolInfo {
             title: String::new(),
             idempotent: false,
         }
+    }
+
+    /// This tool-info with the environment variables `names` declared
+    /// (its `environment` export), checked by [`env_problems`].
+    pub(crate) fn with_env(mut self, names: Vec<String>) -> Self {
+        for name in names {
+            let cap = Capability::Env(name);
+            if !self.capabilities.contains(&cap) {
+                self.capabilities.push(cap);
+            }
+        }
+        self
     }
 
     /// Convert and check what a plugin's `describe` returned.
@@ -233,6 +249,21 @@ impl std::fmt::Display for Problem {
 /// Everything wrong with what a component's `describe` returned, errors
 /// and warnings, all at once (the checks behind loading stop at the
 /// first; these go on).
+/// What is wrong with the environment variables a tool declares.
+pub(crate) fn env_problems(names: &[String]) -> Vec<Problem> {
+    names
+        .iter()
+        .filter(|n| !toolhost_shared::grant::is_env_name(n))
+        .map(|n| {
+            Problem::error(
+                "environment",
+                format!("`{n}` is not an environment variable's name"),
+                "name variables with ASCII letters, digits and `_`, not starting with a digit",
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn problems_of(info: &wit::ToolInfo) -> Vec<Problem> {
     let mut problems = Vec::new();
     let name = &info.name;

@@ -5,7 +5,7 @@
 pub mod bindings {
     wit_bindgen::generate!({
         path: "wit",
-        world: "tool-plugin",
+        world: "tool-plugin-env",
         pub_export_macro: true,
         export_macro_name: "__toolhost_export",
         default_bindings_module: "toolhost_sdk::__private::bindings",
@@ -13,6 +13,7 @@ pub mod bindings {
 }
 
 use crate::{Context, Tool, schema};
+pub use bindings::exports::toolhost::plugin::environment::Guest as EnvGuest;
 pub use bindings::exports::toolhost::plugin::tool::Guest;
 use bindings::toolhost::plugin::types as wit;
 pub use std::string::String;
@@ -26,11 +27,25 @@ pub fn describe<T: Tool>(version: &str) -> ToolInfo {
         input_schema: schema::input_schema::<T::Args>().to_string(),
         output_schema: T::output_schema().map(|s| s.to_string()),
         sensitive: T::SENSITIVE,
-        capabilities: T::capabilities().into_iter().map(Into::into).collect(),
+        capabilities: T::capabilities()
+            .iter()
+            .filter_map(crate::capability::to_wit)
+            .collect(),
         version: version.to_owned(),
         title: T::TITLE.map(str::to_owned),
         idempotent: T::IDEMPOTENT,
     }
+}
+
+/// The `environment` export for tool `T`: the variables it declares.
+pub fn variables<T: Tool>() -> Vec<String> {
+    T::capabilities()
+        .into_iter()
+        .filter_map(|c| match c {
+            crate::Capability::Env(name) => Some(name),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The `call` export for tool `T`: parse, run, convert.
@@ -70,6 +85,38 @@ fn without_position(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct ReadsToken;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    impl Tool for ReadsToken {
+        type Args = NoArgs;
+        const NAME: &'static str = "reads_token";
+        const DESCRIPTION: &'static str = "Reads a token from its environment.";
+
+        fn capabilities() -> Vec<crate::Capability> {
+            vec![
+                crate::Capability::Network(vec!["api.github.com".into()]),
+                crate::Capability::Env("GITHUB_TOKEN".into()),
+            ]
+        }
+
+        fn call(_: NoArgs, _: &Context) -> Result<crate::Output, crate::ToolError> {
+            Ok(crate::Output::text("ok"))
+        }
+    }
+
+    // A variable is declared through the `environment` export, never as a
+    // WIT capability (which has no such case).
+    #[test]
+    fn env_capabilities_are_declared_through_the_environment_export() {
+        assert_eq!(variables::<ReadsToken>(), ["GITHUB_TOKEN"]);
+        let info = describe::<ReadsToken>("1.0.0");
+        assert_eq!(info.capabilities.len(), 1);
+        assert!(matches!(info.capabilities[0], wit::Capability::Network(_)));
+    }
 
     #[derive(serde::Deserialize, Debug)]
     #[serde(deny_unknown_fields)]

@@ -244,6 +244,12 @@ macro_rules! export_tool {
                 }
             }
 
+            impl $crate::__private::EnvGuest for ToolhostExport {
+                fn variables() -> ::std::vec::Vec<$crate::__private::String> {
+                    $crate::__private::variables::<$tool>()
+                }
+            }
+
             $crate::__private::bindings::__toolhost_export!(
                 ToolhostExport with_types_in $crate::__private::bindings
             );

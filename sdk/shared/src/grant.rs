@@ -33,6 +33,10 @@ pub enum Capability {
     },
     /// The embedding application's service of this name.
     Service(String),
+    /// The environment variable of this name (a host variable, or a secret
+    /// a person stored for the tool): declared by exporting the WIT
+    /// `environment` interface, passed only when granted `env:NAME`.
+    Env(String),
 }
 
 impl std::fmt::Display for Capability {
@@ -50,6 +54,7 @@ impl std::fmt::Display for Capability {
                 write!(f, "dir:{name}:{}", if *writable { "write" } else { "read" })
             }
             Self::Service(name) => write!(f, "service:{name}"),
+            Self::Env(name) => write!(f, "env:{name}"),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use toolhost::config::{BuildOptions, CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
+pub mod secret;
 mod settings;
 pub use settings::*;
 
@@ -301,6 +302,13 @@ pub enum Command {
     Dynamic {
         #[command(subcommand)]
         action: DynamicAction,
+    },
+    /// Store, list or remove the secrets tools read as environment
+    /// variables (kept 0600 in the user's data directory, never in
+    /// toolhost.toml).
+    Secret {
+        #[command(subcommand)]
+        action: secret::SecretAction,
     },
     // Its help is CallArgs's doc comment, which `OneCall` shows too.
     Call(CallArgs),

@@ -131,6 +131,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(_)
         | Command::Review(_)
         | Command::Completions { .. }
+        | Command::Secret { .. }
         | Command::New { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
@@ -149,6 +150,7 @@ fn without_settings(cli: &Cli) -> anyhow::Result<Option<ExitCode>> {
             let told = scaffold::new_project(name, *lang, dir.as_deref(), sdk.as_deref())?;
             output::text(&told)?;
         }
+        Command::Secret { action } => output::text(&cli::secret::run(action)?)?,
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

@@ -3,7 +3,27 @@
 //! function called with component values.
 
 use super::*;
-use wasmtime::component::{ComponentExportIndex, InstancePre, Val};
+use wasmtime::component::{ComponentExportIndex, Instance, InstancePre, Val};
+
+/// The WIT interface a component declares the environment variables it
+/// reads with (wit/plugin.wit).
+pub(crate) const ENVIRONMENT: &str = "toolhost:plugin/environment@0.1.0";
+
+/// The environment variables `instance` declares (its `environment`
+/// export's `variables()`), none if it does not export it.
+pub(crate) fn declared_env(
+    store: &mut Store<CallState>,
+    instance: &Instance,
+) -> wasmtime::Result<Vec<String>> {
+    let Some(interface) = instance.get_export_index(&mut *store, None, ENVIRONMENT) else {
+        return Ok(Vec::new());
+    };
+    let Some(func) = instance.get_export_index(&mut *store, Some(&interface), "variables") else {
+        return Ok(Vec::new());
+    };
+    let variables = instance.get_typed_func::<(), (Vec<String>,)>(&mut *store, &func)?;
+    Ok(variables.call(&mut *store, ())?.0)
+}
 
 /// Call the function `export` of the component linked as `pre` with
 /// `params` in a fresh sandbox built from `req`, holding a call slot;

@@ -20,8 +20,12 @@ pub(super) fn wasi_ctx(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
+    // A secret stored for the tool, else the host's variable.
     for key in &req.grant.env {
-        if let Ok(value) = std::env::var(key) {
+        let stored = req.grant.secrets.iter().find(|(name, _)| name == key);
+        if let Some((_, value)) = stored {
+            builder.env(key, &value.0);
+        } else if let Ok(value) = std::env::var(key) {
             builder.env(key, value);
         }
     }
