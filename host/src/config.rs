@@ -94,6 +94,12 @@ pub struct Config {
     pub allow_delete: bool,
     /// Directories of third-party `.wasm` plugins.
     pub plugin_dirs: Vec<PathBuf>,
+    /// Components from OCI registries (`[[plugins]] source = "oci://…"`),
+    /// pinned in the workspace's `toolhost.lock`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<PluginSection>,
+    /// How components from registries are trusted (`[signatures]`).
+    pub signatures: SignaturesSection,
     /// A directory of `NAME.md` files replacing tools' descriptions, and
     /// `groups/GROUP.md` files replacing the guidance of a tool group.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -298,6 +304,7 @@ impl Config {
         };
         self.workspace.iter_mut().for_each(fix);
         self.plugin_dirs.iter_mut().for_each(fix);
+        self.signatures.keys.iter_mut().for_each(fix);
         self.prompts_dir.iter_mut().for_each(fix);
         self.state_dir.iter_mut().for_each(fix);
         self.memory_dir.iter_mut().for_each(fix);

@@ -50,6 +50,8 @@ mod plugin;
 pub mod remote;
 pub mod schema;
 // 5: the registry and the user's trust store
+#[cfg(feature = "oci")]
+pub mod oci;
 mod registry;
 pub mod secrets;
 mod trust;

@@ -57,6 +57,10 @@ pub(crate) fn host_name(header: &str) -> String {
 
 /// Whether the request's `Host` header (without its port) is one of
 /// `allowed`, case-insensitively: the HTTP front ends' DNS-rebinding check.
+#[cfg_attr(
+    all(not(feature = "mcp"), not(test)),
+    expect(dead_code, reason = "the HTTP front ends come with `mcp`")
+)]
 pub(crate) fn host_allowed(headers: &http::HeaderMap, allowed: &[String]) -> bool {
     let host = headers
         .get(http::header::HOST)
@@ -68,11 +72,19 @@ pub(crate) fn host_allowed(headers: &http::HeaderMap, allowed: &[String]) -> boo
 
 /// Equal, in a time that does not depend on where the inputs differ (tokens,
 /// secrets).
+#[cfg_attr(
+    not(feature = "mcp"),
+    expect(dead_code, reason = "the HTTP front ends come with `mcp`")
+)]
 pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// `bytes` random bytes from the kernel, as hex: tokens, secrets, ids.
+#[cfg_attr(
+    not(feature = "mcp"),
+    expect(dead_code, reason = "the HTTP front ends come with `mcp`")
+)]
 pub(crate) fn random_hex(bytes: usize) -> String {
     use std::io::Read as _;
     let mut buf = vec![0u8; bytes];

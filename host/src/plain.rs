@@ -132,8 +132,11 @@ fn exported_functions(engine: &Engine, component: &Component) -> Vec<Found> {
                     });
                 }
             }
-            // How it declares its environment, not a tool.
-            ComponentItem::ComponentInstance(_) if name == sandbox::ENVIRONMENT => {}
+            // How it declares its environment, not a tool; nor is the
+            // pre-initialisation hook componentize-py leaves in (`exports`,
+            // whose `init` crashes once the interpreter runs).
+            ComponentItem::ComponentInstance(_)
+                if name == sandbox::ENVIRONMENT || name == "exports" => {}
             ComponentItem::ComponentInstance(instance) => {
                 let Some(parent) = component.get_export_index(None, name) else {
                     continue;

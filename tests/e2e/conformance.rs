@@ -279,7 +279,10 @@ fn check_reports_every_problem_at_once_and_warnings_do_not_fail() {
         ("output_schema", "not valid JSON Schema"),
         ("version", "the version is empty"),
         ("capabilities", "every host"),
-        ("environment", "`NOT-A-NAME` is not an environment variable's name"),
+        (
+            "environment",
+            "`NOT-A-NAME` is not an environment variable's name",
+        ),
     ] {
         assert!(
             err.lines().any(|l| l.contains(&format!("{field}: "))) && err.contains(says),

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 5),
     ("trust", 5),
     ("secrets", 5),
+    ("oci", 5),
     // tools agents create
     ("dynamic", 6),
     // the call pipeline

@@ -30,6 +30,7 @@ mod mcp;
 mod mcp_2026;
 mod mcp_http;
 mod mcp_protocol;
+mod oci_registry;
 mod persistence;
 mod pipeline;
 mod plain_components;

@@ -393,3 +393,23 @@ pub struct ProfileSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub soul_dir: Option<PathBuf>,
 }
+
+/// One `[[plugins]]` entry: a component from a registry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSection {
+    /// `oci://REGISTRY/REPOSITORY:TAG` (or `@sha256:…`).
+    pub source: String,
+}
+
+/// `[signatures]`: whether components from registries must be signed,
+/// and by which keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SignaturesSection {
+    /// Load a pulled component only if one of `keys` signed it (as cosign
+    /// does, in the registry).
+    pub require: bool,
+    /// PEM ECDSA P-256 public keys (`cosign.pub`).
+    pub keys: Vec<PathBuf>,
+}

@@ -91,6 +91,8 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     ".git/worktrees/*/gitdir",
     ".gitmodules",
     "toolhost.toml",
+    // Which registry components run (oci.rs).
+    "toolhost.lock",
     ".mcp.json",
     ".vscode/",
     ".idea/",
@@ -541,6 +543,7 @@ mod tests {
             ".vscode/tasks.json",
             ".claude/settings.json",
             "toolhost.toml",
+            "toolhost.lock",
             ".cargo/config.toml",
             "pkg/.envrc",
         ] {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use toolhost::config::{BuildOptions, CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
+pub mod plugin;
 pub mod secret;
 mod settings;
 pub use settings::*;
@@ -92,6 +93,11 @@ pub struct GlobalArgs {
     /// no capabilities unless granted with --grant.
     #[arg(long = "plugin-dir", global = true, value_name = "DIR")]
     pub plugin_dirs: Vec<PathBuf>,
+
+    /// Also load the component at SOURCE (`oci://REGISTRY/REPO:TAG`;
+    /// repeatable), pinned in toolhost.lock on first use.
+    #[arg(long = "plugin", global = true, value_name = "SOURCE")]
+    pub plugins: Vec<String>,
 
     /// Grant TOOL capabilities, replacing its default grant (repeatable).
     /// CAPS is a comma list of workspace:read, workspace:write, commands,
@@ -309,6 +315,12 @@ pub enum Command {
     Secret {
         #[command(subcommand)]
         action: secret::SecretAction,
+    },
+    /// Pull, pin, push, sign, list or remove components from OCI
+    /// registries (pins in toolhost.lock in the workspace).
+    Plugin {
+        #[command(subcommand)]
+        action: plugin::PluginAction,
     },
     // Its help is CallArgs's doc comment, which `OneCall` shows too.
     Call(CallArgs),

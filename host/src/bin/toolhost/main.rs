@@ -132,6 +132,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Review(_)
         | Command::Completions { .. }
         | Command::Secret { .. }
+        | Command::Plugin { .. }
         | Command::New { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
@@ -151,6 +152,13 @@ fn without_settings(cli: &Cli) -> anyhow::Result<Option<ExitCode>> {
             output::text(&told)?;
         }
         Command::Secret { action } => output::text(&cli::secret::run(action)?)?,
+        Command::Plugin { action } => {
+            let dir = match &cli.global.workspace {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir()?,
+            };
+            output::text(&cli::plugin::run(action, &dir)?)?;
+        }
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

@@ -55,6 +55,13 @@ impl Settings {
         config
             .plugin_dirs
             .extend(global.plugin_dirs.iter().cloned());
+        // Components from registries: the lock beside the workspace's
+        // toolhost.toml.
+        let lock_dir = match config.workspace.clone() {
+            Some(dir) => dir,
+            None => start_dir(global)?,
+        };
+        plugin::resolve_sources(&mut config, &global.plugins, &lock_dir)?;
         if global.audit.is_some() {
             config.audit_log.clone_from(&global.audit);
         }

@@ -1,0 +1,198 @@
+//! cosign-compatible keyed signatures: found at the tag
+//! `sha256-HEX.sig` of the component's repository, each a `simplesigning`
+//! payload naming the manifest digest, its ECDSA P-256 signature (DER,
+//! base64) in the layer's `dev.cosignproject.cosign/signature` annotation.
+
+use super::{Oci, OciError, Source};
+use base64::Engine as _;
+use oci_client::client::{Config, ImageLayer};
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use p256::ecdsa::signature::{Signer as _, Verifier as _};
+use p256::pkcs8::{DecodePrivateKey as _, DecodePublicKey as _};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const SIMPLESIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+const ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+const KIND: &str = "cosign container image signature";
+
+/// One signature as the registry holds it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Signature {
+    /// The signed payload, as it was signed.
+    payload: String,
+    /// Its signature, base64 of DER.
+    signature: String,
+}
+
+/// The tag holding the signatures of manifest `digest`.
+fn signature_ref(source: &Source, digest: &str) -> Reference {
+    Reference::with_tag(
+        source.reference.registry().to_owned(),
+        source.reference.repository().to_owned(),
+        format!("{}.sig", digest.replace(':', "-")),
+    )
+}
+
+/// The signatures the registry holds for `digest` (none if it holds none).
+pub(super) async fn fetch_signatures(
+    client: &Client,
+    auth: &RegistryAuth,
+    source: &Source,
+    digest: &str,
+) -> Vec<Signature> {
+    let at = signature_ref(source, digest);
+    let media = [
+        OCI_IMAGE_MEDIA_TYPE,
+        oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
+    ];
+    let Ok((bytes, _)) = client.pull_manifest_raw(&at, auth, &media).await else {
+        return Vec::new();
+    };
+    let Ok(manifest) = serde_json::from_slice::<OciImageManifest>(&bytes) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for layer in manifest
+        .layers
+        .iter()
+        .filter(|l| l.media_type == SIMPLESIGNING)
+    {
+        let Some(signature) = layer.annotations.as_ref().and_then(|a| a.get(ANNOTATION)) else {
+            continue;
+        };
+        let mut payload = Vec::new();
+        if client.pull_blob(&at, layer, &mut payload).await.is_ok() {
+            out.push(Signature {
+                payload: String::from_utf8_lossy(&payload).into_owned(),
+                signature: signature.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The payload cosign signs for manifest `digest` of `source`.
+fn payload(source: &Source, digest: &str) -> String {
+    serde_json::json!({
+        "critical": {
+            "identity": {"docker-reference": format!(
+                "{}/{}", source.reference.registry(), source.reference.repository()
+            )},
+            "image": {"docker-manifest-digest": digest},
+            "type": KIND,
+        },
+        "optional": null,
+    })
+    .to_string()
+}
+
+/// Which of `keys` signed manifest `digest` in one of `signatures`; an
+/// error names the digest and every key tried.
+pub(super) fn verify(
+    signatures: &[Signature],
+    digest: &str,
+    keys: &[PathBuf],
+    source: &Source,
+) -> Result<String, OciError> {
+    let tried: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
+    let refuse = |why: &str| {
+        OciError::Signature(format!(
+            "{} ({digest}) {why}; keys tried: {}. Signatures are required ([signatures] require): \
+             sign it (`cosign sign --key`, or `toolhost plugin sign`) or add the publisher's key",
+            source.as_str(),
+            if tried.is_empty() {
+                "none configured".to_owned()
+            } else {
+                tried.join(", ")
+            }
+        ))
+    };
+    if keys.is_empty() {
+        return Err(refuse("cannot be checked"));
+    }
+    if signatures.is_empty() {
+        return Err(refuse("has no signature"));
+    }
+    let mut loaded = Vec::new();
+    for path in keys {
+        let pem = std::fs::read_to_string(path).map_err(super::io(path))?;
+        let key = p256::ecdsa::VerifyingKey::from_public_key_pem(&pem).map_err(|e| {
+            OciError::Signature(format!(
+                "{} is not a PEM ECDSA P-256 public key (as `cosign generate-key-pair` writes): {e}",
+                path.display()
+            ))
+        })?;
+        loaded.push((path, key));
+    }
+    for signature in signatures {
+        let Ok(payload) = serde_json::from_str::<serde_json::Value>(&signature.payload) else {
+            continue;
+        };
+        let critical = &payload["critical"];
+        if critical["image"]["docker-manifest-digest"] != digest || critical["type"] != KIND {
+            continue;
+        }
+        let Ok(der) = base64::engine::general_purpose::STANDARD.decode(&signature.signature) else {
+            continue;
+        };
+        let Ok(sig) = p256::ecdsa::DerSignature::from_bytes(&der) else {
+            continue;
+        };
+        for (path, key) in &loaded {
+            if key.verify(signature.payload.as_bytes(), &sig).is_ok() {
+                return Ok(path.display().to_string());
+            }
+        }
+    }
+    Err(refuse("has no signature any of these keys made"))
+}
+
+/// Sign manifest `digest` of `source` with `key_pem` and push the
+/// signature beside it (added to any already there); the signature tag.
+pub(super) async fn push_signature(
+    oci: &Oci,
+    source: &Source,
+    digest: &str,
+    key_pem: &str,
+) -> Result<String, OciError> {
+    let key = p256::ecdsa::SigningKey::from_pkcs8_pem(key_pem).map_err(|e| {
+        OciError::Signature(format!(
+            "not a PEM PKCS#8 ECDSA P-256 private key (`openssl genpkey -algorithm EC -pkeyopt \
+             ec_paramgen_curve:P-256` makes one): {e}"
+        ))
+    })?;
+    let payload = payload(source, digest);
+    let signature: p256::ecdsa::DerSignature = key.sign(payload.as_bytes());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(signature.as_bytes());
+    let client = oci.client_for(source);
+    let auth = oci.auth(source)?;
+    let mut layers: Vec<ImageLayer> = Vec::new();
+    for old in fetch_signatures(&client, &auth, source, digest).await {
+        let annotations = BTreeMap::from([(ANNOTATION.to_owned(), old.signature)]);
+        layers.push(ImageLayer::new(
+            old.payload.into_bytes(),
+            SIMPLESIGNING.to_owned(),
+            Some(annotations),
+        ));
+    }
+    let annotations = BTreeMap::from([(ANNOTATION.to_owned(), encoded)]);
+    layers.push(ImageLayer::new(
+        payload.into_bytes(),
+        SIMPLESIGNING.to_owned(),
+        Some(annotations),
+    ));
+    let config = Config::new(
+        b"{}".to_vec(),
+        oci_client::manifest::IMAGE_CONFIG_MEDIA_TYPE.to_owned(),
+        None,
+    );
+    let at = signature_ref(source, digest);
+    client
+        .push(&at, &layers, config, &auth, None)
+        .await
+        .map_err(|e| oci.registry_error(source, &e))?;
+    Ok(at.whole())
+}
