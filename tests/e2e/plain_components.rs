@@ -183,9 +183,14 @@ async fn serve(ws: &Path, plugins: &Path, grant: Option<&str>) -> crate::mcp::Se
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_client_lists_and_calls_a_plain_component() {
-    let ws = workspace();
     let plugins = plugin_dir();
-    let session = serve(ws.path(), plugins.path(), None).await;
+    calls_over_mcp(plugins.path()).await;
+}
+
+/// The inventory component in `plugins`, listed and called over MCP.
+async fn calls_over_mcp(plugins: &Path) {
+    let ws = workspace();
+    let session = serve(ws.path(), plugins, None).await;
     let listed = session.list_all_tools().await.expect("tools/list");
     let total = listed
         .iter()
@@ -451,4 +456,121 @@ fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
         "INVENTORY_TOKEN",
     );
     assert_eq!(json(&out)["structured"]["value"], "from-the-host");
+}
+
+/// `program ARGS` in `dir`, which must succeed.
+fn run_in(dir: &Path, program: &str, args: &[&str]) {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The inventory written in JavaScript (componentize-js, from npm),
+/// built into `out`.
+fn build_javascript(out: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/plain/javascript");
+    let work = tempfile::tempdir().unwrap();
+    for file in ["package.json", "build.mjs", "inventory.js"] {
+        std::fs::copy(source.join(file), work.path().join(file)).unwrap();
+    }
+    run_in(
+        work.path(),
+        "npm",
+        &["install", "--no-audit", "--no-fund", "--loglevel=error"],
+    );
+    let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fixture_plain/wit");
+    run_in(
+        work.path(),
+        "node",
+        &["build.mjs", out.to_str().unwrap(), wit.to_str().unwrap()],
+    );
+}
+
+/// The inventory written in Python (componentize-py, from PyPI), built
+/// into `out`.
+fn build_python(out: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/plain/python");
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(source.join("app.py"), src.join("app.py")).unwrap();
+    let venv = work.path().join("venv");
+    run_in(
+        work.path(),
+        "python3",
+        &["-m", "venv", venv.to_str().unwrap()],
+    );
+    let pip = venv.join("bin/pip");
+    run_in(
+        work.path(),
+        pip.to_str().unwrap(),
+        &["install", "-q", "componentize-py==0.25.1"],
+    );
+    let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fixture_plain/wit");
+    let componentize = venv.join("bin/componentize-py");
+    run_in(
+        work.path(),
+        componentize.to_str().unwrap(),
+        &[
+            "-d",
+            wit.to_str().unwrap(),
+            "-w",
+            "inventory",
+            "componentize",
+            "app",
+            "-p",
+            src.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+}
+
+/// The names and schemas `toolhost check --json` derives for `file`.
+fn derived(file: &Path) -> Vec<Value> {
+    let out = toolhost(
+        file.parent().unwrap(),
+        &["check", "--json", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let mut tools: Vec<Value> = json(&out)[0]["plain_tools"]
+        .as_array()
+        .expect("plain tools")
+        .iter()
+        .map(|t| json!({"name": t["name"], "input": t["input_schema"], "output": t["output_schema"]}))
+        .collect();
+    tools.sort_by_key(|t| t["name"].to_string());
+    tools
+}
+
+/// The same WIT implemented without any toolhost SDK in JavaScript and in
+/// Python: the same tools and schemas as the Rust component, and the same
+/// answers over MCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs npm (componentize-js) and PyPI (componentize-py); .ci/run runs it"]
+async fn javascript_and_python_components_are_tools_like_the_rust_one() {
+    let rust = plugin_dir();
+    let expected = derived(&rust.path().join("inventory.wasm"));
+    let (js, py) = (workspace(), workspace());
+    let (js_wasm, py_wasm) = (
+        js.path().join("inventory.wasm"),
+        py.path().join("inventory.wasm"),
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(|| build_javascript(&js_wasm));
+        scope.spawn(|| build_python(&py_wasm));
+    });
+    for (language, wasm) in [("JavaScript", &js_wasm), ("Python", &py_wasm)] {
+        // componentize-py's own `exports` interface is no tool.
+        assert_eq!(derived(wasm), expected, "{language}");
+        calls_over_mcp(wasm.parent().unwrap()).await;
+    }
 }
