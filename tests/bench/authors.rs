@@ -141,6 +141,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
         us(echo50),
         us(echo99)
     );
+    plain_beside_sdk(runtime, n, echo50);
     for (lang, executor) in &executors {
         let call = || {
             let r = executor.call("count_words", r#"{"path":"notes.txt"}"#, &options);
@@ -197,4 +198,28 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
             took.as_secs_f64()
         );
     }
+}
+
+/// A plain WIT component's function (no toolhost SDK: its arguments and
+/// result converted by the host from the component's own types) beside the
+/// SDK's echo component, each doing next to nothing.
+fn plain_beside_sdk(runtime: &Arc<Runtime>, n: usize, echo50: std::time::Duration) {
+    let dir = Path::new(env!("TOOLHOST_FIXTURES_DIR")).join("plain");
+    let mut registry = toolhost::Registry::new();
+    let problems = registry.load_dir(runtime, &dir);
+    assert!(problems.is_empty(), "{problems:?}");
+    let plain = Executor::new(Arc::clone(runtime), registry).with_mode(Mode::Yolo);
+    let options = CallOptions::default();
+    let args = r#"{"name":"Ada"}"#;
+    assert!(plain.call("fixture_plain_greet", args, &options).success);
+    let (mut samples, _) = time_n(n, || {
+        assert!(plain.call("fixture_plain_greet", args, &options).success);
+    });
+    let (p50, p99) = percentiles(&mut samples);
+    println!(
+        "plain WIT greet (no SDK)    p50 {:>8.1} µs  p99 {:>8.1} µs  ({:.2}x echo)",
+        us(p50),
+        us(p99),
+        p50.as_secs_f64() / echo50.as_secs_f64()
+    );
 }
