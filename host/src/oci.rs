@@ -153,7 +153,16 @@ pub struct Options {
 }
 
 impl Options {
-    /// The defaults: the user's cache, `toolhost.lock` in `dir`.
+    /// The person's: the user cache, and `toolhost.lock` in the user
+    /// configuration directory (`~/.config/toolhost/toolhost.lock`), which
+    /// no project, tool or command can write: what a source runs does not
+    /// depend on the directory toolhost starts in.
+    pub fn user() -> Self {
+        let config = dirs::config_dir().unwrap_or_else(std::env::temp_dir);
+        Self::in_dir(&config.join("toolhost"))
+    }
+
+    /// The user's cache, `toolhost.lock` in `dir`.
     pub fn in_dir(dir: &Path) -> Self {
         Self {
             store: dirs::cache_dir()
@@ -222,14 +231,22 @@ impl Oci {
         let Some(pinned) = self.lock()?.get(source.as_str()).cloned() else {
             return self.pull(source.as_str(), false);
         };
-        if let Ok(pulled) = self.kept(&source, &pinned) {
-            return Ok(pulled);
-        }
-        // Pinned, not kept (or kept before it was signed): by its digest,
-        // whatever its tag says now.
+        let unusable = match self.kept(&source, &pinned) {
+            Ok(pulled) => return Ok(pulled),
+            Err(why) => why,
+        };
+        // Pinned, not kept (or kept before it was signed, or tampered
+        // with): by its digest, whatever its tag says now.
         let by_digest = source.reference.clone_with_digest(pinned.digest.clone());
-        block_on(self.fetch(&source, &by_digest, Some(&pinned), false))??;
-        self.kept(&source, &pinned)
+        match block_on(self.fetch(&source, &by_digest, Some(&pinned), false)) {
+            Ok(Ok(_)) => self.kept(&source, &pinned),
+            Ok(Err(failed)) | Err(failed) => Err(OciError::Registry {
+                source_ref: source.as_str().to_owned(),
+                why: format!(
+                    "its kept copy cannot be used ({unusable}), and fetching it again failed: {failed}"
+                ),
+            }),
+        }
     }
 
     /// Pull `source` (its pinned digest, unless `update`), keep it and pin
@@ -410,6 +427,14 @@ impl Oci {
             ))
         })?;
         let layer = wasm_layer(&manifest, source)?;
+        if u64::try_from(layer.size).unwrap_or(u64::MAX) > crate::runtime::MAX_COMPONENT_BYTES {
+            return Err(OciError::Integrity(format!(
+                "{}: the component is {} bytes; toolhost loads at most {}",
+                source.as_str(),
+                layer.size,
+                crate::runtime::MAX_COMPONENT_BYTES
+            )));
+        }
         let mut wasm = Vec::new();
         client.pull_blob(at, layer, &mut wasm).await.map_err(wrap)?;
         let signatures = sign::fetch_signatures(&client, &auth, source, &digest).await;
@@ -482,7 +507,23 @@ impl Oci {
                 layer.digest
             )));
         }
-        // Nothing but the component in its directory is a `.wasm`.
+        // The directory is loaded as a plugin directory: nothing but the
+        // component may be a `.wasm` in it.
+        let others = std::fs::read_dir(&dir)
+            .map_err(io(&dir))?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wasm") && *n != name)
+            .collect::<Vec<_>>();
+        if !others.is_empty() {
+            return Err(OciError::Integrity(format!(
+                "the kept copy of {} in {} holds other components ({}); remove the directory \
+                 and pull again",
+                source.as_str(),
+                dir.display(),
+                others.join(", ")
+            )));
+        }
         let signed_by = if self.options.require_signature {
             let signatures: Vec<sign::Signature> =
                 serde_json::from_slice(&read("signatures.json")?)

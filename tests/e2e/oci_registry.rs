@@ -5,7 +5,7 @@
 //! from a Docker config file, a wrong password's error, cosign-style
 //! signatures required, and a pinned start with the registry gone.
 
-use crate::support::{fixtures_dir, stderr, stdout, toolhost_command, workspace};
+use crate::support::{fixtures_dir, stderr, stdout, toolhost_full, workspace};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -76,22 +76,13 @@ impl Registry {
 /// `toolhost ARGS` in `ws` with Docker config `docker` (a directory) and
 /// `stdin`.
 fn run(ws: &Path, docker: &Path, args: &[&str], stdin: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = toolhost_command(ws, args)
-        .env("DOCKER_CONFIG", docker)
-        .env("XDG_CACHE_HOME", ws.join(".cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let (cache, config) = (ws.join(".cache"), ws.join(".config"));
+    let env = [
+        ("DOCKER_CONFIG", docker),
+        ("XDG_CACHE_HOME", &cache),
+        ("XDG_CONFIG_HOME", &config),
+    ];
+    toolhost_full(ws, args, stdin, &env)
 }
 
 fn ok(out: &Output) -> String {
@@ -99,8 +90,13 @@ fn ok(out: &Output) -> String {
     stdout(out)
 }
 
+/// The user's lock, as `run` sets the user directories.
+fn lock_of(ws: &Path) -> PathBuf {
+    ws.join(".config/toolhost/toolhost.lock")
+}
+
 fn pinned_digest(ws: &Path) -> String {
-    let lock = std::fs::read_to_string(ws.join("toolhost.lock")).expect("a toolhost.lock");
+    let lock = std::fs::read_to_string(lock_of(ws)).expect("a toolhost.lock");
     let value: toml::Value = toml::from_str(&lock).expect("TOML");
     value["component"][0]["digest"]
         .as_str()
@@ -188,6 +184,10 @@ fn components_are_pulled_pinned_verified_and_kept_from_a_real_registry() {
     assert_eq!(ok(&greet(&[])).trim(), "hello, Ada");
     let digest = pinned_digest(ws);
     assert!(digest.starts_with("sha256:"), "{digest}");
+    assert!(
+        !ws.join("toolhost.lock").exists(),
+        "nothing is written where toolhost starts"
+    );
     // By digest too.
     let by_digest = format!("oci://{}/tools/inventory@{digest}", registry.addr);
     let pulled = ok(&run(ws, docker.path(), &["plugin", "pull", &by_digest], ""));
@@ -280,6 +280,19 @@ fn components_are_pulled_pinned_verified_and_kept_from_a_real_registry() {
     assert_eq!(ok(&with_key(&public)).trim(), "hello, Ada");
     let listed = ok(&run(ws, docker.path(), &["plugin", "list"], ""));
     assert!(listed.contains(&digest), "{listed}");
+
+    // A component planted beside the kept one is never loaded with it.
+    let kept = ws
+        .join(".cache/toolhost/oci")
+        .join(digest.replace(':', "-"));
+    std::fs::copy(&echo, kept.join("aa_planted.wasm")).unwrap();
+    let out = with_key(&public);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("holds other components"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 fn base64_of(text: &str) -> String {

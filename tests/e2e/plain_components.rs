@@ -9,7 +9,7 @@
 
 use crate::mcp::{Client, call, connect, is_error, text};
 use crate::support::{
-    fixtures_dir, json, stderr, stdout, toolhost, toolhost_command, workspace, write,
+    fixtures_dir, json, stderr, stdout, toolhost, toolhost_full, workspace, write,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -353,28 +353,17 @@ fn toolhost_at(
     stdin: &str,
     env: &[(&str, &str)],
 ) -> std::process::Output {
-    use std::io::Write as _;
-    let mut child = toolhost_command(ws, args)
-        .env("XDG_DATA_HOME", data)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn toolhost");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().expect("toolhost ran")
+    let mut all: Vec<(&str, &std::ffi::OsStr)> = vec![("XDG_DATA_HOME", data.as_os_str())];
+    all.extend(env.iter().map(|(k, v)| (*k, std::ffi::OsStr::new(v))));
+    toolhost_full(ws, args, stdin, &all)
 }
 
 #[test]
 fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
     use std::os::unix::fs::PermissionsExt as _;
-    const SECRET: &str = "s3cr3t-value-42";
+    // Quotes and a backslash: JSON and debug lines escape them.
+    const SECRET: &str = r#"s3cr3t"va\lue-42"#;
+    const ESCAPED: &str = r#"s3cr3t\"va\\lue-42"#;
     let ws = workspace();
     let data = workspace();
     let plugins = plugin_dir();
@@ -429,7 +418,10 @@ fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
         said.contains("read INVENTORY_TOKEN"),
         "the tool's stderr is logged: {said}"
     );
-    assert!(!said.contains(SECRET), "the secret leaked: {said}");
+    assert!(
+        !said.contains(SECRET) && !said.contains(ESCAPED),
+        "the secret leaked: {said}"
+    );
     // Granted but not declared: nothing, whatever the host holds.
     let out = call_with(Some("inventory_env_var=env:HOME"), "HOME");
     assert_eq!(
@@ -440,7 +432,10 @@ fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
     );
     let audited = std::fs::read_to_string(&audit).unwrap();
     assert_eq!(audited.lines().count(), 3, "{audited}");
-    assert!(!audited.contains(SECRET), "{audited}");
+    assert!(
+        !audited.contains(SECRET) && !audited.contains(ESCAPED),
+        "{audited}"
+    );
 
     let removed = toolhost_at(
         ws.path(),

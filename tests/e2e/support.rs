@@ -135,7 +135,7 @@ pub fn toolhost(cwd: &Path, args: &[&str]) -> Output {
 
 /// Like [`toolhost`], feeding `stdin`.
 pub fn toolhost_with_stdin(cwd: &Path, args: &[&str], stdin: &str) -> Output {
-    toolhost_full(cwd, args, stdin, &[])
+    toolhost_full::<&Path>(cwd, args, stdin, &[])
 }
 
 /// Like [`toolhost`], with environment variables set over the defaults.
@@ -170,7 +170,13 @@ pub fn toolhost_command(cwd: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn toolhost_full(cwd: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+/// `toolhost ARGS` in `cwd` with `stdin` and the extra `env`.
+pub fn toolhost_full<V: AsRef<std::ffi::OsStr>>(
+    cwd: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, V)],
+) -> Output {
     use std::io::Write;
     let mut child = toolhost_command(cwd, args)
         .envs(env.iter().map(|(k, v)| (k, v)))

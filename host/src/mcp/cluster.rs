@@ -37,8 +37,9 @@ pub(super) const SEAL: &str = "toolhost-seal";
 /// How far a seal's time may be from the receiver's clock.
 const SEAL_FOR: Duration = Duration::from_secs(60);
 
-/// The largest forwarded body a replica reads.
-pub(super) const MOST_FORWARDED_BYTES: usize = 64 << 20;
+/// The largest forwarded body a replica reads before its seal is checked
+/// (the largest request body any client may send, mcp/http.rs).
+pub(super) const MOST_FORWARDED_BYTES: usize = 4 << 20;
 
 /// How long a forwarded request may take (a call's own limits apply on
 /// the replica that runs it).
@@ -347,13 +348,18 @@ mod tests {
         Cluster::new(me, secret).expect("a cluster")
     }
 
-    #[test]
-    fn a_sealed_request_opens_once_for_its_principal_and_body() {
+    /// Two replicas of one cluster.
+    fn pair() -> (Cluster, Cluster) {
         let secret = [7u8; 32];
-        let (a, b) = (
+        (
             replica("10.0.0.1:8080", &secret),
             replica("10.0.0.2:8080", &secret),
-        );
+        )
+    }
+
+    #[test]
+    fn a_sealed_request_opens_once_for_its_principal_and_body() {
+        let (a, b) = pair();
         let body = br#"{"method":"tools/call"}"#;
         let seal = a.seal_request("10.0.0.2:8080", "alice", body);
         let hex = to_hex(b"alice");
@@ -367,15 +373,11 @@ mod tests {
 
     #[test]
     fn a_seal_binds_the_body_the_principal_the_route_and_the_key() {
-        let secret = [7u8; 32];
-        let (a, b) = (
-            replica("10.0.0.1:8080", &secret),
-            replica("10.0.0.2:8080", &secret),
-        );
+        let (a, b) = pair();
         let body = br#"{"method":"tools/call"}"#;
         let seal = a.seal_request("10.0.0.2:8080", "alice", body);
         let alice = to_hex(b"alice");
-        let c = replica("10.0.0.3:8080", &secret);
+        let c = replica("10.0.0.3:8080", &[7u8; 32]);
         let refused = [
             c.open_request("10.0.0.1:8080", &alice, &seal, body),
             b.open_request("10.0.0.1:8080", &alice, &seal, b"{}"),

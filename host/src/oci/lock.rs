@@ -41,9 +41,20 @@ impl Lock {
 
     /// Write it to `path`, whole (a temporary file renamed into place).
     pub fn write(&self, path: &Path) -> Result<(), OciError> {
+        use std::io::Write as _;
         let text = format!("{HEADER}{}", toml::to_string(self).unwrap_or_default());
-        let temp = path.with_extension(format!("lock.{}", std::process::id()));
-        std::fs::write(&temp, text).map_err(io(&temp))?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        // A new file of a name no one could guess: nothing planted there
+        // is followed.
+        let temp = path.with_extension(format!("lock.{}", crate::net::random_hex(8)));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(io(&temp))?;
+        file.write_all(text.as_bytes()).map_err(io(&temp))?;
         std::fs::rename(&temp, path).map_err(io(path))
     }
 

@@ -132,7 +132,15 @@ pub(super) fn verify(
             continue;
         };
         let critical = &payload["critical"];
-        if critical["image"]["docker-manifest-digest"] != digest || critical["type"] != KIND {
+        let repository = format!(
+            "{}/{}",
+            source.reference.registry(),
+            source.reference.repository()
+        );
+        if critical["image"]["docker-manifest-digest"] != digest
+            || critical["type"] != KIND
+            || critical["identity"]["docker-reference"] != repository.as_str()
+        {
             continue;
         }
         let Ok(der) = base64::engine::general_purpose::STANDARD.decode(&signature.signature) else {

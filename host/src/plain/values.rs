@@ -22,8 +22,23 @@
 use serde_json::{Value, json};
 use wasmtime::component::{Type, Val};
 
+/// The most schema nodes one parameter or result may take: shared WIT
+/// types are written out wherever they are used, so a small component
+/// could otherwise describe itself in gigabytes.
+const MOST_SCHEMA_NODES: usize = 20_000;
+
 /// The JSON Schema of `ty`, or why it has none.
 pub(crate) fn schema_of(ty: &Type) -> Result<Value, String> {
+    let mut budget = MOST_SCHEMA_NODES;
+    schema_within(ty, &mut budget)
+}
+
+fn schema_within(ty: &Type, budget: &mut usize) -> Result<Value, String> {
+    *budget = budget.checked_sub(1).ok_or_else(|| {
+        format!(
+            "a type too large to describe (over {MOST_SCHEMA_NODES} schema nodes once written out)"
+        )
+    })?;
     Ok(match ty {
         Type::Bool => json!({"type": "boolean"}),
         Type::S8 => int(i8::MIN.into(), i8::MAX.into()),
@@ -37,19 +52,19 @@ pub(crate) fn schema_of(ty: &Type) -> Result<Value, String> {
         Type::Float32 | Type::Float64 => json!({"type": "number"}),
         Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
         Type::String => json!({"type": "string"}),
-        Type::List(list) => json!({"type": "array", "items": schema_of(&list.ty())?}),
+        Type::List(list) => json!({"type": "array", "items": schema_within(&list.ty(), budget)?}),
         Type::FixedLengthList(list) => json!({
-            "type": "array", "items": schema_of(&list.ty())?,
+            "type": "array", "items": schema_within(&list.ty(), budget)?,
             "minItems": list.len(), "maxItems": list.len(),
         }),
         Type::Map(map) if matches!(map.key(), Type::String) => json!({
-            "type": "object", "additionalProperties": schema_of(&map.value())?,
+            "type": "object", "additionalProperties": schema_within(&map.value(), budget)?,
         }),
         Type::Map(_) => return Err("a map whose keys are not strings".into()),
         Type::Tuple(tuple) => {
             let items = tuple
                 .types()
-                .map(|t| schema_of(&t))
+                .map(|t| schema_within(&t, budget))
                 .collect::<Result<Vec<_>, _>>()?;
             let n = items.len();
             json!({"type": "array", "prefixItems": items, "items": false, "minItems": n, "maxItems": n})
@@ -58,7 +73,7 @@ pub(crate) fn schema_of(ty: &Type) -> Result<Value, String> {
             let mut properties = serde_json::Map::new();
             let mut required = Vec::new();
             for field in record.fields() {
-                properties.insert(field.name.to_owned(), schema_of(&field.ty)?);
+                properties.insert(field.name.to_owned(), schema_within(&field.ty, budget)?);
                 if !matches!(field.ty, Type::Option(_)) {
                     required.push(field.name.to_owned());
                 }
@@ -71,8 +86,10 @@ pub(crate) fn schema_of(ty: &Type) -> Result<Value, String> {
                 .map(|case| match &case.ty {
                     None => Ok(json!({"const": case.name})),
                     Some(ty) => {
-                        let payload =
-                            serde_json::Map::from_iter([(case.name.to_owned(), schema_of(ty)?)]);
+                        let payload = serde_json::Map::from_iter([(
+                            case.name.to_owned(),
+                            schema_within(ty, budget)?,
+                        )]);
                         Ok(object(payload, vec![case.name.to_owned()]))
                     }
                 })
@@ -84,10 +101,15 @@ pub(crate) fn schema_of(ty: &Type) -> Result<Value, String> {
             "type": "array", "uniqueItems": true,
             "items": {"type": "string", "enum": flags.names().collect::<Vec<_>>()},
         }),
-        Type::Option(option) => json!({"anyOf": [schema_of(&option.ty())?, {"type": "null"}]}),
+        Type::Option(option) => {
+            json!({"anyOf": [schema_within(&option.ty(), budget)?, {"type": "null"}]})
+        }
         Type::Result(result) => {
-            let side = |name: &str, ty: Option<Type>| -> Result<Value, String> {
-                let schema = ty.map_or_else(|| Ok(json!({"type": "null"})), |t| schema_of(&t))?;
+            let mut side = |name: &str, ty: Option<Type>| -> Result<Value, String> {
+                let schema = ty.map_or_else(
+                    || Ok(json!({"type": "null"})),
+                    |t| schema_within(&t, budget),
+                )?;
                 let properties = serde_json::Map::from_iter([(name.to_owned(), schema)]);
                 Ok(object(properties, vec![name.to_owned()]))
             };

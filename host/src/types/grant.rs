@@ -236,18 +236,38 @@ impl std::fmt::Debug for SecretValue {
 pub const MIN_REDACTED_CHARS: usize = 4;
 
 /// `text` with every value of `secrets` (of at least
-/// [`MIN_REDACTED_CHARS`]) replaced by `[secret NAME]`.
+/// [`MIN_REDACTED_CHARS`]) replaced by `[secret NAME]`: as it is, and as
+/// JSON and Rust's `{:?}` escape it (a value with quotes, backslashes or
+/// newlines, such as a PEM key, printed in a JSON text or a debug line).
+/// The longest values go first, so one secret inside another leaves no
+/// part of the longer one.
 ///
 /// ```
 /// use toolhost::grant::{SecretValue, redact};
-/// let secrets = [("TOKEN".to_owned(), SecretValue("s3cr3t-v4lue".into()))];
-/// assert_eq!(redact("got s3cr3t-v4lue back", &secrets), "got [secret TOKEN] back");
+/// let secrets = [("TOKEN".to_owned(), SecretValue("s3cr3t\"v4lue".into()))];
+/// assert_eq!(redact("got s3cr3t\"v4lue back", &secrets), "got [secret TOKEN] back");
+/// assert_eq!(redact(r#"{"t":"s3cr3t\"v4lue"}"#, &secrets), r#"{"t":"[secret TOKEN]"}"#);
 /// ```
 pub fn redact<'a>(text: &'a str, secrets: &[(String, SecretValue)]) -> std::borrow::Cow<'a, str> {
-    let mut out = std::borrow::Cow::Borrowed(text);
+    let mut forms: Vec<(String, &str)> = Vec::new();
     for (name, SecretValue(value)) in secrets {
-        if value.chars().count() >= MIN_REDACTED_CHARS && out.contains(value.as_str()) {
-            out = std::borrow::Cow::Owned(out.replace(value.as_str(), &format!("[secret {name}]")));
+        if value.chars().count() < MIN_REDACTED_CHARS {
+            continue;
+        }
+        let json = serde_json::to_string(value).unwrap_or_default();
+        let debug = format!("{value:?}");
+        let inner = |quoted: &str| quoted[1..quoted.len().saturating_sub(1)].to_owned();
+        for form in [value.clone(), inner(&json), inner(&debug)] {
+            if !forms.iter().any(|(f, _)| *f == form) {
+                forms.push((form, name));
+            }
+        }
+    }
+    forms.sort_by_key(|(form, _)| std::cmp::Reverse(form.len()));
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for (form, name) in forms {
+        if out.contains(form.as_str()) {
+            out = std::borrow::Cow::Owned(out.replace(form.as_str(), &format!("[secret {name}]")));
         }
     }
     out

@@ -95,7 +95,7 @@ pub struct GlobalArgs {
     pub plugin_dirs: Vec<PathBuf>,
 
     /// Also load the component at SOURCE (`oci://REGISTRY/REPO:TAG`;
-    /// repeatable), pinned in toolhost.lock on first use.
+    /// repeatable), pinned in ~/.config/toolhost/toolhost.lock on first use.
     #[arg(long = "plugin", global = true, value_name = "SOURCE")]
     pub plugins: Vec<String>,
 
@@ -317,7 +317,7 @@ pub enum Command {
         action: secret::SecretAction,
     },
     /// Pull, pin, push, sign, list or remove components from OCI
-    /// registries (pins in toolhost.lock in the workspace).
+    /// registries (pins in ~/.config/toolhost/toolhost.lock).
     Plugin {
         #[command(subcommand)]
         action: plugin::PluginAction,

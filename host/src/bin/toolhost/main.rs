@@ -152,13 +152,7 @@ fn without_settings(cli: &Cli) -> anyhow::Result<Option<ExitCode>> {
             output::text(&told)?;
         }
         Command::Secret { action } => output::text(&cli::secret::run(action)?)?,
-        Command::Plugin { action } => {
-            let dir = match &cli.global.workspace {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir()?,
-            };
-            output::text(&cli::plugin::run(action, &dir)?)?;
-        }
+        Command::Plugin { action } => output::text(&cli::plugin::run(action)?)?,
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

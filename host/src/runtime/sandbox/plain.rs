@@ -55,7 +55,14 @@ pub(crate) fn run_plain(
         let stderr = captured.finish(tool, &call_id);
         match called {
             Ok(()) => match finish(values) {
-                Ok(mut out) => {
+                Ok(out) => {
+                    // The output limit, as for any tool's output.
+                    let raw = wit::ToolOutput {
+                        content: out.content,
+                        structured: out.structured.map(|v| v.to_string()),
+                        changed_paths: Vec::new(),
+                    };
+                    let mut out = convert_output(raw, req.limits.max_output_bytes, tool);
                     note_hidden(&mut out, store.data().paths.hidden());
                     Ok(out)
                 }

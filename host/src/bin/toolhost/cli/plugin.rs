@@ -4,7 +4,7 @@
 
 use super::settings::UsageError;
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use toolhost::config::Config;
 use toolhost::oci::{Oci, Options};
 
@@ -19,8 +19,8 @@ pub struct Credentials {
     pub password_stdin: bool,
 }
 
-/// What `toolhost plugin` does. Pins live in `toolhost.lock` in the
-/// workspace (`--workspace`, else the current directory).
+/// What `toolhost plugin` does. Pins live in the user's
+/// `~/.config/toolhost/toolhost.lock`.
 #[derive(Debug, clap::Subcommand)]
 pub enum PluginAction {
     /// Pull SOURCE (`oci://REGISTRY/REPO:TAG`) and pin its digest in
@@ -70,8 +70,8 @@ pub enum PluginAction {
     },
 }
 
-fn options(dir: &Path, credentials: Option<&Credentials>) -> anyhow::Result<Options> {
-    let mut options = Options::in_dir(dir);
+fn options(credentials: Option<&Credentials>) -> anyhow::Result<Options> {
+    let mut options = Options::user();
     if let Some(Credentials {
         username: Some(user),
         password_stdin: true,
@@ -84,8 +84,8 @@ fn options(dir: &Path, credentials: Option<&Credentials>) -> anyhow::Result<Opti
     Ok(options)
 }
 
-/// Run `action` with the lock in `dir`; what to print.
-pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
+/// Run `action`; what to print.
+pub fn run(action: &PluginAction) -> anyhow::Result<String> {
     Ok(match action {
         PluginAction::Pull {
             source,
@@ -96,7 +96,7 @@ pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
             credentials,
         } => {
             let update = matches!(action, PluginAction::Update { .. });
-            let oci = Oci::new(options(dir, Some(credentials))?);
+            let oci = Oci::new(options(Some(credentials))?);
             let pulled = oci.pull(source, update)?;
             format!(
                 "{} {source}: {}\n  kept in {}\n",
@@ -112,7 +112,7 @@ pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
         } => {
             let wasm = std::fs::read(file)
                 .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
-            let oci = Oci::new(options(dir, Some(credentials))?);
+            let oci = Oci::new(options(Some(credentials))?);
             let digest = oci.push(&wasm, source)?;
             format!("pushed {} as {source}: {digest}\n", file.display())
         }
@@ -123,17 +123,17 @@ pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
         } => {
             let pem = std::fs::read_to_string(key)
                 .map_err(|e| UsageError(format!("cannot read {}: {e}", key.display())))?;
-            let oci = Oci::new(options(dir, Some(credentials))?);
+            let oci = Oci::new(options(Some(credentials))?);
             let at = oci.sign(source, &pem)?;
             format!("signed {source}: {at}\n")
         }
         PluginAction::List => {
-            let oci = Oci::new(options(dir, None)?);
+            let oci = Oci::new(options(None)?);
             let lock = oci.lock()?;
             if lock.pins().is_empty() {
                 return Ok(format!(
                     "nothing pinned in {}\n",
-                    dir.join("toolhost.lock").display()
+                    Options::user().lock.display()
                 ));
             }
             lock.pins()
@@ -142,7 +142,7 @@ pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
                 .collect()
         }
         PluginAction::Remove { source } => {
-            let oci = Oci::new(options(dir, None)?);
+            let oci = Oci::new(options(None)?);
             if !oci.remove(source)? {
                 return Err(UsageError(format!(
                     "{source} is not pinned (`toolhost plugin list` shows the pins)"
@@ -156,8 +156,8 @@ pub fn run(action: &PluginAction, dir: &Path) -> anyhow::Result<String> {
 
 /// The `[[plugins]]` sources and `--plugin` ones, resolved (read from the
 /// store when pinned, pulled and pinned otherwise) and added to the
-/// configuration's plugin directories; the lock in `dir`.
-pub fn resolve_sources(config: &mut Config, extra: &[String], dir: &Path) -> anyhow::Result<()> {
+/// configuration's plugin directories.
+pub fn resolve_sources(config: &mut Config, extra: &[String]) -> anyhow::Result<()> {
     let sources: Vec<String> = config
         .plugins
         .iter()
@@ -167,7 +167,7 @@ pub fn resolve_sources(config: &mut Config, extra: &[String], dir: &Path) -> any
     if sources.is_empty() {
         return Ok(());
     }
-    let mut options = Options::in_dir(dir);
+    let mut options = Options::user();
     options.require_signature = config.signatures.require;
     options.keys.clone_from(&config.signatures.keys);
     let oci = Oci::new(options);

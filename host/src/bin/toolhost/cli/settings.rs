@@ -55,13 +55,8 @@ impl Settings {
         config
             .plugin_dirs
             .extend(global.plugin_dirs.iter().cloned());
-        // Components from registries: the lock beside the workspace's
-        // toolhost.toml.
-        let lock_dir = match config.workspace.clone() {
-            Some(dir) => dir,
-            None => start_dir(global)?,
-        };
-        plugin::resolve_sources(&mut config, &global.plugins, &lock_dir)?;
+        // Components from registries, pinned in the user's toolhost.lock.
+        plugin::resolve_sources(&mut config, &global.plugins)?;
         if global.audit.is_some() {
             config.audit_log.clone_from(&global.audit);
         }
