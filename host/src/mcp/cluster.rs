@@ -15,10 +15,10 @@
 //!
 //! The client's token never leaves the replica it reached. A forwarded
 //! request carries the principal's name and a seal instead
-//! ([`Cluster::seal_request`]): a MAC under the cluster key over the
+//! (`Cluster::seal_request`): a MAC under the cluster key over the
 //! sending replica, the principal, the time, a nonce and the exact body.
-//! The receiver ([`Cluster::open_request`]) accepts it only within
-//! [`SEAL_FOR`] of its time and only once, so someone who reads the
+//! The receiver (`Cluster::open_request`) accepts it only within
+//! `SEAL_FOR` of its time and only once, so someone who reads the
 //! plain-HTTP hop (or holds an address a replica had) learns no
 //! credential and can replay nothing.
 
