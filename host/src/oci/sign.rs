@@ -204,3 +204,65 @@ pub(super) async fn push_signature(
         .map_err(|e| oci.registry_error(source, &e))?;
     Ok(at.whole())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p256::pkcs8::{EncodePublicKey as _, LineEnding};
+
+    /// A signature over `payload` by the key of `seed`, and that key's
+    /// public PEM in `dir`.
+    fn signed(dir: &std::path::Path, seed: u8, payload: &str) -> (Signature, PathBuf) {
+        let key = p256::ecdsa::SigningKey::from_bytes(&[seed; 32].into()).unwrap();
+        let der: p256::ecdsa::DerSignature = key.sign(payload.as_bytes());
+        let public = dir.join(format!("{seed}.pub"));
+        let pem = key
+            .verifying_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap();
+        std::fs::write(&public, pem).unwrap();
+        let signature = Signature {
+            payload: payload.to_owned(),
+            signature: base64::engine::general_purpose::STANDARD.encode(der.as_bytes()),
+        };
+        (signature, public)
+    }
+
+    #[test]
+    fn a_signature_counts_only_for_its_digest_its_repository_and_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = Source::parse("oci://127.0.0.1:5000/tools/echo:1").unwrap();
+        let other_repo = Source::parse("oci://127.0.0.1:5000/tools/evilcopy:1").unwrap();
+        let digest = "sha256:aa";
+        let (good, key) = signed(dir.path(), 7, &payload(&source, digest));
+        let keys = [key];
+        assert!(verify(std::slice::from_ref(&good), digest, &keys, &source).is_ok());
+        // The same signature, for a copy of the digest in another repository.
+        let refused = verify(std::slice::from_ref(&good), digest, &keys, &other_repo);
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("no signature any of these keys")
+        );
+        // Another digest.
+        assert!(verify(std::slice::from_ref(&good), "sha256:bb", &keys, &source).is_err());
+        // Another key.
+        let (_, other_key) = signed(dir.path(), 9, "x");
+        assert!(verify(std::slice::from_ref(&good), digest, &[other_key], &source).is_err());
+        // A payload changed after signing.
+        let mut tampered = good.clone();
+        tampered.payload = payload(&source, "sha256:cc");
+        assert!(verify(&[tampered], "sha256:cc", &keys, &source).is_err());
+        // No signature, no key: refused, saying which.
+        let none = verify(&[], digest, &keys, &source).unwrap_err().to_string();
+        assert!(
+            none.contains("has no signature") && none.contains(digest),
+            "{none}"
+        );
+        let unkeyed = verify(&[good], digest, &[], &source)
+            .unwrap_err()
+            .to_string();
+        assert!(unkeyed.contains("none configured"), "{unkeyed}");
+    }
+}
