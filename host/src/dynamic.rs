@@ -29,7 +29,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use toolhost_shared::contract::{setting, tool};
 mod decisions;
+mod inspect;
+mod load;
 pub use decisions::{Decider, Decision};
+pub use inspect::{Inspected, inspect};
+pub use load::Registries;
+pub(crate) use load::load_component;
 pub use toolhost_shared::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
 
 /// The most agent-made tools one agent may have pending or approved.
@@ -206,16 +211,23 @@ impl Store {
         }
         let grant = grant.unwrap_or_else(|| entry.meta.capabilities.clone());
         parse_grant(&grant)?;
-        if let Some(existing) = registry.list().find(|p| p.name() == entry.meta.name)
-            && existing
-                .dynamic()
-                .is_none_or(|b| b.meta.id != entry.meta.id)
-        {
-            return Err(DynamicError::Refused(format!(
-                "a tool named `{}` is already registered (from {}); reject this one",
-                entry.meta.name,
-                existing.origin()
-            )));
+        entry.meta.grant = Some(grant.clone());
+        let built = plugins(runtime, &entry, &source)?;
+        for tool in &built {
+            if let Some(existing) = registry.list().find(|p| p.name() == tool.name())
+                && existing
+                    .dynamic()
+                    .is_none_or(|b| b.meta.id != entry.meta.id)
+            {
+                return Err(DynamicError::Refused(format!(
+                    "a tool named `{}` is already registered (from {}); reject this one",
+                    tool.name(),
+                    existing.origin()
+                )));
+            }
+            crate::validate::ArgsSchema::compile(&tool.info().input_schema).map_err(|e| {
+                DynamicError::Invalid(format!("its parameters schema cannot be used: {e}"))
+            })?;
         }
         // Two creations racing past create_tool's check: one name, one tool.
         if let Some(twin) = entries.iter().find(|e| {
@@ -229,13 +241,8 @@ impl Store {
             )));
         }
         entry.meta.status = Status::Approved;
-        entry.meta.grant = Some(grant);
         entry.meta.decided_at = Some(now());
         entry.meta.reason = None;
-        let built = plugin(runtime, &entry, &source)?;
-        crate::validate::ArgsSchema::compile(&built.info().input_schema).map_err(|e| {
-            DynamicError::Invalid(format!("its parameters schema cannot be used: {e}"))
-        })?;
         trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
             .map_err(io("record the approval"))?;
         write_meta(&entry)?;
@@ -273,12 +280,16 @@ impl Store {
                 .map_err(|e| format!("cannot read its source: {e}"))
                 .and_then(|source| {
                     if trust::is_trusted(&entry.dir, &approval_digest(&entry.meta, &source)) {
-                        plugin(runtime, &entry, &source).map_err(|e| e.to_string())
+                        plugins(runtime, &entry, &source).map_err(|e| e.to_string())
                     } else {
                         Err("it changed since a person approved it (or was never approved with `toolhost dynamic approve`); approve it again".to_owned())
                     }
                 })
-                .and_then(|plugin| registry.register(plugin, false).map_err(|e| e.to_string()));
+                .and_then(|tools| {
+                    tools.into_iter().try_for_each(|plugin| {
+                        registry.register(plugin, false).map_err(|e| e.to_string())
+                    })
+                });
             if let Err(reason) = loaded {
                 problems.push(LoadProblem {
                     path: entry.dir,
@@ -357,7 +368,7 @@ pub fn parse_grant(items: &[String]) -> Result<Grant, ParseError> {
 
 /// What a person approved, as the bytes whose digest the trust store keeps.
 fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
-    serde_json::json!({
+    let mut approved = serde_json::json!({
         "id": meta.id,
         "name": meta.name,
         "description": meta.description,
@@ -366,9 +377,12 @@ fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
         "scope": meta.scope,
         "grant": meta.grant,
         "source": blake3::hash(source).to_hex().as_str(),
-    })
-    .to_string()
-    .into_bytes()
+    });
+    // Where a component came from, once there is a record of it.
+    if let Some(from) = &meta.source {
+        approved["from"] = from.as_str().into();
+    }
+    approved.to_string().into_bytes()
 }
 
 /// The capabilities a grant amounts to, for a runner's tool-info.
@@ -456,6 +470,47 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
             Ok(plugin.into_dynamic(info, binding(serde_json::Map::new())))
         }
     }
+}
+
+/// The tools a stored tool runs as: [`plugin`]'s one, or a plain
+/// component's one per exported function (`{name}_{function}`), each with
+/// the tool's grant.
+pub fn plugins(
+    runtime: &Runtime,
+    entry: &Entry,
+    source: &[u8],
+) -> Result<Vec<Plugin>, DynamicError> {
+    if entry.meta.kind != Kind::Component {
+        return plugin(runtime, entry, source).map(|p| vec![p]);
+    }
+    let meta = &entry.meta;
+    let key = runtime.cache_key(&blake3::hash(source).to_hex());
+    let label = entry.source_path().display().to_string();
+    let (component, plain) = runtime
+        .link_plain(&key, source, &label)
+        .map_err(DynamicError::Invalid)?;
+    let Some(pre) = plain else {
+        return plugin(runtime, entry, source).map(|p| vec![p]);
+    };
+    let grant = parse_grant(meta.grant.as_deref().unwrap_or_default())?;
+    let tools = crate::plain::tools(runtime, &component, &pre, &meta.name)
+        .map_err(DynamicError::Invalid)?;
+    Ok(tools
+        .into_iter()
+        .map(|(info, call)| {
+            let binding = Binding {
+                meta: meta.clone(),
+                settings: serde_json::Map::new(),
+                grant: grant.clone(),
+            };
+            Plugin::forwarded(
+                info.clone(),
+                crate::plugin::Origin::Dynamic(meta.id.clone()),
+                call,
+            )
+            .into_dynamic(info, binding)
+        })
+        .collect())
 }
 
 /// Load `wasm` and run the conformance checks of `toolhost check`: it

@@ -184,6 +184,7 @@ impl Executor {
                 registry: RwLock::new(Arc::new(registry)),
                 plugin_dirs: Vec::new(),
                 dynamic_store: None,
+                registries: None,
                 deferred: Mutex::new(Vec::new()),
                 descriptions: HashMap::new(),
                 changes: Arc::new(tokio::sync::watch::Sender::new(0)),

@@ -31,8 +31,10 @@ use sha2::Digest as _;
 use std::path::{Path, PathBuf};
 
 mod lock;
+mod review;
 mod sign;
 pub use lock::{Lock, Pinned};
+pub use review::Reviewed;
 
 /// A component layer's media type.
 pub const WASM_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";

@@ -21,6 +21,7 @@
 //! no schema is written by hand.
 
 mod values;
+mod wit;
 
 use crate::plugin::Forwarded;
 use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome, PluginOutput};
@@ -115,6 +116,28 @@ pub(crate) fn tools(
         tracing::warn!(component = stem, "a function left out: {why}");
     }
     Ok(tools)
+}
+
+/// What `component` exports and imports, as WIT for a person reviewing
+/// it: each exported function's signature (`shelf@0.1.0#total: func(…)
+/// -> …`) and each import's name (`wasi:filesystem/types@0.2.3`).
+pub(crate) fn interface(engine: &Engine, component: &Component) -> (Vec<String>, Vec<String>) {
+    let functions = exported_functions(engine, component)
+        .iter()
+        .map(|f| {
+            let name = f
+                .interface
+                .as_ref()
+                .map_or_else(|| f.name.clone(), |i| format!("{i}#{}", f.name));
+            wit::signature(&name, &f.func)
+        })
+        .collect();
+    let imports = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    (functions, imports)
 }
 
 /// The functions `component` exports, its own and its interfaces'.

@@ -25,6 +25,7 @@ mod file_tools;
 mod interop;
 mod layers;
 mod line_endings;
+mod load_component;
 mod logging;
 mod mcp;
 mod mcp_2026;

@@ -47,6 +47,11 @@ impl Drop for HttpServer {
 }
 
 pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
+    http_server_env(ws, extra, &[])
+}
+
+/// [`http_server`] with the environment variables `env` set.
+pub(crate) fn http_server_env(ws: &Path, extra: &[&str], env: &[(&str, &Path)]) -> HttpServer {
     let dir = ws.display().to_string();
     let mut args = vec![
         "serve",
@@ -59,6 +64,7 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
     ];
     args.extend_from_slice(extra);
     let mut child = toolhost_command(ws, &args)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -68,7 +74,10 @@ pub(crate) fn http_server(ws: &Path, extra: &[&str]) -> HttpServer {
     let mut lines = std::io::BufReader::new(stderr).lines();
     let mut banner = Vec::new();
     let addr = loop {
-        let line = lines.next().expect("a line before exit").expect("utf-8");
+        let Some(line) = lines.next() else {
+            panic!("the server exited before serving:\n{}", banner.join("\n"));
+        };
+        let line = line.expect("utf-8");
         if let Some(rest) = line.strip_prefix("serving MCP on http://") {
             break rest.trim_end_matches("/mcp").to_owned();
         }

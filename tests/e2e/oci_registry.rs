@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const USER: &str = "alice";
-const PASSWORD: &str = "wonderland-7";
+pub(crate) const USER: &str = "alice";
+pub(crate) const PASSWORD: &str = "wonderland-7";
 
-struct Registry {
+pub(crate) struct Registry {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     _dir: tempfile::TempDir,
 }
 
@@ -27,7 +27,7 @@ impl Drop for Registry {
 }
 
 impl Registry {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -75,7 +75,7 @@ impl Registry {
 
 /// `toolhost ARGS` in `ws` with Docker config `docker` (a directory) and
 /// `stdin`.
-fn run(ws: &Path, docker: &Path, args: &[&str], stdin: &str) -> Output {
+pub(crate) fn run(ws: &Path, docker: &Path, args: &[&str], stdin: &str) -> Output {
     let (cache, config) = (ws.join(".cache"), ws.join(".config"));
     let env = [
         ("DOCKER_CONFIG", docker),
@@ -85,7 +85,7 @@ fn run(ws: &Path, docker: &Path, args: &[&str], stdin: &str) -> Output {
     toolhost_full(ws, args, stdin, &env)
 }
 
-fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert!(out.status.success(), "{}{}", stdout(out), stderr(out));
     stdout(out)
 }
@@ -105,7 +105,7 @@ fn pinned_digest(ws: &Path) -> String {
 }
 
 /// A P-256 key pair as PEM files in `dir`: (private, public).
-fn key_pair(dir: &Path, name: &str, seed: u8) -> (PathBuf, PathBuf) {
+pub(crate) fn key_pair(dir: &Path, name: &str, seed: u8) -> (PathBuf, PathBuf) {
     use p256::pkcs8::{EncodePrivateKey as _, EncodePublicKey as _, LineEnding};
     let key = p256::ecdsa::SigningKey::from_bytes(&[seed; 32].into()).unwrap();
     let private = dir.join(format!("{name}.pem"));
@@ -295,7 +295,7 @@ fn components_are_pulled_pinned_verified_and_kept_from_a_real_registry() {
     );
 }
 
-fn base64_of(text: &str) -> String {
+pub(crate) fn base64_of(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
 }

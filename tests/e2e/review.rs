@@ -364,14 +364,7 @@ fn toolhost_review_serves_the_page_alone() {
     let base = page_path(&login);
     let (status, _) = raw(addr, "GET", &base, &[], "");
     assert_eq!(status, 401);
-    let (status, head, _) = raw_with_head(addr, "GET", &format!("/{path}"), &[], "");
-    assert_eq!(status, 303, "signed in and sent to the page");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .expect("a cookie")
-        .to_owned();
+    let (cookie, head) = sign_in(addr, path);
     assert!(head.contains(&format!("Path={base};")), "{head}");
     let secret = path.split("token=").nth(1).expect("token");
     assert!(!cookie.contains(secret), "the cookie is the printed secret");
@@ -464,8 +457,22 @@ fn toolhost_review_serves_the_page_alone() {
     let _ = child.wait();
 }
 
+/// Open the sign-in link `path` (after the address) on `addr`, as a
+/// browser would: the session cookie it sets, and the answer's head.
+pub(crate) fn sign_in(addr: &str, path: &str) -> (String, String) {
+    let (status, head, _) = raw_with_head(addr, "GET", &format!("/{path}"), &[], "");
+    assert_eq!(status, 303, "signed in and sent to the page");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a cookie")
+        .to_owned();
+    (cookie, head)
+}
+
 /// The review page's path in a sign-in link: `/review/<random>`.
-fn page_path(login: &str) -> String {
+pub(crate) fn page_path(login: &str) -> String {
     let path = login.split_once("/review/").expect("a /review/ link").1;
     format!(
         "/review/{}",

@@ -144,7 +144,9 @@ impl Config {
         settings.insert(setting::RESERVED_NAMES.into(), reserved.into());
         settings.insert(setting::MAX_PER_AGENT.into(), d.max_per_agent.into());
         settings.insert(setting::MAX_SOURCE_BYTES.into(), d.max_source_bytes.into());
-        executor.with_tool_settings(tool::CREATE_TOOL, settings)
+        executor
+            .with_tool_settings(tool::LOAD_COMPONENT, settings.clone())
+            .with_tool_settings(tool::CREATE_TOOL, settings)
     }
 
     /// The state directories the built-ins get (todo plans, page cache,
@@ -176,6 +178,13 @@ impl Config {
             in_range("dynamic.max_per_agent", d.max_per_agent.into(), 0, 10_000)?;
             in_range("dynamic.max_source_bytes", d.max_source_bytes, 1, 16 << 20)?;
             executor = executor.with_dynamic_store(Store::new(dir));
+            #[cfg(feature = "oci")]
+            {
+                let mut options = crate::oci::Options::user();
+                options.require_signature = self.signatures.require;
+                options.keys.clone_from(&self.signatures.keys);
+                executor = executor.with_registries(crate::oci::Oci::new(options));
+            }
         }
         for (name, configured) in [(dir::MEMORY, &self.memory_dir), (dir::SOUL, &self.soul_dir)] {
             if let Some(path) = configured

@@ -23,6 +23,8 @@ pub(super) struct Catalog {
     pub(super) plugin_dirs: Vec<PathBuf>,
     /// Where approved dynamic tools are loaded from (again on reload).
     pub(super) dynamic_store: Option<Store>,
+    /// Where `load_component` fetches `oci://` components from.
+    pub(super) registries: Option<crate::dynamic::Registries>,
     /// Plugin files [`Executor::load_known_plugins`] left for
     /// [`Executor::load_deferred_plugins`]: they must be compiled first.
     pub(super) deferred: Mutex<Vec<PathBuf>>,
@@ -181,6 +183,11 @@ impl Executor {
             deferred.extend(later);
         }
         if let Some(store) = &self.catalog.dynamic_store {
+            let loader =
+                crate::dynamic::load_component(store.clone(), self.catalog.registries.clone());
+            if let Err(err) = registry.register(loader, false) {
+                tracing::warn!(%err, "load_component is not offered");
+            }
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
         // With the remote tools as they are now, swapped in before a
@@ -265,6 +272,18 @@ impl Executor {
         self = self.with_state_dir(STORE_DIR_NAME, store.dir());
         self.catalog.dynamic_store = Some(store);
         self
+    }
+
+    /// Let `load_component` fetch `oci://` components through
+    /// `registries` (the person's credentials, lock and signature keys).
+    pub fn with_registries(mut self, registries: crate::dynamic::Registries) -> Self {
+        self.catalog.registries = Some(registries);
+        self
+    }
+
+    /// Where `load_component` fetches `oci://` components from, if set.
+    pub fn registries(&self) -> Option<&crate::dynamic::Registries> {
+        self.catalog.registries.as_ref()
     }
 
     /// The dynamic-tool store, if one is set.

@@ -43,7 +43,7 @@ impl dynamic::Host for CallState {
 
 /// Read `path` (relative to `root`, or absolute under it) with cap-std, so
 /// neither `..` nor a symlink leads outside `root`.
-fn read_in(root: &Path, path: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn read_in(root: &Path, path: &str) -> Result<Vec<u8>, String> {
     let given = Path::new(path.trim());
     let rel = if given.has_root() {
         given

@@ -97,8 +97,8 @@ pub(super) fn verify(
     keys: &[PathBuf],
     source: &Source,
 ) -> Result<String, OciError> {
-    let tried: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
-    let refuse = |why: &str| {
+    check(signatures, digest, keys, source)?.map_err(|why| {
+        let tried: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
         OciError::Signature(format!(
             "{} ({digest}) {why}; keys tried: {}. Signatures are required ([signatures] require): \
              sign it (`cosign sign --key`, or `toolhost plugin sign`) or add the publisher's key",
@@ -109,12 +109,23 @@ pub(super) fn verify(
                 tried.join(", ")
             }
         ))
-    };
+    })
+}
+
+/// Which of `keys` signed manifest `digest` of `source` in one of
+/// `signatures` (`Ok(Err(why))`: none did, and why); an error is a key
+/// that cannot be read.
+pub(super) fn check(
+    signatures: &[Signature],
+    digest: &str,
+    keys: &[PathBuf],
+    source: &Source,
+) -> Result<Result<String, &'static str>, OciError> {
     if keys.is_empty() {
-        return Err(refuse("cannot be checked"));
+        return Ok(Err("cannot be checked"));
     }
     if signatures.is_empty() {
-        return Err(refuse("has no signature"));
+        return Ok(Err("has no signature"));
     }
     let mut loaded = Vec::new();
     for path in keys {
@@ -127,16 +138,16 @@ pub(super) fn verify(
         })?;
         loaded.push((path, key));
     }
+    let repository = format!(
+        "{}/{}",
+        source.reference.registry(),
+        source.reference.repository()
+    );
     for signature in signatures {
         let Ok(payload) = serde_json::from_str::<serde_json::Value>(&signature.payload) else {
             continue;
         };
         let critical = &payload["critical"];
-        let repository = format!(
-            "{}/{}",
-            source.reference.registry(),
-            source.reference.repository()
-        );
         if critical["image"]["docker-manifest-digest"] != digest
             || critical["type"] != KIND
             || critical["identity"]["docker-reference"] != repository.as_str()
@@ -151,11 +162,11 @@ pub(super) fn verify(
         };
         for (path, key) in &loaded {
             if key.verify(signature.payload.as_bytes(), &sig).is_ok() {
-                return Ok(path.display().to_string());
+                return Ok(Ok(path.display().to_string()));
             }
         }
     }
-    Err(refuse("has no signature any of these keys made"))
+    Ok(Err("has no signature any of these keys made"))
 }
 
 /// Sign manifest `digest` of `source` with `key_pem` and push the

@@ -72,6 +72,11 @@ pub mod tool {
     pub const JS_RUNTIME: &str = "js_runtime";
     /// The runner of `command` dynamic tools.
     pub const COMMAND_RUNNER: &str = "command_runner";
+    /// The host's tool that files a component for a person to review.
+    pub const LOAD_COMPONENT: &str = "load_component";
+    /// The host's tool that asks a person to unload a component or narrow
+    /// its grant.
+    pub const UNLOAD_COMPONENT: &str = "unload_component";
     /// The built-in that searches the web through a configured provider.
     pub const WEB_SEARCH: &str = "web_search";
 }

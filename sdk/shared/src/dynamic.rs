@@ -25,6 +25,8 @@ pub const RESERVED_NAMES: &[&str] = &[
     crate::contract::tool::CREATE_TOOL,
     crate::contract::tool::JS_RUNTIME,
     crate::contract::tool::COMMAND_RUNNER,
+    crate::contract::tool::LOAD_COMPONENT,
+    crate::contract::tool::UNLOAD_COMPONENT,
     "toolhost",
     "approve",
     "approve_tool",
@@ -130,6 +132,11 @@ pub struct Meta {
     /// (`line 3: uses eval, which runs text as code`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where a component `load_component` filed came from: an
+    /// `oci://REGISTRY/REPOSITORY@sha256:…` reference (pinned by digest)
+    /// or the workspace path it was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Meta {
