@@ -31,11 +31,15 @@ use toolhost_shared::contract::{setting, tool};
 mod decisions;
 mod inspect;
 mod load;
+mod requests;
 pub use decisions::{Decider, Decision};
 pub use inspect::{Inspected, inspect};
 pub use load::Registries;
 pub(crate) use load::load_component;
-pub use toolhost_shared::dynamic::{Kind, META_FILE, Meta, RESERVED_NAMES, Status, read_meta};
+pub(crate) use requests::unload_component;
+pub use toolhost_shared::dynamic::{
+    Kind, META_FILE, Meta, RESERVED_NAMES, Request, Status, read_meta,
+};
 
 /// The most agent-made tools one agent may have pending or approved.
 pub const DEFAULT_MAX_PER_AGENT: u32 = toolhost_shared::contract::DEFAULT_MAX_PER_AGENT;
@@ -243,6 +247,7 @@ impl Store {
         entry.meta.status = Status::Approved;
         entry.meta.decided_at = Some(now());
         entry.meta.reason = None;
+        entry.meta.request = None;
         trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
             .map_err(io("record the approval"))?;
         write_meta(&entry)?;
@@ -261,6 +266,7 @@ impl Store {
         }
         entry.meta.status = Status::Rejected;
         entry.meta.grant = None;
+        entry.meta.request = None;
         entry.meta.decided_at = Some(now());
         entry.meta.reason = reason;
         write_meta(&entry)?;

@@ -173,6 +173,7 @@ fn pages(executor: Arc<Executor>, options: ReviewOptions) -> axum::Router {
         .route("/audit", axum::routing::get(audit))
         .route("/approve", axum::routing::post(approve))
         .route("/reject", axum::routing::post(reject))
+        .route("/decline", axum::routing::post(decline))
         .route("/login", axum::routing::get(login).post(login_form))
         .route("/assets/review.css", axum::routing::get(css))
         .route("/assets/review.js", axum::routing::get(js))

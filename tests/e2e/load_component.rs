@@ -49,14 +49,21 @@ fn pending_page(server: &HttpServer) -> (String, String, String) {
     let path = login_of(server);
     let base = page_path(&format!("{}/{path}", server.addr));
     let (cookie, _) = sign_in(&server.addr, &path);
-    let (status, page) = raw(&server.addr, "GET", &base, &[("Cookie", &cookie)], "");
-    assert_eq!(status, 200, "{page}");
+    let page = page_again(server, &base, &cookie);
     (base, cookie, page)
 }
 
-/// The value of the form field `name` in the card of tool `id`.
-fn field(page: &str, id: &str, name: &str) -> String {
-    let card = &page[page.find(&format!("id=\"t-{id}\"")).expect("the card")..];
+/// The pending page again, for a person signed in with `cookie`.
+fn page_again(server: &HttpServer, base: &str, cookie: &str) -> String {
+    let (status, page) = raw(&server.addr, "GET", base, &[("Cookie", cookie)], "");
+    assert_eq!(status, 200, "{page}");
+    page
+}
+
+/// The value of the form field `name` in the card whose element id is
+/// `card` (`t-ID` a pending tool's, `r-ID` a request's).
+fn field(page: &str, card: &str, name: &str) -> String {
+    let card = &page[page.find(&format!("id=\"{card}\"")).expect("the card")..];
     let at = card.find(&format!("name=\"{name}\" value=\"")).expect(name) + name.len() + 15;
     card[at..].split('"').next().expect("value").to_owned()
 }
@@ -174,8 +181,8 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
     let origin = format!("http://{}", server.addr);
     let body = format!(
         "csrf={}&id={id}&seen={}&grant=workspace:read",
-        field(&page, &id, "csrf"),
-        field(&page, &id, "seen")
+        field(&page, &format!("t-{id}"), "csrf"),
+        field(&page, &format!("t-{id}"), "seen")
     );
     let (status, answer) = raw(
         &server.addr,
@@ -211,13 +218,113 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
         .expect("answered");
     assert!(text(&r).contains("Ada"), "{}", text(&r));
     // The decision is on the record.
-    let audit = std::fs::read_to_string(home.path().join("audit.jsonl")).unwrap_or_default();
-    assert!(
-        audit
+    let decisions = || -> Vec<String> {
+        std::fs::read_to_string(home.path().join("audit.jsonl"))
+            .unwrap_or_default()
             .lines()
-            .any(|l| l.contains("\"decision\"") && l.contains(&id)),
-        "{audit}"
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["event"] == "decision" && v["tool_id"] == id.as_str())
+            .map(|v| v["decision"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(decisions(), ["approve"]);
+
+    // Asking to unload or narrow: refused for what an agent did not load,
+    // and for what it was not granted; otherwise kept for a person, and
+    // the tool works as it is meanwhile.
+    for (args, says) in [
+        (
+            json!({"tool": "read_file"}),
+            "a person configures the others",
+        ),
+        (
+            json!({"tool": "inventory_greet", "revoke": ["network:example.com"]}),
+            "is not granted",
+        ),
+    ] {
+        let r = call(&session, "unload_component", args.clone())
+            .await
+            .expect("answered");
+        assert!(
+            is_error(&r) && text(&r).contains(says),
+            "{args}: {}",
+            text(&r)
+        );
+    }
+    let asked =
+        json!({"tool": "inventory_greet", "revoke": ["workspace:read"], "reason": "done reading"});
+    let r = call(&session, "unload_component", asked)
+        .await
+        .expect("answered");
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(
+        &session,
+        "inventory_count_lines",
+        json!({"path": "notes.txt"}),
+    )
+    .await
+    .expect("answered");
+    assert!(
+        !is_error(&r),
+        "still granted until a person decides: {}",
+        text(&r)
     );
+    let page = page_again(&server, &base, &cookie);
+    for shown in [
+        "Requests (1)",
+        "take away workspace:read",
+        "done reading",
+        "Narrow the grant",
+    ] {
+        assert!(
+            page.contains(shown),
+            "the page does not show {shown}:\n{page}"
+        );
+    }
+    let post = |path: &str, body: String| {
+        raw(
+            &server.addr,
+            "POST",
+            &format!("{base}/{path}"),
+            &[
+                ("Cookie", &cookie),
+                ("Origin", &origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &body,
+        )
+    };
+    let (csrf, seen) = (
+        field(&page, &format!("r-{id}"), "csrf"),
+        field(&page, &format!("r-{id}"), "seen"),
+    );
+    let (status, answer) = post("approve", format!("csrf={csrf}&id={id}&seen={seen}&grant="));
+    assert_eq!(status, 303, "{answer}");
+    let r = call(
+        &session,
+        "inventory_count_lines",
+        json!({"path": "notes.txt"}),
+    )
+    .await
+    .expect("answered");
+    assert!(is_error(&r), "the workspace was taken away: {}", text(&r));
+
+    // Asked to unload: declined, it stays; asked again and done, it goes.
+    for decide in ["decline", "reject"] {
+        let r = call(&session, "unload_component", json!({"tool": "inventory"}))
+            .await
+            .expect("answered");
+        assert!(!is_error(&r), "{}", text(&r));
+        let (status, answer) = post(decide, format!("csrf={csrf}&id={id}"));
+        assert_eq!(status, 303, "{answer}");
+        let listed = names(session.list_all_tools().await.expect("list"));
+        assert_eq!(
+            listed.contains(&"inventory_greet".to_owned()),
+            decide == "decline",
+            "after {decide}: {listed:?}"
+        );
+    }
+    assert_eq!(decisions(), ["approve", "approve", "decline", "revoke"]);
     session.cancel().await.expect("close");
 }
 

@@ -52,7 +52,8 @@ pub struct Decision {
     pub time: String,
     /// Always `decision` (audit lines of calls have none).
     pub event: String,
-    /// `approve`, `reject`, or `revoke` (the rejection of an approved tool).
+    /// `approve`, `reject`, `revoke` (the rejection of an approved tool),
+    /// or `decline` (of an agent's request about an approved tool).
     pub decision: String,
     /// The tool's name.
     pub tool: String,
@@ -77,7 +78,7 @@ pub struct Decision {
 impl Decision {
     /// The decision `what` on `before` (the tool as it was decided on),
     /// which became `after`.
-    fn new(what: &str, before: &Entry, after: &Entry, decider: &Decider) -> Self {
+    pub(super) fn new(what: &str, before: &Entry, after: &Entry, decider: &Decider) -> Self {
         let source = std::fs::read(before.source_path()).unwrap_or_default();
         Self {
             time: super::now(),
@@ -154,7 +155,7 @@ impl Store {
 
 /// Append `decision` to the history beside `entry`; a failure is logged
 /// (the decision itself is made).
-fn keep(entry: &Entry, decision: &Decision) {
+pub(super) fn keep(entry: &Entry, decision: &Decision) {
     let path = entry.dir.join(HISTORY_FILE);
     let written = serde_json::to_string(decision)
         .map_err(std::io::Error::other)

@@ -174,6 +174,7 @@ impl Forwarded for Loader {
             reason: None,
             warnings: warnings(&inspected, &grant),
             source: Some(fetched.from.clone()),
+            request: None,
         };
         let entry = file(&self.store, meta, &fetched.wasm)?;
         Ok(answer(&entry, &inspected, fetched.signature.as_deref()))

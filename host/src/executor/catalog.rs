@@ -185,8 +185,11 @@ impl Executor {
         if let Some(store) = &self.catalog.dynamic_store {
             let loader =
                 crate::dynamic::load_component(store.clone(), self.catalog.registries.clone());
-            if let Err(err) = registry.register(loader, false) {
-                tracing::warn!(%err, "load_component is not offered");
+            let unloader = crate::dynamic::unload_component(store.clone());
+            for host_tool in [loader, unloader] {
+                if let Err(err) = registry.register(host_tool, false) {
+                    tracing::warn!(%err, "a tool of the dynamic-tool store is not offered");
+                }
             }
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }

@@ -158,7 +158,25 @@ pub(super) async fn reject(
     .await
 }
 
-/// Carry out a decision (`what`: approve or reject) on `id` off the
+/// Decline an agent's request about an approved tool: it stays as it is.
+pub(super) async fn decline(
+    State(page): State<Arc<Page>>,
+    Extension(who): Extension<SignedIn>,
+    headers: HeaderMap,
+    Form(form): Form<Decision>,
+) -> Response {
+    if let Some(why) = refusal(&page, &headers, &form.csrf) {
+        return forbidden(why);
+    }
+    decide(page, form.id, "decline", move |_, store, id| {
+        store
+            .decline_as(id, &Decider::review_page(&who.0))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// Carry out a decision (`what`: approve, reject or decline) on `id` off the
 /// protocol thread, put it on the record, reload the tool set at once
 /// (clients get list_changed), and answer with the page showing it.
 pub(super) async fn decide(

@@ -48,7 +48,53 @@ struct PendingView {
     notice: Option<Notice>,
     problems: Vec<Problem>,
     waiting: Vec<Card>,
+    requests: Vec<Asked>,
     decided: Vec<DecidedRow>,
+}
+
+/// An agent's request about an approved tool (`unload_component`).
+#[derive(Serialize)]
+struct Asked {
+    id: String,
+    name: String,
+    kind: &'static str,
+    grant: String,
+    /// Unload it, rather than narrow its grant.
+    unload: bool,
+    /// What to take away, and the grant that leaves.
+    revoke: String,
+    after: String,
+    reason: String,
+    by: String,
+    at: String,
+    seen: String,
+}
+
+impl Asked {
+    fn of(entry: &Entry, request: &crate::dynamic::Request) -> Self {
+        let m = &entry.meta;
+        let grant = m.grant.clone().unwrap_or_default();
+        let after: Vec<String> = grant
+            .iter()
+            .filter(|c| !request.revoke.contains(c))
+            .cloned()
+            .collect();
+        Self {
+            id: m.id.clone(),
+            name: m.name.clone(),
+            kind: m.kind.as_str(),
+            grant: caps_text(&grant),
+            unload: request.revoke.is_empty(),
+            revoke: request.revoke.join(", "),
+            after: after.join(", "),
+            reason: request.reason.clone().unwrap_or_default(),
+            by: request.by.clone().unwrap_or_else(|| "-".to_owned()),
+            at: request.at.clone(),
+            seen: std::fs::read(entry.source_path())
+                .map(|bytes| crate::dynamic::review_digest(m, &bytes))
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The state of the tool just decided.
@@ -196,6 +242,7 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
         notice: None,
         problems: Vec::new(),
         waiting: Vec::new(),
+        requests: Vec::new(),
         decided: Vec::new(),
     };
     let Some(store) = store(page) else {
@@ -222,6 +269,9 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
         if m.status == Status::Pending {
             view.waiting.push(card(page, entry));
             continue;
+        }
+        if let Some(request) = m.request.as_ref().filter(|_| m.status == Status::Approved) {
+            view.requests.push(Asked::of(entry, request));
         }
         view.decided.push(DecidedRow {
             id: m.id.clone(),

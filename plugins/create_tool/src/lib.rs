@@ -176,6 +176,7 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
             reason: None,
             warnings: warnings.clone(),
             source: None,
+            request: None,
         };
         let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
         toolhost_sdk::fs::write_atomic_in_dir(&dir.join(META_FILE), text.as_bytes())

@@ -137,6 +137,29 @@ pub struct Meta {
     /// or the workspace path it was read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// What an agent asked a person to do with this approved tool (unload
+    /// it, or take capabilities away), until the person decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Request>,
+}
+
+/// An agent's request about an approved tool, for a person to decide
+/// (`unload_component`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// The capabilities to take away, in `--grant` spelling; empty: unload
+    /// the tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revoke: Vec<String>,
+    /// Why, as the agent put it.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The agent that asked, if known.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// When (RFC 3339, UTC).
+    pub at: String,
 }
 
 impl Meta {

@@ -544,6 +544,13 @@ pub enum DynamicAction {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Decline what an agent asked about an approved tool
+    /// (`unload_component`): it stays as it is. To do what was asked,
+    /// `reject` unloads it and `approve --grant` narrows its grant.
+    Decline {
+        /// Its id (or its name).
+        id: String,
+    },
 }
 
 /// Call a tool once and print its result.

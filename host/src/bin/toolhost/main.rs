@@ -340,6 +340,16 @@ fn dynamic(
                 entry.meta.name, entry.meta.id
             ))?;
         }
+        DynamicAction::Decline { id } => {
+            let (entry, decision) = store
+                .decline_as(&id, &toolhost::dynamic::Decider::cli())
+                .map_err(|e| anyhow::anyhow!("cannot decline for `{id}`: {e}"))?;
+            executor.record_decision(&decision);
+            output::text(&format!(
+                "declined what was asked about `{}` ({}); it stays as it is.\n",
+                entry.meta.name, entry.meta.id
+            ))?;
+        }
     }
     Ok(())
 }

@@ -483,6 +483,28 @@ pub fn dynamic_show(
     if let Some(reason) = &m.reason {
         text.push_str(&format!("reason:       {}\n", printable(reason)));
     }
+    if let Some(from) = &m.source {
+        text.push_str(&format!("from:         {}\n", printable(from)));
+    }
+    if let Some(request) = &m.request {
+        let asked = if request.revoke.is_empty() {
+            "unload it".to_owned()
+        } else {
+            format!("take away {}", request.revoke.join(", "))
+        };
+        let line = format!(
+            "asked:        {asked}, by {} at {}{} (`toolhost dynamic reject|approve --grant|decline`)",
+            request.by.as_deref().unwrap_or("-"),
+            request.at,
+            request
+                .reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default(),
+        );
+        text.push_str(&printable(&line));
+        text.push('\n');
+    }
     text.push_str(if history.is_empty() {
         ""
     } else {
