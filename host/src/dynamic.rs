@@ -499,7 +499,7 @@ pub fn plugins(
         return plugin(runtime, entry, source).map(|p| vec![p]);
     };
     let grant = parse_grant(meta.grant.as_deref().unwrap_or_default())?;
-    let tools = crate::plain::tools(runtime, &component, &pre, &meta.name)
+    let tools = crate::plain::tools(runtime, (&component, &pre), source, &meta.name)
         .map_err(DynamicError::Invalid)?;
     Ok(tools
         .into_iter()

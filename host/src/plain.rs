@@ -20,6 +20,7 @@
 //! All of it comes from the component's own types as wasmtime reads them:
 //! no schema is written by hand.
 
+mod docs;
 mod values;
 mod wit;
 
@@ -55,14 +56,16 @@ struct Found {
     export: ComponentExportIndex,
 }
 
-/// The tools of the plain component `component` (linked as `pre`), named
-/// after `stem` (its file name): one per exported function, or why none.
+/// The tools of the plain component `component` (linked as `pre`, its
+/// bytes `wasm`), named after `stem` (its file name): one per exported
+/// function, or why none.
 pub(crate) fn tools(
     runtime: &Runtime,
-    component: &Component,
-    pre: &InstancePre<CallState>,
+    (component, pre): (&Component, &InstancePre<CallState>),
+    wasm: &[u8],
     stem: &str,
 ) -> Result<Vec<(ToolInfo, Arc<PlainFunc>)>, String> {
+    let docs = docs::Docs::of(wasm);
     let engine = &runtime.engine;
     let found = exported_functions(engine, component);
     if found.is_empty() {
@@ -91,7 +94,8 @@ pub(crate) fn tools(
             .interface
             .as_ref()
             .map_or_else(|| f.name.clone(), |i| format!("{i}#{}", f.name));
-        match describe(&tool, &wit_name, &f.func, &caps, stem) {
+        let doc = docs.function(f.interface.as_deref().map(short), &f.name);
+        match describe(&tool, (&wit_name, doc), &f.func, &caps, stem) {
             Ok((info, params, result)) => tools.push((
                 info,
                 Arc::new(PlainFunc {
@@ -240,7 +244,7 @@ type Described = (ToolInfo, Vec<(String, Type)>, Option<Type>);
 
 fn describe(
     tool: &str,
-    wit_name: &str,
+    (wit_name, doc): (&str, Option<&str>),
     func: &ComponentFunc,
     caps: &Caps,
     stem: &str,
@@ -291,9 +295,15 @@ fn describe(
         .to_owned();
     let info = ToolInfo {
         name: tool.to_owned(),
-        description: format!(
-            "Calls `{wit_name}` of the WebAssembly component {stem}: give its parameters as the \
-             input schema says; its result comes back as the output schema says.",
+        // The WIT doc comment, when the component carries its docs.
+        description: doc.map_or_else(
+            || {
+                format!(
+                    "Calls `{wit_name}` of the WebAssembly component {stem}: give its parameters \
+                     as the input schema says; its result comes back as the output schema says.",
+                )
+            },
+            str::to_owned,
         ),
         input_schema: input,
         output_schema: output,
@@ -368,8 +378,8 @@ pub fn check_component(runtime: &Runtime, wasm: &[u8], file: &std::path::Path) -
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
     match tools(
         runtime,
-        &component,
-        &pre,
+        (&component, &pre),
+        wasm,
         stem.as_deref().unwrap_or("component"),
     ) {
         Ok(tools) => CheckReport {

@@ -239,8 +239,8 @@ impl Plugin {
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
                 let tools = crate::plain::tools(
                     runtime,
-                    &component,
-                    &pre,
+                    (&component, &pre),
+                    &bytes,
                     stem.as_deref().unwrap_or("component"),
                 )
                 .map_err(|reason| load_error(path, reason))?;

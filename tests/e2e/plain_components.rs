@@ -569,3 +569,84 @@ async fn javascript_and_python_components_are_tools_like_the_rust_one() {
         calls_over_mcp(wasm.parent().unwrap()).await;
     }
 }
+
+/// `wasm` with a `package-docs` custom section holding `docs` appended, as
+/// Wassette's wit-docs-inject adds the WIT doc comments to a component.
+fn with_package_docs(wasm: &[u8], docs: &Value) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n == 0 { byte } else { byte | 0x80 });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    let name = b"package-docs";
+    let mut payload = Vec::new();
+    leb(name.len(), &mut payload);
+    payload.extend_from_slice(name);
+    payload.push(1);
+    payload.extend(docs.to_string().bytes());
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb(payload.len(), &mut out);
+    out.extend(payload);
+    out
+}
+
+#[test]
+fn descriptions_come_from_the_wit_doc_comments_a_component_carries() {
+    let plugins = plugin_dir();
+    let file = plugins.path().join("inventory.wasm");
+    let docs = json!({
+        "package": "example:inventory@0.1.0",
+        "worlds": {"inventory": {"func_exports": {"greet": {"docs": "Say hello to someone."}}}},
+        "interfaces": {"shelf": {"funcs": {
+            "total": {"docs": "Count the items picked, in pieces or dozens. Fails when nothing is picked."},
+        }}},
+    });
+    let wasm = std::fs::read(&file).expect("the fixture");
+    std::fs::write(&file, with_package_docs(&wasm, &docs)).expect("write");
+    let out = toolhost(
+        plugins.path(),
+        &["check", "--json", &file.display().to_string()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let description = |name: &str| {
+        report[0]["plain_tools"]
+            .as_array()
+            .expect("plain tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))["description"]
+            .as_str()
+            .expect("a description")
+            .to_owned()
+    };
+    assert_eq!(description("inventory_greet"), "Say hello to someone.");
+    assert_eq!(
+        description("inventory_total"),
+        "Count the items picked, in pieces or dozens. Fails when nothing is picked."
+    );
+    // A function the docs say nothing of keeps the description made for it.
+    assert!(
+        description("inventory_label").contains("shelf@0.1.0#label"),
+        "{}",
+        description("inventory_label")
+    );
+    // And the component still loads and runs with the section in it.
+    let out = toolhost(
+        plugins.path(),
+        &[
+            "--plugin-dir",
+            &plugins.path().display().to_string(),
+            "call",
+            "inventory_greet",
+            r#"{"name":"Ada"}"#,
+        ],
+    );
+    assert_eq!(stdout(&out).trim(), "hello, Ada", "{}", stderr(&out));
+}

@@ -39,7 +39,7 @@ pub fn inspect(runtime: &Runtime, wasm: &[u8], name: &str) -> Result<Inspected, 
     let (component, plain) = runtime.link_plain(&key, wasm, "the component")?;
     let (functions, imports) = crate::plain::interface(&runtime.engine, &component);
     let tools = match &plain {
-        Some(pre) => crate::plain::tools(runtime, &component, pre, name)?
+        Some(pre) => crate::plain::tools(runtime, (&component, pre), wasm, name)?
             .into_iter()
             .map(|(info, _)| info)
             .collect(),
