@@ -101,7 +101,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
         let hex = blake3::hash(seed.as_bytes()).to_hex().to_string();
         return hex.chars().cycle().take(bytes * 2).collect();
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(buf)
 }
 
 /// Timeouts of one request.

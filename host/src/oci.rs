@@ -197,14 +197,7 @@ pub struct Oci {
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    let digest = sha2::Sha256::digest(bytes);
-    format!(
-        "sha256:{}",
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OciError + '_ {

@@ -29,7 +29,7 @@ use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome, PluginOutpu
 use crate::runtime::{CheckReport, Runtime};
 use crate::types::result::{CallError, ErrorKind};
 use crate::types::tool_info::Problem;
-use crate::types::tool_info::ToolInfo;
+use crate::types::tool_info::{ToolInfo, snake_case_suggestion};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use wasmtime::Engine;
@@ -77,7 +77,7 @@ pub(crate) fn tools(
     }
     let mut caps = capabilities(engine, component);
     caps.env = declared_env(runtime, component, pre)?;
-    let prefix = snake(stem);
+    let prefix = snake_case_suggestion(stem);
     let mut tools = Vec::new();
     let mut refused = Vec::new();
     for f in &found {
@@ -87,8 +87,12 @@ pub(crate) fn tools(
             .count()
             > 0;
         let tool = match (&f.interface, clash) {
-            (Some(iface), true) => format!("{prefix}_{}_{}", snake(short(iface)), snake(&f.name)),
-            _ => format!("{prefix}_{}", snake(&f.name)),
+            (Some(iface), true) => format!(
+                "{prefix}_{}_{}",
+                snake_case_suggestion(short(iface)),
+                snake_case_suggestion(&f.name)
+            ),
+            _ => format!("{prefix}_{}", snake_case_suggestion(&f.name)),
         };
         let wit_name = f
             .interface
@@ -339,24 +343,6 @@ fn output_schema(ty: &Type) -> Result<Value, String> {
     })
 }
 
-/// `name` in snake_case (`count-lines` → `count_lines`).
-fn snake(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while out.contains("__") {
-        out = out.replace("__", "_");
-    }
-    out.trim_matches('_').to_owned()
-}
-
 /// `example:inventory/shelf@0.1.0` → `shelf`.
 fn short(interface: &str) -> &str {
     let name = interface.split('@').next().unwrap_or(interface);
@@ -500,8 +486,8 @@ mod tests {
 
     #[test]
     fn names_are_snake_case() {
-        assert_eq!(snake("count-lines"), "count_lines");
-        assert_eq!(snake("My Tool.v2"), "my_tool_v2");
+        assert_eq!(snake_case_suggestion("count-lines"), "count_lines");
+        assert_eq!(snake_case_suggestion("My Tool.v2"), "my_tool_v2");
         assert_eq!(short("example:inventory/shelf@0.1.0"), "shelf");
         assert_eq!(short("shelf"), "shelf");
     }

@@ -17,7 +17,7 @@ use crate::runtime::Runtime;
 use crate::runtime::sandbox::{CallRequest, Outcome, PluginOutput};
 use crate::types::grant::Access;
 use crate::types::result::{CallError, ErrorKind};
-use crate::types::tool_info::{Capability, ToolInfo};
+use crate::types::tool_info::{Capability, ToolInfo, snake_case_suggestion};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolhost_shared::contract::{setting, tool};
@@ -217,7 +217,7 @@ impl Loader {
             wasm,
             from: format!("workspace: {}", rel.display()),
             signature: None,
-            stem: snake_stem(&stem),
+            stem: snake_case_suggestion(&stem),
         })
     }
 
@@ -239,7 +239,7 @@ impl Loader {
             wasm: reviewed.wasm,
             from: reviewed.by_digest,
             signature: Some(reviewed.signature),
-            stem: snake_stem(stem),
+            stem: snake_case_suggestion(stem),
         })
     }
 
@@ -250,11 +250,6 @@ impl Loader {
             "this build of toolhost has no registry support (the `oci` feature); give a workspace path",
         ))
     }
-}
-
-/// `my-tool.v2` → `my_tool_v2`.
-fn snake_stem(stem: &str) -> String {
-    crate::types::tool_info::snake_case_suggestion(stem)
 }
 
 /// The most tools one agent may have pending or approved, counted as

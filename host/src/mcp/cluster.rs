@@ -170,7 +170,8 @@ impl Cluster {
         seal: &str,
         body: &[u8],
     ) -> Result<String, String> {
-        let principal = from_hex(principal_hex)
+        let principal = hex::decode(principal_hex)
+            .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .ok_or("its principal is not hex of a name")?;
         let (time, mac) = seal
@@ -232,7 +233,7 @@ impl Cluster {
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", method)
             .header(FORWARDED, &self.me)
-            .header(PRINCIPAL, to_hex(principal.as_bytes()))
+            .header(PRINCIPAL, hex::encode(principal.as_bytes()))
             .header(SEAL, seal)
             .body(body);
         if let Some(name) = name {
@@ -326,20 +327,6 @@ fn unix_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,7 +349,7 @@ mod tests {
         let (a, b) = pair();
         let body = br#"{"method":"tools/call"}"#;
         let seal = a.seal_request("10.0.0.2:8080", "alice", body);
-        let hex = to_hex(b"alice");
+        let hex = hex::encode(b"alice");
         assert_eq!(
             b.open_request("10.0.0.1:8080", &hex, &seal, body),
             Ok("alice".into())
@@ -376,12 +363,12 @@ mod tests {
         let (a, b) = pair();
         let body = br#"{"method":"tools/call"}"#;
         let seal = a.seal_request("10.0.0.2:8080", "alice", body);
-        let alice = to_hex(b"alice");
+        let alice = hex::encode(b"alice");
         let c = replica("10.0.0.3:8080", &[7u8; 32]);
         let refused = [
             c.open_request("10.0.0.1:8080", &alice, &seal, body),
             b.open_request("10.0.0.1:8080", &alice, &seal, b"{}"),
-            b.open_request("10.0.0.1:8080", &to_hex(b"mallory"), &seal, body),
+            b.open_request("10.0.0.1:8080", &hex::encode(b"mallory"), &seal, body),
             b.open_request("10.0.0.3:8080", &alice, &seal, body),
             replica("10.0.0.2:8080", &[8u8; 32]).open_request("10.0.0.1:8080", &alice, &seal, body),
         ];
@@ -400,7 +387,7 @@ mod tests {
         let mac = a.request_mac(("10.0.0.1:8080", "10.0.0.1:8080"), "alice", &time, body);
         let outcome = a.open_request(
             "10.0.0.1:8080",
-            &to_hex(b"alice"),
+            &hex::encode(b"alice"),
             &format!("{time}.{mac}"),
             body,
         );
