@@ -650,3 +650,46 @@ fn descriptions_come_from_the_wit_doc_comments_a_component_carries() {
     );
     assert_eq!(stdout(&out).trim(), "hello, Ada", "{}", stderr(&out));
 }
+
+/// A plain function's output is held to the output limit like any tool's:
+/// structured output over it is dropped and the text cut, each saying so.
+#[test]
+fn a_plain_result_over_the_output_limit_is_cut_and_says_so() {
+    let plugins = plugin_dir();
+    let config = plugins.path().join("limits.toml");
+    std::fs::write(&config, "[limits]\nmax_output_bytes = 1000\n").expect("config");
+    let long = "n".repeat(5_000);
+    let item = json!({"name": long, "count": 1, "tags": []});
+    let call = |tool: &str, args: &Value| {
+        let out = toolhost(
+            plugins.path(),
+            &[
+                "--config",
+                &config.display().to_string(),
+                "--plugin-dir",
+                &plugins.path().display().to_string(),
+                "call",
+                tool,
+                &args.to_string(),
+                "--json",
+            ],
+        );
+        json(&out)
+    };
+    let restocked = call("inventory_restock", &json!({"item": item, "more": 1}));
+    assert_eq!(restocked["success"], true, "{restocked}");
+    assert_eq!(restocked["structured"], Value::Null, "{restocked}");
+    let content = restocked["content"].as_str().expect("content");
+    assert!(content.contains("[output cut: "), "{content}");
+    assert!(content.len() < 1_200, "{} bytes", content.len());
+    // Under the limit, nothing is cut.
+    let small = json!({"name": "nut", "count": 1, "tags": []});
+    let restocked = call("inventory_restock", &json!({"item": small, "more": 1}));
+    assert_eq!(restocked["structured"]["count"], 2, "{restocked}");
+    assert!(
+        !restocked["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("[output cut")
+    );
+}

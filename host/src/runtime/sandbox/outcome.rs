@@ -5,18 +5,7 @@ use super::*;
 pub(super) fn convert_output(out: wit::ToolOutput, max: usize, tool: &str) -> PluginOutput {
     let mut content = out.content;
     let structured = match out.structured {
-        Some(text) if text.len() > max => {
-            tracing::warn!(
-                tool,
-                bytes = text.len(),
-                "dropping structured output over the output limit"
-            );
-            content.push_str(&format!(
-                "\n[structured output dropped: {} bytes is over the {max}-byte limit]",
-                text.len()
-            ));
-            None
-        }
+        Some(text) if over_limit(&mut content, text.len(), max, tool) => None,
         Some(text) => match serde_json::from_str(&text) {
             Ok(value) => Some(value),
             Err(err) => {
@@ -26,14 +15,7 @@ pub(super) fn convert_output(out: wit::ToolOutput, max: usize, tool: &str) -> Pl
         },
         None => None,
     };
-    if content.len() > max {
-        let total = content.len();
-        content.truncate(content.floor_char_boundary(max));
-        content.push_str(&format!(
-            "\n[output cut: {} of {total} bytes shown; ask for less, e.g. with a narrower path or a limit]",
-            content.len()
-        ));
-    }
+    cut_content(&mut content, max);
     let changed_paths = out
         .changed_paths
         .into_iter()
@@ -49,6 +31,35 @@ pub(super) fn convert_output(out: wit::ToolOutput, max: usize, tool: &str) -> Pl
         content,
         structured,
         changed_paths,
+    }
+}
+
+/// Whether structured output of `len` bytes (as JSON text) is over the
+/// output limit `max`; if so it is dropped, and `content` says so.
+pub(super) fn over_limit(content: &mut String, len: usize, max: usize, tool: &str) -> bool {
+    if len <= max {
+        return false;
+    }
+    tracing::warn!(
+        tool,
+        bytes = len,
+        "dropping structured output over the output limit"
+    );
+    content.push_str(&format!(
+        "\n[structured output dropped: {len} bytes is over the {max}-byte limit]"
+    ));
+    true
+}
+
+/// Cut `content` to the output limit `max`, saying how much is shown.
+pub(super) fn cut_content(content: &mut String, max: usize) {
+    if content.len() > max {
+        let total = content.len();
+        content.truncate(content.floor_char_boundary(max));
+        content.push_str(&format!(
+            "\n[output cut: {} of {total} bytes shown; ask for less, e.g. with a narrower path or a limit]",
+            content.len()
+        ));
     }
 }
 

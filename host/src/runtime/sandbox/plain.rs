@@ -55,14 +55,15 @@ pub(crate) fn run_plain(
         let stderr = captured.finish(tool, &call_id);
         match called {
             Ok(()) => match finish(values) {
-                Ok(out) => {
+                Ok(mut out) => {
                     // The output limit, as for any tool's output.
-                    let raw = wit::ToolOutput {
-                        content: out.content,
-                        structured: out.structured.map(|v| v.to_string()),
-                        changed_paths: Vec::new(),
-                    };
-                    let mut out = convert_output(raw, req.limits.max_output_bytes, tool);
+                    let max = req.limits.max_output_bytes;
+                    if let Some(value) = &out.structured
+                        && over_limit(&mut out.content, json_len(value), max, tool)
+                    {
+                        out.structured = None;
+                    }
+                    cut_content(&mut out.content, max);
                     note_hidden(&mut out, store.data().paths.hidden());
                     Ok(out)
                 }
@@ -79,4 +80,22 @@ pub(crate) fn run_plain(
         let _ambient = rt.as_ref().map(tokio::runtime::Runtime::enter);
         call()
     })
+}
+
+/// How many bytes `value` takes as JSON text, counted, not written.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
