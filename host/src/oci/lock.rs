@@ -46,16 +46,16 @@ impl Lock {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io(dir))?;
         }
-        // A new file of a name no one could guess: nothing planted there
-        // is followed.
-        let temp = path.with_extension(format!("lock.{}", crate::net::random_hex(8)));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(io(&temp))?;
-        file.write_all(text.as_bytes()).map_err(io(&temp))?;
-        std::fs::rename(&temp, path).map_err(io(path))
+        // A new file of a name no one could guess, beside the lock:
+        // nothing planted there is followed, and writers never share one.
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut temp = tempfile::Builder::new()
+            .prefix(".toolhost.lock.")
+            .tempfile_in(dir)
+            .map_err(io(dir))?;
+        temp.write_all(text.as_bytes()).map_err(io(temp.path()))?;
+        temp.persist(path).map_err(|e| io(path)(e.error))?;
+        Ok(())
     }
 
     /// `source`'s pin.
@@ -113,5 +113,34 @@ mod tests {
                 .unwrap()
                 .starts_with("# toolhost.lock")
         );
+    }
+
+    // Writers racing each other never write into one temporary file, and
+    // leave none behind: the lock is always one writer's whole text.
+    #[test]
+    fn concurrent_writes_leave_a_whole_lock_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolhost.lock");
+        std::thread::scope(|scope| {
+            for writer in 0..4 {
+                let path = &path;
+                scope.spawn(move || {
+                    for n in 0..25 {
+                        let mut lock = Lock::default();
+                        lock.pin(Pinned {
+                            source: format!("oci://127.0.0.1:5000/w{writer}:{n}"),
+                            digest: format!("sha256:{}", "ab".repeat(32)),
+                        });
+                        lock.write(path).unwrap();
+                        assert_eq!(Lock::read(path).unwrap().pins().len(), 1);
+                    }
+                });
+            }
+        });
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["toolhost.lock"]);
     }
 }
