@@ -393,4 +393,38 @@ mod tests {
         );
         assert!(outcome.unwrap_err().contains("clock"));
     }
+
+    /// A forwarded request of `body`, sealed by `a` for `b` as alice's.
+    fn forwarded(a: &Cluster, body: Vec<u8>) -> axum::extract::Request {
+        let seal = a.seal_request("10.0.0.2:8080", "alice", &body);
+        axum::extract::Request::builder()
+            .uri("/mcp")
+            .header(FORWARDED, "10.0.0.1:8080")
+            .header(PRINCIPAL, hex::encode(b"alice"))
+            .header(SEAL, seal)
+            .body(axum::body::Body::from(body))
+            .expect("a request")
+    }
+
+    // A body over the cap is refused before anything else is read or
+    // checked, even with a good seal; one at the cap is admitted.
+    #[tokio::test]
+    async fn a_forwarded_body_over_the_cap_is_refused() {
+        let (a, b) = pair();
+        let at_cap = vec![b' '; MOST_FORWARDED_BYTES];
+        let admitted = admit_forwarded(Some(&b), forwarded(&a, at_cap)).await;
+        assert!(admitted.is_ok());
+        let over = vec![b' '; MOST_FORWARDED_BYTES + 1];
+        let refused = admit_forwarded(Some(&b), forwarded(&a, over))
+            .await
+            .expect_err("over the cap");
+        assert_eq!(refused.status(), http::StatusCode::UNAUTHORIZED);
+        let text = axum::body::to_bytes(refused.into_body(), 4096)
+            .await
+            .expect("body");
+        assert!(
+            String::from_utf8_lossy(&text).contains("could not be read"),
+            "{text:?}"
+        );
+    }
 }

@@ -432,3 +432,49 @@ pub(crate) fn to_json(val: &Val) -> Value {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmtime::component::types::ComponentItem;
+
+    /// The first parameter type of the function `f` a component imports,
+    /// whose type is `depth` nested pairs: `tuple<tuple<…u8, u8…>, …>`.
+    fn nested_pairs(depth: u32) -> Type {
+        use wasm_encoder::{
+            ComponentImportSection, ComponentTypeRef, ComponentTypeSection, ComponentValType,
+            PrimitiveValType,
+        };
+        let mut types = ComponentTypeSection::new();
+        let mut inner = ComponentValType::Primitive(PrimitiveValType::U8);
+        for index in 0..depth {
+            types.defined_type().tuple([inner, inner]);
+            inner = ComponentValType::Type(index);
+        }
+        types.function().params([("x", inner)]).result(None);
+        let mut imports = ComponentImportSection::new();
+        imports.import("f", ComponentTypeRef::Func(depth));
+        let mut component = wasm_encoder::Component::new();
+        component.section(&types).section(&imports);
+        let engine = wasmtime::Engine::default();
+        let component =
+            wasmtime::component::Component::new(&engine, component.finish()).expect("valid");
+        let component_type = component.component_type();
+        let (_, item) = component_type.imports(&engine).next().expect("an import");
+        let ComponentItem::ComponentFunc(func) = item.ty else {
+            panic!("not a function");
+        };
+        func.params().next().expect("a parameter").1
+    }
+
+    // A type written out in full would be millions of nodes (shared types
+    // are repeated wherever used): refused, not described.
+    #[test]
+    fn a_type_too_large_to_write_out_is_refused() {
+        let small = schema_of(&nested_pairs(3)).expect("a small type is described");
+        assert_eq!(small["type"], "array");
+        // 2^17 nodes: within what wasmtime accepts (10^6), over the budget.
+        let err = schema_of(&nested_pairs(16)).expect_err("2^17 nodes");
+        assert!(err.contains("too large to describe"), "{err}");
+    }
+}
