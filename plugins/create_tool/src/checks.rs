@@ -192,27 +192,11 @@ pub(crate) fn check_capabilities(kind: Kind, asked: Vec<String>) -> Result<Vec<S
     let mut out: Vec<String> = Vec::new();
     for cap in asked {
         let cap = cap.trim().to_owned();
-        let allowed = match (kind, GrantItem::parse(&cap)) {
-            (_, None | Some(GrantItem::Nothing)) => false,
-            (Kind::Command, Some(item)) => item == GrantItem::Commands,
-            (Kind::Javascript, Some(item)) => matches!(
-                item,
-                GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
-            ),
-            // A host directory is a person's to give, never an agent's to ask for.
-            (Kind::Component, Some(item)) => !matches!(item, GrantItem::Dir { .. }),
-        };
-        if !allowed {
-            let choices = match kind {
-                Kind::Javascript => "workspace:read, workspace:write, commands",
-                Kind::Command => "commands (a command tool needs nothing else)",
-                Kind::Component => {
-                    "workspace:read, workspace:write, commands, network:HOST, env:NAME"
-                }
-            };
+        if !GrantItem::parse(&cap).is_some_and(|item| kind.can_use(&item)) {
             return Err(ToolError::invalid_input(format!(
-                "`{cap}` is not a capability a {} tool can ask for; choose from {choices}",
-                kind.as_str()
+                "`{cap}` is not a capability a {} tool can ask for; choose from {}",
+                kind.as_str(),
+                kind.usable()
             )));
         }
         if !out.contains(&cap) {

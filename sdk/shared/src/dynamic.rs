@@ -70,6 +70,35 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// Whether a tool of this kind can use the grant item `item`: a
+    /// command template only runs its command; a script reads and writes
+    /// the workspace and runs commands; a component may ask for anything
+    /// but a host directory (a person's to give, never an agent's to ask
+    /// for). `none` is nothing to use.
+    pub fn can_use(self, item: &crate::grant::GrantItem) -> bool {
+        use crate::grant::GrantItem;
+        match (self, item) {
+            (_, GrantItem::Nothing) => false,
+            (Self::Command, item) => *item == GrantItem::Commands,
+            (Self::Javascript, item) => matches!(
+                item,
+                GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
+            ),
+            (Self::Component, item) => !matches!(item, GrantItem::Dir { .. }),
+        }
+    }
+
+    /// What a tool of this kind can use, as people write it.
+    pub fn usable(self) -> &'static str {
+        match self {
+            Self::Javascript => "workspace:read, workspace:write, commands",
+            Self::Command => "commands (a command tool needs nothing else)",
+            Self::Component => "workspace:read, workspace:write, commands, network:HOST, env:NAME",
+        }
+    }
+}
+
 /// Where a dynamic tool stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
