@@ -28,10 +28,12 @@ use crate::types::tool_info::{Capability, ToolInfo};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use toolhost_shared::contract::{setting, tool};
+mod changes;
 mod decisions;
 mod inspect;
 mod load;
 mod requests;
+pub use changes::Since;
 pub use decisions::{Decider, Decision};
 pub use inspect::{Inspected, inspect};
 pub use load::Registries;
@@ -215,6 +217,18 @@ impl Store {
         }
         let grant = grant.unwrap_or_else(|| entry.meta.capabilities.clone());
         parse_grant(&grant)?;
+        let kind = entry.meta.kind;
+        if let Some(unusable) = grant.iter().flat_map(|g| g.split(',')).find(|item| {
+            toolhost_shared::grant::GrantItem::parse(item.trim()).is_some_and(|parsed| {
+                parsed != toolhost_shared::grant::GrantItem::Nothing && !kind.can_use(&parsed)
+            })
+        }) {
+            return Err(DynamicError::Refused(format!(
+                "a {} tool cannot use `{unusable}`; grant from {}",
+                kind.as_str(),
+                kind.usable()
+            )));
+        }
         entry.meta.grant = Some(grant.clone());
         let built = plugins(runtime, &entry, &source)?;
         for tool in &built {
@@ -250,6 +264,7 @@ impl Store {
         entry.meta.request = None;
         trust::trust_content(&entry.dir, &approval_digest(&entry.meta, &source))
             .map_err(io("record the approval"))?;
+        changes::keep_approved(&entry, &source);
         write_meta(&entry)?;
         Ok(entry)
     }
@@ -373,7 +388,7 @@ pub fn parse_grant(items: &[String]) -> Result<Grant, ParseError> {
 }
 
 /// What a person approved, as the bytes whose digest the trust store keeps.
-fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
+pub(crate) fn approval_digest(meta: &Meta, source: &[u8]) -> Vec<u8> {
     let mut approved = serde_json::json!({
         "id": meta.id,
         "name": meta.name,

@@ -40,6 +40,7 @@ mod pages;
 pub use pages::*;
 mod decide;
 use decide::*;
+mod component;
 mod pending;
 use pending::*;
 mod auth;

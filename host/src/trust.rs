@@ -43,9 +43,42 @@ pub(crate) fn trust_content(path: &Path, content: &[u8]) -> std::io::Result<Stri
     update(path, Some(&hash(content)))
 }
 
-/// Forget what was trusted for `path` (a rejected dynamic tool).
+/// Forget what was trusted for `path` (a rejected dynamic tool), and the
+/// copies kept of it.
 pub(crate) fn forget(path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = copies(path) {
+        match std::fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
     update(path, None).map(|_| ())
+}
+
+/// Where the copies of what was approved at `path` are kept, beside the
+/// trust store (no plugin is granted it).
+fn copies(path: &Path) -> Option<PathBuf> {
+    let store = store()?;
+    let key = hash(canonical(path).as_os_str().as_encoded_bytes());
+    Some(store.with_file_name("approved").join(key))
+}
+
+/// Keep `content` as the copy `name` of what was approved at `path` (a
+/// dynamic tool's record and source, to show what changed since).
+pub(crate) fn keep_copy(path: &Path, name: &str, content: &[u8]) -> std::io::Result<()> {
+    let dir = copies(path).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no user data directory")
+    })?;
+    std::fs::create_dir_all(&dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+    std::io::Write::write_all(&mut tmp, content)?;
+    tmp.persist(dir.join(name)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The copy `name` kept of what was approved at `path`, if there is one.
+pub(crate) fn kept_copy(path: &Path, name: &str) -> Option<Vec<u8>> {
+    std::fs::read(copies(path)?.join(name)).ok()
 }
 
 /// Replace the line for `path` with `digest`, or remove it.

@@ -170,6 +170,7 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
         "wasi:filesystem/",
         "&quot;maximum&quot;: 4294967295",
         "workspace:read",
+        "Declares it needs: workspace:write, env:INVENTORY_TOKEN",
     ] {
         assert!(
             page.contains(shown),
@@ -330,7 +331,7 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
 
 /// The page a headless Chromium renders after opening the sign-in link
 /// `login` (as a person clicking it would): its DOM.
-fn rendered_in_chromium(login: &str) -> String {
+pub(crate) fn rendered_in_chromium(login: &str) -> String {
     let chromium =
         std::env::var("TOOLHOST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     let profile = workspace();

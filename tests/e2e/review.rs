@@ -489,3 +489,187 @@ fn decisions_in(log: &std::path::Path) -> Vec<Value> {
         .filter(|v| v["event"] == "decision")
         .collect()
 }
+
+/// A tool changed in the store after its approval: not loaded, shown in a
+/// browser as changed with the difference, approved again or revoked from
+/// the page; an approval granting what the tool's kind cannot use is
+/// refused.
+#[test]
+#[ignore = "needs Chromium (TOOLHOST_CHROMIUM); .ci/run runs it"]
+fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
+    use std::io::BufRead as _;
+    let ws = workspace();
+    let home = workspace();
+    let config = home.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir = {:?}\naudit_log = {:?}\n",
+            home.path().join("state"),
+            home.path().join("audit.jsonl")
+        ),
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend_from_slice(args);
+        let out = crate::support::toolhost_command(ws.path(), &all)
+            .output()
+            .expect("run toolhost");
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let created = crate::support::call_cli(
+        ws.path(),
+        "create_tool",
+        &script(
+            "shout",
+            "function run() { return 'HI' }",
+            &["workspace:read"],
+        ),
+        &["--config", &config],
+    );
+    let id = created["structured"]["id"].as_str().expect("id").to_owned();
+    let (ok, said) = cli(&["dynamic", "approve", &id]);
+    assert!(ok, "{said}");
+    assert_eq!(cli(&["call", "shout", "{}"]).1.trim(), "HI");
+    // Something with the store's access edits the approved source.
+    let source = home
+        .path()
+        .join("state/dynamic")
+        .join(&id)
+        .join("source.js");
+    std::fs::write(&source, "function run() { return 'PWNED' }").expect("edit");
+    let (ok, said) = cli(&["call", "shout", "{}"]);
+    assert!(
+        !ok && !said.contains("PWNED"),
+        "a changed tool never runs: {said}"
+    );
+    let (_, shown) = cli(&["dynamic", "show", &id]);
+    assert!(
+        shown.contains("changed:") && shown.contains("+function run() { return 'PWNED' }"),
+        "{shown}"
+    );
+
+    // The page, in a browser, signed in with a reusable token.
+    let token_file = home.path().join("review.token");
+    std::fs::write(&token_file, "correct-horse-battery\n").expect("token");
+    std::fs::set_permissions(
+        &token_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
+    let mut child = crate::support::toolhost_command(
+        ws.path(),
+        &[
+            "--config",
+            &config,
+            "review",
+            "--port",
+            "0",
+            "--token-file",
+            &token_file.display().to_string(),
+        ],
+    )
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("spawn toolhost review");
+    // Warnings (the changed tool skipped) may come first.
+    let link = std::io::BufReader::new(child.stderr.take().expect("stderr"))
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("review page: ")
+                .and_then(|l| l.split_whitespace().next())
+                .map(str::to_owned)
+        })
+        .expect("the sign-in link");
+    let login = format!(
+        "{}?token=correct-horse-battery",
+        link.split('?').next().expect("the link")
+    );
+    let dom = crate::load_component::rendered_in_chromium(&login);
+    for shown in [
+        "Changed since approval (1)",
+        "changed since approval",
+        "+function run() { return 'PWNED' }",
+        "-function run() { return 'HI' }",
+        "Approve it as it is now",
+    ] {
+        assert!(
+            dom.contains(shown),
+            "the page does not show {shown}:\n{dom}"
+        );
+    }
+
+    // Decided again from the page: a grant the kind cannot use is refused;
+    // approved as it is now, it runs; then revoked from the decided list.
+    let rest = link.strip_prefix("http://").expect("http");
+    let (addr, path) = rest.split_once('/').expect("addr/path");
+    let base = page_path(&link);
+    let (cookie, _) = sign_in(
+        addr,
+        &format!(
+            "{}?token=correct-horse-battery",
+            path.split('?').next().unwrap()
+        ),
+    );
+    let (_, page) = raw(addr, "GET", &base, &[("Cookie", &cookie)], "");
+    let card = &page[page
+        .find(&format!("id=\"c-{id}\""))
+        .expect("the changed card")..];
+    let value = |name: &str| {
+        let at = card.find(&format!("name=\"{name}\" value=\"")).expect(name) + name.len() + 15;
+        card[at..].split('"').next().expect("value").to_owned()
+    };
+    let (csrf, seen) = (value("csrf"), value("seen"));
+    let origin = format!("http://{addr}");
+    let post = |path: &str, body: String| {
+        raw(
+            addr,
+            "POST",
+            &format!("{base}/{path}"),
+            &[
+                ("Cookie", &cookie),
+                ("Origin", &origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &body,
+        )
+    };
+    let (status, refused) = post(
+        "approve",
+        format!("csrf={csrf}&id={id}&seen={seen}&grant=network:example.com&widen=yes"),
+    );
+    assert_eq!(status, 422, "{refused}");
+    assert!(refused.contains("cannot use"), "{refused}");
+    let (status, answer) = post(
+        "approve",
+        format!("csrf={csrf}&id={id}&seen={seen}&grant=workspace:read"),
+    );
+    assert_eq!(status, 303, "{answer}");
+    assert_eq!(cli(&["call", "shout", "{}"]).1.trim(), "PWNED");
+    let (_, page) = raw(addr, "GET", &base, &[("Cookie", &cookie)], "");
+    assert!(!page.contains("Changed since approval"), "{page}");
+    assert!(page.contains("class=\"revoke\""), "{page}");
+    let (status, answer) = post("reject", format!("csrf={csrf}&id={id}&reason=no+longer"));
+    assert_eq!(status, 303, "{answer}");
+    let (ok, said) = cli(&["call", "shout", "{}"]);
+    assert!(!ok, "revoked: {said}");
+    let kinds: Vec<String> = decisions_in(&home.path().join("audit.jsonl"))
+        .iter()
+        .map(|d| d["decision"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(kinds, ["approve", "approve", "revoke"]);
+    let _ = child.kill();
+    let _ = child.wait();
+}

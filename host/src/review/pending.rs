@@ -1,5 +1,6 @@
 //! The pending tools page: one card per tool awaiting a decision.
 
+use super::component::Component;
 use super::*;
 
 #[derive(Deserialize)]
@@ -49,6 +50,7 @@ struct PendingView {
     problems: Vec<Problem>,
     waiting: Vec<Card>,
     requests: Vec<Asked>,
+    changed: Vec<ChangedCard>,
     decided: Vec<DecidedRow>,
 }
 
@@ -120,6 +122,20 @@ struct DecidedRow {
     grant: String,
     at: String,
     reason: String,
+    /// Approved: a person may revoke it here.
+    revocable: bool,
+}
+
+/// An approved tool whose record or source changed since: not loaded
+/// until a person approves it again (or revokes it).
+#[derive(Serialize)]
+struct ChangedCard {
+    id: String,
+    name: String,
+    kind: &'static str,
+    grant: String,
+    diff: String,
+    seen: String,
 }
 
 /// One pending tool: what it is, what it asks for, what parsing found,
@@ -143,90 +159,6 @@ struct Card {
     source_error: Option<String>,
 }
 
-/// A component as the host inspects it from its bytes now (never from
-/// what its record says): what it would load as, and where it came from.
-#[derive(Serialize)]
-struct Component {
-    bytes: usize,
-    hash: String,
-    /// `workspace: PATH` or `oci://…@sha256:…`, as recorded.
-    from: Option<String>,
-    /// What the signatures of a registry's component say, checked now.
-    signature: Option<String>,
-    plain: bool,
-    functions: Vec<String>,
-    imports: Vec<String>,
-    tools: Vec<ToolView>,
-    /// Why it cannot be inspected (it would not load either).
-    error: Option<String>,
-}
-
-/// One tool a component would be.
-#[derive(Serialize)]
-struct ToolView {
-    name: String,
-    description: String,
-    input: String,
-    output: Option<String>,
-}
-
-impl Component {
-    fn of(page: &Page, meta: &toolhost_shared::dynamic::Meta, bytes: &[u8]) -> Self {
-        let runtime = page.executor.runtime();
-        let mut component = Component {
-            bytes: bytes.len(),
-            hash: blake3::hash(bytes).to_hex().to_string(),
-            from: meta.source.clone(),
-            signature: meta
-                .source
-                .as_deref()
-                .filter(|s| s.starts_with("oci://"))
-                .map(|s| signature_of(page, s, bytes)),
-            plain: false,
-            functions: Vec::new(),
-            imports: Vec::new(),
-            tools: Vec::new(),
-            error: None,
-        };
-        match crate::dynamic::inspect(runtime, bytes, &meta.name) {
-            Ok(inspected) => {
-                component.plain = inspected.plain;
-                component.functions = inspected.functions;
-                component.imports = inspected.imports;
-                let pretty =
-                    |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
-                component.tools = inspected
-                    .tools
-                    .iter()
-                    .map(|t| ToolView {
-                        name: t.name.clone(),
-                        description: t.description.clone(),
-                        input: pretty(&t.input_schema),
-                        output: t.output_schema.as_ref().map(pretty),
-                    })
-                    .collect();
-            }
-            Err(why) => component.error = Some(why),
-        }
-        component
-    }
-}
-
-/// What the signatures of the registry component `by_digest` say about
-/// `bytes`, checked now with the configured keys.
-#[cfg(feature = "oci")]
-fn signature_of(page: &Page, by_digest: &str, bytes: &[u8]) -> String {
-    match page.executor.registries() {
-        Some(oci) => oci.signature_for(by_digest, bytes),
-        None => "not verified: this server fetches nothing from registries".to_owned(),
-    }
-}
-
-#[cfg(not(feature = "oci"))]
-fn signature_of(_: &Page, _: &str, _: &[u8]) -> String {
-    "not verified: this build has no registry support".to_owned()
-}
-
 #[derive(Serialize)]
 struct Line {
     number: String,
@@ -243,6 +175,7 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
         problems: Vec::new(),
         waiting: Vec::new(),
         requests: Vec::new(),
+        changed: Vec::new(),
         decided: Vec::new(),
     };
     let Some(store) = store(page) else {
@@ -273,14 +206,30 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
         if let Some(request) = m.request.as_ref().filter(|_| m.status == Status::Approved) {
             view.requests.push(Asked::of(entry, request));
         }
+        let changed = store.since_approval(entry);
+        if let Some(crate::dynamic::Since::Changed(diff)) = &changed {
+            let source = std::fs::read(entry.source_path()).unwrap_or_default();
+            view.changed.push(ChangedCard {
+                id: m.id.clone(),
+                name: m.name.clone(),
+                kind: m.kind.as_str(),
+                grant: m.grant.clone().unwrap_or_default().join(", "),
+                diff: diff.clone(),
+                seen: crate::dynamic::review_digest(m, &source),
+            });
+        }
         view.decided.push(DecidedRow {
             id: m.id.clone(),
             name: m.name.clone(),
-            status: m.status.as_str(),
+            status: match changed {
+                Some(crate::dynamic::Since::Changed(_)) => "changed since approval",
+                _ => m.status.as_str(),
+            },
             kind: m.kind.as_str(),
             grant: m.grant.as_deref().map(caps_text).unwrap_or_default(),
             at: m.decided_at.clone().unwrap_or_default(),
             reason: m.reason.clone().unwrap_or_default(),
+            revocable: m.status == Status::Approved,
         });
     }
     view

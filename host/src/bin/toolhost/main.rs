@@ -294,7 +294,7 @@ fn dynamic(
         }
         DynamicAction::Show { id } => {
             let entry = store.find(&id).map_err(|e| UsageError(e.to_string()))?;
-            output::dynamic_show(&entry, &store.history(&entry))?;
+            output::dynamic_show(&entry, &store.history(&entry), store.since_approval(&entry))?;
         }
         DynamicAction::Approve { id } => {
             // `--grant CAPS`, or the global form `--grant ID=CAPS` naming this tool.

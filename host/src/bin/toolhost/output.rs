@@ -462,6 +462,7 @@ pub fn dynamic_list(entries: &[toolhost::dynamic::Entry], json: bool) -> std::io
 pub fn dynamic_show(
     entry: &toolhost::dynamic::Entry,
     history: &[toolhost::dynamic::Decision],
+    since: Option<toolhost::dynamic::Since>,
 ) -> std::io::Result<()> {
     let m = &entry.meta;
     let grant = m
@@ -482,6 +483,13 @@ pub fn dynamic_show(
     );
     if let Some(reason) = &m.reason {
         text.push_str(&format!("reason:       {}\n", printable(reason)));
+    }
+    if let Some(toolhost::dynamic::Since::Changed(diff)) = &since {
+        text.push_str(
+            "changed:      since it was approved; not loaded until approved again (or rejected)\n",
+        );
+        text.push_str(&printable_lines(diff));
+        text.push('\n');
     }
     if let Some(from) = &m.source {
         text.push_str(&format!("from:         {}\n", printable(from)));
