@@ -9,7 +9,7 @@ use crate::support::{
 };
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What the model answers to one request (the request's JSON body in):
 /// an HTTP status and a body.
@@ -694,4 +694,89 @@ fn the_key_goes_only_where_it_was_sent() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Failures that may pass are asked again: a 429 with `Retry-After: 1`
+/// waits that second and then succeeds; an endpoint that keeps answering
+/// 500 is asked `retries` more times, then the `[agent.fallback]`
+/// endpoint answers, with its own model. A 400 is not asked again.
+#[test]
+fn failures_that_may_pass_are_retried_then_the_fallback_answers() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let ws = workspace();
+    let busy = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&busy);
+    let limited = FakeHttp::start(move |_| {
+        if count.fetch_add(1, Ordering::SeqCst) == 0 {
+            HttpReply {
+                status: 429,
+                headers: vec![("Retry-After".into(), "1".into())],
+                body: r#"{"error":"slow down"}"#.into(),
+                ..HttpReply::default()
+            }
+        } else {
+            HttpReply::json(text("after the wait").1)
+        }
+    });
+    let url = format!("http://127.0.0.1:{}/v1", limited.port);
+    let started = std::time::Instant::now();
+    let out = toolhost_with_env(
+        ws.path(),
+        &["agent", "--endpoint", &url, "--model", "m", "--json", "hi"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    assert_eq!(json(&out)["answer"], "after the wait", "{}", stdout(&out));
+    assert_eq!(busy.load(Ordering::SeqCst), 2);
+
+    let down = FakeHttp::start(|_| HttpReply {
+        status: 500,
+        body: r#"{"error":"down"}"#.into(),
+        ..HttpReply::default()
+    });
+    let fallback = FakeModel::start(vec![Box::new(|_| text("from the fallback"))]);
+    let config = ws.path().join("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nendpoint = \"http://127.0.0.1:{}/v1\"\nmodel = \"first\"\nretries = 2\n\
+             [agent.fallback]\nendpoint = \"{}\"\nmodel = \"second\"\n",
+            down.port,
+            fallback.url()
+        ),
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let out = toolhost_with_env(
+        ws.path(),
+        &["--config", &config, "agent", "--json", "hi"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["answer"],
+        "from the fallback",
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(down.requests().len(), 3, "the first and two retries");
+    let seen = fallback.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].body["model"], "second");
+
+    // A request the endpoint refuses as bad is not sent again.
+    let bad = FakeHttp::start(|_| HttpReply {
+        status: 400,
+        body: r#"{"error":"bad request"}"#.into(),
+        ..HttpReply::default()
+    });
+    let url = format!("http://127.0.0.1:{}/v1", bad.port);
+    let out = toolhost_with_env(
+        ws.path(),
+        &["agent", "--endpoint", &url, "--model", "m", "hi"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(bad.requests().len(), 1);
 }

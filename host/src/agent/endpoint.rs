@@ -9,6 +9,11 @@ pub struct Endpoint {
     pub(super) api: Api,
     api_key: Option<String>,
     timeout: Duration,
+    /// Requests sent again after a failure that may pass (429, 5xx, a
+    /// timeout, a dropped connection).
+    retries: u32,
+    /// Asked when this one fails for good: another endpoint and its model.
+    fallback: Option<Box<(Endpoint, String)>>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -18,6 +23,11 @@ impl std::fmt::Debug for Endpoint {
             .field("api", &self.api)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field(
+                "fallback",
+                &self.fallback.as_ref().map(|f| f.0.url.as_str()),
+            )
             .finish()
     }
 }
@@ -50,7 +60,25 @@ impl Endpoint {
             api,
             api_key: None,
             timeout: Duration::from_secs(120),
+            retries: DEFAULT_RETRIES,
+            fallback: None,
         })
+    }
+
+    /// Send a request again up to `retries` times after a failure that may
+    /// pass: 429 and 5xx answers (waiting what `Retry-After` says, up to a
+    /// minute), timeouts and dropped connections (waiting 0.5 s, 1 s, 2 s …
+    /// with jitter). Default 2.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Ask `fallback` (serving `model`) when this endpoint fails for good,
+    /// retries spent.
+    pub fn with_fallback(mut self, fallback: Endpoint, model: impl Into<String>) -> Self {
+        self.fallback = Some(Box::new((fallback, model.into())));
+        self
     }
 
     /// The API it speaks.
@@ -86,8 +114,34 @@ impl Endpoint {
         }
     }
 
-    /// POST `body`; the response's JSON.
+    /// POST `body`, again after a failure that may pass; the response's JSON.
     pub(super) fn complete(&self, body: &Value) -> Result<Value, AgentError> {
+        let mut attempt = 0;
+        loop {
+            match self.send(body) {
+                Ok(answer) => return Ok(answer),
+                Err(failed) if attempt < self.retries => match failed.wait {
+                    Some(wait) => {
+                        let wait = wait.unwrap_or_else(|| backoff(attempt)).min(MOST_WAIT);
+                        tracing::info!(
+                            target: "toolhost::agent",
+                            attempt = attempt + 1,
+                            wait_ms = wait.as_millis() as u64,
+                            "{}; asking again",
+                            failed.error
+                        );
+                        std::thread::sleep(wait);
+                        attempt += 1;
+                    }
+                    None => return Err(failed.error),
+                },
+                Err(failed) => return Err(failed.error),
+            }
+        }
+    }
+
+    /// POST `body` once.
+    fn send(&self, body: &Value) -> Result<Value, Failed> {
         // No redirects: a key sent to a URL a person chose must not follow
         // a Location anywhere else.
         let agent = ureq::Agent::config_builder()
@@ -110,10 +164,21 @@ impl Endpoint {
             request = request.header("anthropic-version", ANTHROPIC_VERSION);
         }
         let mut response = request.send(body.to_string()).map_err(|e| {
-            AgentError::Endpoint(self.redact(&format!(
-                "cannot reach the endpoint {}: {e}; check the URL and that the server runs",
-                self.url
-            )))
+            let timed_out = matches!(e, ureq::Error::Timeout(_));
+            let said = if timed_out {
+                format!(
+                    "the endpoint {} is slow: no answer within {} s (it was reached); \
+                     raise agent.request_timeout_secs or ask for less",
+                    self.url,
+                    self.timeout.as_secs()
+                )
+            } else {
+                format!(
+                    "cannot reach the endpoint {}: {e}; check the URL and that the server runs",
+                    self.url
+                )
+            };
+            Failed::again(AgentError::Endpoint(self.redact(&said)), None)
         })?;
         let status = response.status();
         let text = response
@@ -122,7 +187,10 @@ impl Endpoint {
             .limit(MAX_ANSWER_BYTES)
             .read_to_string()
             .map_err(|e| {
-                AgentError::Endpoint(format!("the endpoint's answer could not be read: {e}"))
+                Failed::again(
+                    AgentError::Endpoint(format!("the endpoint's answer could not be read: {e}")),
+                    None,
+                )
             })?;
         if status.is_redirection() {
             let to = response
@@ -131,10 +199,10 @@ impl Endpoint {
                 .and_then(|l| l.to_str().ok())
                 .unwrap_or("elsewhere")
                 .to_owned();
-            return Err(AgentError::Endpoint(self.redact(&format!(
+            return Err(Failed::once(AgentError::Endpoint(self.redact(&format!(
                 "the endpoint answered {status}, redirecting to {to}; give that URL as the \
                  endpoint if it is the one you mean (redirects are not followed)"
-            ))));
+            )))));
         }
         if !status.is_success() {
             let hint = match status.as_u16() {
@@ -143,18 +211,74 @@ impl Endpoint {
                 429 => "; the endpoint is rate limiting: wait and try again",
                 _ => "",
             };
-            return Err(AgentError::Endpoint(self.redact(&format!(
+            let error = AgentError::Endpoint(self.redact(&format!(
                 "the endpoint answered {status}: {}{hint}",
                 excerpt(&text)
-            ))));
+            )));
+            return Err(match status.as_u16() {
+                408 | 429 | 500..=599 => Failed::again(error, retry_after(response.headers())),
+                _ => Failed::once(error),
+            });
         }
         serde_json::from_str(&text).map_err(|e| {
-            AgentError::Endpoint(self.redact(&format!(
+            Failed::once(AgentError::Endpoint(self.redact(&format!(
                 "the endpoint's answer is not JSON ({e}): {}",
                 excerpt(&text)
-            )))
+            ))))
         })
     }
+}
+
+/// Requests sent again after a failure that may pass, by default.
+pub const DEFAULT_RETRIES: u32 = 2;
+
+/// The longest wait before asking again, whatever `Retry-After` says.
+const MOST_WAIT: Duration = Duration::from_secs(60);
+
+/// A failed request, and whether (and after how long) to send it again:
+/// `wait` is `None` for a failure that will not pass, `Some(None)` to
+/// wait the backoff, `Some(Some(d))` to wait what the endpoint said.
+struct Failed {
+    error: AgentError,
+    wait: Option<Option<Duration>>,
+}
+
+impl Failed {
+    fn once(error: AgentError) -> Self {
+        Self { error, wait: None }
+    }
+
+    fn again(error: AgentError, after: Option<Duration>) -> Self {
+        Self {
+            error,
+            wait: Some(after),
+        }
+    }
+}
+
+/// What a `Retry-After` header says: seconds, or an HTTP date.
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get("retry-after")?.to_str().ok()?.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
+}
+
+/// The wait before retry `attempt` (from 0): 0.5 s doubled each time,
+/// plus up to half as much again at random, so clients that failed
+/// together do not come back together.
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let base = Duration::from_millis(500) * 2u32.saturating_pow(attempt.min(10));
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(attempt);
+    let jitter = (hasher.finish() % 1000) as u32;
+    base + base / 2 * jitter / 1000
 }
 
 /// The `anthropic-version` header the requests carry.
@@ -182,9 +306,21 @@ impl Endpoint {
         tools: &[Value],
         last: bool,
     ) -> Result<Value, AgentError> {
-        match self.api {
+        let asked = match self.api {
             Api::OpenAi => openai::ask(self, model, messages, tools, last),
             Api::Anthropic => anthropic::ask(self, model, messages, tools, last),
+        };
+        match (asked, &self.fallback) {
+            (Err(AgentError::Endpoint(why)), Some(fallback)) => {
+                let (endpoint, model) = fallback.as_ref();
+                tracing::warn!(
+                    target: "toolhost::agent",
+                    fallback = %endpoint.url,
+                    "{why}; asking the fallback endpoint"
+                );
+                endpoint.ask(model, messages, tools, last)
+            }
+            (asked, _) => asked,
         }
     }
 

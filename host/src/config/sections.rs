@@ -30,6 +30,53 @@ pub struct AgentSection {
     /// Text put before the tools' guidance in the system prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// Requests sent again after a failure that may pass (429, 5xx, a
+    /// timeout), honouring `Retry-After`.
+    pub retries: u32,
+    /// `[agent.fallback]`: another endpoint asked when this one fails for
+    /// good.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackSection>,
+}
+
+/// `[agent.fallback]`: the endpoint asked when the first fails.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackSection {
+    /// `openai` or `anthropic`.
+    #[serde(default = "openai")]
+    pub api: String,
+    /// Its URL.
+    pub endpoint: String,
+    /// The model it serves.
+    pub model: String,
+    /// The environment variable holding its API key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
+fn openai() -> String {
+    "openai".to_owned()
+}
+
+impl FallbackSection {
+    /// The API it names, checked (and that `api_key_env` names a variable).
+    pub fn api(&self) -> Result<crate::agent::Api, ConfigError> {
+        if self
+            .api_key_env
+            .as_deref()
+            .is_some_and(|v| !crate::types::grant::is_env_name(v))
+        {
+            return Err(invalid(
+                "configuration",
+                "agent.fallback.api_key_env takes the NAME of an environment variable holding \
+                 the key, not the key itself",
+            ));
+        }
+        self.api.parse().map_err(|e: crate::agent::AgentError| {
+            invalid("configuration", format!("agent.fallback.api: {e}"))
+        })
+    }
 }
 
 impl Default for AgentSection {
@@ -45,6 +92,8 @@ impl Default for AgentSection {
             max_result_chars: budget.max_result_chars,
             request_timeout_secs: 120,
             system: None,
+            retries: crate::agent::DEFAULT_RETRIES,
+            fallback: None,
         }
     }
 }
@@ -90,6 +139,7 @@ impl AgentSection {
             1,
             3_600,
         )?;
+        build::in_range("agent.retries", self.retries.into(), 0, 10)?;
         Ok(crate::agent::Budget {
             max_tool_rounds: self.max_tool_rounds,
             max_tool_calls: self.max_tool_calls,

@@ -439,7 +439,27 @@ fn agent_run(
         .map_err(|e: toolhost::agent::AgentError| UsageError(e.to_string()))?;
     let mut endpoint = toolhost::agent::Endpoint::speaking(api, endpoint)
         .map_err(|e| UsageError(e.to_string()))?
-        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs));
+        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
+        .with_retries(section.retries);
+    if let Some(fallback) = &section.fallback {
+        let api = fallback.api().map_err(|e| UsageError(e.to_string()))?;
+        let mut second = toolhost::agent::Endpoint::speaking(api, &fallback.endpoint)
+            .map_err(|e| UsageError(format!("[agent.fallback] {e}")))?
+            .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
+            .with_retries(section.retries);
+        if let Some(var) = &fallback.api_key_env {
+            let key = std::env::var(var).map_err(|_| {
+                UsageError(format!(
+                    "the environment variable {var} ([agent.fallback] api_key_env) is not set; \
+                     export it with the fallback's API key"
+                ))
+            })?;
+            second = second
+                .with_api_key(key)
+                .map_err(|e| UsageError(e.to_string()))?;
+        }
+        endpoint = endpoint.with_fallback(second, fallback.model.clone());
+    }
     if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
         if !toolhost::grant::is_env_name(var) {
             // Never echo it: it may be the key itself, pasted in by mistake.
