@@ -55,6 +55,11 @@ fn run(transport: &str, era: &str) {
             "TOOLHOST_CACHE_KEY",
             crate::support::cache_key().expect("a key file"),
         )
+        // A component for load_component to file.
+        .env(
+            "TOOLHOST_INTEROP_COMPONENT",
+            crate::support::fixtures_dir().join("fixture_echo.wasm"),
+        )
         .output()
         .expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -58,6 +58,10 @@ pub fn registry() -> Registry {
 /// through an embedder's services, and web_search without a provider.
 pub const UNOFFERED_BUILTINS: [&str; 3] = ["message", "spawn", "web_search"];
 
+/// The host's own tools, offered beside the built-ins where there is a
+/// dynamic-tool store (the default).
+pub const HOST_TOOLS: [&str; 2] = ["load_component", "unload_component"];
+
 /// What an embedder might offer: `message` (answers `{"status": "sent"}`)
 /// and `spawn` (answers `{"result": "done: TASK"}`).
 pub fn embedder_services() -> toolhost::services::Services {

@@ -16,6 +16,7 @@ import http.server
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,7 +118,14 @@ def sample_calls(page_url):
             "source": "function run(args, ctx) { return 'ok'; }",
             "parameters": {"type": "object", "properties": {}},
         },
+        "load_component": {"source": "interop_component.wasm", "capabilities": []},
+        # Nothing is approved here: the request is refused, as a tool error.
+        "unload_component": {"tool": "interop_tool"},
     }
+
+
+# Tools whose sample call is refused by design, and what the refusal says.
+REFUSED = {"unload_component": "is named `interop_tool`"}
 
 
 def workspace():
@@ -132,6 +140,7 @@ def workspace():
     for name, text in files.items():
         with open(os.path.join(ws, name), "w") as f:
             f.write(text)
+    shutil.copy(os.environ["TOOLHOST_INTEROP_COMPONENT"], os.path.join(ws, "interop_component.wasm"))
     return ws
 
 
@@ -185,6 +194,9 @@ async def check_tools(session, warnings, page_url):
             continue
         result = await session.call_tool(tool.name, calls[tool.name], read_timeout_seconds=60)
         text = " ".join(c.text for c in result.content if c.type == "text")
+        if tool.name in REFUSED:
+            check(result.is_error and REFUSED[tool.name] in text, f"{tool.name}: {text}")
+            continue
         check(not result.is_error, f"{tool.name} failed: {text}")
         if tool.name == "memory_search":
             calls["memory_get"]["path"] = result.structured_content["results"][0]["path"]
