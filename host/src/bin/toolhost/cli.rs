@@ -544,9 +544,7 @@ pub enum DynamicAction {
         #[arg(long)]
         reason: Option<String>,
     },
-    /// Decline what an agent asked about an approved tool
-    /// (`unload_component`): it stays as it is. To do what was asked,
-    /// `reject` unloads it and `approve --grant` narrows its grant.
+    /// Decline what an agent asked about an approved tool: it stays as it is.
     Decline {
         /// Its id (or its name).
         id: String,

@@ -354,6 +354,32 @@ fn dynamic(
     Ok(())
 }
 
+/// The `[agent.fallback]` endpoint and its model, if one is configured.
+fn fallback_endpoint(
+    section: &toolhost::config::AgentSection,
+) -> anyhow::Result<Option<(toolhost::agent::Endpoint, String)>> {
+    let Some(fallback) = &section.fallback else {
+        return Ok(None);
+    };
+    let api = fallback.api().map_err(|e| UsageError(e.to_string()))?;
+    let mut second = toolhost::agent::Endpoint::speaking(api, &fallback.endpoint)
+        .map_err(|e| UsageError(format!("[agent.fallback] {e}")))?
+        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
+        .with_retries(section.retries);
+    if let Some(var) = &fallback.api_key_env {
+        let key = std::env::var(var).map_err(|_| {
+            UsageError(format!(
+                "the environment variable {var} ([agent.fallback] api_key_env) is not set; \
+                 export it with the fallback's API key"
+            ))
+        })?;
+        second = second
+            .with_api_key(key)
+            .map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(Some((second, fallback.model.clone())))
+}
+
 /// `value`, or all of stdin when it is `-`.
 fn or_stdin(value: &str, what: &str) -> anyhow::Result<String> {
     if value != "-" {
@@ -441,24 +467,8 @@ fn agent_run(
         .map_err(|e| UsageError(e.to_string()))?
         .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
         .with_retries(section.retries);
-    if let Some(fallback) = &section.fallback {
-        let api = fallback.api().map_err(|e| UsageError(e.to_string()))?;
-        let mut second = toolhost::agent::Endpoint::speaking(api, &fallback.endpoint)
-            .map_err(|e| UsageError(format!("[agent.fallback] {e}")))?
-            .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
-            .with_retries(section.retries);
-        if let Some(var) = &fallback.api_key_env {
-            let key = std::env::var(var).map_err(|_| {
-                UsageError(format!(
-                    "the environment variable {var} ([agent.fallback] api_key_env) is not set; \
-                     export it with the fallback's API key"
-                ))
-            })?;
-            second = second
-                .with_api_key(key)
-                .map_err(|e| UsageError(e.to_string()))?;
-        }
-        endpoint = endpoint.with_fallback(second, fallback.model.clone());
+    if let Some((second, model)) = fallback_endpoint(section)? {
+        endpoint = endpoint.with_fallback(second, model);
     }
     if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
         if !toolhost::grant::is_env_name(var) {

@@ -458,33 +458,12 @@ pub fn dynamic_list(entries: &[toolhost::dynamic::Entry], json: bool) -> std::io
     out(&text)
 }
 
-/// `toolhost dynamic show`: the record, then the source.
-pub fn dynamic_show(
-    entry: &toolhost::dynamic::Entry,
-    history: &[toolhost::dynamic::Decision],
-    since: Option<toolhost::dynamic::Since>,
-) -> std::io::Result<()> {
-    let m = &entry.meta;
-    let grant = m
-        .grant
-        .as_ref()
-        .map_or_else(|| "(not approved)".to_owned(), |g| caps_text(g));
-    let mut text = format!(
-        "id:           {}\nname:         {}\nkind:         {}\nstatus:       {}\nscope:        {}\ncreated by:   {}\ncreated at:   {}\nrequested:    {}\ngranted:      {}\n",
-        printable(&m.id),
-        printable(&m.name),
-        m.kind.as_str(),
-        m.status.as_str(),
-        printable(&m.scope),
-        printable(m.created_by.as_deref().unwrap_or("-")),
-        printable(&m.created_at),
-        printable(&caps_text(&m.capabilities)),
-        printable(&grant),
-    );
-    if let Some(reason) = &m.reason {
-        text.push_str(&format!("reason:       {}\n", printable(reason)));
-    }
-    if let Some(toolhost::dynamic::Since::Changed(diff)) = &since {
+/// What `dynamic show` says of a tool's state since it was decided: a
+/// change since its approval (with the diff), where it came from, and
+/// what an agent asked about it.
+fn dynamic_since(m: &toolhost::dynamic::Meta, since: Option<&toolhost::dynamic::Since>) -> String {
+    let mut text = String::new();
+    if let Some(toolhost::dynamic::Since::Changed(diff)) = since {
         text.push_str(
             "changed:      since it was approved; not loaded until approved again (or rejected)\n",
         );
@@ -513,6 +492,36 @@ pub fn dynamic_show(
         text.push_str(&printable(&line));
         text.push('\n');
     }
+    text
+}
+
+/// `toolhost dynamic show`: the record, then the source.
+pub fn dynamic_show(
+    entry: &toolhost::dynamic::Entry,
+    history: &[toolhost::dynamic::Decision],
+    since: Option<toolhost::dynamic::Since>,
+) -> std::io::Result<()> {
+    let m = &entry.meta;
+    let grant = m
+        .grant
+        .as_ref()
+        .map_or_else(|| "(not approved)".to_owned(), |g| caps_text(g));
+    let mut text = format!(
+        "id:           {}\nname:         {}\nkind:         {}\nstatus:       {}\nscope:        {}\ncreated by:   {}\ncreated at:   {}\nrequested:    {}\ngranted:      {}\n",
+        printable(&m.id),
+        printable(&m.name),
+        m.kind.as_str(),
+        m.status.as_str(),
+        printable(&m.scope),
+        printable(m.created_by.as_deref().unwrap_or("-")),
+        printable(&m.created_at),
+        printable(&caps_text(&m.capabilities)),
+        printable(&grant),
+    );
+    if let Some(reason) = &m.reason {
+        text.push_str(&format!("reason:       {}\n", printable(reason)));
+    }
+    text.push_str(&dynamic_since(m, since.as_ref()));
     text.push_str(if history.is_empty() {
         ""
     } else {
