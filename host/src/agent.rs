@@ -186,11 +186,16 @@ impl<'a> ToolLoop<'a> {
                 },
             )
             .map_err(|e| AgentError::Usage(e.to_string()))?;
-        let guidance = self.executor.instructions(agent);
-        let system = match &self.system {
-            Some(text) => format!("{text}\n\n{guidance}"),
-            None => guidance,
-        };
+        // The persona first, then the configured text, then the tools' guidance.
+        let system = [
+            self.executor.persona_prompt(),
+            self.system.clone(),
+            Some(self.executor.instructions(agent)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n\n");
         let mut messages = vec![
             json!({"role": "system", "content": system}),
             json!({"role": "user", "content": task}),

@@ -24,6 +24,7 @@ pub mod audit;
 mod catalog;
 pub mod hooks;
 mod metrics;
+mod persona;
 mod pipeline;
 #[cfg(feature = "mcp")]
 mod remote;
@@ -34,6 +35,7 @@ mod workspace;
 use crate::types::confirm::{Confirmer, Mode, NoConfirmer};
 use catalog::Catalog;
 pub use metrics::Serving;
+
 pub use state_dirs::UnknownStateDir;
 pub use upkeep::Upkeep;
 

@@ -35,6 +35,7 @@ mod resources;
 mod rounds;
 pub mod sessions;
 pub(crate) mod stdio;
+pub use stdio::serve_stdio;
 mod subscriptions;
 mod tasks;
 
@@ -52,7 +53,7 @@ use rmcp::model::{
 };
 use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, SubscriptionFilter};
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 mod roots;
+use resources::one_page;
 use roots::*;
 mod progress;
 use progress::*;
@@ -384,6 +386,7 @@ impl ServerHandler for McpServer {
                 .enable_logging()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_prompts()
                 .enable_tasks()
                 .build(),
         )
@@ -448,6 +451,23 @@ impl ServerHandler for McpServer {
         } else {
             listed
         })
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        one_page(request)?;
+        Ok(resources::prompts(self.executor()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        resources::prompt(self.executor(), &request.name).map(Into::into)
     }
 
     async fn list_resource_templates(
@@ -565,37 +585,6 @@ impl ServerHandler for McpServer {
         }
         self.ensure_workspace(&context.peer).await;
     }
-}
-
-/// Every list of this server comes in one page: any cursor is one it
-/// never gave (-32602).
-fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
-    match request.and_then(|r| r.cursor) {
-        None => Ok(()),
-        Some(cursor) => Err(McpError::invalid_params(
-            format!(
-                "unknown cursor `{cursor}`: this server lists everything in one page; list again without a cursor"
-            ),
-            None,
-        )),
-    }
-}
-
-/// Serve `executor` over stdin/stdout until the client closes the stream.
-/// Stdout carries protocol frames only: plugin output is captured by the
-/// sandbox and logs go to stderr.
-pub async fn serve_stdio(executor: Arc<Executor>, options: ServeOptions) -> Result<(), ServeError> {
-    let server = McpServer::new(executor, &options, "mcp-stdio");
-    let running = server
-        .clone()
-        .serve(stdio::Stdio::process())
-        .await
-        .map_err(|e| ServeError::Transport(e.to_string()))?;
-    let ended = running.waiting().await;
-    // The client is gone: stop what it left running.
-    server.cancel_all();
-    ended.map_err(|e| ServeError::Transport(e.to_string()))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -780,3 +780,49 @@ fn failures_that_may_pass_are_retried_then_the_fallback_answers() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(bad.requests().len(), 1);
 }
+
+/// The persona the agent keeps is in its system prompt: SOUL.md,
+/// IDENTITY.md and GOALS.md from the soul directory, before the tools'
+/// guidance; a persona file that is not a regular file is left out.
+#[test]
+fn the_system_prompt_holds_the_persona() {
+    let ws = workspace();
+    let home = workspace();
+    let soul = home.path().join("soul");
+    std::fs::create_dir_all(&soul).expect("soul");
+    std::fs::write(soul.join("SOUL.md"), "I am patient and precise.\n").expect("soul");
+    std::fs::write(soul.join("IDENTITY.md"), "Name: Ada, the build helper.\n").expect("id");
+    std::os::unix::fs::symlink("/etc/passwd", soul.join("GOALS.md")).expect("link");
+    let config = home.path().join("persona.toml");
+    std::fs::write(
+        &config,
+        format!("soul_dir = {:?}\n", soul.display().to_string()),
+    )
+    .expect("config");
+    let model = FakeModel::start(vec![Box::new(|_| text("hello"))]);
+    let config = config.display().to_string();
+    let out = agent(ws.path(), &model, &["--config", &config], "hi");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = model.seen();
+    let system = seen[0].body["messages"][0]["content"]
+        .as_str()
+        .expect("a system message")
+        .to_owned();
+    assert!(
+        system.contains("## SOUL.md\n\nI am patient and precise."),
+        "{system}"
+    );
+    assert!(
+        system.contains("## IDENTITY.md\n\nName: Ada, the build helper."),
+        "{system}"
+    );
+    assert!(
+        !system.contains("root:"),
+        "a symlink out of the soul directory: {system}"
+    );
+    assert!(
+        system.find("I am patient").unwrap() < system.find("update_soul").unwrap_or(usize::MAX)
+            || system.contains("Your persona"),
+        "{system}"
+    );
+}

@@ -794,3 +794,70 @@ async fn a_grant_waits_for_its_tool_to_be_dropped_in() {
     );
     session.cancel().await.expect("close");
 }
+
+/// The persona is offered over MCP: each file as a resource
+/// (`toolhost://persona/SOUL.md`) and all of them as the `persona` prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persona_is_a_resource_and_a_prompt() {
+    let ws = workspace();
+    let home = workspace();
+    let soul = home.path().join("soul");
+    std::fs::create_dir_all(&soul).expect("soul");
+    std::fs::write(soul.join("SOUL.md"), "I am patient and precise.\n").expect("soul");
+    std::fs::write(soul.join("IDENTITY.md"), "Name: Ada.\n").expect("id");
+    let config = home.path().join("persona.toml");
+    std::fs::write(
+        &config,
+        format!("soul_dir = {:?}\n", soul.display().to_string()),
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let session = connect(
+        ws.path(),
+        &["--config", &config, "serve"],
+        Client::default(),
+    )
+    .await;
+    let listed = session.list_all_resources().await.expect("resources/list");
+    let uris: Vec<String> = listed.iter().map(|r| r.uri.clone()).collect();
+    assert!(
+        uris.contains(&"toolhost://persona/SOUL.md".to_owned()),
+        "{uris:?}"
+    );
+    assert!(
+        uris.contains(&"toolhost://persona/IDENTITY.md".to_owned()),
+        "{uris:?}"
+    );
+    assert!(
+        !uris.iter().any(|u| u.ends_with("GOALS.md")),
+        "no GOALS.md yet: {uris:?}"
+    );
+    let read = session
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "toolhost://persona/SOUL.md",
+        ))
+        .await
+        .expect("resources/read");
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("not text: {read:?}");
+    };
+    assert_eq!(text, "I am patient and precise.\n");
+    let missing = session
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "toolhost://persona/GOALS.md",
+        ))
+        .await;
+    assert!(missing.is_err(), "{missing:?}");
+    let prompts = session.list_all_prompts().await.expect("prompts/list");
+    assert!(prompts.iter().any(|p| p.name == "persona"), "{prompts:?}");
+    let prompt = session
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("persona"))
+        .await
+        .expect("prompts/get");
+    let said = serde_json::to_string(&prompt.messages).expect("json");
+    assert!(
+        said.contains("I am patient and precise.") && said.contains("Name: Ada."),
+        "{said}"
+    );
+    session.cancel().await.expect("close");
+}

@@ -10,16 +10,28 @@
 //!   answer whichever it is, so a client learns nothing of others;
 //! - the cut call's result carries a `resource_link` to it, and the client
 //!   is told `notifications/resources/list_changed`.
+//!
+//! The agent's persona (SOUL.md, IDENTITY.md, GOALS.md of the soul
+//! directory, those that hold text) is offered too: each file as the
+//! resource `toolhost://persona/NAME`, and all of them as the prompt
+//! `persona`.
 
 use crate::executor::Executor;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    CallToolResult, ContentBlock, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, Role,
 };
 
 /// Every kept output's URI starts so; the output id follows.
 const PREFIX: &str = "toolhost://outputs/";
+
+/// Every persona file's URI starts so; its name follows.
+const PERSONA: &str = "toolhost://persona/";
+
+/// The prompt that holds the persona.
+const PERSONA_PROMPT: &str = "persona";
 
 /// The resource of the output `session` keeps under `id`.
 fn resource(id: &str, bytes: usize) -> Resource {
@@ -32,14 +44,62 @@ fn resource(id: &str, bytes: usize) -> Resource {
         .with_size(u64::try_from(bytes).unwrap_or(u64::MAX))
 }
 
-/// `resources/list`: what `session` keeps, oldest first.
+/// `resources/list`: the persona files, then what `session` keeps, oldest
+/// first.
 pub(super) fn list(executor: &Executor, session: &str) -> ListResourcesResult {
-    let resources = executor
-        .kept_outputs(session)
-        .iter()
-        .map(|(id, bytes)| resource(id, *bytes))
+    let persona = executor.persona().into_iter().map(|(name, text)| {
+        Resource::new(format!("{PERSONA}{name}"), name)
+            .with_title(format!("The agent's {name}"))
+            .with_description(
+                "Part of the persona the agent keeps (update_soul, update_identity and \
+                 manage_goals change it).",
+            )
+            .with_mime_type("text/markdown")
+            .with_size(u64::try_from(text.len()).unwrap_or(u64::MAX))
+    });
+    let resources = persona
+        .chain(
+            executor
+                .kept_outputs(session)
+                .iter()
+                .map(|(id, bytes)| resource(id, *bytes)),
+        )
         .collect();
     ListResourcesResult::with_all_items(resources)
+}
+
+/// `prompts/list`: the persona, when there is one.
+pub(super) fn prompts(executor: &Executor) -> ListPromptsResult {
+    let prompts = if executor.persona().is_empty() {
+        Vec::new()
+    } else {
+        vec![Prompt::new(
+            PERSONA_PROMPT,
+            Some("The persona the agent keeps: its SOUL.md, IDENTITY.md and GOALS.md."),
+            None,
+        )]
+    };
+    ListPromptsResult::with_all_items(prompts)
+}
+
+/// `prompts/get` of `name`.
+pub(super) fn prompt(executor: &Executor, name: &str) -> Result<GetPromptResult, McpError> {
+    let text = (name == PERSONA_PROMPT)
+        .then(|| executor.persona_prompt())
+        .flatten()
+        .ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "no prompt `{name}`: this server's one prompt is `{PERSONA_PROMPT}`, offered \
+                     while the soul directory holds SOUL.md, IDENTITY.md or GOALS.md"
+                ),
+                None,
+            )
+        })?;
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description("The persona the agent keeps."),
+    )
 }
 
 /// `resources/templates/list`: the one URI form.
@@ -60,6 +120,23 @@ pub(super) fn read(
     session: &str,
     uri: &str,
 ) -> Result<ReadResourceResult, McpError> {
+    if let Some(name) = uri.strip_prefix(PERSONA) {
+        let text = executor
+            .persona()
+            .into_iter()
+            .find_map(|(file, text)| (file == name).then_some(text))
+            .ok_or_else(|| {
+                McpError::resource_not_found(
+                    format!(
+                        "no persona file `{name}` holds text; resources/list shows those that do"
+                    ),
+                    None,
+                )
+            })?;
+        return Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            text, uri,
+        )]));
+    }
     let Some(id) = uri.strip_prefix(PREFIX) else {
         return Err(McpError::resource_not_found(
             format!(
@@ -104,4 +181,18 @@ pub(super) fn link(executor: &Executor, session: &str, result: &mut CallToolResu
         .content
         .push(ContentBlock::resource_link(resource(&id, bytes)));
     true
+}
+
+/// Every list of this server comes in one page: any cursor is one it
+/// never gave (-32602).
+pub(super) fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        None => Ok(()),
+        Some(cursor) => Err(McpError::invalid_params(
+            format!(
+                "unknown cursor `{cursor}`: this server lists everything in one page; list again without a cursor"
+            ),
+            None,
+        )),
+    }
 }

@@ -16,6 +16,7 @@
 //! when it is cancelled.
 
 use rmcp::RoleServer;
+use rmcp::ServiceExt as _;
 use rmcp::model::{ErrorData, JsonRpcMessage, NumberOrString, ProtocolVersion, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -450,4 +451,24 @@ pub(crate) async fn replay(input: Vec<u8>, version: ProtocolVersion) -> Vec<u8> 
         "a batch whose requests were all answered is still waiting"
     );
     bytes
+}
+
+/// Serve `executor` over stdin/stdout until the client closes the stream.
+/// Stdout carries protocol frames only: plugin output is captured by the
+/// sandbox and logs go to stderr.
+pub async fn serve_stdio(
+    executor: Arc<crate::executor::Executor>,
+    options: super::ServeOptions,
+) -> Result<(), super::ServeError> {
+    let server = super::McpServer::new(executor, &options, "mcp-stdio");
+    let running = server
+        .clone()
+        .serve(Stdio::process())
+        .await
+        .map_err(|e| super::ServeError::Transport(e.to_string()))?;
+    let ended = running.waiting().await;
+    // The client is gone: stop what it left running.
+    server.cancel_all();
+    ended.map_err(|e| super::ServeError::Transport(e.to_string()))?;
+    Ok(())
 }
