@@ -42,7 +42,8 @@ impl Tool for SaveMemory {
         decision, where something lives): it is appended with the time to today's memory log \
         (YYYY-MM-DD.md); a fact already stored is reported, not saved twice. Keep it to one \
         self-contained sentence. Never save secrets: text that \
-        looks like an API key, token, password or private key is refused. Find facts later with \
+        looks like an API key, token, password, private key or phone number is refused. Find \
+        facts later with \
         memory_search.";
 
     fn capabilities() -> Vec<Capability> {
@@ -91,6 +92,12 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
             "not saved: the fact looks like it contains {kind}, and credentials are never written to memory; \
              save what the secret is for (e.g. \"the staging API key is in the team vault\") instead"
         )));
+    }
+    if memory::has_phone_number(&fact) {
+        return Err(ToolError::denied(
+            "not saved: the fact holds a phone number, and phone numbers are never written to \
+             memory; save who the contact is and where their number is kept instead",
+        ));
     }
     // One call at a time: the check for the same fact and the append
     // must not interleave with another call's.
@@ -142,23 +149,27 @@ pub fn save(fact: &str, root: &Path, now: &jiff::Zoned) -> Result<Output, ToolEr
     )
 }
 
+/// `text`'s words, lowercase, without punctuation: how two facts are
+/// compared.
+fn words(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Where `fact` is stored already, if it is: a log line `- HH:MM FACT`
-/// with the same words, whatever their case.
+/// with the same words, whatever their case and punctuation.
 fn stored(root: &Path, fact: &str) -> Result<Option<(String, usize)>, ToolError> {
-    let wanted = fact.to_lowercase();
+    let wanted = words(fact);
     for (path, text) in memory::files(root)? {
         for (n, line) in text.lines().enumerate() {
             let Some(rest) = line.strip_prefix("- ") else {
                 continue;
             };
             let said = rest.split_once(' ').map_or("", |(_, f)| f);
-            if said
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .to_lowercase()
-                == wanted
-            {
+            if words(said) == wanted {
                 return Ok(Some((path, n + 1)));
             }
         }
@@ -247,5 +258,36 @@ mod tests {
             "{err}"
         );
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn phone_numbers_are_refused_and_near_duplicates_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-22T09:30:00+00:00[UTC]");
+        for fact in [
+            "Ana's mobile is +34 612 345 678",
+            "call the plumber at (415) 555-0100",
+        ] {
+            let err = save(fact, dir.path(), &now).unwrap_err();
+            assert!(
+                err.to_string().contains("phone numbers are never written"),
+                "{err}"
+            );
+        }
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+        save("The deploy runs on Fridays.", dir.path(), &now).unwrap();
+        let again = save("the deploy runs on fridays", dir.path(), &now).unwrap();
+        assert!(
+            again.content().contains("Already remembered"),
+            "{}",
+            again.content()
+        );
+        // A date and a room number are no phone number.
+        save(
+            "Met Ana on 2026-11-28 at 10:30 in room 101.",
+            dir.path(),
+            &now,
+        )
+        .unwrap();
     }
 }

@@ -28,6 +28,11 @@ pub fn credential_kind(text: &str) -> Option<&'static str> {
     toolhost_shared::credentials::kind(text)
 }
 
+/// Whether `text` holds a phone number, which memory never keeps.
+pub fn has_phone_number(text: &str) -> bool {
+    toolhost_shared::credentials::phone_number(text)
+}
+
 /// A memory-relative path, checked: relative, no `..`, no empty parts.
 pub fn relative(path: &str) -> Result<PathBuf, ToolError> {
     let p = Path::new(path);

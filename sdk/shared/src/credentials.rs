@@ -62,6 +62,35 @@ pub fn kind(text: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
+/// Whether `text` holds a phone number: international (`+34 612 345 678`,
+/// `+1-415-555-0100`) or written in groups (`(415) 555-0100`,
+/// `612 345 678`). Dates and times (`2026-11-28 10:30`) are not numbers
+/// of this shape. Memory never keeps one (the bot framework's rule), any
+/// more than a credential.
+///
+/// ```
+/// use toolhost_shared::credentials::phone_number;
+/// assert!(phone_number("call Ana at +34 612 345 678"));
+/// assert!(phone_number("the plumber: (415) 555-0100"));
+/// assert!(!phone_number("we met on 2026-11-28 at 10:30, room 101"));
+/// ```
+pub fn phone_number(text: &str) -> bool {
+    static PHONES: OnceLock<Vec<Regex>> = OnceLock::new();
+    PHONES
+        .get_or_init(|| {
+            [
+                r"\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}\b",
+                r"\(\d{3}\)\s?\d{3}[\s.-]\d{4}\b",
+                r"\b\d{3}[\s.-]\d{3}[\s.-]\d{3,4}\b",
+            ]
+            .into_iter()
+            .map(|p| Regex::new(p).expect("the phone patterns are valid regexes"))
+            .collect()
+        })
+        .iter()
+        .any(|re| re.is_match(text))
+}
+
 /// `text` with every credential replaced by `[redacted]` (what names it
 /// kept: `password=[redacted]`, `https://me:[redacted]@host`).
 ///
