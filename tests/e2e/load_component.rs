@@ -8,7 +8,7 @@
 
 use crate::mcp::{Client, call, is_error, text};
 use crate::mcp_http::{HttpServer, http_server_env, raw};
-use crate::review::{page_path, sign_in};
+use crate::review::{page_path, post_form, sign_in};
 use crate::support::{fixtures_dir, workspace};
 use rmcp::ServiceExt as _;
 use serde_json::{Value, json};
@@ -19,17 +19,7 @@ use std::time::Duration;
 /// `serve --http` over `ws`, its state and audit log in `home`, with the
 /// environment `env`; no rescans (only a decision reloads tools).
 fn serve(ws: &Path, home: &Path, extra_config: &str, env: &[(&str, &Path)]) -> HttpServer {
-    let config = home.join("toolhost.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "state_dir = {:?}\naudit_log = {:?}\n{extra_config}",
-            home.join("state"),
-            home.join("audit.jsonl")
-        ),
-    )
-    .expect("config");
-    let config = config.display().to_string();
+    let config = crate::review::state_config(home, extra_config);
     http_server_env(ws, &["--config", &config, "--reload-secs", "0"], env)
 }
 
@@ -185,15 +175,11 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
         field(&page, &format!("t-{id}"), "csrf"),
         field(&page, &format!("t-{id}"), "seen")
     );
-    let (status, answer) = raw(
+    let (status, answer) = post_form(
         &server.addr,
-        "POST",
         &format!("{base}/approve"),
-        &[
-            ("Cookie", &cookie),
-            ("Origin", &origin),
-            ("Content-Type", "application/x-www-form-urlencoded"),
-        ],
+        &cookie,
+        &origin,
         &body,
     );
     assert_eq!(status, 303, "{answer}");
@@ -283,15 +269,11 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
         );
     }
     let post = |path: &str, body: String| {
-        raw(
+        post_form(
             &server.addr,
-            "POST",
             &format!("{base}/{path}"),
-            &[
-                ("Cookie", &cookie),
-                ("Origin", &origin),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
+            &cookie,
+            &origin,
             &body,
         )
     };

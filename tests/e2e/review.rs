@@ -52,17 +52,7 @@ async fn the_review_page_in_a_real_browser() {
     let ws = workspace();
     let home = workspace();
     std::fs::write(ws.path().join("words.txt"), "one two three").expect("file");
-    let config = home.path().join("toolhost.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "state_dir = {:?}\naudit_log = {:?}\n",
-            home.path().join("state"),
-            home.path().join("audit.jsonl")
-        ),
-    )
-    .expect("config");
-    let config = config.display().to_string();
+    let config = state_config(home.path(), "");
     // No rescans: what loads the approved tool is the page's own reload.
     let server = http_server(ws.path(), &["--config", &config, "--reload-secs", "0"]);
     let client = Client::default();
@@ -323,17 +313,7 @@ fn toolhost_review_serves_the_page_alone() {
     use std::io::BufRead as _;
     let ws = workspace();
     let home = workspace();
-    let config = home.path().join("toolhost.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "state_dir = {:?}\naudit_log = {:?}\n",
-            home.path().join("state"),
-            home.path().join("audit.jsonl")
-        ),
-    )
-    .expect("config");
-    let config = config.display().to_string();
+    let config = state_config(home.path(), "");
     let created = crate::support::call_cli(
         ws.path(),
         "create_tool",
@@ -382,19 +362,7 @@ fn toolhost_review_serves_the_page_alone() {
     };
     let (csrf, id, seen) = (field("csrf"), field("id"), field("seen"));
     let origin = format!("http://{addr}");
-    let post = |body: String| {
-        raw(
-            addr,
-            "POST",
-            &format!("{base}/approve"),
-            &[
-                ("Cookie", &cookie),
-                ("Origin", &origin),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
-            &body,
-        )
-    };
+    let post = |body: String| post_form(addr, &format!("{base}/approve"), &cookie, &origin, &body);
     let form = format!("csrf={csrf}&id={id}&seen={seen}&grant=commands");
     let (status, second) = post(form.clone());
     assert_eq!(status, 200, "{second}");
@@ -457,6 +425,44 @@ fn toolhost_review_serves_the_page_alone() {
     let _ = child.wait();
 }
 
+/// Write `home`/toolhost.toml keeping the state and the audit log in
+/// `home`, with `extra` after; its path.
+pub(crate) fn state_config(home: &std::path::Path, extra: &str) -> String {
+    let config = home.join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir = {:?}\naudit_log = {:?}\n{extra}",
+            home.join("state"),
+            home.join("audit.jsonl")
+        ),
+    )
+    .expect("config");
+    config.display().to_string()
+}
+
+/// POST the form `body` to `path` on `addr` as the page's own, signed in
+/// with `cookie`, from `origin`.
+pub(crate) fn post_form(
+    addr: &str,
+    path: &str,
+    cookie: &str,
+    origin: &str,
+    body: &str,
+) -> (u16, String) {
+    raw(
+        addr,
+        "POST",
+        path,
+        &[
+            ("Cookie", cookie),
+            ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        body,
+    )
+}
+
 /// Open the sign-in link `path` (after the address) on `addr`, as a
 /// browser would: the session cookie it sets, and the answer's head.
 pub(crate) fn sign_in(addr: &str, path: &str) -> (String, String) {
@@ -500,17 +506,7 @@ fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
     use std::io::BufRead as _;
     let ws = workspace();
     let home = workspace();
-    let config = home.path().join("toolhost.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "state_dir = {:?}\naudit_log = {:?}\n",
-            home.path().join("state"),
-            home.path().join("audit.jsonl")
-        ),
-    )
-    .expect("config");
-    let config = config.display().to_string();
+    let config = state_config(home.path(), "");
     let cli = |args: &[&str]| {
         let mut all = vec!["--config", config.as_str()];
         all.extend_from_slice(args);
@@ -634,17 +630,7 @@ fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
     let (csrf, seen) = (value("csrf"), value("seen"));
     let origin = format!("http://{addr}");
     let post = |path: &str, body: String| {
-        raw(
-            addr,
-            "POST",
-            &format!("{base}/{path}"),
-            &[
-                ("Cookie", &cookie),
-                ("Origin", &origin),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
-            &body,
-        )
+        post_form(addr, &format!("{base}/{path}"), &cookie, &origin, &body)
     };
     let (status, refused) = post(
         "approve",

@@ -62,21 +62,30 @@ fn openai() -> String {
 impl FallbackSection {
     /// The API it names, checked (and that `api_key_env` names a variable).
     pub fn api(&self) -> Result<crate::agent::Api, ConfigError> {
-        if self
-            .api_key_env
-            .as_deref()
-            .is_some_and(|v| !crate::types::grant::is_env_name(v))
-        {
-            return Err(invalid(
-                "configuration",
-                "agent.fallback.api_key_env takes the NAME of an environment variable holding \
-                 the key, not the key itself",
-            ));
-        }
-        self.api.parse().map_err(|e: crate::agent::AgentError| {
-            invalid("configuration", format!("agent.fallback.api: {e}"))
-        })
+        checked_api("agent.fallback", &self.api, self.api_key_env.as_deref())
     }
+}
+
+/// The API `api` names, checked, and that `key_env` names a variable (a
+/// key pasted there is refused without being shown); `section` names the
+/// keys in messages.
+fn checked_api(
+    section: &str,
+    api: &str,
+    key_env: Option<&str>,
+) -> Result<crate::agent::Api, ConfigError> {
+    if key_env.is_some_and(|v| !crate::types::grant::is_env_name(v)) {
+        return Err(invalid(
+            "configuration",
+            format!(
+                "{section}.api_key_env takes the NAME of an environment variable holding the key \
+                 (letters, digits and `_`), not the key itself"
+            ),
+        ));
+    }
+    api.parse().map_err(|e: crate::agent::AgentError| {
+        invalid("configuration", format!("{section}.api: {e}"))
+    })
 }
 
 impl Default for AgentSection {
@@ -102,20 +111,7 @@ impl AgentSection {
     /// The API it names, checked (and that `api_key_env` names a variable:
     /// a key pasted there is refused without being shown).
     pub fn api(&self) -> Result<crate::agent::Api, ConfigError> {
-        if self
-            .api_key_env
-            .as_deref()
-            .is_some_and(|v| !crate::types::grant::is_env_name(v))
-        {
-            return Err(invalid(
-                "configuration",
-                "agent.api_key_env takes the NAME of an environment variable holding the key \
-                 (letters, digits and `_`), not the key itself",
-            ));
-        }
-        self.api.parse().map_err(|e: crate::agent::AgentError| {
-            invalid("configuration", format!("agent.api: {e}"))
-        })
+        checked_api("agent", &self.api, self.api_key_env.as_deref())
     }
 
     /// The budget it sets, checked.
