@@ -186,18 +186,21 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
     tokio::time::timeout(Duration::from_secs(20), changed.notified())
         .await
         .expect("tools/list_changed after the approval");
+    let count_lines = async || {
+        call(
+            &session,
+            "inventory_count_lines",
+            json!({"path": "notes.txt"}),
+        )
+        .await
+        .expect("answered")
+    };
     let listed = names(session.list_all_tools().await.expect("list"));
     assert!(
         listed.contains(&"inventory_count_lines".to_owned()),
         "{listed:?}"
     );
-    let r = call(
-        &session,
-        "inventory_count_lines",
-        json!({"path": "notes.txt"}),
-    )
-    .await
-    .expect("answered");
+    let r = count_lines().await;
     assert!(!is_error(&r), "{}", text(&r));
     assert_eq!(r.structured_content.expect("structured")["value"], 3);
     let r = call(&session, "inventory_greet", json!({"name": "Ada"}))
@@ -244,13 +247,7 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
         .await
         .expect("answered");
     assert!(!is_error(&r), "{}", text(&r));
-    let r = call(
-        &session,
-        "inventory_count_lines",
-        json!({"path": "notes.txt"}),
-    )
-    .await
-    .expect("answered");
+    let r = count_lines().await;
     assert!(
         !is_error(&r),
         "still granted until a person decides: {}",
@@ -283,13 +280,7 @@ async fn a_component_an_agent_asks_for_runs_nothing_until_a_person_approves_it()
     );
     let (status, answer) = post("approve", format!("csrf={csrf}&id={id}&seen={seen}&grant="));
     assert_eq!(status, 303, "{answer}");
-    let r = call(
-        &session,
-        "inventory_count_lines",
-        json!({"path": "notes.txt"}),
-    )
-    .await
-    .expect("answered");
+    let r = count_lines().await;
     assert!(is_error(&r), "the workspace was taken away: {}", text(&r));
 
     // Asked to unload: declined, it stays; asked again and done, it goes.
