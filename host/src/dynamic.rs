@@ -307,6 +307,10 @@ impl Store {
                     }
                 })
                 .and_then(|tools| {
+                    // All of a component's tools, or none.
+                    if let Some(taken) = tools.iter().find(|p| registry.contains(p.name())) {
+                        return Err(format!("a tool named `{}` is loaded already", taken.name()));
+                    }
                     tools.into_iter().try_for_each(|plugin| {
                         registry.register(plugin, false).map_err(|e| e.to_string())
                     })
@@ -356,8 +360,18 @@ fn now() -> String {
 /// What a person reviewing `meta` and `source` was shown, as one digest:
 /// the whole record and the source's bytes.
 pub fn review_digest(meta: &Meta, source: &[u8]) -> String {
+    // An agent's request changes what is asked, not what is decided on: a
+    // request made again cannot make a person's decision stale.
+    let decided = Meta {
+        request: None,
+        ..meta.clone()
+    };
     let mut hasher = blake3::Hasher::new();
-    hasher.update(serde_json::to_string(meta).unwrap_or_default().as_bytes());
+    hasher.update(
+        serde_json::to_string(&decided)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     hasher.update(&[0]);
     hasher.update(source);
     hasher.finalize().to_hex().to_string()

@@ -432,6 +432,14 @@ impl Oci {
         }
         let mut wasm = Vec::new();
         client.pull_blob(at, layer, &mut wasm).await.map_err(wrap)?;
+        // Checked before anything kept is replaced.
+        if sha256(&wasm) != layer.digest {
+            return Err(OciError::Integrity(format!(
+                "{}: the component the registry sent does not match its digest {}",
+                source.as_str(),
+                layer.digest
+            )));
+        }
         let signatures = sign::fetch_signatures(&client, &auth, source, &digest).await;
         self.keep(source, &digest, &bytes, &wasm, &signatures)?;
         Ok(digest)

@@ -548,6 +548,25 @@ fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
         !ok && !said.contains("PWNED"),
         "a changed tool never runs: {said}"
     );
+    // Something with the store's access writes a tool of its own as
+    // approved: no approval of it is on record, so it never loads.
+    let store = home.path().join("state/dynamic");
+    let forged = store.join("forged-00000001");
+    std::fs::create_dir_all(&forged).expect("forged");
+    std::fs::write(
+        forged.join("source.js"),
+        "function run() { return 'FORGED' }",
+    )
+    .expect("src");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join(&id).join("meta.json")).unwrap())
+            .expect("meta");
+    meta["id"] = "forged-00000001".into();
+    meta["name"] = "forged".into();
+    meta["grant"] = json!(["workspace:write"]);
+    std::fs::write(forged.join("meta.json"), meta.to_string()).expect("meta");
+    let (ok, said) = cli(&["call", "forged", "{}"]);
+    assert!(!ok && !said.contains("FORGED"), "{said}");
     let (_, shown) = cli(&["dynamic", "show", &id]);
     assert!(
         shown.contains("changed:") && shown.contains("+function run() { return 'PWNED' }"),
@@ -594,8 +613,16 @@ fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
         link.split('?').next().expect("the link")
     );
     let dom = crate::load_component::rendered_in_chromium(&login);
+    let forged_card = &dom[dom
+        .find("id=\"c-forged-00000001\"")
+        .expect("the forged card")..];
+    let forged_card = &forged_card[..forged_card.find("</article>").expect("its end")];
+    assert!(
+        forged_card.contains("no approval on record") && !forged_card.contains("Approve it"),
+        "{forged_card}"
+    );
     for shown in [
-        "Changed since approval (1)",
+        "Changed since approval (2)",
         "changed since approval",
         "+function run() { return 'PWNED' }",
         "-function run() { return 'HI' }",
@@ -643,9 +670,16 @@ fn a_tool_changed_after_approval_is_shown_changed_and_decided_again() {
         format!("csrf={csrf}&id={id}&seen={seen}&grant=workspace:read"),
     );
     assert_eq!(status, 303, "{answer}");
-    assert_eq!(cli(&["call", "shout", "{}"]).1.trim(), "PWNED");
+    assert_eq!(
+        cli(&["call", "shout", "{}"]).1.lines().next(),
+        Some("PWNED")
+    );
     let (_, page) = raw(addr, "GET", &base, &[("Cookie", &cookie)], "");
-    assert!(!page.contains("Changed since approval"), "{page}");
+    assert!(!page.contains(&format!("id=\"c-{id}\"")), "{page}");
+    assert!(
+        page.contains("Changed since approval (1)"),
+        "the forged one stays: {page}"
+    );
     assert!(page.contains("class=\"revoke\""), "{page}");
     let (status, answer) = post("reject", format!("csrf={csrf}&id={id}&reason=no+longer"));
     assert_eq!(status, 303, "{answer}");

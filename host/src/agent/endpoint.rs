@@ -260,7 +260,8 @@ impl Failed {
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        // Any number, however large or odd, is at most the longest wait.
+        return Duration::try_from_secs_f64(secs.clamp(0.0, MOST_WAIT.as_secs_f64())).ok();
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -339,5 +340,26 @@ pub(super) fn excerpt(text: &str) -> String {
     match text.char_indices().nth(500) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_retry_after_is_a_wait_of_at_most_a_minute() {
+        let wait = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("retry-after", value.parse().unwrap());
+            retry_after(&headers)
+        };
+        assert_eq!(wait("1"), Some(Duration::from_secs(1)));
+        assert_eq!(wait("1e300"), Some(MOST_WAIT));
+        assert_eq!(wait("-5"), Some(Duration::ZERO));
+        assert_eq!(wait("NaN"), None);
+        assert_eq!(wait("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(wait("soon"), None);
+        assert!(backoff(30) <= Duration::from_millis(500) * 1024 * 3 / 2);
     }
 }

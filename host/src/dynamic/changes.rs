@@ -22,8 +22,19 @@ pub enum Since {
     Unchanged,
     /// Changed since: not loaded until approved again. The difference,
     /// as a unified diff of the approved and the current record and
-    /// source (or why it cannot be shown).
-    Changed(String),
+    /// source; `whole` is false when it is too long to show in full (then
+    /// it can only be revoked, or approved after a look at the store).
+    Changed {
+        /// The difference.
+        diff: String,
+        /// Whether all of it is shown.
+        whole: bool,
+    },
+    /// Its record says approved, but no approval of it is on record (none
+    /// matches, and no copy of one was kept): written so by something
+    /// with the store's access, or approved before copies were kept. Not
+    /// loaded; it can only be revoked (or created again for review).
+    Unrecorded,
 }
 
 /// Keep the copies of what `entry` (just approved, with `source`) is.
@@ -56,28 +67,44 @@ impl Store {
             return Some(Since::Unchanged);
         }
         let Some(record) = trust::kept_copy(&entry.dir, RECORD) else {
-            return Some(Since::Changed(
-                "(what was approved was not kept: it was approved before toolhost kept copies, \
-                 or its approval was recorded elsewhere)"
-                    .to_owned(),
-            ));
+            return Some(Since::Unrecorded);
         };
         let mut diff = unified(&record, &pretty(&entry.meta, &source), "record");
         if let Some(old) = trust::kept_copy(&entry.dir, SOURCE) {
             diff.push_str(&unified(&old, &source, "source"));
         }
-        if diff.chars().count() > MOST_DIFF_CHARS {
+        let whole = diff.chars().count() <= MOST_DIFF_CHARS
+            && source.len() <= MOST_COMPARED
+            && record.len() <= MOST_COMPARED;
+        if !whole {
             diff = diff.chars().take(MOST_DIFF_CHARS).collect();
             diff.push_str("\n[the difference goes on; compare the store's files]");
         }
-        Some(Since::Changed(diff))
+        Some(Since::Changed { diff, whole })
+    }
+
+    /// The grant a person last approved `entry` with, from the copy kept
+    /// beside the trust store (never from its record, which a plugin can
+    /// write).
+    pub fn approved_grant(&self, entry: &Entry) -> Option<Vec<String>> {
+        let record = trust::kept_copy(&entry.dir, RECORD)?;
+        let record: serde_json::Value = serde_json::from_slice(&record).ok()?;
+        serde_json::from_value(record["grant"].clone()).ok()
     }
 }
 
-/// `old` → `new` as a unified diff of their lines, headed by `what`.
+/// The most bytes of each side compared: a script or template is far
+/// smaller; past it the difference is not shown whole.
+const MOST_COMPARED: usize = 256 * 1024;
+
+/// `old` → `new` as a unified diff of their lines, headed by `what`;
+/// bounded in the bytes compared and in time (a second).
 fn unified(old: &[u8], new: &[u8], what: &str) -> String {
-    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+    let cut = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(MOST_COMPARED)]).into_owned();
+    let (old, new) = (cut(old), cut(new));
+    similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(old.as_str(), new.as_str())
         .unified_diff()
         .context_radius(3)
         .header(&format!("{what} as approved"), &format!("{what} now"))

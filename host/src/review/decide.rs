@@ -210,12 +210,12 @@ pub(super) async fn decide(
     })
     .await
     .unwrap_or_else(|e| Err(format!("the decision failed: {e}")));
-    decided(&page, done)
+    decided(page, done).await
 }
 
 /// After a decision: back to the page showing it (a reload does not post
 /// again), or the page with what went wrong.
-pub(super) fn decided(page: &Page, done: Result<String, String>) -> Response {
+pub(super) async fn decided(page: Arc<Page>, done: Result<String, String>) -> Response {
     match done {
         Ok(id) => {
             let query: String = url::form_urlencoded::Serializer::new(String::new())
@@ -223,12 +223,17 @@ pub(super) fn decided(page: &Page, done: Result<String, String>) -> Response {
                 .finish();
             Redirect::to(&format!("{}?{query}", page.options.links.base)).into_response()
         }
+        // Drawn off the protocol thread: it reads the store and inspects
+        // components.
         Err(why) => {
-            let mut answer = render_pending(page, None, Some(&why));
-            if answer.status().is_success() {
-                *answer.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            }
-            answer
+            blocking(move || {
+                let mut answer = render_pending(&page, None, Some(&why));
+                if answer.status().is_success() {
+                    *answer.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+                }
+                answer
+            })
+            .await
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use super::component::Component;
 use super::*;
+use crate::dynamic::Since;
 
 #[derive(Deserialize)]
 pub(super) struct Shown {
@@ -133,9 +134,14 @@ struct ChangedCard {
     id: String,
     name: String,
     kind: &'static str,
+    /// The grant last approved (from the copy kept at approval).
     grant: String,
     diff: String,
     seen: String,
+    /// Whether the whole difference is shown, so it may be approved here.
+    approvable: bool,
+    /// No approval of it is on record at all.
+    unrecorded: bool,
 }
 
 /// One pending tool: what it is, what it asks for, what parsing found,
@@ -203,26 +209,23 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
             view.waiting.push(card(page, entry));
             continue;
         }
-        if let Some(request) = m.request.as_ref().filter(|_| m.status == Status::Approved) {
+        let since = store.since_approval(entry);
+        // A request is about the tool as approved; a changed one is
+        // decided as changed first.
+        if let Some(request) = m.request.as_ref()
+            && since == Some(Since::Unchanged)
+        {
             view.requests.push(Asked::of(entry, request));
         }
-        let changed = store.since_approval(entry);
-        if let Some(crate::dynamic::Since::Changed(diff)) = &changed {
-            let source = std::fs::read(entry.source_path()).unwrap_or_default();
-            view.changed.push(ChangedCard {
-                id: m.id.clone(),
-                name: m.name.clone(),
-                kind: m.kind.as_str(),
-                grant: m.grant.clone().unwrap_or_default().join(", "),
-                diff: diff.clone(),
-                seen: crate::dynamic::review_digest(m, &source),
-            });
+        if let Some(card) = changed_card(store, entry, since.as_ref()) {
+            view.changed.push(card);
         }
         view.decided.push(DecidedRow {
             id: m.id.clone(),
             name: m.name.clone(),
-            status: match changed {
-                Some(crate::dynamic::Since::Changed(_)) => "changed since approval",
+            status: match since {
+                Some(Since::Changed { .. }) => "changed since approval",
+                Some(Since::Unrecorded) => "no approval on record",
                 _ => m.status.as_str(),
             },
             kind: m.kind.as_str(),
@@ -233,6 +236,27 @@ fn pending_view(page: &Page, decided: Option<&str>, error: Option<&str>) -> Pend
         });
     }
     view
+}
+
+/// The card of an approved tool that is not as a person approved it.
+fn changed_card(store: &Store, entry: &Entry, since: Option<&Since>) -> Option<ChangedCard> {
+    let m = &entry.meta;
+    let (diff, whole, unrecorded) = match since? {
+        Since::Unchanged => return None,
+        Since::Changed { diff, whole } => (diff.clone(), *whole, false),
+        Since::Unrecorded => (String::new(), false, true),
+    };
+    let source = std::fs::read(entry.source_path()).unwrap_or_default();
+    Some(ChangedCard {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        kind: m.kind.as_str(),
+        grant: store.approved_grant(entry).unwrap_or_default().join(", "),
+        diff,
+        seen: crate::dynamic::review_digest(m, &source),
+        approvable: whole,
+        unrecorded,
+    })
 }
 
 fn card(page: &Page, entry: &Entry) -> Card {

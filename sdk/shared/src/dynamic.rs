@@ -94,7 +94,9 @@ impl Kind {
         match self {
             Self::Javascript => "workspace:read, workspace:write, commands",
             Self::Command => "commands (a command tool needs nothing else)",
-            Self::Component => "workspace:read, workspace:write, commands, network:HOST, env:NAME",
+            Self::Component => {
+                "workspace:read, workspace:write, commands, network:HOST, env:NAME, service:NAME"
+            }
         }
     }
 }

@@ -463,12 +463,18 @@ pub fn dynamic_list(entries: &[toolhost::dynamic::Entry], json: bool) -> std::io
 /// what an agent asked about it.
 fn dynamic_since(m: &toolhost::dynamic::Meta, since: Option<&toolhost::dynamic::Since>) -> String {
     let mut text = String::new();
-    if let Some(toolhost::dynamic::Since::Changed(diff)) = since {
-        text.push_str(
-            "changed:      since it was approved; not loaded until approved again (or rejected)\n",
-        );
-        text.push_str(&printable_lines(diff));
-        text.push('\n');
+    match since {
+        Some(toolhost::dynamic::Since::Changed { diff, .. }) => {
+            text.push_str(
+                "changed:      since it was approved; not loaded until approved again (or rejected)\n",
+            );
+            text.push_str(&printable_lines(diff));
+            text.push('\n');
+        }
+        Some(toolhost::dynamic::Since::Unrecorded) => text.push_str(
+            "changed:      no approval of it is on record; not loaded (reject it, or approve it after reading it)\n",
+        ),
+        _ => {}
     }
     if let Some(from) = &m.source {
         text.push_str(&format!("from:         {}\n", printable(from)));
