@@ -5,7 +5,7 @@
 //! have written), by the same code that loads it.
 
 use crate::runtime::{MAX_COMPONENT_BYTES, Runtime};
-use crate::types::tool_info::ToolInfo;
+use crate::types::tool_info::{Severity, ToolInfo};
 
 /// A component, inspected.
 #[derive(Debug, Clone)]
@@ -21,6 +21,9 @@ pub struct Inspected {
     pub imports: Vec<String>,
     /// The BLAKE3 digest of its bytes (what an approval is bound to).
     pub blake3: String,
+    /// What `toolhost check` warns of (a toolhost plugin's; a plain
+    /// component that loads has none).
+    pub warnings: Vec<String>,
 }
 
 /// Inspect `wasm` as the component whose tools are named by `name` (a
@@ -38,14 +41,25 @@ pub fn inspect(runtime: &Runtime, wasm: &[u8], name: &str) -> Result<Inspected, 
     let key = runtime.cache_key(&blake3);
     let (component, plain) = runtime.link_plain(&key, wasm, "the component")?;
     let (functions, imports) = crate::plain::interface(&runtime.engine, &component);
+    let mut warnings = Vec::new();
     let tools = match &plain {
         Some(pre) => crate::plain::tools(runtime, (&component, pre), wasm, name)?
             .into_iter()
             .map(|(info, _)| info)
             .collect(),
         None => {
-            let (_, mut info, _) = runtime.check_component(wasm)?;
+            // One check gives both what it is and what it is warned of.
+            let report = runtime.check_report(wasm);
+            let (errors, warned): (Vec<_>, Vec<_>) = report
+                .problems
+                .iter()
+                .partition(|p| p.severity == Severity::Error);
+            let Some(mut info) = report.info.filter(|_| errors.is_empty()) else {
+                let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                return Err(errors.join("\n"));
+            };
             info.name = name.to_owned();
+            warnings = warned.iter().map(ToString::to_string).collect();
             vec![info]
         }
     };
@@ -55,5 +69,6 @@ pub fn inspect(runtime: &Runtime, wasm: &[u8], name: &str) -> Result<Inspected, 
         functions,
         imports,
         blake3,
+        warnings,
     })
 }

@@ -76,17 +76,7 @@ impl Component {
                         ),
                     })
                     .collect();
-                let report = crate::plain::check_component(
-                    runtime,
-                    bytes,
-                    std::path::Path::new(&format!("{}.wasm", meta.name)),
-                );
-                component.warnings = report
-                    .problems
-                    .iter()
-                    .filter(|p| p.severity == crate::types::tool_info::Severity::Warning)
-                    .map(ToString::to_string)
-                    .collect();
+                component.warnings = inspected.warnings;
             }
             Err(why) => component.error = Some(why),
         }
