@@ -8,19 +8,34 @@
 //! answers in text; when even that brings no text, a fallback message is
 //! the answer.
 //!
+//! A run always ends in an [`Outcome`], whatever stopped it (an answer,
+//! the rounds or tokens running out, a refusal, a person cancelling, the
+//! endpoint failing for good): the transcript and the files the tools
+//! changed are never lost, and the run's end is written to the audit log.
+//!
 //! The API key is sent only in the `Authorization` header. It is never
 //! logged, never in the transcript, and any text shown from the endpoint
 //! (an error body) has it replaced by `[redacted]`.
 
-use crate::executor::{CallOptions, Executor};
+use crate::executor::Executor;
 use crate::schema::SchemaFormat;
-use crate::types::context::CallContext;
+use crate::types::context::{CallContext, CancelToken};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
 
 mod anthropic;
+mod calls;
 mod openai;
-use openai::{arguments, assistant_message, with_ids};
+mod outcome;
+mod output;
+pub use outcome::*;
+use outcome::{Asked, End, Progress};
+mod reply;
+use calls::{Changed, Spent};
+use openai::{assistant_message, with_ids};
+pub use output::JsonOutput;
+use reply::Reply;
 mod endpoint;
 pub use endpoint::*;
 
@@ -36,6 +51,10 @@ pub struct Budget {
     /// Characters of tool results given to the model in the whole run;
     /// results past it are cut, with a message.
     pub max_result_chars: usize,
+    /// Tokens the run may use, as the endpoint counts them in each
+    /// answer's `usage` (prompt and completion); none: no limit. Once they
+    /// are used up, no more tools run and no more requests are made.
+    pub max_tokens: Option<u64>,
 }
 
 impl Default for Budget {
@@ -44,6 +63,7 @@ impl Default for Budget {
             max_tool_rounds: 5,
             max_tool_calls: 50,
             max_result_chars: 200_000,
+            max_tokens: None,
         }
     }
 }
@@ -95,32 +115,6 @@ pub enum AgentError {
     Usage(String),
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    /// The model answered in text.
-    Answered,
-    /// The rounds ran out without a text answer: the fallback message.
-    Fallback,
-}
-
-/// What a run produced.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
-    /// The model's final text, or the fallback message.
-    pub answer: String,
-    /// How it ended.
-    pub stop: Stop,
-    /// Requests made to the model.
-    pub rounds: u32,
-    /// Tool calls run (calls refused by the budget not counted).
-    pub tool_calls: u32,
-    /// Every message of the conversation, the system prompt first and the
-    /// model's last answer last.
-    pub transcript: Vec<Value>,
-}
-
 /// One run's tool loop over an executor.
 pub struct ToolLoop<'a> {
     executor: &'a Executor,
@@ -129,6 +123,9 @@ pub struct ToolLoop<'a> {
     budget: Budget,
     context: CallContext,
     system: Option<String>,
+    cancel: CancelToken,
+    events: Option<Events>,
+    output: Option<JsonOutput>,
 }
 
 impl<'a> ToolLoop<'a> {
@@ -145,6 +142,9 @@ impl<'a> ToolLoop<'a> {
                 ..CallContext::new()
             },
             system: None,
+            cancel: CancelToken::new(),
+            events: None,
+            output: None,
         }
     }
 
@@ -167,7 +167,30 @@ impl<'a> ToolLoop<'a> {
         self
     }
 
-    /// Run `task` to an answer.
+    /// Stop the run when `cancel` is cancelled: at once while waiting for
+    /// the model, and the running tool calls are cancelled with it.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Report each step to `events` as it happens.
+    pub fn with_events(mut self, events: Events) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Ask for an answer that is one JSON value (matching its schema, if
+    /// it has one): the model is told so, the value is taken out of the
+    /// answer's text, and an answer without one is sent back with what
+    /// was wrong while rounds are left.
+    pub fn with_json_output(mut self, output: JsonOutput) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// Run `task` to an [`Outcome`]; an error only when the run could not
+    /// start (no model, tools that cannot be described).
     pub fn run(&self, task: &str) -> Result<Outcome, AgentError> {
         if self.model.trim().is_empty() {
             return Err(AgentError::Usage(
@@ -186,226 +209,221 @@ impl<'a> ToolLoop<'a> {
                 },
             )
             .map_err(|e| AgentError::Usage(e.to_string()))?;
-        // The persona first, then the configured text, then the tools' guidance.
+        // The persona first, then the configured text, then the tools'
+        // guidance, then what the answer must look like.
         let system = [
             self.executor.persona_prompt(),
             self.system.clone(),
             Some(self.executor.instructions(agent)),
+            self.output.as_ref().map(JsonOutput::instruction),
         ]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
         .join("\n\n");
-        let mut messages = vec![
-            json!({"role": "system", "content": system}),
-            json!({"role": "user", "content": task}),
-        ];
-        let mut spent = Spent::default();
+        let mut run = Progress {
+            messages: vec![
+                json!({"role": "system", "content": system}),
+                json!({"role": "user", "content": task}),
+            ],
+            spent: Spent::default(),
+            changed: Changed::default(),
+            rounds: 0,
+        };
+        let end = self.drive(&mut run, &tools);
+        let outcome = run.finish(end);
+        self.record(&outcome);
+        Ok(outcome)
+    }
+
+    /// The rounds of one run, to the end that stopped it.
+    fn drive(&self, run: &mut Progress, tools: &[Value]) -> End {
         let rounds = self.budget.max_tool_rounds.max(1);
+        let mut nudged = false;
         for round in 1..=rounds {
+            if self.stopped() {
+                return self.cancelled(run);
+            }
             let last = round == rounds;
-            let message = self.endpoint.ask(&self.model, &messages, &tools, last)?;
-            let text = message
-                .get("content")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let calls = message
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let calls = with_ids(calls, round);
-            if calls.is_empty() && text.trim().is_empty() && !last {
-                // Nothing at all: ask again (an empty assistant turn is not
-                // one every API takes back).
+            run.rounds = round;
+            let reply = match self.ask(run, tools, last) {
+                Ok(reply) => reply,
+                Err(Asked::Cancelled) => return self.cancelled(run),
+                Err(Asked::Failed(why)) => return End::failed(Stop::Failed, why),
+            };
+            if let Some(refusal) = reply.refusal {
+                run.messages.push(assistant_message(&refusal, &[]));
+                return End::said(Stop::Refused, refusal);
+            }
+            let calls = with_ids(reply.calls, round);
+            let text = reply.text;
+            if calls.is_empty() && text.trim().is_empty() {
+                if last {
+                    break;
+                }
+                // Nothing at all (an empty assistant turn is not one every
+                // API takes back): ask again, saying so once.
+                if !nudged {
+                    nudged = true;
+                    self.nudge(run, round, EMPTY_NUDGE);
+                }
                 continue;
             }
-            messages.push(assistant_message(&text, &calls));
+            run.messages.push(assistant_message(&text, &calls));
             if calls.is_empty() || last {
-                if !text.trim().is_empty() {
-                    return Ok(Outcome {
-                        answer: text,
-                        stop: Stop::Answered,
-                        rounds: round,
-                        tool_calls: spent.calls,
-                        transcript: messages,
-                    });
+                if text.trim().is_empty() {
+                    break;
                 }
-                break;
+                let Some(expected) = &self.output else {
+                    return End::said(Stop::Answered, text);
+                };
+                match expected.take(&text) {
+                    Ok(value) => return End::json(text, value),
+                    Err(why) if last => return End::invalid(text, why),
+                    Err(why) => {
+                        self.nudge(run, round, &expected.correction(&why));
+                        continue;
+                    }
+                }
             }
-            let answers = self.run_calls(&calls, &mut spent);
-            messages.extend(answers);
+            if let Some(end) = self.over_budget(run) {
+                return end;
+            }
+            let answers = self.run_calls(&calls, run, round);
+            run.messages.extend(answers);
         }
-        Ok(Outcome {
-            answer: format!(
+        End::said(
+            Stop::Fallback,
+            format!(
                 "I could not reach an answer within {rounds} rounds of tool calls ({} tool calls \
                  made). Ask again with a narrower task, or allow more rounds (max_tool_rounds).",
-                spent.calls
+                run.spent.calls
             ),
-            stop: Stop::Fallback,
-            rounds,
-            tool_calls: spent.calls,
-            transcript: messages,
+        )
+    }
+
+    /// Whether a person (or the embedder) stopped the run: the cancel
+    /// token, or "abort all" answered at a confirmation of its session.
+    fn stopped(&self) -> bool {
+        self.cancel.is_cancelled() || self.executor.aborted_in(self.context.session.as_deref())
+    }
+
+    fn cancelled(&self, run: &Progress) -> End {
+        End::said(
+            Stop::Cancelled,
+            format!(
+                "The run was cancelled by a person in round {} after {} tool calls; nothing more \
+                 was asked or run.",
+                run.rounds, run.spent.calls
+            ),
+        )
+    }
+
+    /// The end when the tokens are used up before the calls in hand run.
+    fn over_budget(&self, run: &Progress) -> Option<End> {
+        let max = self.budget.max_tokens?;
+        (run.spent.tokens >= max).then(|| {
+            End::said(
+                Stop::BudgetExceeded,
+                format!(
+                    "The run used {} tokens of its budget of {max} before reaching an answer; \
+                     the tool calls of round {} did not run. Ask again with a narrower task or \
+                     a larger token budget (max_tokens).",
+                    run.spent.tokens, run.rounds
+                ),
+            )
         })
     }
 
-    /// Run one round's tool calls, concurrently, within the budget; their
-    /// `role: tool` messages in the order the model gave them.
-    fn run_calls(&self, calls: &[Value], spent: &mut Spent) -> Vec<Value> {
-        let planned: Vec<Planned> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, call)| {
-                let id = call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let name = call
-                    .pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let args = arguments(call.pointer("/function/arguments"));
-                let within = i < MAX_CALLS_PER_ROUND && spent.calls < self.budget.max_tool_calls;
-                if within && args.is_ok() && !name.is_empty() {
-                    spent.calls += 1;
-                }
-                Planned {
-                    id,
-                    name,
-                    args,
-                    within,
-                    late: i >= MAX_CALLS_PER_ROUND,
-                }
-            })
-            .collect();
-        // A thread for each call that runs; the others are answered here.
-        let results: Vec<String> = std::thread::scope(|scope| {
-            let running: Vec<_> = planned
-                .iter()
-                .map(|p| {
-                    if !p.runs() {
-                        return Err(self.answer(p));
-                    }
-                    std::thread::Builder::new()
-                        .name("toolhost-agent-call".to_owned())
-                        .spawn_scoped(scope, move || self.answer(p))
-                        .map_err(|e| {
-                            format!(
-                                "error (failed): this call could not start ({e}); call it again"
-                            )
-                        })
-                })
-                .collect();
-            running
-                .into_iter()
-                .map(|started| match started {
-                    Ok(handle) => handle.join().unwrap_or_else(|_| {
-                        "error (failed): the tool call stopped unexpectedly".to_owned()
-                    }),
-                    Err(answer) => answer,
-                })
-                .collect()
+    /// Ask the next request and wait for it, giving up at once when the
+    /// run is stopped (the request's thread is left to end on its own).
+    fn ask(&self, run: &mut Progress, tools: &[Value], last: bool) -> Result<Reply, Asked> {
+        self.emit(Event::Asking {
+            round: run.rounds,
+            model: self.model.clone(),
         });
-        planned
-            .iter()
-            .zip(results)
-            .map(|(p, content)| {
-                let content = spent.take(content, self.budget.max_result_chars);
-                json!({"role": "tool", "tool_call_id": p.id, "content": content})
+        let started = Instant::now();
+        let (send, answer) = std::sync::mpsc::channel();
+        let endpoint = self.endpoint.clone();
+        let model = self.model.clone();
+        let messages = run.messages.clone();
+        let tools = tools.to_vec();
+        std::thread::Builder::new()
+            .name("toolhost-agent-ask".to_owned())
+            .spawn(move || {
+                let _ = send.send(endpoint.ask(&model, &messages, &tools, last));
             })
-            .collect()
-    }
-
-    /// What the model is told about one planned call.
-    fn answer(&self, planned: &Planned) -> String {
-        if planned.name.is_empty() {
-            return "error (invalid_input): this tool call names no function; call a tool by \
-                    its name"
-                .to_owned();
-        }
-        let args = match &planned.args {
-            Ok(args) => args,
-            Err(why) => {
-                return format!(
-                    "error (invalid_input): the arguments of this call to `{}` are not a JSON \
-                     object ({why}); call it again with its arguments as one JSON object",
-                    planned.name
-                );
+            .map_err(|e| Asked::Failed(format!("the request could not start: {e}")))?;
+        let reply = loop {
+            match answer.recv_timeout(Duration::from_millis(50)) {
+                Ok(reply) => break reply.map_err(|e| Asked::Failed(e.to_string()))?,
+                Err(RecvTimeoutError::Timeout) if self.stopped() => {
+                    return Err(Asked::Cancelled);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Asked::Failed(
+                        "the request to the endpoint stopped unexpectedly".to_owned(),
+                    ));
+                }
             }
         };
-        if planned.late {
-            return format!(
-                "error (budget): at most {MAX_CALLS_PER_ROUND} tool calls run from one answer; \
-                 `{}` did not run. Call it again in your next answer.",
-                planned.name
-            );
+        run.spent.tokens += reply.tokens;
+        self.emit(Event::Answer {
+            round: run.rounds,
+            tool_calls: reply.calls.len(),
+            tokens: reply.tokens,
+            ms: started.elapsed().as_millis() as u64,
+        });
+        Ok(reply)
+    }
+
+    /// Tell the model why it is asked again.
+    fn nudge(&self, run: &mut Progress, round: u32, why: &str) {
+        self.emit(Event::Nudge {
+            round,
+            why: why.to_owned(),
+        });
+        run.messages.push(json!({"role": "user", "content": why}));
+    }
+
+    fn emit(&self, event: Event) {
+        if let Some(events) = &self.events {
+            events(&event);
         }
-        if !planned.within {
-            return format!(
-                "error (budget): this run may make at most {} tool calls and has made them; \
-                 `{}` did not run. Answer with what you have.",
-                self.budget.max_tool_calls, planned.name
-            );
-        }
-        let options = CallOptions {
-            context: CallContext {
-                call_id: crate::types::context::CallId::new(),
-                ..self.context.clone()
-            },
-            ..CallOptions::default()
-        };
-        self.executor
-            .call(&planned.name, args, &options)
-            .model_text()
+    }
+
+    /// The run's end in the audit log (and the structured log).
+    fn record(&self, outcome: &Outcome) {
+        tracing::info!(
+            target: "toolhost::agent",
+            stop = ?outcome.stop,
+            rounds = outcome.rounds,
+            tool_calls = outcome.tool_calls,
+            tokens = outcome.tokens,
+            "the run ended"
+        );
+        self.executor.audit(&json!({
+            "time": crate::executor::audit::now(),
+            "event": "agent_run",
+            "agent": self.context.agent,
+            "session": self.context.session,
+            "channel": self.context.channel,
+            "model": self.model,
+            "endpoint": self.endpoint.url(),
+            "stop": outcome.stop,
+            "rounds": outcome.rounds,
+            "tool_calls": outcome.tool_calls,
+            "tokens": outcome.tokens,
+            "changed_files": outcome.changed_files,
+            "error": outcome.error,
+        }));
     }
 }
 
-/// One tool call as the model asked for it.
-struct Planned {
-    id: String,
-    name: String,
-    /// The arguments as JSON object text, or why they are not one.
-    args: Result<String, String>,
-    /// Whether the budget lets it run.
-    within: bool,
-    /// Past the calls one answer may run.
-    late: bool,
-}
-
-impl Planned {
-    /// Whether it runs (on a thread of its own).
-    fn runs(&self) -> bool {
-        self.within && !self.late && self.args.is_ok() && !self.name.is_empty()
-    }
-}
-
-/// What a run has used of its budget.
-#[derive(Default)]
-struct Spent {
-    calls: u32,
-    chars: usize,
-}
-
-impl Spent {
-    /// `content` within what is left of the result budget.
-    fn take(&mut self, content: String, max: usize) -> String {
-        let left = max.saturating_sub(self.chars);
-        let length = content.chars().count();
-        if length <= left {
-            self.chars += length;
-            return content;
-        }
-        self.chars = max;
-        let kept: String = content.chars().take(left).collect();
-        format!(
-            "{kept}\n[cut: this run's tool results may total at most {max} characters, and that \
-             is reached; answer with what you have]"
-        )
-    }
-}
+/// What a model that answered nothing is told.
+const EMPTY_NUDGE: &str = "Your last answer had no text and no tool call. Answer the task in \
+                           text, or call one of the tools.";
 
 #[cfg(test)]
 mod tests {
@@ -435,13 +453,13 @@ mod tests {
         assert_eq!(results.len(), 2, "consecutive results in one user turn");
         assert_eq!(results[0]["is_error"], false);
         assert_eq!(results[1]["is_error"], true);
-        let answer = anthropic::answer(&json!({"content": [
+        let answer = Reply::anthropic(&json!({"content": [
             {"type": "text", "text": "a"}, {"type": "text", "text": "b"},
             {"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "p"}}]}))
         .unwrap();
-        assert_eq!(answer["content"], "ab");
+        assert_eq!(answer.text, "ab");
         assert_eq!(
-            answer["tool_calls"][0]["function"]["arguments"],
+            answer.calls[0]["function"]["arguments"],
             "{\"pattern\":\"p\"}"
         );
     }

@@ -267,8 +267,14 @@ impl Executor {
     /// Put a decision about a dynamic tool in the audit log, when one is
     /// kept (it is kept beside the tool as well: `Store::history`).
     pub fn record_decision(&self, decision: &crate::dynamic::Decision) {
+        self.audit(decision);
+    }
+
+    /// Put another record in the audit log, when one is kept (the end of
+    /// an agent run).
+    pub(crate) fn audit(&self, record: &impl serde::Serialize) {
         if let Some(audit) = &self.policy.audit {
-            audit.write(decision);
+            audit.write(record);
         }
     }
 

@@ -13,24 +13,24 @@ use std::sync::{Arc, Mutex};
 
 /// What the model answers to one request (the request's JSON body in):
 /// an HTTP status and a body.
-type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send + Sync>;
+pub(crate) type Turn = Box<dyn Fn(&Value) -> (u16, String) + Send + Sync>;
 
 /// One request the fake model received.
 #[derive(Debug, Clone)]
-struct Seen {
-    path: String,
-    authorization: Option<String>,
+pub(crate) struct Seen {
+    pub(crate) path: String,
+    pub(crate) authorization: Option<String>,
     /// Every header, the name in lowercase.
-    headers: Vec<(String, String)>,
-    body: Value,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Value,
 }
 
 /// A scripted chat completions endpoint: each request gets the next turn's
 /// answer; every request is kept.
-struct FakeModel(FakeHttp);
+pub(crate) struct FakeModel(FakeHttp);
 
 impl FakeModel {
-    fn start(turns: Vec<Turn>) -> Self {
+    pub(crate) fn start(turns: Vec<Turn>) -> Self {
         let turns = Mutex::new(turns.into_iter());
         Self(FakeHttp::start(move |request| {
             let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -49,11 +49,11 @@ impl FakeModel {
         }))
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.0.port)
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.0
             .requests()
             .into_iter()
@@ -68,14 +68,14 @@ impl FakeModel {
 }
 
 /// An answer in text.
-fn text(content: &str) -> (u16, String) {
+pub(crate) fn text(content: &str) -> (u16, String) {
     let body = json!({"choices": [{"index": 0, "finish_reason": "stop",
         "message": {"role": "assistant", "content": content}}]});
     (200, body.to_string())
 }
 
 /// An answer with tool calls: (id, function name, arguments as sent).
-fn calls(list: &[(&str, &str, &str)]) -> (u16, String) {
+pub(crate) fn calls(list: &[(&str, &str, &str)]) -> (u16, String) {
     let calls: Vec<Value> = list
         .iter()
         .map(|(id, name, args)| {
@@ -88,7 +88,7 @@ fn calls(list: &[(&str, &str, &str)]) -> (u16, String) {
 }
 
 /// The `role: tool` messages at the end of a request, by call id.
-fn tool_messages(request: &Value) -> Vec<(String, String)> {
+pub(crate) fn tool_messages(request: &Value) -> Vec<(String, String)> {
     request["messages"]
         .as_array()
         .unwrap()
@@ -120,7 +120,12 @@ fn offered(request: &Value) -> Vec<&str> {
 const KEY: &str = "sk-test-key-0123456789";
 
 /// `toolhost agent` in `ws` against `model`, the key in TEST_MODEL_KEY.
-fn agent(ws: &Path, model: &FakeModel, extra: &[&str], task: &str) -> std::process::Output {
+pub(crate) fn agent(
+    ws: &Path,
+    model: &FakeModel,
+    extra: &[&str],
+    task: &str,
+) -> std::process::Output {
     let url = model.url();
     let mut args = vec![
         "agent",
@@ -608,7 +613,8 @@ fn the_loop_speaks_anthropics_messages_api_too() {
     assert_eq!(seen[0].authorization, None);
 }
 
-/// Answers that would trip the loop: an empty one (asked again, not kept),
+/// Answers that would trip the loop: an empty one (not kept; asked again
+/// with a nudge saying what was wrong),
 /// calls without ids (given ids the answers use), more calls than one
 /// answer may run (the rest told to come later).
 #[test]
@@ -617,10 +623,16 @@ fn empty_answers_missing_ids_and_floods_of_calls_are_handled() {
     let model = FakeModel::start(vec![
         Box::new(|_| text("")),
         Box::new(|request| {
-            // The empty answer is not part of the conversation.
-            assert_eq!(
-                request["messages"].as_array().unwrap().len(),
-                2,
+            // The empty answer is not part of the conversation; the
+            // nudge is.
+            let messages = request["messages"].as_array().unwrap();
+            assert_eq!(messages.len(), 3, "{request}");
+            assert_eq!(messages[2]["role"], "user");
+            assert!(
+                messages[2]["content"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no text and no tool call"),
                 "{request}"
             );
             let body = json!({"choices": [{"message": {"role": "assistant", "content": null,
@@ -630,7 +642,7 @@ fn empty_answers_missing_ids_and_floods_of_calls_are_handled() {
         }),
         Box::new(|request| {
             let messages = request["messages"].as_array().unwrap();
-            let kept: Vec<&str> = messages[2]["tool_calls"]
+            let kept: Vec<&str> = messages[3]["tool_calls"]
                 .as_array()
                 .unwrap()
                 .iter()

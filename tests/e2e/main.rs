@@ -7,6 +7,7 @@
 )]
 
 mod agent;
+mod agent_runs;
 mod apply_patch;
 mod assistant_tools;
 mod cli;

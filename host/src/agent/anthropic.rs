@@ -1,6 +1,6 @@
 //! Anthropic's messages API in and out of the conversation's OpenAI shape.
 
-use super::{ANTHROPIC_MAX_TOKENS, AgentError, Endpoint};
+use super::{ANTHROPIC_MAX_TOKENS, AgentError, Endpoint, reply::Reply};
 use serde_json::{Value, json};
 
 /// Ask Anthropic's messages API for the next message (see
@@ -11,7 +11,7 @@ pub(super) fn ask(
     messages: &[Value],
     tools: &[Value],
     last: bool,
-) -> Result<Value, AgentError> {
+) -> Result<Reply, AgentError> {
     let (system, turns) = self::messages(messages);
     let mut body = json!({
         "model": model,
@@ -32,7 +32,7 @@ pub(super) fn ask(
         }
     }
     let response = endpoint.complete(&body)?;
-    answer(&response).ok_or_else(|| endpoint.unexpected("content", &response))
+    Reply::anthropic(&response).ok_or_else(|| endpoint.unexpected("content", &response))
 }
 
 /// The system prompt, and the turns in Anthropic's shape: assistant
@@ -89,31 +89,4 @@ pub(super) fn messages(messages: &[Value]) -> (String, Vec<Value>) {
         }
     }
     (system.join("\n\n"), turns)
-}
-
-/// An Anthropic answer as `{content, tool_calls}`; None if it has no
-/// `content` list.
-pub(super) fn answer(response: &Value) -> Option<Value> {
-    let blocks = response.get("content")?.as_array()?;
-    let text: Vec<&str> = blocks
-        .iter()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect();
-    let calls: Vec<Value> = blocks
-        .iter()
-        .filter(|b| b["type"] == "tool_use")
-        .map(|b| {
-            json!({
-                "id": b["id"],
-                "type": "function",
-                "function": {"name": b["name"], "arguments": b["input"].to_string()},
-            })
-        })
-        .collect();
-    let mut message = json!({"role": "assistant", "content": text.join("")});
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
-    }
-    Some(message)
 }

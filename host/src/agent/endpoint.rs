@@ -1,5 +1,6 @@
 //! A model endpoint: where, which API, the key; one request and its answer, whatever the dialect.
 
+use super::reply::Reply;
 use super::*;
 
 /// A model endpoint: where, which API, the key.
@@ -298,15 +299,14 @@ pub(super) const MAX_CALLS_PER_ROUND: usize = 16;
 impl Endpoint {
     /// Ask for the next message of the conversation `messages` (kept in
     /// OpenAI's shape: system, user, assistant with tool_calls, tool),
-    /// offering `tools` (in this API's schema format) unless `last`. The
-    /// answer in OpenAI's shape: `{content, tool_calls}`.
+    /// offering `tools` (in this API's schema format) unless `last`.
     pub(super) fn ask(
         &self,
         model: &str,
         messages: &[Value],
         tools: &[Value],
         last: bool,
-    ) -> Result<Value, AgentError> {
+    ) -> Result<Reply, AgentError> {
         let asked = match self.api {
             Api::OpenAi => openai::ask(self, model, messages, tools, last),
             Api::Anthropic => anthropic::ask(self, model, messages, tools, last),

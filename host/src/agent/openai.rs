@@ -1,7 +1,7 @@
 //! OpenAI's chat completions API, the shape the conversation is kept in:
 //! the request, and the assistant's tool calls read and kept.
 
-use super::{AgentError, Endpoint};
+use super::{AgentError, Endpoint, reply::Reply};
 use serde_json::{Value, json};
 
 /// Ask a chat completions endpoint for the next message (see
@@ -12,16 +12,13 @@ pub(super) fn ask(
     messages: &[Value],
     tools: &[Value],
     last: bool,
-) -> Result<Value, AgentError> {
+) -> Result<Reply, AgentError> {
     let mut body = json!({"model": model, "messages": messages});
     if !last && !tools.is_empty() {
         body["tools"] = Value::Array(tools.to_vec());
     }
     let response = endpoint.complete(&body)?;
-    response
-        .pointer("/choices/0/message")
-        .cloned()
-        .ok_or_else(|| endpoint.unexpected("choices[0].message", &response))
+    Reply::openai(&response).ok_or_else(|| endpoint.unexpected("choices[0].message", &response))
 }
 
 /// A call's `function.arguments` (JSON text, or an object some servers

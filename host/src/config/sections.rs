@@ -25,6 +25,9 @@ pub struct AgentSection {
     pub max_tool_calls: u32,
     /// Characters of tool results per run.
     pub max_result_chars: usize,
+    /// Tokens per run, as the endpoint counts them (none: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
     /// Seconds one request to the endpoint may take.
     pub request_timeout_secs: u64,
     /// Text put before the tools' guidance in the system prompt.
@@ -99,6 +102,7 @@ impl Default for AgentSection {
             max_tool_rounds: budget.max_tool_rounds,
             max_tool_calls: budget.max_tool_calls,
             max_result_chars: budget.max_result_chars,
+            max_tokens: budget.max_tokens,
             request_timeout_secs: 120,
             system: None,
             retries: crate::agent::DEFAULT_RETRIES,
@@ -136,10 +140,14 @@ impl AgentSection {
             3_600,
         )?;
         build::in_range("agent.retries", self.retries.into(), 0, 10)?;
+        if let Some(tokens) = self.max_tokens {
+            build::in_range("agent.max_tokens", tokens, 100, 1_000_000_000)?;
+        }
         Ok(crate::agent::Budget {
             max_tool_rounds: self.max_tool_rounds,
             max_tool_calls: self.max_tool_calls,
             max_result_chars: self.max_result_chars,
+            max_tokens: self.max_tokens,
         })
     }
 }

@@ -90,6 +90,12 @@ impl CancelToken {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// The flag behind it: setting it cancels, as from a signal handler
+    /// (which may only store to an atomic).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
 }
 
 /// What a running call has to say while it runs, for a caller that shows

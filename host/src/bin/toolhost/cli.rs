@@ -8,6 +8,8 @@ use std::time::Duration;
 use toolhost::config::{BuildOptions, CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
+mod agent;
+pub use agent::AgentArgs;
 pub mod plugin;
 pub mod secret;
 mod settings;
@@ -336,48 +338,15 @@ pub enum Command {
     /// environment variable --api-key-env names; it is never printed or
     /// logged. Flags override the configuration's `[agent]` section.
     ///
-    /// Exit status: 0 when the model answered, 1 on the fallback or when the
-    /// endpoint failed, 2 on a usage error.
+    /// Ctrl-C stops the run at once (a second press exits without waiting),
+    /// as does answering "abort all" at a confirmation; the audit log
+    /// records how every run ended. Progress goes to stderr when it is a
+    /// terminal.
+    ///
+    /// Exit status: 0 when the model answered; 1 when it did not (the
+    /// rounds or tokens ran out, it refused, its JSON did not fit) or the
+    /// endpoint failed; 2 on a usage error; 130 when a person cancelled.
     Agent(AgentArgs),
-}
-
-/// `toolhost agent` flags.
-#[derive(Debug, Args)]
-pub struct AgentArgs {
-    /// The task; `-` reads it from stdin.
-    pub task: String,
-    /// The endpoint: a base URL such as http://127.0.0.1:11434/v1 (the
-    /// path /chat/completions is added) or the full completions URL.
-    #[arg(long, value_name = "URL")]
-    pub endpoint: Option<String>,
-    /// The model the endpoint serves.
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// The API the endpoint speaks: openai (chat completions; default) or
-    /// anthropic (messages; the key goes in x-api-key).
-    #[arg(long, value_name = "openai|anthropic")]
-    pub api: Option<String>,
-    /// The environment variable holding the API key (none: no key is sent).
-    #[arg(long, value_name = "VAR")]
-    pub api_key_env: Option<String>,
-    /// Requests to the model, the last one without tools (default 5).
-    #[arg(long, value_name = "N")]
-    pub max_rounds: Option<u32>,
-    /// Tool calls the run may make (default 50).
-    #[arg(long, value_name = "N")]
-    pub max_tool_calls: Option<u32>,
-    /// Characters of tool results the run may give the model (default 200000).
-    #[arg(long, value_name = "N")]
-    pub max_result_chars: Option<usize>,
-    /// Print {"answer","stop","rounds","tool_calls","transcript"} as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// When to ask before running (as for `toolhost call`).
-    #[arg(long, value_name = "yolo|confirm-sensitive|confirm-all")]
-    pub mode: Option<Mode>,
-    /// The session the run's calls belong to.
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
 }
 
 /// `toolhost review` flags.

@@ -1,5 +1,6 @@
 //! The `toolhost` command: list, describe and call sandboxed tools.
 
+mod agent;
 mod cli;
 mod otel;
 mod output;
@@ -125,7 +126,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             settings.executor.end_at_exit();
             return code;
         }
-        Command::Agent(args) => return agent_run(&settings, agent, &args),
+        Command::Agent(args) => return agent::run(&settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
         Command::Serve(_)
@@ -354,34 +355,8 @@ fn dynamic(
     Ok(())
 }
 
-/// The `[agent.fallback]` endpoint and its model, if one is configured.
-fn fallback_endpoint(
-    section: &toolhost::config::AgentSection,
-) -> anyhow::Result<Option<(toolhost::agent::Endpoint, String)>> {
-    let Some(fallback) = &section.fallback else {
-        return Ok(None);
-    };
-    let api = fallback.api().map_err(|e| UsageError(e.to_string()))?;
-    let mut second = toolhost::agent::Endpoint::speaking(api, &fallback.endpoint)
-        .map_err(|e| UsageError(format!("[agent.fallback] {e}")))?
-        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
-        .with_retries(section.retries);
-    if let Some(var) = &fallback.api_key_env {
-        let key = std::env::var(var).map_err(|_| {
-            UsageError(format!(
-                "the environment variable {var} ([agent.fallback] api_key_env) is not set; \
-                 export it with the fallback's API key"
-            ))
-        })?;
-        second = second
-            .with_api_key(key)
-            .map_err(|e| UsageError(e.to_string()))?;
-    }
-    Ok(Some((second, fallback.model.clone())))
-}
-
 /// `value`, or all of stdin when it is `-`.
-fn or_stdin(value: &str, what: &str) -> anyhow::Result<String> {
+pub(crate) fn or_stdin(value: &str, what: &str) -> anyhow::Result<String> {
     if value != "-" {
         return Ok(value.to_owned());
     }
@@ -414,103 +389,6 @@ fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Re
     } else {
         ExitCode::from(EXIT_TOOL_ERROR)
     })
-}
-
-/// `toolhost agent`: the tool loop, flags over the configuration's `[agent]`.
-fn agent_run(
-    settings: &Settings,
-    agent: Option<&str>,
-    args: &cli::AgentArgs,
-) -> anyhow::Result<ExitCode> {
-    let section = &settings.config.agent;
-    let task = or_stdin(&args.task, "the task")?;
-    if task.trim().is_empty() {
-        return Err(
-            UsageError("the task is empty; say what the model should do".to_owned()).into(),
-        );
-    }
-    let endpoint = args
-        .endpoint
-        .as_ref()
-        .or(section.endpoint.as_ref())
-        .ok_or_else(|| {
-            UsageError(
-                "no endpoint: give --endpoint URL (e.g. http://127.0.0.1:11434/v1) or set \
-             [agent] endpoint in toolhost.toml"
-                    .to_owned(),
-            )
-        })?;
-    let model = args
-        .model
-        .as_ref()
-        .or(section.model.as_ref())
-        .ok_or_else(|| {
-            UsageError(
-                "no model: give --model NAME or set [agent] model in toolhost.toml".to_owned(),
-            )
-        })?;
-    let budget = toolhost::config::AgentSection {
-        max_tool_rounds: args.max_rounds.unwrap_or(section.max_tool_rounds),
-        max_tool_calls: args.max_tool_calls.unwrap_or(section.max_tool_calls),
-        max_result_chars: args.max_result_chars.unwrap_or(section.max_result_chars),
-        ..section.clone()
-    }
-    .budget()
-    .map_err(|e| UsageError(e.to_string()))?;
-    let api: toolhost::agent::Api = args
-        .api
-        .as_deref()
-        .unwrap_or(&section.api)
-        .parse()
-        .map_err(|e: toolhost::agent::AgentError| UsageError(e.to_string()))?;
-    let mut endpoint = toolhost::agent::Endpoint::speaking(api, endpoint)
-        .map_err(|e| UsageError(e.to_string()))?
-        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
-        .with_retries(section.retries);
-    if let Some((second, model)) = fallback_endpoint(section)? {
-        endpoint = endpoint.with_fallback(second, model);
-    }
-    if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
-        if !toolhost::grant::is_env_name(var) {
-            // Never echo it: it may be the key itself, pasted in by mistake.
-            return Err(UsageError(
-                "--api-key-env (or [agent] api_key_env) takes the NAME of an environment \
-                 variable holding the key (letters, digits and `_`), not the key itself"
-                    .to_owned(),
-            )
-            .into());
-        }
-        let key = std::env::var(var).map_err(|_| {
-            UsageError(format!(
-                "the environment variable {var} (--api-key-env) is not set; export it with the API key"
-            ))
-        })?;
-        endpoint = endpoint
-            .with_api_key(key)
-            .map_err(|e| UsageError(e.to_string()))?;
-    }
-    let mut run = toolhost::agent::ToolLoop::new(&settings.executor, endpoint, model)
-        .with_budget(budget)
-        .with_context(CallContext {
-            agent: agent.map(str::to_owned),
-            channel: Some("agent".to_owned()),
-            session: args.session.clone(),
-            ..CallContext::new()
-        });
-    if let Some(system) = &section.system {
-        run = run.with_system(system.clone());
-    }
-    match run.run(&task) {
-        Ok(outcome) => {
-            output::agent_outcome(&outcome, args.json)?;
-            Ok(match outcome.stop {
-                toolhost::agent::Stop::Answered => ExitCode::SUCCESS,
-                toolhost::agent::Stop::Fallback => ExitCode::from(EXIT_TOOL_ERROR),
-            })
-        }
-        Err(toolhost::agent::AgentError::Usage(message)) => Err(UsageError(message).into()),
-        Err(err) => Err(err.into()),
-    }
 }
 
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP

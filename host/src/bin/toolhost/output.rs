@@ -3,14 +3,13 @@
 
 #![expect(clippy::print_stderr, reason = "the CLI's one output module")]
 
-use std::io::{BufRead, IsTerminal, Write};
-use toolhost::{
-    Capability, ConfirmRequest, Confirmer, Decision, ErrorKind, Executor, Plugin, Sensitivity,
-    ToolResult,
-};
+use std::io::{IsTerminal, Write};
+use toolhost::{Capability, ErrorKind, Executor, Plugin, Sensitivity, ToolResult};
 
 mod check;
+mod confirm;
 pub use check::{check_json, check_text};
+pub use confirm::TtyConfirmer;
 
 /// Print a warning to stderr.
 pub fn warn(message: &str) {
@@ -88,6 +87,12 @@ fn out(text: &str) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
+}
+
+/// One line of compact JSON (a `--json-events` event).
+pub fn json_line(value: &impl serde::Serialize) -> std::io::Result<()> {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    out(&format!("{text}\n"))
 }
 
 /// Pretty JSON, fields in their declared order.
@@ -368,45 +373,9 @@ pub fn config(
     }
 }
 
-/// Asks on the terminal: `y` runs the call, `n` skips it, `a` aborts everything.
-/// Without a terminal on both stdin and stderr, nobody can be asked. One
-/// question at a time, even when calls run concurrently.
-pub struct TtyConfirmer;
-
-impl Confirmer for TtyConfirmer {
-    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
-        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-            return Decision::Unavailable;
-        }
-        let _turn = ONE_AT_A_TIME
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // JSON escapes control characters in the arguments; the reason
-        // quotes a command, so escape it too: nothing printed can move the
-        // cursor or redraw the prompt.
-        let args = serde_json::to_string(request.args).unwrap_or_default();
-        let reason = printable(request.reason);
-        let tool = printable(request.tool);
-        loop {
-            eprint!("Run `{tool}` with {args}?\n({reason}) [y]es / [n]o / [a]bort all: ");
-            let mut line = String::new();
-            if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
-                return Decision::Deny;
-            }
-            match line.trim().to_ascii_lowercase().as_str() {
-                "y" | "yes" => return Decision::Allow,
-                "n" | "no" => return Decision::Deny,
-                "a" | "abort" => return Decision::AbortAll,
-                _ => eprintln!("please answer y, n or a"),
-            }
-        }
-    }
-}
-
 /// `text` with control and invisible characters (ESC, CR, bidi marks,
 /// U+2028, ...) shown as escapes.
-fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     escaped(text, |_| false)
 }
 
