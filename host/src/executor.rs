@@ -430,6 +430,11 @@ impl Executor {
         serde_json::Value::Object(merged).to_string()
     }
 
+    /// Who confirms calls when a call names nobody else.
+    pub(crate) fn confirmer(&self) -> Arc<dyn Confirmer> {
+        Arc::clone(&self.policy.confirmer)
+    }
+
     /// Set who confirms sensitive calls.
     pub fn with_confirmer(mut self, confirmer: Box<dyn Confirmer>) -> Self {
         self.policy.confirmer = Arc::from(confirmer);

@@ -481,6 +481,16 @@ fn the_model_cannot_go_around_confirmation_or_the_profile() {
         Box::new(|request| {
             let answer = &tool_messages(request)[0].1;
             assert!(answer.starts_with("error ("), "{answer}");
+            // The model is told what it can do, not flags it cannot use.
+            assert!(answer.contains("a person must approve this"), "{answer}");
+            assert!(!answer.contains("--"), "{answer}");
+            calls(&[("r", "run_command", r#"{"command":"touch y.txt"}"#)])
+        }),
+        Box::new(|request| {
+            let answer = &tool_messages(request)[0].1;
+            assert!(answer.contains("nothing was run"), "{answer}");
+            assert!(answer.contains("a person must approve this"), "{answer}");
+            assert!(!answer.contains("--"), "{answer}");
             text("I could not write it.")
         }),
     ]);
@@ -500,7 +510,7 @@ fn the_model_cannot_go_around_confirmation_or_the_profile() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        !ws.path().join("x.txt").exists(),
+        !ws.path().join("x.txt").exists() && !ws.path().join("y.txt").exists(),
         "written without confirmation"
     );
 

@@ -4,8 +4,10 @@
 use super::openai::arguments;
 use super::{Event, MAX_CALLS_PER_ROUND, Progress, ToolLoop};
 use crate::executor::CallOptions;
+use crate::types::confirm::ForModel;
 use crate::types::context::CallContext;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Instant;
 
 impl ToolLoop<'_> {
@@ -128,6 +130,7 @@ impl ToolLoop<'_> {
                 ..self.context.clone()
             },
             cancel: Some(self.cancel.clone()),
+            confirmer: Some(Arc::new(ForModel(self.executor.confirmer()))),
             ..CallOptions::default()
         };
         let result = self.executor.call(&planned.name, args, &options);

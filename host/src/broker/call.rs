@@ -335,18 +335,11 @@ impl BrokerCall {
                     "a person aborted all calls; nothing was run".to_owned(),
                 ))
             }
-            Decision::Unavailable => {
-                let yolo = if self.mode == Mode::Yolo {
-                    String::new()
-                } else {
-                    "use --mode yolo (only dangerous commands then ask), ".to_owned()
-                };
-                Err(CommandError::NotConfirmed(format!(
-                    "`{shown}` needs confirmation ({reason}) and nobody can be asked here (no terminal); nothing was run. \
-                     To let it run: {yolo}add {ALLOW_HOW} such as `{}`, or use --dry-run to see what would run",
-                    suggest_pattern(shown)
-                )))
-            }
+            Decision::Unavailable => Err(CommandError::NotConfirmed(format!(
+                "`{shown}` needs confirmation ({reason}) and nobody can be asked here (no terminal); nothing was run. {}",
+                self.confirmer
+                    .command_hint(&suggest_pattern(shown), self.mode != Mode::Yolo)
+            ))),
             Decision::Failed => Err(CommandError::NotConfirmed(format!(
                 "`{shown}` needs confirmation ({reason}), and asking the person failed: the client answered the question with an error; nothing was run; {}",
                 crate::types::confirm::ASK_FAILED_HINT

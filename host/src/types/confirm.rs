@@ -98,6 +98,45 @@ pub trait Confirmer: Send + Sync {
     fn unavailable_hint(&self) -> &'static str {
         "run it from an interactive terminal, use --mode yolo to skip confirmation, or --dry-run to see what it would do"
     }
+
+    /// How to let a command run when [`Decision::Unavailable`] came back:
+    /// `pattern` is an allow pattern that would match it, `yolo` whether
+    /// the yolo mode would let it run without asking.
+    fn command_hint(&self, pattern: &str, yolo: bool) -> String {
+        let yolo = if yolo {
+            "use --mode yolo (only dangerous commands then ask), "
+        } else {
+            ""
+        };
+        format!(
+            "To let it run: {yolo}add an allow pattern (`--allow-command 'PATTERN'`) such as \
+             `{pattern}`, or use --dry-run to see what would run"
+        )
+    }
+}
+
+/// What a model running in the tool loop is told when nobody can be asked:
+/// what it can do, never a command-line flag it cannot use.
+pub(crate) const MODEL_UNAVAILABLE_HINT: &str = "a person must approve this and cannot be asked \
+    during this run; do the task another way, or say in your answer what you wanted to do and \
+    why, so the person can allow it";
+
+/// A confirmer that asks as `inner` does and tells a model, not a person,
+/// what to do when nobody can be asked (the tool loop's calls).
+pub(crate) struct ForModel(pub std::sync::Arc<dyn Confirmer>);
+
+impl Confirmer for ForModel {
+    fn confirm(&self, request: &ConfirmRequest<'_>) -> Decision {
+        self.0.confirm(request)
+    }
+
+    fn unavailable_hint(&self) -> &'static str {
+        MODEL_UNAVAILABLE_HINT
+    }
+
+    fn command_hint(&self, _pattern: &str, _yolo: bool) -> String {
+        format!("Hint: {MODEL_UNAVAILABLE_HINT}")
+    }
 }
 
 /// What a person wrote in the configuration (a post-edit hook, a stdio MCP
