@@ -89,6 +89,9 @@ pub struct CommandConfig {
     pub env: Vec<(String, String)>,
     /// Host variables passed through (e.g. `CARGO_HOME`).
     pub pass_env: Vec<String>,
+    /// Variables a request may set without that making the command
+    /// dangerous, besides the fixed list (e.g. `PYTHONPATH`).
+    pub settable_env: Vec<String>,
     /// Directories commands may write besides the workspace and their
     /// private temp dir (e.g. `~/.cargo` for builds that fetch crates).
     pub writable: Vec<PathBuf>,
@@ -127,6 +130,7 @@ impl Default for CommandConfig {
             max_output_chars: 30_000,
             env: Vec::new(),
             pass_env: Vec::new(),
+            settable_env: Vec::new(),
             writable: Vec::new(),
             read: default_read(),
             max_processes: 512,
@@ -336,6 +340,7 @@ impl Broker {
         let policy = Policy {
             allow: patterns(&config.allow, "allow")?,
             deny: patterns(&config.deny, "deny")?,
+            settable: config.settable_env.clone(),
         };
         let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
             .iter()

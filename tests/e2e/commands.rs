@@ -1,7 +1,7 @@
 //! run_command and process through the executor and the real binary: the
 //! plugin, the broker and the OS confinement together.
 
-use crate::support::{self, call, executor, kind, stderr, stdout, toolhost, workspace};
+use crate::support::{self, call, executor, kind, stderr, stdout, toolhost, workspace, write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use toolhost::{ErrorKind, Grant, Mode};
@@ -9,7 +9,7 @@ use toolhost::{ErrorKind, Grant, Mode};
 #[test]
 fn run_command_runs_in_the_workspace() {
     let ws = workspace();
-    support::write(ws.path(), "hello.txt", "hi there\n");
+    write(ws.path(), "hello.txt", "hi there\n");
     let ex = executor(ws.path());
     let r = call(
         &ex,
@@ -246,6 +246,72 @@ fn without_a_terminal_dev_commands_are_refused_with_a_way_out() {
     );
     let v = support::json(&out);
     assert_ne!(kind(&v), "denied", "{v}");
+}
+
+/// A variable outside the fixed list makes a command dangerous, and the
+/// message says how to allow that variable (an allow pattern would not
+/// help); once a person allows it (`--allow-env`, or `settable_env` in
+/// [commands]) the command runs in yolo without asking, and other
+/// variables still ask.
+#[test]
+fn variables_a_person_allowed_pass_and_the_hint_says_how() {
+    let ws = workspace();
+    let call = |flags: &[&str], env: &str| {
+        let args = format!(r#"{{"command":"printenv PYTHONPATH","env":{env}}}"#);
+        let mut all: Vec<&str> = flags.to_vec();
+        all.extend(["call", "run_command", &args, "--mode", "yolo", "--json"]);
+        support::json(&toolhost(ws.path(), &all))
+    };
+    let v = call(&[], r#"{"PYTHONPATH":"src"}"#);
+    assert_eq!(kind(&v), "denied", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--allow-env PYTHONPATH"), "{message}");
+    assert!(!message.contains("--allow-command"), "{message}");
+    assert!(
+        !message.contains("--mode yolo"),
+        "yolo does not help: {message}"
+    );
+
+    let v = call(&["--allow-env", "PYTHONPATH"], r#"{"PYTHONPATH":"src"}"#);
+    assert_eq!(v["success"], true, "{v}");
+    assert!(v["content"].as_str().unwrap().contains("src"), "{v}");
+    // Set on the line itself, too.
+    let line = r#"{"command":"PYTHONPATH=lib printenv PYTHONPATH"}"#;
+    let out = toolhost(
+        ws.path(),
+        &[
+            "--allow-env",
+            "PYTHONPATH",
+            "call",
+            "run_command",
+            line,
+            "--mode",
+            "yolo",
+            "--json",
+        ],
+    );
+    assert_eq!(support::json(&out)["success"], true, "{}", stdout(&out));
+
+    write(
+        ws.path(),
+        "toolhost.toml",
+        "[commands]\nsettable_env = [\"PYTHONPATH\"]\n",
+    );
+    let v = call(&["--config", "toolhost.toml"], r#"{"PYTHONPATH":"src"}"#);
+    assert_eq!(v["success"], true, "{v}");
+    let v = call(
+        &["--config", "toolhost.toml"],
+        r#"{"PYTHONPATH":"src","LD_PRELOAD":"x.so"}"#,
+    );
+    assert_eq!(kind(&v), "denied", "other variables still ask: {v}");
+    write(
+        ws.path(),
+        "bad.toml",
+        "[commands]\nsettable_env = [\"A=B\"]\n",
+    );
+    let out = toolhost(ws.path(), &["--config", "bad.toml", "tools"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("settable_env"), "{}", stderr(&out));
 }
 
 #[test]

@@ -70,6 +70,9 @@ pub struct Assessment {
     pub class: Class,
     /// Why, for the most dangerous part.
     pub reason: String,
+    /// The variable whose setting made it dangerous, when that is why: a
+    /// person can let commands set it ([`Policy::settable`]).
+    pub variable: Option<String>,
 }
 
 /// Why a command is refused in every mode.
@@ -172,6 +175,9 @@ pub struct Policy {
     pub allow: Vec<Pattern>,
     /// Commands refused like the blocklist.
     pub deny: Vec<Pattern>,
+    /// Variables a person lets commands set without asking, besides
+    /// [`SETTABLE_VARIABLES`].
+    pub settable: Vec<String>,
 }
 
 /// How deep `bash -c`, `eval` and wrappers may nest before a line is refused.
@@ -197,12 +203,19 @@ impl Policy {
     }
 
     /// Check the extra environment a request sets: a variable not in
-    /// [`SETTABLE_VARIABLES`] makes any command dangerous.
+    /// [`SETTABLE_VARIABLES`] nor [`Policy::settable`] makes any command
+    /// dangerous.
     pub fn assess_env(&self, names: &[&str]) -> Option<Assessment> {
-        names.iter().find(|n| !settable(n)).map(|n| Assessment {
+        names.iter().find(|n| !self.may_set(n)).map(|n| Assessment {
             class: Class::Dangerous,
             reason: unlisted(n),
+            variable: Some((*n).to_owned()),
         })
+    }
+
+    /// Whether a command may set `name` without that making it dangerous.
+    pub fn may_set(&self, name: &str) -> bool {
+        settable(name) || self.settable.iter().any(|s| s == name)
     }
 }
 
@@ -210,6 +223,7 @@ struct Checker<'p> {
     policy: &'p Policy,
     class: Class,
     reason: String,
+    variable: Option<String>,
 }
 
 impl<'p> Checker<'p> {
@@ -218,6 +232,7 @@ impl<'p> Checker<'p> {
             policy,
             class: Class::Safe,
             reason: "it only reads".to_owned(),
+            variable: None,
         }
     }
 
@@ -225,13 +240,26 @@ impl<'p> Checker<'p> {
         Assessment {
             class: self.class,
             reason: self.reason,
+            variable: self.variable,
         }
     }
 
     fn raise(&mut self, class: Class, reason: impl FnOnce() -> String) {
-        if class > self.class {
+        // A variable is named only when allowing it would be enough.
+        if class > self.class || (class == self.class && self.variable.is_some()) {
             self.class = class;
             self.reason = reason();
+            self.variable = None;
+        }
+    }
+
+    /// The line sets `names`: dangerous if one is not settable.
+    fn sets<'n>(&mut self, mut names: impl Iterator<Item = &'n String>) {
+        if let Some(name) = names.find(|n| !self.policy.may_set(n))
+            && self.class < Class::Dangerous
+        {
+            self.raise(Class::Dangerous, || unlisted(name));
+            self.variable = Some(name.clone());
         }
     }
 
@@ -251,9 +279,7 @@ impl<'p> Checker<'p> {
                 "the function `{name}` calls itself, the shape of a fork bomb"
             )));
         }
-        if let Some(name) = script.sets.iter().find(|n| !settable(n)) {
-            self.raise(Class::Dangerous, || unlisted(name));
-        }
+        self.sets(script.sets.iter());
         if let Some(expr) = script.arithmetic.first() {
             self.raise(Class::Dev, || {
                 format!(
@@ -303,9 +329,7 @@ impl<'p> Checker<'p> {
                      (in `[[ ]]`, arithmetic or prompt expansion); write the command itself"
                 )));
             }
-            if !settable(name) {
-                self.raise(Class::Dangerous, || unlisted(name));
-            }
+            self.sets(std::iter::once(name));
         }
         if inv.argv.is_empty() {
             return Ok(Vec::new());
@@ -381,11 +405,7 @@ impl<'p> Checker<'p> {
             blocked(&name, &argv)?;
             evaluated_later(&name, &argv)?;
             match names_set(&name, &argv) {
-                Ok(names) => {
-                    if let Some(var) = names.iter().find(|n| !settable(n)) {
-                        self.raise(Class::Dangerous, || unlisted(var));
-                    }
-                }
+                Ok(names) => self.sets(names.iter()),
                 Err(why) => self.raise(Class::Dangerous, || why),
             }
             // What the command runs besides itself; then its own class.

@@ -281,6 +281,37 @@ fn the_most_dangerous_part_names_the_reason() {
     assert!(assess("PATH=/tmp ls").reason.contains("`PATH`"));
 }
 
+/// Variables a person allowed are settable on the line, by `export` and in
+/// the request's environment; the others still make a command dangerous,
+/// and the assessment names the variable.
+#[test]
+fn variables_a_person_allowed_are_settable() {
+    let policy = Policy {
+        settable: vec!["PYTHONPATH".to_owned()],
+        ..Policy::default()
+    };
+    for line in [
+        "PYTHONPATH=src python3 -m pytest",
+        "export PYTHONPATH=src; ls",
+    ] {
+        let a = policy.assess_line(line).unwrap();
+        assert_ne!(a.class, Class::Dangerous, "{line}: {}", a.reason);
+        assert_eq!(a.variable, None);
+    }
+    assert!(policy.assess_env(&["PYTHONPATH"]).is_none());
+    let a = policy.assess_line("LD_PRELOAD=x.so PYTHONPATH=src ls").unwrap();
+    assert_eq!(a.class, Class::Dangerous);
+    assert_eq!(a.variable.as_deref(), Some("LD_PRELOAD"));
+    let a = Policy::default().assess_line("PYTHONPATH=src ls").unwrap();
+    assert_eq!(a.variable.as_deref(), Some("PYTHONPATH"));
+    // A more dangerous reason than a variable names no variable.
+    let a = Policy::default()
+        .assess_line("PYTHONPATH=src rm -rf build")
+        .unwrap();
+    assert_eq!(a.class, Class::Dangerous);
+    assert_eq!(a.variable, None, "{}", a.reason);
+}
+
 #[test]
 fn allow_patterns_make_commands_safe() {
     let policy = Policy {
@@ -289,6 +320,7 @@ fn allow_patterns_make_commands_safe() {
             Pattern::parse("./gradlew **").unwrap(),
         ],
         deny: vec![Pattern::parse("git push **").unwrap()],
+        settable: Vec::new(),
     };
     assert_eq!(
         policy.assess_line("npm install left-pad").unwrap().class,

@@ -157,10 +157,17 @@ impl BrokerCall {
         }
         let assessment = self.assess(request, &shown)?;
         record.class = Some(assessment.class.as_str());
+        let remedy = match &assessment.variable {
+            Some(var) => format!(
+                "let commands set `{var}` (`--allow-env {var}`, or `settable_env = [\"{var}\"]` \
+                 in [commands])"
+            ),
+            None => format!("add {ALLOW_HOW} such as `{}`", suggest_pattern(&shown)),
+        };
         if config.allowed_only && assessment.class == Class::Dangerous {
             return Err(CommandError::Denied(format!(
                 "refused `{shown}`: it is classed dangerous ({}) and only allowed commands may run \
-                 (allowed_only), so nobody was asked; add {ALLOW_HOW} if it should run",
+                 (allowed_only), so nobody was asked; {remedy} if it should run",
                 assessment.reason
             )));
         }
@@ -199,10 +206,14 @@ impl BrokerCall {
                 "env": request.env.iter().cloned().collect::<BTreeMap<_, _>>(),
                 "background": background,
             });
+            // The yolo mode lets a command run without asking unless it is
+            // dangerous.
+            let yolo = self.mode != Mode::Yolo && assessment.class < Class::Dangerous;
             self.confirm(
                 &format!("`{shown}` is {}: {}", assessment.class, assessment.reason),
                 &what,
                 &shown,
+                (&remedy, yolo),
             )?;
         }
         let enforced = prepared.enforced.clone();
@@ -311,6 +322,7 @@ impl BrokerCall {
         why: &str,
         what: &serde_json::Value,
         shown: &str,
+        (remedy, yolo): (&str, bool),
     ) -> Result<(), CommandError> {
         if self.aborted.load(Ordering::Relaxed) {
             return Err(CommandError::NotConfirmed(
@@ -337,8 +349,7 @@ impl BrokerCall {
             }
             Decision::Unavailable => Err(CommandError::NotConfirmed(format!(
                 "`{shown}` needs confirmation ({reason}) and nobody can be asked here (no terminal); nothing was run. {}",
-                self.confirmer
-                    .command_hint(&suggest_pattern(shown), self.mode != Mode::Yolo)
+                self.confirmer.command_hint(remedy, yolo)
             ))),
             Decision::Failed => Err(CommandError::NotConfirmed(format!(
                 "`{shown}` needs confirmation ({reason}), and asking the person failed: the client answered the question with an error; nothing was run; {}",

@@ -352,6 +352,15 @@ impl Config {
     /// The `[commands]` numbers, checked like the limits.
     pub(super) fn check_commands(&self) -> Result<(), ConfigError> {
         let c = &self.commands;
+        if let Some(bad) = c.settable_env.iter().find(|n| !is_env_name(n)) {
+            return Err(invalid(
+                "configuration",
+                format!(
+                    "commands.settable_env: `{bad}` is not an environment variable name \
+                     (letters, digits and `_`, not starting with a digit)"
+                ),
+            ));
+        }
         in_range("commands.max_timeout_secs", c.max_timeout_secs, 1, 86_400)?;
         in_range(
             "commands.timeout_secs",

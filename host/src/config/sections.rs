@@ -235,6 +235,8 @@ pub struct CommandsSection {
     pub env: BTreeMap<String, String>,
     /// Host variables passed through to commands.
     pub pass_env: Vec<String>,
+    /// Variables commands may set without asking, besides the fixed list.
+    pub settable_env: Vec<String>,
     /// Directories commands may write besides the workspace.
     pub writable: Vec<PathBuf>,
     /// Paths commands may read besides the system directories and the
@@ -272,6 +274,7 @@ impl Default for CommandsSection {
             max_output_chars: c.max_output_chars,
             env: c.env.into_iter().collect(),
             pass_env: c.pass_env,
+            settable_env: c.settable_env,
             writable: c.writable,
             read: c.read,
             max_processes: c.max_processes,
@@ -301,6 +304,7 @@ impl CommandsSection {
             max_output_chars: self.max_output_chars,
             env: self.env.clone().into_iter().collect(),
             pass_env: self.pass_env.clone(),
+            settable_env: self.settable_env.clone(),
             writable: self.writable.clone(),
             read: self.read.clone(),
             max_processes: self.max_processes,

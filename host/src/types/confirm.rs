@@ -100,18 +100,16 @@ pub trait Confirmer: Send + Sync {
     }
 
     /// How to let a command run when [`Decision::Unavailable`] came back:
-    /// `pattern` is an allow pattern that would match it, `yolo` whether
-    /// the yolo mode would let it run without asking.
-    fn command_hint(&self, pattern: &str, yolo: bool) -> String {
+    /// `remedy` is what a person can configure so it runs without asking
+    /// (an allow pattern, a variable commands may set), `yolo` whether the
+    /// yolo mode would let it run without asking.
+    fn command_hint(&self, remedy: &str, yolo: bool) -> String {
         let yolo = if yolo {
             "use --mode yolo (only dangerous commands then ask), "
         } else {
             ""
         };
-        format!(
-            "To let it run: {yolo}add an allow pattern (`--allow-command 'PATTERN'`) such as \
-             `{pattern}`, or use --dry-run to see what would run"
-        )
+        format!("To let it run: {yolo}{remedy}, or use --dry-run to see what would run")
     }
 }
 
@@ -134,7 +132,7 @@ impl Confirmer for ForModel {
         MODEL_UNAVAILABLE_HINT
     }
 
-    fn command_hint(&self, _pattern: &str, _yolo: bool) -> String {
+    fn command_hint(&self, _remedy: &str, _yolo: bool) -> String {
         format!("Hint: {MODEL_UNAVAILABLE_HINT}")
     }
 }

@@ -164,6 +164,11 @@ pub struct CommandArgs {
     #[arg(long = "allow-command", global = true, value_name = "PATTERN")]
     pub allow: Vec<String>,
 
+    /// Let commands set the environment variable NAME without that making
+    /// them dangerous (repeatable): --allow-env PYTHONPATH
+    #[arg(long = "allow-env", global = true, value_name = "NAME")]
+    pub allow_env: Vec<String>,
+
     /// Refuse commands matching PATTERN in every mode (repeatable).
     #[arg(long = "deny-command", global = true, value_name = "PATTERN")]
     pub deny: Vec<String>,
@@ -189,6 +194,7 @@ impl CommandArgs {
     pub fn apply(&self, section: &mut CommandsSection) {
         section.allow.extend(self.allow.iter().cloned());
         section.deny.extend(self.deny.iter().cloned());
+        section.settable_env.extend(self.allow_env.iter().cloned());
         section.allowed_only |= self.allowed_only;
         section.require_sandbox |= self.require_sandbox;
         section.enabled &= !self.no_commands;

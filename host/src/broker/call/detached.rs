@@ -117,6 +117,7 @@ impl BrokerCall {
                 &format!("writing to background command {id}"),
                 &what,
                 &format!("write to {id}"),
+                ("run without --mode confirm-all", false),
             )?;
         }
         Ok(())
