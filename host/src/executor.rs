@@ -151,6 +151,8 @@ struct CallPolicy {
     /// Why background commands are refused here, if they are (a process
     /// that exits after one call, like `toolhost call`).
     background_refused: Option<Arc<str>>,
+    /// The process ends with its one call: cut outputs are not kept.
+    one_call: bool,
     /// Every finished call, counted for `/metrics`.
     metrics: metrics::CallMetrics,
 }
@@ -199,6 +201,7 @@ impl Executor {
             },
             policy: CallPolicy {
                 background_refused: None,
+                one_call: false,
                 mode: Mode::default(),
                 grants: HashMap::new(),
                 global_settings: serde_json::Map::new(),
@@ -316,6 +319,13 @@ impl Executor {
     /// after one call, which would kill them at once).
     pub fn refuse_background(&mut self, why: impl Into<String>) {
         self.policy.background_refused = Some(Arc::from(why.into()));
+    }
+
+    /// This process makes one call and ends (`toolhost call`): a command's
+    /// cut output is not kept, since no later call could read it, and the
+    /// result says so.
+    pub fn ends_after_one_call(&mut self) {
+        self.policy.one_call = true;
     }
 
     /// A client (an MCP session, named as in [`CallContext::session`]) is

@@ -170,6 +170,25 @@ fn cut_output_is_read_back_through_the_process_tool() {
     );
 }
 
+/// `toolhost call` ends with its one call, so a cut output is not kept
+/// under an id no later call could read; the result says what to do.
+#[test]
+fn a_one_shot_call_promises_no_kept_output() {
+    let ws = workspace();
+    let v = support::call_cli(
+        ws.path(),
+        "run_command",
+        &serde_json::json!({"command": "seq 1 50000"}),
+        &[],
+    );
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["structured"]["truncated"], true, "{v}");
+    assert!(v["structured"]["output_id"].is_null(), "{v}");
+    let text = v["content"].as_str().unwrap();
+    assert!(!text.contains("kept as"), "{text}");
+    assert!(text.contains("redirect it to a file"), "{text}");
+}
+
 #[test]
 fn commands_may_outlast_the_plugin_timeout_but_not_the_callers() {
     let ws = workspace();

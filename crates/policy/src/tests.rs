@@ -299,7 +299,9 @@ fn variables_a_person_allowed_are_settable() {
         assert_eq!(a.variable, None);
     }
     assert!(policy.assess_env(&["PYTHONPATH"]).is_none());
-    let a = policy.assess_line("LD_PRELOAD=x.so PYTHONPATH=src ls").unwrap();
+    let a = policy
+        .assess_line("LD_PRELOAD=x.so PYTHONPATH=src ls")
+        .unwrap();
     assert_eq!(a.class, Class::Dangerous);
     assert_eq!(a.variable.as_deref(), Some("LD_PRELOAD"));
     let a = Policy::default().assess_line("PYTHONPATH=src ls").unwrap();

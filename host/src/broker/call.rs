@@ -31,6 +31,9 @@ pub struct BrokerCall {
     pub(crate) owner: Arc<str>,
     /// Why background commands are refused for this call, if they are.
     pub(crate) background_refused: Option<Arc<str>>,
+    /// Whether a cut output is kept for later calls to read (not in a
+    /// process that ends with this call).
+    pub(crate) keeps_outputs: bool,
     /// Told the latest line of a running command's output.
     pub(crate) progress: Option<Progress>,
     pub(crate) workspace: Option<PathBuf>,
@@ -479,7 +482,7 @@ impl BrokerCall {
         let (stdout, cut_out) = output::head_and_tail(&stdout_full, max);
         let (stderr, cut_err) = output::head_and_tail(&stderr_full, max);
         let truncated = cut_out || cut_err;
-        let output_id = truncated.then(|| {
+        let output_id = (truncated && self.keeps_outputs).then(|| {
             let full = if stderr_full.is_empty() {
                 stdout_full
             } else {

@@ -66,6 +66,7 @@ impl Setup {
             tool: Arc::from("run_command"),
             owner: Arc::from(""),
             background_refused: None,
+            keeps_outputs: true,
             progress: None,
             workspace: Some(self.dir.path().canonicalize().unwrap()),
             network: false,
@@ -833,6 +834,7 @@ fn background_commands_can_be_refused_with_the_reason() {
     let setup = Setup::new();
     let call = BrokerCall {
         background_refused: Some(Arc::from("this process ends after one call")),
+        keeps_outputs: false,
         ..setup.yolo()
     };
     let Err(CommandError::Denied(m)) = call.spawn(&shell("sleep 100")) else {

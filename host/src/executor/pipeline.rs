@@ -254,6 +254,7 @@ impl Executor {
             tool: Arc::from(name),
             owner: Arc::from(options.context.session.as_deref().unwrap_or("")),
             background_refused: self.policy.background_refused.clone(),
+            keeps_outputs: !self.policy.one_call,
             progress: options.progress.clone(),
             workspace: self.workspace().map(|w| w.to_path_buf()),
             network: grant.command_network,

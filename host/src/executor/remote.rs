@@ -98,6 +98,7 @@ impl Executor {
                 tool: Arc::from("mcp_servers"),
                 owner: Arc::from(""),
                 background_refused: None,
+                keeps_outputs: true,
                 progress: None,
                 workspace: None,
                 network: false,

@@ -202,6 +202,11 @@ impl Finished {
                 "\n[output cut in the middle; the full text is kept as {id}: read it with process \
                  {{\"action\": \"output\", \"output_id\": \"{id}\"}}, adding `offset`/`limit` or `grep`]"
             ));
+        } else if done.truncated {
+            text.push_str(
+                "\n[output cut in the middle; the full text is not kept here (the host ends with \
+                 this call): redirect it to a file in the workspace and read that]",
+            );
         }
         text
     }

@@ -83,6 +83,9 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Purpose::Other
     };
     let mut settings = Settings::build(&cli.global, mode, purpose)?;
+    if matches!(cli.command, Command::Call(_)) {
+        settings.executor.ends_after_one_call();
+    }
     if matches!(cli.command, Command::Call(_) | Command::Agent(_)) {
         settings.executor.refuse_background(
             "`toolhost call` exits when the call ends, which would kill a background command \
