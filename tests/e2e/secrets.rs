@@ -82,7 +82,11 @@ fn assert_denied(r: &ToolResult, what: &str, why: &str, key: &str) {
         err.message
     );
     // toolhost's reason, not the tool's guess at one.
-    assert!(!err.message.contains("permissions"), "{what}: {}", err.message);
+    assert!(
+        !err.message.contains("permissions"),
+        "{what}: {}",
+        err.message
+    );
 }
 
 fn assert_denied_as_secret(r: &ToolResult, what: &str) {

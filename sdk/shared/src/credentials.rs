@@ -8,6 +8,27 @@ use regex::Regex;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+/// What the one pattern finds that a plain word can fill: `password:
+/// wrong.` in prose is no credential.
+const ASSIGNMENT: &str = "a password or token assignment";
+
+/// Whether `found`, a match of the pattern finding `what`, is a value
+/// rather than an ordinary word (at most 12 letters, then sentence
+/// punctuation) that happens to follow `token:` in prose.
+fn is_value(what: &str, found: &str) -> bool {
+    if what != ASSIGNMENT {
+        return true;
+    }
+    let value = found
+        .rsplit(|c: char| c == ':' || c == '=' || c.is_whitespace())
+        .next()
+        .unwrap_or(found)
+        .trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'', '`']);
+    // Few words are longer than 12 letters; a run of letters that long
+    // is more likely a passphrase.
+    !(value.chars().all(char::is_alphabetic) && value.chars().count() <= 12)
+}
+
 /// The patterns, each with what it finds. What a pattern's groups match
 /// (a name before, an `@` after) is kept when it is redacted.
 fn patterns() -> &'static [(Regex, &'static str)] {
@@ -36,7 +57,7 @@ fn patterns() -> &'static [(Regex, &'static str)] {
             ),
             (
                 r"(?i)((?:^|[^a-z0-9])(?:[a-z0-9]+_)*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token|bearer)\s*[:=]\s*)\S{6,}",
-                "a password or token assignment",
+                ASSIGNMENT,
             ),
         ]
         .into_iter()
@@ -58,7 +79,7 @@ fn patterns() -> &'static [(Regex, &'static str)] {
 pub fn kind(text: &str) -> Option<&'static str> {
     patterns()
         .iter()
-        .find(|(re, _)| re.is_match(text))
+        .find(|(re, what)| re.find_iter(text).any(|m| is_value(what, m.as_str())))
         .map(|(_, what)| *what)
 }
 
@@ -101,14 +122,19 @@ pub fn phone_number(text: &str) -> bool {
 /// ```
 pub fn redact(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
-    for (re, _) in patterns() {
+    for (re, what) in patterns() {
         if re.is_match(&out) {
-            let with = match re.captures_len() {
-                3 => "${1}[redacted]${2}",
-                2 => "${1}[redacted]",
-                _ => "[redacted]",
-            };
-            out = Cow::Owned(re.replace_all(&out, with).into_owned());
+            let replaced = re.replace_all(&out, |found: &regex::Captures<'_>| {
+                let whole = &found[0];
+                if !is_value(what, whole) {
+                    return whole.to_owned();
+                }
+                // What names the value (the first group) and a URL's `@`
+                // (the second) stay.
+                let group = |i: usize| found.get(i).map_or("", |m| m.as_str());
+                format!("{}[redacted]{}", group(1), group(2))
+            });
+            out = Cow::Owned(replaced.into_owned());
         }
     }
     out
@@ -156,6 +182,20 @@ mod tests {
             "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nxyz\n-----END RSA PRIVATE KEY-----\nb";
         assert_eq!(redact(block), "a\n[redacted]\nb");
         assert_eq!(redact("plain text, 42 apples"), "plain text, 42 apples");
+        // An ordinary word after `token:` in prose is no credential.
+        for prose in [
+            "the token: wrong.",
+            "Password: incorrect, try again",
+            "secret = forgotten",
+        ] {
+            assert_eq!(redact(prose), prose);
+            assert_eq!(kind(prose), None, "{prose}");
+        }
+        assert_eq!(redact("token: wr0ng-v4lue."), "token: [redacted]");
+        assert_eq!(
+            redact("password=correcthorsebatterystaple"),
+            "password=[redacted]"
+        );
         // What names the value stays, and redacting again changes nothing.
         let once = redact("--password=hunter22 https://me:pw1@host");
         assert_eq!(once, "--password=[redacted] https://me:[redacted]@host");
