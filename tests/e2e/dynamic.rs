@@ -526,6 +526,15 @@ fn an_agent_scoped_tool_is_visible_only_to_that_agent() {
     };
     assert!(listed("bot_a").contains("mine_only"));
     assert!(!listed("bot_b").contains("mine_only"));
+
+    // Scoped to another agent: that agent or its creator, nobody else.
+    let mut args = script("for_b", "function run(a, ctx) { return 'b' }", &[]);
+    args["scope"] = json!("bot_b");
+    let id = s.create("maker", &args);
+    s.approve(&id, &[]);
+    assert_eq!(s.call("bot_b", "for_b", &json!({}))["content"], "b");
+    assert_eq!(s.call("maker", "for_b", &json!({}))["content"], "b");
+    assert_eq!(kind(&s.call("bot_a", "for_b", &json!({}))), "not_found");
 }
 
 /// Wait for the next `tools/list_changed`.

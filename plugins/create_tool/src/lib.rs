@@ -75,7 +75,8 @@ pub struct Args {
     /// confirms or narrows this on approval.
     #[serde(default)]
     pub capabilities: Vec<String>,
-    /// Who may see and call it: `all` (the default) or one agent's id.
+    /// Who may see and call it: `all` (the default) or one agent's id
+    /// (and the agent creating it).
     #[serde(default)]
     pub scope: Option<String>,
 }

@@ -141,7 +141,8 @@ pub struct Meta {
     /// What it asked for, in `--grant` spelling (`workspace:read`, `commands`).
     #[serde(default)]
     pub capabilities: Vec<String>,
-    /// `all`, or the one agent that may see and call it.
+    /// `all`, or the one agent that may see and call it (besides the agent
+    /// that created it).
     pub scope: String,
     /// The agent that created it, if known.
     #[serde(default)]
@@ -194,9 +195,14 @@ pub struct Request {
 }
 
 impl Meta {
-    /// Whether `agent` (or the active profile `profile`) may see this tool.
+    /// Whether `agent` (or the active profile `profile`) may see this
+    /// tool: any agent when the scope is `all`, else the agent (or
+    /// profile) it names, or the agent that created it.
     pub fn visible_to(&self, agent: Option<&str>, profile: Option<&str>) -> bool {
-        self.scope == "all" || agent == Some(self.scope.as_str()) || profile == Some(&self.scope)
+        self.scope == "all"
+            || agent == Some(self.scope.as_str())
+            || profile == Some(&self.scope)
+            || agent.is_some() && agent == self.created_by.as_deref()
     }
 }
 
@@ -600,5 +606,10 @@ mod tests {
         assert!(!meta.visible_to(Some("bot_b"), None));
         assert!(meta.visible_to(Some("bot_a"), None));
         assert!(meta.visible_to(None, Some("bot_a")));
+        // Or its creator.
+        meta.created_by = Some("maker".into());
+        assert!(meta.visible_to(Some("maker"), None));
+        assert!(!meta.visible_to(Some("bot_b"), None));
+        assert!(!meta.visible_to(None, None));
     }
 }
