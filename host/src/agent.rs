@@ -126,6 +126,7 @@ pub struct ToolLoop<'a> {
     cancel: CancelToken,
     events: Option<Events>,
     output: Option<JsonOutput>,
+    history: bool,
 }
 
 impl<'a> ToolLoop<'a> {
@@ -145,6 +146,7 @@ impl<'a> ToolLoop<'a> {
             cancel: CancelToken::new(),
             events: None,
             output: None,
+            history: false,
         }
     }
 
@@ -186,6 +188,13 @@ impl<'a> ToolLoop<'a> {
     /// was wrong while rounds are left.
     pub fn with_json_output(mut self, output: JsonOutput) -> Self {
         self.output = Some(output);
+        self
+    }
+
+    /// Keep the task and the answer in the session history, where
+    /// memory_search finds them ([`Executor::record_exchange`]).
+    pub fn with_history(mut self, keep: bool) -> Self {
+        self.history = keep;
         self
     }
 
@@ -233,6 +242,15 @@ impl<'a> ToolLoop<'a> {
         let end = self.drive(&mut run, &tools);
         let outcome = run.finish(end);
         self.record(&outcome);
+        if self.history {
+            self.executor.record_exchange(&crate::executor::Exchange {
+                agent,
+                session: self.context.session.as_deref(),
+                task,
+                answer: &outcome.answer,
+                stop: outcome.stop.as_str(),
+            });
+        }
         Ok(outcome)
     }
 

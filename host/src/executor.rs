@@ -22,8 +22,10 @@
 
 pub mod audit;
 mod catalog;
+mod history;
 pub mod hooks;
 mod metrics;
+pub use history::Exchange;
 mod persona;
 mod pipeline;
 #[cfg(feature = "mcp")]

@@ -422,3 +422,75 @@ fn ctrl_c_stops_a_run_waiting_for_the_model() {
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["stop"], "cancelled");
 }
+
+/// Each run's task and answer go to the session history in the memory
+/// directory, credentials redacted, where memory_search finds them in a
+/// later session; `history = false` keeps none.
+#[test]
+fn memory_search_finds_what_earlier_sessions_asked_and_answered() {
+    let ws = workspace();
+    let memory = ws.path().join("memory-home");
+    let config = ws.path().join("history.toml");
+    std::fs::write(
+        &config,
+        format!("memory_dir = {:?}\n", memory.display().to_string()),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let model = FakeModel::start(vec![Box::new(|_| {
+        text("The staging database is on port 6543.")
+    })]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--config", &config, "--session", "monday"],
+        "Which port does staging use? token=sk-proj-0123456789abcdefghijKLMN",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let found = crate::support::call_cli(
+        ws.path(),
+        "memory_search",
+        &json!({"query": "staging port"}),
+        &["--config", &config],
+    );
+    assert_eq!(found["success"], true, "{found}");
+    let hits = found["structured"]["results"].as_array().unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h["path"].as_str().unwrap().starts_with("sessions/")
+                && h["snippet"].as_str().unwrap().contains("6543")),
+        "{found}"
+    );
+    let days: Vec<_> = std::fs::read_dir(memory.join("sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(days.len(), 1);
+    let kept = std::fs::read_to_string(days[0].as_ref().unwrap().path()).unwrap();
+    assert!(
+        kept.contains("session monday") && kept.contains("answered"),
+        "{kept}"
+    );
+    assert!(
+        !kept.contains("0123456789abcdefghij"),
+        "a credential was kept: {kept}"
+    );
+
+    std::fs::write(
+        &config,
+        format!(
+            "memory_dir = {:?}\n[agent]\nhistory = false\n",
+            memory.display().to_string()
+        ),
+    )
+    .unwrap();
+    let model = FakeModel::start(vec![Box::new(|_| text("Not kept."))]);
+    let out = agent(
+        ws.path(),
+        &model,
+        &["--config", &config],
+        "Forget this one.",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let kept = std::fs::read_to_string(days[0].as_ref().unwrap().path()).unwrap();
+    assert!(!kept.contains("Forget this one"), "{kept}");
+}

@@ -27,6 +27,21 @@ pub enum Stop {
     InvalidOutput,
 }
 
+impl Stop {
+    /// Its name, as `--json` and the audit log write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Answered => "answered",
+            Self::Fallback => "fallback",
+            Self::BudgetExceeded => "budget_exceeded",
+            Self::Refused => "refused",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+            Self::InvalidOutput => "invalid_output",
+        }
+    }
+}
+
 /// What a run produced, however it ended.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Outcome {

@@ -36,6 +36,9 @@ pub struct AgentSection {
     /// Requests sent again after a failure that may pass (429, 5xx, a
     /// timeout), honouring `Retry-After`.
     pub retries: u32,
+    /// Keep each run's task and answer in the session history
+    /// (`sessions/DATE.md` in the memory directory), for memory_search.
+    pub history: bool,
     /// `[agent.fallback]`: another endpoint asked when this one fails for
     /// good.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,6 +109,7 @@ impl Default for AgentSection {
             request_timeout_secs: 120,
             system: None,
             retries: crate::agent::DEFAULT_RETRIES,
+            history: true,
             fallback: None,
         }
     }

@@ -48,10 +48,10 @@ impl Tool for MemorySearch {
     type Args = Args;
     const NAME: &'static str = "memory_search";
     const TITLE: Option<&'static str> = Some("Search memory");
-    const DESCRIPTION: &'static str = "Search what was remembered with save_memory (and any \
-        other .md file in the memory directory): the best-matching lines by BM25, each with \
-        its file, line number and text. Use words likely to appear in the fact. Read around a \
-        hit with memory_get.";
+    const DESCRIPTION: &'static str = "Search what was remembered with save_memory, past \
+        sessions' tasks and answers (sessions/DATE.md) and any other .md file in the memory \
+        directory: the best-matching lines by BM25, each with its file, line number and text. \
+        Use words likely to appear in the fact. Read around a hit with memory_get.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

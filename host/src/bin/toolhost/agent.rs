@@ -63,7 +63,8 @@ pub(crate) fn run(
             session: args.session.clone(),
             ..CallContext::new()
         })
-        .with_cancel(interrupt()?);
+        .with_cancel(interrupt()?)
+        .with_history(section.history);
     if let Some(system) = &section.system {
         run = run.with_system(system.clone());
     }
