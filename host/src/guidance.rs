@@ -9,39 +9,72 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How the model works with the person (the TypeScript bot framework's prompt modes): which
-/// preamble it gets and which groups apply.
+/// How the model works (the TypeScript bot framework's three prompt
+/// modes): which preamble it gets, which groups of guidance apply and
+/// which tools it is offered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptMode {
-    /// Answering a person: no planning, background or tool-making advice.
-    Conversation,
-    /// Working on a person's project with them (the default).
+    /// Working with a person (the default): every tool; the goals
+    /// guidance is left for autonomous work.
     #[default]
+    Conversation,
+    /// Talking with another bot in a collaboration session: only
+    /// memory_search, memory_get and the persona tools (save_memory,
+    /// update_soul, update_identity) are offered, so nothing delegates or
+    /// acts on the workspace from inside a collaboration.
     Collaboration,
-    /// Working alone toward a task.
+    /// Working alone toward a task: every tool, the goals guidance, and a
+    /// preamble for working without a person.
     Autonomous,
 }
+
+/// The tools a collaboration session offers (the bot framework's
+/// collaboration mode: memory search and the soul tools).
+pub const COLLABORATION_TOOLS: &[&str] = &[
+    "memory_search",
+    "memory_get",
+    "save_memory",
+    "update_soul",
+    "update_identity",
+];
 
 impl PromptMode {
     fn preamble(self) -> &'static str {
         match self {
             Self::Conversation => {
-                "You are answering a person. Use a tool when it gives a better answer than you can alone, and say what you did."
+                "You are working with a person. Use a tool when it gives a better answer than you can alone, and say what you did. Before a change they did not ask for, say what you intend; when unsure what they want, ask."
             }
             Self::Collaboration => {
-                "You are working with a person on their project. Before a change they did not ask for, say what you intend; when unsure what they want, ask."
+                "You are in a collaboration session with another bot. Answer what it asks from what you know and remember; you can search your memory and keep notes on your persona, and nothing else here."
             }
             Self::Autonomous => {
-                "You are working alone toward the task you were given. Plan the steps, check your work (run the tests), and end with what you did and what is left."
+                "You are working alone toward the task you were given. Plan the steps, check your work (run the tests), keep your goals current, and end with what you did and what is left."
             }
         }
     }
 
     /// Whether `group` applies in this mode.
     fn includes(self, group: &str) -> bool {
-        !(self == Self::Conversation
-            && matches!(group, "planning" | "background" | "tools" | "goals"))
+        match self {
+            Self::Conversation => group != "goals",
+            Self::Collaboration => matches!(group, "memory" | "soul"),
+            Self::Autonomous => true,
+        }
+    }
+
+    /// Whether the tool `name` is offered in this mode.
+    pub fn offers(self, name: &str) -> bool {
+        self != Self::Collaboration || COLLABORATION_TOOLS.contains(&name)
+    }
+
+    /// Its name in the configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Conversation => "conversation",
+            Self::Collaboration => "collaboration",
+            Self::Autonomous => "autonomous",
+        }
     }
 }
 
@@ -201,7 +234,7 @@ mod tests {
         let none = BTreeMap::new();
         let text = instructions(
             &["read_file", "get_datetime"],
-            PromptMode::Collaboration,
+            PromptMode::Conversation,
             &none,
         );
         assert!(text.contains("Prefer edit_file"), "{text}");
@@ -214,14 +247,26 @@ mod tests {
             .collect();
         let chat = instructions(&all, PromptMode::Conversation, &none);
         assert!(
-            !chat.contains("Planning:") && chat.contains("Web content:"),
+            chat.contains("Planning:") && chat.contains("Web content:") && !chat.contains("Goals:"),
             "{chat}"
         );
         let solo = instructions(&all, PromptMode::Autonomous, &none);
         assert!(
-            solo.contains("Planning:") && solo.contains("working alone"),
+            solo.contains("Goals:") && solo.contains("working alone"),
             "{solo}"
         );
+        let together = instructions(&all, PromptMode::Collaboration, &none);
+        assert!(
+            together.contains("Memory:") && together.contains("Persona:"),
+            "{together}"
+        );
+        assert!(
+            !together.contains("Files:") && !together.contains("Messages and sub-agents"),
+            "{together}"
+        );
+        assert!(PromptMode::Collaboration.offers("memory_search"));
+        assert!(!PromptMode::Collaboration.offers("run_command"));
+        assert!(PromptMode::Conversation.offers("run_command"));
     }
 
     #[test]

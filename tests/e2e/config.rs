@@ -145,6 +145,54 @@ fn a_profile_limits_the_tools_and_sets_the_mode() {
     );
 }
 
+/// The bot framework's prompt modes change the tools offered: a
+/// collaboration session gets memory search and the persona tools alone
+/// (a call to another tool is refused, naming the mode), and its
+/// guidance only about them; conversation and autonomous offer every tool.
+#[test]
+fn a_collaboration_profile_offers_memory_and_persona_tools_only() {
+    let ws = workspace();
+    trusted_config(
+        ws.path(),
+        "[profiles.peer]\nprompt_mode = \"collaboration\"\nmode = \"yolo\"\n\
+         [profiles.solo]\nprompt_mode = \"autonomous\"\n",
+    );
+    let names = |profile: &str| -> Vec<String> {
+        let out = toolhost(ws.path(), &["--profile", profile, "tools", "--json"]);
+        json(&out)
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names("peer"),
+        [
+            "memory_get",
+            "memory_search",
+            "save_memory",
+            "update_identity",
+            "update_soul"
+        ]
+    );
+    let solo = names("solo");
+    assert!(
+        solo.contains(&"run_command".to_owned()) && solo.contains(&"manage_goals".to_owned()),
+        "{solo:?}"
+    );
+    let v = call_cli(
+        ws.path(),
+        "write_file",
+        &serde_json::json!({"path": "b", "content": "x"}),
+        &["--profile", "peer"],
+    );
+    assert_eq!(kind(&v), "denied", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("collaboration prompt mode"), "{message}");
+    assert!(!ws.path().join("b").exists());
+}
+
 #[test]
 fn prompts_and_descriptions_override_what_schemas_show() {
     let ws = workspace();

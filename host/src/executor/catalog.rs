@@ -347,13 +347,15 @@ impl Executor {
             })
     }
 
-    /// Whether some agent may see `tool`: the active profile (if any)
-    /// shows it and it works under this configuration, whatever its scope.
+    /// Whether some agent may see `tool`: the active profile (if any) and
+    /// the prompt mode show it and it works under this configuration,
+    /// whatever its scope.
     fn shows_some_agent(&self, tool: &Plugin) -> bool {
         self.policy
             .profile
             .as_ref()
             .is_none_or(|p| p.shows(tool.name()))
+            && self.prompt_mode.offers(tool.name())
             && self.unavailable_here(tool).is_none()
     }
 

@@ -121,6 +121,16 @@ impl Executor {
                     .ok()
                     .filter(|_| self.policy.profile.as_ref().is_none_or(|pr| pr.shows(name)))
                     .and_then(|p| self.unavailable_here(p));
+                let mode = self.prompt_mode;
+                let unavailable = unavailable.or_else(|| {
+                    (registry.get(name).is_ok() && !mode.offers(name)).then(|| {
+                        format!(
+                            "`{name}` is not offered in the {} prompt mode, which offers only {}",
+                            mode.as_str(),
+                            crate::guidance::COLLABORATION_TOOLS.join(", ")
+                        )
+                    })
+                });
                 match (unavailable, self.unreachable_remote(name)) {
                     (Some(why), _) => {
                         CallError::new(ErrorKind::Denied, format!("{why}; nothing was run"))
