@@ -32,10 +32,12 @@ mod output;
 pub use outcome::*;
 use outcome::{Asked, End, Progress};
 mod reply;
+mod shape;
 use calls::{Changed, Spent};
 use openai::{assistant_message, with_ids};
 pub use output::JsonOutput;
 use reply::Reply;
+pub use shape::Shape;
 mod endpoint;
 pub use endpoint::*;
 
@@ -127,6 +129,7 @@ pub struct ToolLoop<'a> {
     events: Option<Events>,
     output: Option<JsonOutput>,
     history: bool,
+    shape: Shape,
 }
 
 impl<'a> ToolLoop<'a> {
@@ -147,6 +150,7 @@ impl<'a> ToolLoop<'a> {
             events: None,
             output: None,
             history: false,
+            shape: Shape::default(),
         }
     }
 
@@ -207,11 +211,12 @@ impl<'a> ToolLoop<'a> {
             ));
         }
         let agent = self.context.agent.as_deref();
+        let offered = self.offered();
         let tools = self
             .executor
             .schemas_for(
                 agent,
-                None::<&[&str]>,
+                Some(&offered),
                 match self.endpoint.api {
                     Api::OpenAi => SchemaFormat::OpenAi,
                     Api::Anthropic => SchemaFormat::Anthropic,
@@ -221,9 +226,9 @@ impl<'a> ToolLoop<'a> {
         // The persona first, then the configured text, then the tools'
         // guidance, then what the answer must look like.
         let system = [
-            self.executor.persona_prompt(),
+            self.persona(),
             self.system.clone(),
-            Some(self.executor.instructions(agent)),
+            Some(self.guidance(&offered)),
             self.output.as_ref().map(JsonOutput::instruction),
         ]
         .into_iter()
@@ -238,6 +243,7 @@ impl<'a> ToolLoop<'a> {
             spent: Spent::default(),
             changed: Changed::default(),
             rounds: 0,
+            offered,
         };
         let end = self.drive(&mut run, &tools);
         let outcome = run.finish(end);

@@ -26,7 +26,7 @@ mod history;
 pub mod hooks;
 mod metrics;
 pub use history::Exchange;
-mod persona;
+pub(crate) mod persona;
 mod pipeline;
 #[cfg(feature = "mcp")]
 mod remote;
@@ -381,7 +381,18 @@ impl Executor {
     pub fn instructions(&self, agent: Option<&str>) -> String {
         let tools = self.tools_for(agent);
         let names: Vec<&str> = tools.iter().map(|p| p.name()).collect();
-        crate::guidance::instructions(&names, self.prompt_mode, &self.group_texts)
+        self.instructions_in(&names, self.prompt_mode)
+    }
+
+    /// The guidance about the tools `names` in `mode`, with the
+    /// configured group texts.
+    pub fn instructions_in(&self, names: &[&str], mode: crate::guidance::PromptMode) -> String {
+        crate::guidance::instructions(names, mode, &self.group_texts)
+    }
+
+    /// The prompt mode of this executor's guidance and tools.
+    pub fn prompt_mode(&self) -> crate::guidance::PromptMode {
+        self.prompt_mode
     }
 
     /// Set the confirmation mode.

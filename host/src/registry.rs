@@ -193,14 +193,7 @@ impl Registry {
 
     /// Registered names within a small edit distance of `name`, best first.
     pub(crate) fn near(&self, name: &str) -> Vec<String> {
-        let mut scored: Vec<(f64, &String)> = self
-            .tools
-            .keys()
-            .map(|k| (strsim::jaro_winkler(name, k), k))
-            .filter(|(score, k)| *score > 0.8 || k.contains(name) || name.contains(k.as_str()))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
+        near_names(name, self.tools.keys())
     }
 
     /// Load and add every built-in plugin.
@@ -280,6 +273,17 @@ impl Registry {
         }
         (problems, later)
     }
+}
+
+/// Up to three of `names` that look like `name` (a typo, a part of it),
+/// closest first.
+pub(crate) fn near_names<'a>(name: &str, names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut scored: Vec<(f64, &String)> = names
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, k)| *score > 0.8 || k.contains(name) || name.contains(k.as_str()))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ impl ToolLoop<'_> {
     /// `role: tool` messages in the order the model gave them.
     pub(super) fn run_calls(&self, calls: &[Value], run: &mut Progress, round: u32) -> Vec<Value> {
         let spent = &mut run.spent;
+        let offered: Vec<String> = run.offered.clone();
         let planned: Vec<Planned> = calls
             .iter()
             .enumerate()
@@ -31,7 +32,8 @@ impl ToolLoop<'_> {
                     .to_owned();
                 let args = arguments(call.pointer("/function/arguments"));
                 let within = i < MAX_CALLS_PER_ROUND && spent.calls < self.budget.max_tool_calls;
-                if within && args.is_ok() && !name.is_empty() {
+                let offered = offered.contains(&name);
+                if within && args.is_ok() && offered {
                     spent.calls += 1;
                 }
                 Planned {
@@ -41,6 +43,7 @@ impl ToolLoop<'_> {
                     within,
                     late: i >= MAX_CALLS_PER_ROUND,
                     round,
+                    offered,
                 }
             })
             .collect();
@@ -92,6 +95,9 @@ impl ToolLoop<'_> {
                     its name"
                 .to_owned();
         }
+        if !planned.offered {
+            return self.not_offered(&planned.name);
+        }
         if let Err(why) = &planned.args {
             return format!(
                 "error (invalid_input): the arguments of this call to `{}` are not a JSON \
@@ -111,6 +117,18 @@ impl ToolLoop<'_> {
              `{}` did not run. Answer with what you have.",
             self.budget.max_tool_calls, planned.name
         )
+    }
+
+    /// What the model is told about a tool this run does not offer.
+    fn not_offered(&self, name: &str) -> String {
+        let offered = self.offered();
+        let near = crate::registry::near_names(name, offered.iter());
+        let hint = if near.is_empty() {
+            "call one of the tools you were given".to_owned()
+        } else {
+            format!("did you mean {}?", near.join(", "))
+        };
+        format!("error (not_found): no tool `{name}` is offered here; {hint}")
     }
 
     /// Run one planned call through the pipeline.
@@ -163,12 +181,14 @@ struct Planned {
     /// Past the calls one answer may run.
     late: bool,
     round: u32,
+    /// One of the tools this run offers.
+    offered: bool,
 }
 
 impl Planned {
     /// Whether it runs (on a thread of its own).
     fn runs(&self) -> bool {
-        self.within && !self.late && self.args.is_ok() && !self.name.is_empty()
+        self.within && !self.late && self.args.is_ok() && self.offered
     }
 }
 

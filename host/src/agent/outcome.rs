@@ -143,6 +143,8 @@ pub(super) struct Progress {
     pub(super) spent: Spent,
     pub(super) changed: Changed,
     pub(super) rounds: u32,
+    /// The tools this run offers; a call of any other is refused.
+    pub(super) offered: Vec<String>,
 }
 
 impl Progress {
