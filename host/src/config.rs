@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 mod sections;
 pub use sections::*;
+mod bots;
+pub use bots::*;
 
 /// The file name looked for.
 pub const FILE_NAME: &str = "toolhost.toml";
@@ -158,6 +160,11 @@ pub struct Config {
     /// web_search's provider (the tool is not offered without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web_search: Option<WebSearchSection>,
+    /// Bots: `toolhost agent --bot NAME`, delegate_to_bot, collaborate.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub bots: BTreeMap<String, BotSection>,
+    /// Where the message tool sends.
+    pub message: MessageSection,
 }
 
 /// How [`Config::executor`] builds, beyond what the file says.
@@ -182,6 +189,9 @@ pub struct BuildOptions {
     /// data directory; see
     /// [`RuntimeConfig::cache_key`](crate::runtime::RuntimeConfig::cache_key)).
     pub cache_key: Option<PathBuf>,
+    /// A person watches this process's terminal: the message tool can
+    /// show them messages (`toolhost agent`).
+    pub terminal_messages: bool,
 }
 
 /// An executor built from a configuration, and what was skipped on the way.
@@ -194,6 +204,10 @@ pub struct Built {
     /// Plugin files left for [`Executor::load_deferred_plugins`] (only when
     /// building with `defer_uncached`).
     pub deferred: usize,
+    /// The bots and agent services (spawn, delegate_to_bot, collaborate,
+    /// message) the executor offers: hand them the executor once it is
+    /// shared ([`crate::bots::Bots::attach`]).
+    pub bots: crate::bots::Bots,
     /// Grants for tools that are not loaded: kept, and applied when a
     /// tool of that name is loaded (a plugin dropped in later); each says
     /// which.
@@ -314,6 +328,9 @@ impl Config {
             profile.soul_dir.iter_mut().for_each(fix);
         }
         self.schemas_dir.iter_mut().for_each(fix);
+        for bot in self.bots.values_mut() {
+            bot.soul_dir.iter_mut().for_each(fix);
+        }
         self.dynamic.dir.iter_mut().for_each(fix);
         self.audit_log.iter_mut().for_each(fix);
         self.commands.writable.iter_mut().for_each(fix);

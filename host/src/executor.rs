@@ -25,6 +25,7 @@ mod catalog;
 mod history;
 pub mod hooks;
 mod metrics;
+mod service_tools;
 pub use history::Exchange;
 pub(crate) mod persona;
 mod pipeline;

@@ -65,6 +65,7 @@ mod executor;
 #[cfg(feature = "mcp")]
 pub mod access;
 pub mod agent;
+pub mod bots;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz;

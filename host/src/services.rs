@@ -30,6 +30,9 @@ pub struct ServiceCall {
     pub context: CallContext,
     /// The tool that called.
     pub tool: String,
+    /// Cancelled when the call ends early (its deadline, the caller
+    /// cancelling): a handler doing blocking work stops when it is.
+    pub cancel: crate::types::context::CancelToken,
 }
 
 /// Why a service call did not succeed; the tool receives it as the WIT
@@ -62,6 +65,16 @@ pub struct Service {
     /// The input schema, compiled once (the checker of tool arguments).
     checker: Arc<crate::validate::ArgsSchema>,
     handler: Handler,
+    /// Offered as a tool of its own name too ([`Service::as_tool`]).
+    tool: Option<AsTool>,
+}
+
+/// How a service is shown as a tool.
+#[derive(Debug, Clone)]
+pub(crate) struct AsTool {
+    pub(crate) title: String,
+    pub(crate) sensitive: bool,
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for Service {
@@ -116,7 +129,32 @@ impl Service {
             output_schema: None,
             checker: Arc::new(checker),
             handler: Arc::new(move |call| Box::pin(handler(call))),
+            tool: None,
         })
+    }
+
+    /// Offer it to models as a tool of its own name as well (its
+    /// description, its input schema, the capability `service:NAME`),
+    /// through the pipeline like any tool: `sensitive` asks a person first
+    /// in confirm-sensitive mode; `timeout` replaces the default deadline
+    /// of a call (a service that runs a model loop takes minutes).
+    pub fn as_tool(
+        mut self,
+        title: impl Into<String>,
+        sensitive: bool,
+        timeout: Option<std::time::Duration>,
+    ) -> Self {
+        self.tool = Some(AsTool {
+            title: title.into(),
+            sensitive,
+            timeout,
+        });
+        self
+    }
+
+    /// How it is shown as a tool, if it is.
+    pub(crate) fn tool(&self) -> Option<&AsTool> {
+        self.tool.as_ref()
     }
 
     /// The JSON Schema its answers follow, for documentation.

@@ -452,7 +452,7 @@ fn endpoint_failures_are_clear_and_never_show_the_key() {
                 "NOT_SET_ANYWHERE",
                 "hi",
             ],
-            "NOT_SET_ANYWHERE (--api-key-env) is not set",
+            "NOT_SET_ANYWHERE (--api-key-env or api_key_env) is not set",
         ),
         (
             vec!["agent", "--endpoint", "http://127.0.0.1:1/v1", "hi"],

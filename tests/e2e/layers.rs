@@ -42,6 +42,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 8),
     ("harness", 8),
     ("agent", 8),
+    ("bots", 8),
     ("mcp", 9),
     ("review", 9),
     ("access", 9),

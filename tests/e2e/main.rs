@@ -10,6 +10,7 @@ mod agent;
 mod agent_runs;
 mod apply_patch;
 mod assistant_tools;
+mod bots;
 mod cli;
 mod cold_start;
 mod command_sandbox;

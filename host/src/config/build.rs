@@ -35,6 +35,7 @@ impl Config {
             defer_uncached,
             one_call,
             cache_key,
+            terminal_messages,
         } = options;
         let bad = |message: String| invalid(origin, message);
         let at_origin = |e: ConfigError| match e {
@@ -45,6 +46,7 @@ impl Config {
         self.check_commands().map_err(at_origin)?;
         self.agent.budget().map_err(at_origin)?;
         self.agent.api().map_err(at_origin)?;
+        self.check_bots().map_err(at_origin)?;
         super::mcp_servers::check(&self.mcp_servers).map_err(at_origin)?;
         let runtime = Runtime::new(RuntimeConfig {
             cache,
@@ -83,6 +85,8 @@ impl Config {
                 .map_err(|e| bad(format!("cannot start the MCP client's runtime: {e}")))?;
             executor = executor.with_remote_servers(servers);
         }
+        let (executor_with, bots) = self.with_bots(executor, terminal_messages);
+        executor = executor_with;
         // Built-ins, plugin directories, approved dynamic tools: what every
         // reload loads again.
         let (deferred, mut problems) = if defer_uncached {
@@ -112,7 +116,23 @@ impl Config {
                 .with_profile(profile)
                 .map_err(|e| bad(e.to_string()))?;
         }
-        executor = executor
+        executor = self.with_hooks_and_audit(executor, &bad)?;
+        Ok(Built {
+            executor,
+            problems,
+            deferred,
+            waiting_grants,
+            bots,
+        })
+    }
+
+    /// The post-edit hooks and the audit log.
+    fn with_hooks_and_audit(
+        &self,
+        executor: Executor,
+        bad: &impl Fn(String) -> ConfigError,
+    ) -> Result<Executor, ConfigError> {
+        let mut executor = executor
             .with_hooks(self.hooks.post_edit.clone())
             .map_err(|e| bad(format!("hooks.post_edit: {e}")))?;
         if let Some(path) = &self.audit_log {
@@ -120,12 +140,20 @@ impl Config {
                 .map_err(|e| bad(format!("audit_log {}: {e}", path.display())))?;
             executor = executor.with_audit(log);
         }
-        Ok(Built {
-            executor,
-            problems,
-            deferred,
-            waiting_grants,
-        })
+        Ok(executor)
+    }
+
+    /// The agent services, given before the tools are loaded (the ones
+    /// offered as tools load with them).
+    fn with_bots(&self, executor: Executor, terminal: bool) -> (Executor, crate::bots::Bots) {
+        let bots = crate::bots::Bots::new(self);
+        let services = bots.services(terminal);
+        let executor = if services.is_empty() {
+            executor
+        } else {
+            executor.with_services(services)
+        };
+        (executor, bots)
     }
 
     /// create_tool's settings, where agents may create tools: the names it

@@ -36,6 +36,9 @@ pub struct AgentSection {
     /// Requests sent again after a failure that may pass (429, 5xx, a
     /// timeout), honouring `Retry-After`.
     pub retries: u32,
+    /// How deep sub-agents (`spawn`) may go: 1 lets the agent start
+    /// sub-agents that start none.
+    pub max_depth: u32,
     /// Keep each run's task and answer in the session history
     /// (`sessions/DATE.md` in the memory directory), for memory_search.
     pub history: bool,
@@ -75,7 +78,7 @@ impl FallbackSection {
 /// The API `api` names, checked, and that `key_env` names a variable (a
 /// key pasted there is refused without being shown); `section` names the
 /// keys in messages.
-fn checked_api(
+pub(super) fn checked_api(
     section: &str,
     api: &str,
     key_env: Option<&str>,
@@ -110,6 +113,7 @@ impl Default for AgentSection {
             system: None,
             retries: crate::agent::DEFAULT_RETRIES,
             history: true,
+            max_depth: 2,
             fallback: None,
         }
     }
@@ -144,6 +148,7 @@ impl AgentSection {
             3_600,
         )?;
         build::in_range("agent.retries", self.retries.into(), 0, 10)?;
+        build::in_range("agent.max_depth", self.max_depth.into(), 1, 5)?;
         if let Some(tokens) = self.max_tokens {
             build::in_range("agent.max_tokens", tokens, 100, 1_000_000_000)?;
         }

@@ -193,6 +193,14 @@ impl Executor {
             }
             problems.extend(store.load_into(&self.runtime, &mut registry));
         }
+        // Services the embedder offers as tools of their own.
+        for service in self.services.iter().flat_map(|s| s.iter()) {
+            if let Some(tool) = super::service_tools::tool_of(service)
+                && let Err(err) = registry.register(tool, false)
+            {
+                tracing::warn!(%err, "a service is not offered as a tool");
+            }
+        }
         // With the remote tools as they are now, swapped in before a
         // refresh of them can swap in an older registry.
         let _remote = self.remote_lock();

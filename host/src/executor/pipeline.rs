@@ -300,7 +300,7 @@ impl Executor {
             return Err(CallError::new(ErrorKind::Denied, why));
         }
         let mut limits = self.runtime.limits().clone();
-        if let Some(timeout) = options.timeout {
+        if let Some(timeout) = options.timeout.or_else(|| plugin.forwarded_timeout()) {
             limits.timeout = timeout.min(MAX_TIMEOUT);
         }
         let settings = self.settings_for(plugin);

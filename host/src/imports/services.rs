@@ -17,6 +17,16 @@ fn not_offered(name: &str) -> ServiceError {
     ))
 }
 
+/// Cancels a service call's token when the call's wait ends, however it
+/// ends (a handler that finished sees nothing).
+struct StopOnDrop(crate::types::context::CancelToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 impl services::Host for CallState {
     fn call(&mut self, name: String, input: String) -> Result<String, ServiceError> {
         // The grant first: a tool learns nothing of services it may not use.
@@ -52,13 +62,17 @@ impl services::Host for CallState {
         let runtime = services.runtime().map_err(|e| {
             ServiceError::Failed(format!("the services' runtime could not start: {e}"))
         })?;
+        let cancel = crate::types::context::CancelToken::new();
         let call = ServiceCall {
             input,
             context: self.context.clone(),
             tool: self.tool.to_string(),
+            cancel: cancel.clone(),
         };
         let task = runtime.spawn(service.start(call));
         let abort = task.abort_handle();
+        // Whatever ends the wait early ends the handler's work too.
+        let _stop = StopOnDrop(cancel);
         // Past the deadline or cancelled, the wait records why, the task is
         // aborted and the guest gets `failed`; the epoch check stops it as
         // it goes on, and the call ends with `timeout` or `cancelled`.

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use toolhost::agent::{AgentError, Endpoint, Event, JsonOutput, Outcome, Stop, ToolLoop};
+use toolhost::config::{AgentSection, BotSection, Config};
 use toolhost::{CallContext, CancelToken};
 
 /// Set by Ctrl-C (or SIGTERM) during a run: the run stops, and a question
@@ -23,29 +24,27 @@ pub(crate) fn interrupted() -> bool {
         .is_some_and(|flag| flag.load(Ordering::SeqCst))
 }
 
-/// `toolhost agent`: the tool loop, flags over the configuration's `[agent]`.
+/// `toolhost agent`: the tool loop, flags over the configuration's
+/// `[agent]` (and `--bot NAME`'s `[bots.NAME]`).
 pub(crate) fn run(
-    settings: &Settings,
+    settings: Settings,
     agent: Option<&str>,
     args: &cli::AgentArgs,
 ) -> anyhow::Result<ExitCode> {
-    let section = &settings.config.agent;
+    let Settings {
+        executor,
+        bots,
+        config,
+        ..
+    } = settings;
+    let section = &config.agent;
     let task = or_stdin(&args.task, "the task")?;
     if task.trim().is_empty() {
         return Err(
             UsageError("the task is empty; say what the model should do".to_owned()).into(),
         );
     }
-    let model = args
-        .model
-        .as_ref()
-        .or(section.model.as_ref())
-        .ok_or_else(|| {
-            UsageError(
-                "no model: give --model NAME or set [agent] model in toolhost.toml".to_owned(),
-            )
-        })?;
-    let budget = toolhost::config::AgentSection {
+    let budget = AgentSection {
         max_tool_rounds: args.max_rounds.unwrap_or(section.max_tool_rounds),
         max_tool_calls: args.max_tool_calls.unwrap_or(section.max_tool_calls),
         max_result_chars: args.max_result_chars.unwrap_or(section.max_result_chars),
@@ -55,18 +54,37 @@ pub(crate) fn run(
     .budget()
     .map_err(|e| UsageError(e.to_string()))?;
     let expected = json_output(args)?;
-    let mut run = ToolLoop::new(&settings.executor, endpoint(section, args)?, model)
+    let bot = match &args.bot {
+        Some(name) => Some((name.as_str(), bot_section(&config, name)?)),
+        None => None,
+    };
+    let (endpoint, model) = endpoint(section, bot.map(|(_, b)| b), args)?;
+    let executor = Arc::new(executor);
+    bots.attach(
+        &executor,
+        Some(Arc::new(|text: &str| {
+            output::warn_info(&output::printable(text))
+        })),
+    );
+    let mut run = ToolLoop::new(&executor, endpoint, model)
         .with_budget(budget)
         .with_context(CallContext {
-            agent: agent.map(str::to_owned),
+            // A bot's calls are made as it, unless --agent says otherwise.
+            agent: agent.or(args.bot.as_deref()).map(str::to_owned),
             channel: Some("agent".to_owned()),
             session: args.session.clone(),
             ..CallContext::new()
         })
         .with_cancel(interrupt()?)
         .with_history(section.history);
-    if let Some(system) = &section.system {
-        run = run.with_system(system.clone());
+    let system = bot
+        .and_then(|(_, b)| b.system.clone())
+        .or_else(|| section.system.clone());
+    if let Some(system) = system {
+        run = run.with_system(system);
+    }
+    if let Some((name, _)) = bot {
+        run = run.with_shape(bots.shape(name));
     }
     if let Some(expected) = expected {
         run = run.with_json_output(expected);
@@ -85,82 +103,48 @@ pub(crate) fn run(
     }
 }
 
-/// The endpoint the flags and `[agent]` name, with its key, retries and
-/// fallback.
-fn endpoint(
-    section: &toolhost::config::AgentSection,
-    args: &cli::AgentArgs,
-) -> anyhow::Result<Endpoint> {
-    let url = args
-        .endpoint
-        .as_ref()
-        .or(section.endpoint.as_ref())
-        .ok_or_else(|| {
-            UsageError(
-                "no endpoint: give --endpoint URL (e.g. http://127.0.0.1:11434/v1) or set \
-             [agent] endpoint in toolhost.toml"
-                    .to_owned(),
+/// `[bots.NAME]`, or a usage error naming the bots there are.
+fn bot_section<'a>(config: &'a Config, name: &str) -> anyhow::Result<&'a BotSection> {
+    config.bots.get(name).ok_or_else(|| {
+        let known: Vec<&str> = config.bots.keys().map(String::as_str).collect();
+        UsageError(if known.is_empty() {
+            format!("no bot is named `{name}`: toolhost.toml has no [bots.NAME] section")
+        } else {
+            format!(
+                "no bot is named `{name}`; the bots are: {}",
+                known.join(", ")
             )
-        })?;
-    let api: toolhost::agent::Api = args
-        .api
-        .as_deref()
-        .unwrap_or(&section.api)
-        .parse()
-        .map_err(|e: AgentError| UsageError(e.to_string()))?;
-    let mut endpoint = Endpoint::speaking(api, url)
-        .map_err(|e| UsageError(e.to_string()))?
-        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
-        .with_retries(section.retries);
-    if let Some((second, model)) = fallback_endpoint(section)? {
-        endpoint = endpoint.with_fallback(second, model);
-    }
-    if let Some(var) = args.api_key_env.as_ref().or(section.api_key_env.as_ref()) {
-        if !toolhost::grant::is_env_name(var) {
-            // Never echo it: it may be the key itself, pasted in by mistake.
-            return Err(UsageError(
-                "--api-key-env (or [agent] api_key_env) takes the NAME of an environment \
-                 variable holding the key (letters, digits and `_`), not the key itself"
-                    .to_owned(),
-            )
-            .into());
-        }
-        let key = std::env::var(var).map_err(|_| {
-            UsageError(format!(
-                "the environment variable {var} (--api-key-env) is not set; export it with the API key"
-            ))
-        })?;
-        endpoint = endpoint
-            .with_api_key(key)
-            .map_err(|e| UsageError(e.to_string()))?;
-    }
-    Ok(endpoint)
+        })
+        .into()
+    })
 }
 
-/// The `[agent.fallback]` endpoint and its model, if one is configured.
-fn fallback_endpoint(
-    section: &toolhost::config::AgentSection,
-) -> anyhow::Result<Option<(Endpoint, String)>> {
-    let Some(fallback) = &section.fallback else {
-        return Ok(None);
+/// The endpoint and model: flags over the bot's keys over `[agent]`'s.
+fn endpoint(
+    section: &AgentSection,
+    bot: Option<&BotSection>,
+    args: &cli::AgentArgs,
+) -> anyhow::Result<(Endpoint, String)> {
+    let merged = AgentSection {
+        endpoint: args.endpoint.clone().or_else(|| section.endpoint.clone()),
+        model: args.model.clone().or_else(|| section.model.clone()),
+        api: args.api.clone().unwrap_or_else(|| section.api.clone()),
+        api_key_env: args
+            .api_key_env
+            .clone()
+            .or_else(|| section.api_key_env.clone()),
+        ..section.clone()
     };
-    let api = fallback.api().map_err(|e| UsageError(e.to_string()))?;
-    let mut second = Endpoint::speaking(api, &fallback.endpoint)
-        .map_err(|e| UsageError(format!("[agent.fallback] {e}")))?
-        .with_timeout(std::time::Duration::from_secs(section.request_timeout_secs))
-        .with_retries(section.retries);
-    if let Some(var) = &fallback.api_key_env {
-        let key = std::env::var(var).map_err(|_| {
-            UsageError(format!(
-                "the environment variable {var} ([agent.fallback] api_key_env) is not set; \
-                 export it with the fallback's API key"
-            ))
-        })?;
-        second = second
-            .with_api_key(key)
-            .map_err(|e| UsageError(e.to_string()))?;
-    }
-    Ok(Some((second, fallback.model.clone())))
+    // A flag wins over the bot's own key too.
+    let bot = bot.map(|b| BotSection {
+        endpoint: b.endpoint.clone().filter(|_| args.endpoint.is_none()),
+        model: b.model.clone().filter(|_| args.model.is_none()),
+        api: b.api.clone().filter(|_| args.api.is_none()),
+        api_key_env: b.api_key_env.clone().filter(|_| args.api_key_env.is_none()),
+        ..b.clone()
+    });
+    toolhost::bots::endpoint_for(&merged, bot.as_ref())
+        .map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// `--output json` and `--output-schema FILE`, checked.

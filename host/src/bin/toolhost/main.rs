@@ -77,10 +77,10 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         } => Some(std::mem::take(&mut cli.global.grants)),
         _ => None,
     };
-    let purpose = if matches!(cli.command, Command::Call(_)) {
-        Purpose::OneCall
-    } else {
-        Purpose::Other
+    let purpose = match cli.command {
+        Command::Call(_) => Purpose::OneCall,
+        Command::Agent(_) => Purpose::Agent,
+        _ => Purpose::Other,
     };
     let mut settings = Settings::build(&cli.global, mode, purpose)?;
     if matches!(cli.command, Command::Call(_)) {
@@ -129,7 +129,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             settings.executor.end_at_exit();
             return code;
         }
-        Command::Agent(args) => return agent::run(&settings, agent, &args),
+        Command::Agent(args) => return agent::run(settings, agent, &args),
         // Handled above: serving takes the settings whole, completions
         // need none.
         Command::Serve(_)

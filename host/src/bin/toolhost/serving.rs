@@ -62,6 +62,9 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
             .executor
             .with_confirmer(Box::new(toolhost::NoConfirmer)),
     );
+    // The agent services run their loops on it; messages go to the
+    // webhook only (nobody watches a server's terminal).
+    settings.bots.attach(&executor, None);
     let cluster = match (&args.replica_addr, &args.cluster_key_file) {
         (Some(addr), Some(file)) => {
             let key =

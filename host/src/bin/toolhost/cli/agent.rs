@@ -54,6 +54,10 @@ pub struct AgentArgs {
     /// When to ask before running (as for `toolhost call`).
     #[arg(long, value_name = "yolo|confirm-sensitive|confirm-all")]
     pub mode: Option<Mode>,
+    /// Run as the bot NAME of the configuration's `[bots.NAME]`: its
+    /// endpoint, model, persona, prompt mode and tools (flags still win).
+    #[arg(long, value_name = "NAME")]
+    pub bot: Option<String>,
     /// The session the run's calls belong to.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

@@ -15,6 +15,8 @@ pub enum Purpose {
     /// `toolhost call`: one call, then the process exits (no instance
     /// pool is set up for it).
     OneCall,
+    /// `toolhost agent`: a person watches the terminal.
+    Agent,
     /// Every other command.
     Other,
 }
@@ -22,6 +24,8 @@ pub enum Purpose {
 /// Validated settings: the objects the commands work with.
 pub struct Settings {
     pub executor: Executor,
+    /// The bots and agent services, to attach to the executor once shared.
+    pub bots: toolhost::bots::Bots,
     /// The effective configuration.
     pub config: Config,
     /// The file it came from, if any.
@@ -84,6 +88,7 @@ impl Settings {
             defer_uncached: serving,
             one_call: purpose == Purpose::OneCall,
             cache_key: global.cache_key.clone(),
+            terminal_messages: purpose == Purpose::Agent,
         };
         let mut built = config.executor(&origin, options.clone());
         // A grant naming a tool not loaded yet may name a deferred plugin
@@ -113,6 +118,7 @@ impl Settings {
         for waiting in &built.waiting_grants {
             crate::output::warn(waiting);
         }
+        let bots = built.bots;
         let executor = apply_grants(built.executor, grants, &mut config)?;
         let executor = executor.with_confirmer(Box::new(crate::output::TtyConfirmer));
         if let Some(why) = cwd_refused {
@@ -120,6 +126,7 @@ impl Settings {
         }
         Ok(Self {
             executor,
+            bots,
             config,
             source,
             problems: built.problems.len(),

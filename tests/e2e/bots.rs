@@ -1,0 +1,309 @@
+//! The seeds' bot framework as configuration: `[bots.NAME]` run with
+//! `toolhost agent --bot`, `delegate_to_bot` and `collaborate` reaching
+//! another bot's loop (never itself, never with delegation tools of its
+//! own), `spawn` running a sub-agent within the depth limit, and
+//! `message` reaching the terminal and a webhook — each against scripted
+//! endpoints on 127.0.0.1.
+
+use crate::agent::{FakeModel, calls, text, tool_messages};
+use crate::support::{FakeHttp, HttpReply, json, stderr, toolhost_command, workspace};
+use serde_json::Value;
+use std::path::Path;
+
+/// The tool names a chat completions request offers (none: no tools).
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `toolhost --config CONFIG agent --mode yolo --json ARGS… TASK` in `ws`.
+fn run(ws: &Path, config: &Path, args: &[&str], task: &str) -> std::process::Output {
+    let config = config.display().to_string();
+    let mut all = vec![
+        "--config",
+        config.as_str(),
+        "agent",
+        "--mode",
+        "yolo",
+        "--json",
+    ];
+    all.extend_from_slice(args);
+    all.push(task);
+    toolhost_command(ws, &all).output().unwrap()
+}
+
+/// A configuration with `[agent]` at `main` and the bots `main` (on
+/// `[agent]`'s endpoint) and `helper` (on its own, with a persona).
+fn config(ws: &Path, main: &FakeModel, helper: &FakeModel, extra: &str) -> std::path::PathBuf {
+    let soul = ws.join("helper-soul");
+    std::fs::create_dir_all(&soul).unwrap();
+    std::fs::write(soul.join("SOUL.md"), "I am the careful helper.\n").unwrap();
+    let path = ws.join("bots.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[agent]\nendpoint = \"{}\"\nmodel = \"main-model\"\n{extra}\n\
+             [bots.main]\ndescription = \"plans the work\"\n\
+             [bots.helper]\ndescription = \"answers arithmetic\"\nendpoint = \"{}\"\n\
+             model = \"helper-model\"\nsoul_dir = {:?}\n",
+            main.url(),
+            helper.url(),
+            soul.display().to_string()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// delegate_to_bot: refused for the bot itself and an unknown name; the
+/// target answers with its own endpoint, model and persona, offered no
+/// delegation tools; its answer comes back to the caller.
+#[test]
+fn a_bot_delegates_to_another_but_never_to_itself() {
+    let ws = workspace();
+    let main = FakeModel::start(vec![
+        Box::new(|request| {
+            let tools = offered(request);
+            assert!(tools.contains(&"delegate_to_bot".to_owned()), "{tools:?}");
+            calls(&[
+                ("self", "delegate_to_bot", r#"{"bot":"main","task":"x"}"#),
+                ("ghost", "delegate_to_bot", r#"{"bot":"nobody","task":"x"}"#),
+            ])
+        }),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert!(answers[0].1.contains("is you"), "{}", answers[0].1);
+            assert!(
+                answers[1].1.contains("main, helper") || answers[1].1.contains("helper"),
+                "{}",
+                answers[1].1
+            );
+            calls(&[(
+                "d",
+                "delegate_to_bot",
+                r#"{"bot":"helper","task":"What is 2+2?"}"#,
+            )])
+        }),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert!(answers[0].1.contains("It is 4."), "{}", answers[0].1);
+            text("The helper says 4.")
+        }),
+    ]);
+    let helper = FakeModel::start(vec![Box::new(|request| {
+        assert_eq!(request["model"], "helper-model");
+        let system = request["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("I am the careful helper."), "{system}");
+        let tools = offered(request);
+        for delegation in ["delegate_to_bot", "collaborate", "spawn"] {
+            assert!(!tools.contains(&delegation.to_owned()), "{tools:?}");
+        }
+        assert_eq!(request["messages"][1]["content"], "What is 2+2?");
+        text("It is 4.")
+    })]);
+    let path = config(ws.path(), &main, &helper, "");
+    let out = run(ws.path(), &path, &["--bot", "main"], "Ask the helper.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["answer"], "The helper says 4.");
+    assert_eq!(helper.seen().len(), 1);
+
+    // An unknown bot is a usage error naming the bots.
+    let out = run(ws.path(), &path, &["--bot", "nobody"], "x");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the bots are: helper, main"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// collaborate: discover the other bots, a session of two messages (the
+/// second sees the first), answered in the collaboration mode (memory and
+/// persona tools only), then ended with its transcript in the audit log.
+#[test]
+fn a_collaboration_session_keeps_its_turns_and_ends_on_the_record() {
+    let ws = workspace();
+    let main = FakeModel::start(vec![
+        Box::new(|_| calls(&[("d", "collaborate", r#"{"action":"discover"}"#)])),
+        Box::new(|request| {
+            let found = &tool_messages(request)[0].1;
+            assert!(found.contains("helper: answers arithmetic"), "{found}");
+            assert!(!found.contains("main:"), "not itself: {found}");
+            calls(&[(
+                "s1",
+                "collaborate",
+                r#"{"action":"send","bot":"helper","message":"Is 7 prime?"}"#,
+            )])
+        }),
+        Box::new(|request| {
+            let reply = &tool_messages(request)[0].1;
+            assert!(
+                reply.contains("collab-1") && reply.contains("Yes"),
+                "{reply}"
+            );
+            calls(&[(
+                "s2",
+                "collaborate",
+                r#"{"action":"send","session_id":"collab-1","message":"And 9?"}"#,
+            )])
+        }),
+        Box::new(|_| {
+            calls(&[(
+                "e",
+                "collaborate",
+                r#"{"action":"end","session_id":"collab-1"}"#,
+            )])
+        }),
+        Box::new(|request| {
+            let ended = &tool_messages(request)[0].1;
+            assert!(
+                ended.contains("And 9?") && ended.contains("No, 9 is 3 times 3."),
+                "{ended}"
+            );
+            text("Done.")
+        }),
+    ]);
+    let helper = FakeModel::start(vec![
+        Box::new(|request| {
+            let mut tools = offered(request);
+            tools.sort();
+            assert_eq!(
+                tools,
+                [
+                    "memory_get",
+                    "memory_search",
+                    "save_memory",
+                    "update_identity",
+                    "update_soul"
+                ]
+            );
+            let task = request["messages"][1]["content"].as_str().unwrap();
+            assert!(task.contains("Is 7 prime?"), "{task}");
+            text("Yes.")
+        }),
+        Box::new(|request| {
+            let task = request["messages"][1]["content"].as_str().unwrap();
+            assert!(
+                task.contains("Is 7 prime?") && task.contains("Yes.") && task.contains("And 9?"),
+                "{task}"
+            );
+            text("No, 9 is 3 times 3.")
+        }),
+    ]);
+    let path = config(ws.path(), &main, &helper, "");
+    let audit = ws.path().join("audit.jsonl");
+    let audit_arg = audit.display().to_string();
+    let out = run(
+        ws.path(),
+        &path,
+        &["--bot", "main", "--audit", &audit_arg],
+        "Work with the helper.",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let ended: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["event"] == "collaboration_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{log}");
+    assert_eq!(ended[0]["messages"], 4);
+    assert_eq!(ended[0]["with"], "main");
+}
+
+/// spawn: a sub-agent runs the loop on its task and its answer comes
+/// back; at the depth limit it is offered no spawn of its own.
+#[test]
+fn spawn_runs_a_sub_agent_within_the_depth_limit() {
+    let ws = workspace();
+    // One endpoint serves the agent and its sub-agent, in turn.
+    let model = FakeModel::start(vec![
+        Box::new(|request| {
+            assert!(offered(request).contains(&"spawn".to_owned()));
+            calls(&[(
+                "s",
+                "spawn",
+                r#"{"task":"Count to three.","context":"Plain digits."}"#,
+            )])
+        }),
+        Box::new(|request| {
+            let tools = offered(request);
+            assert!(
+                !tools.contains(&"spawn".to_owned()),
+                "at the limit: {tools:?}"
+            );
+            let task = request["messages"][1]["content"].as_str().unwrap();
+            assert!(
+                task.contains("Count to three.") && task.contains("Plain digits."),
+                "{task}"
+            );
+            text("1 2 3")
+        }),
+        Box::new(|request| {
+            let answer = &tool_messages(request)[0].1;
+            assert!(answer.contains("1 2 3"), "{answer}");
+            text("The sub-agent counted.")
+        }),
+    ]);
+    let path = ws.path().join("spawn.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[agent]\nendpoint = \"{}\"\nmodel = \"m\"\nmax_depth = 1\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let out = run(ws.path(), &path, &[], "Delegate the counting.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["answer"], "The sub-agent counted.");
+}
+
+/// message: shown on the terminal of `toolhost agent` (stderr here) and
+/// posted to the configured webhook as JSON.
+#[test]
+fn messages_reach_the_terminal_and_the_webhook() {
+    let ws = workspace();
+    let hook = FakeHttp::start(|_| HttpReply::json(r#"{"ok":true}"#.to_owned()));
+    let model = FakeModel::start(vec![
+        Box::new(|_| calls(&[("m", "message", r#"{"content":"Half done.","to":"ana"}"#)])),
+        Box::new(|request| {
+            let sent = &tool_messages(request)[0].1;
+            assert!(
+                sent.contains("terminal") && sent.contains("webhook"),
+                "{sent}"
+            );
+            text("All done.")
+        }),
+    ]);
+    let path = ws.path().join("message.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[agent]\nendpoint = \"{}\"\nmodel = \"m\"\n[message]\nwebhook = \"http://127.0.0.1:{}/hook\"\n",
+            model.url(),
+            hook.port
+        ),
+    )
+    .unwrap();
+    let out = run(ws.path(), &path, &["--session", "s1"], "Report progress.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[message from the agent to ana] Half done."),
+        "{}",
+        stderr(&out)
+    );
+    let posted = hook.requests();
+    assert_eq!(posted.len(), 1);
+    let body: Value = serde_json::from_slice(&posted[0].body).unwrap();
+    assert_eq!(body["content"], "Half done.");
+    assert_eq!(body["to"], "ana");
+    assert_eq!(body["session"], "s1");
+}
