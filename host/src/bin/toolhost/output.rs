@@ -382,7 +382,7 @@ pub(crate) fn printable(text: &str) -> String {
 /// Like [`printable`], keeping line breaks and tabs: an agent-written
 /// script or description shown to the person who approves it cannot hide a
 /// line with terminal escapes or carriage returns.
-fn printable_lines(text: &str) -> String {
+pub(crate) fn printable_lines(text: &str) -> String {
     escaped(text, |c| c == '\n' || c == '\t')
 }
 

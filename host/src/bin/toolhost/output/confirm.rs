@@ -1,7 +1,8 @@
 //! The terminal's confirmation question.
 #![expect(clippy::print_stderr, reason = "a question asked on the terminal")]
 
-use super::printable;
+use super::{printable, printable_lines};
+use serde_json::Value;
 use std::io::{BufRead as _, IsTerminal as _};
 use toolhost::{ConfirmRequest, Confirmer, Decision};
 
@@ -22,11 +23,11 @@ impl Confirmer for TtyConfirmer {
         // JSON escapes control characters in the arguments; the reason
         // quotes a command, so escape it too: nothing printed can move the
         // cursor or redraw the prompt.
-        let args = serde_json::to_string(request.args).unwrap_or_default();
+        let (args, shown) = shown(request.args);
         let reason = printable(request.reason);
         let tool = printable(request.tool);
         loop {
-            eprint!("Run `{tool}` with {args}?\n({reason}) [y]es / [n]o / [a]bort all: ");
+            eprint!("Run `{tool}` with {args}?\n{shown}({reason}) [y]es / [n]o / [a]bort all: ");
             if !stdin_ready() {
                 eprintln!();
                 return Decision::AbortAll;
@@ -43,6 +44,70 @@ impl Confirmer for TtyConfirmer {
             }
         }
     }
+}
+
+/// Most lines of one text shown in a question.
+const MOST_LINES: usize = 40;
+
+/// The arguments as a person reads them: short values in one JSON line,
+/// and below it, for an edit, the diff of `old_text` → `new_text` (each of
+/// `edits`), for a `diff` or `patch` the text itself, for other long or
+/// multi-line text a preview; each cut at [`MOST_LINES`] lines, control
+/// characters escaped.
+fn shown(args: &Value) -> (String, String) {
+    let Some(fields) = args.as_object() else {
+        return (
+            serde_json::to_string(args).unwrap_or_default(),
+            String::new(),
+        );
+    };
+    let long = |v: &Value| v.as_str().is_some_and(|s| s.len() > 80 || s.contains('\n'));
+    let mut short = serde_json::Map::new();
+    let mut below = String::new();
+    let mut edits: Vec<&Value> = fields
+        .get("edits")
+        .and_then(Value::as_array)
+        .map(|e| e.iter().collect())
+        .unwrap_or_default();
+    if fields.contains_key("old_text") && fields.contains_key("new_text") {
+        edits.push(args);
+    }
+    for edit in &edits {
+        let text = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or_default();
+        let diff = similar::TextDiff::from_lines(text("old_text"), text("new_text"))
+            .unified_diff()
+            .context_radius(2)
+            .to_string();
+        below.push_str(&capped(&diff));
+    }
+    for (key, value) in fields {
+        let edited = matches!(key.as_str(), "old_text" | "new_text" | "edits") && !edits.is_empty();
+        if edited {
+            short.insert(key.clone(), Value::String("[diff below]".to_owned()));
+        } else if long(value) {
+            short.insert(key.clone(), Value::String(format!("[{key} below]")));
+            below.push_str(&format!("{key}:\n"));
+            below.push_str(&capped(value.as_str().unwrap_or_default()));
+        } else {
+            short.insert(key.clone(), value.clone());
+        }
+    }
+    (Value::Object(short).to_string(), below)
+}
+
+/// `text`, control characters escaped, at most [`MOST_LINES`] lines, each
+/// indented, ending in a newline.
+fn capped(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: String = lines
+        .iter()
+        .take(MOST_LINES)
+        .map(|l| format!("  {}\n", printable_lines(l).replace('\t', "    ")))
+        .collect();
+    if lines.len() > MOST_LINES {
+        out.push_str(&format!("  … {} more lines\n", lines.len() - MOST_LINES));
+    }
+    out
 }
 
 /// Wait until the terminal has an answer to read; false when Ctrl-C came
@@ -63,5 +128,40 @@ fn stdin_ready() -> bool {
             Ok(0) | Err(rustix::io::Errno::INTR) => {}
             _ => return true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn edits_show_as_diffs_and_long_text_as_a_capped_preview() {
+        let (line, below) = shown(&json!({"path": "a.rs", "old_text": "let x = 1;\n",
+            "new_text": "let x = 2;\n"}));
+        assert!(
+            line.contains("\"path\":\"a.rs\"") && line.contains("[diff below]"),
+            "{line}"
+        );
+        assert!(
+            below.contains("-let x = 1;") && below.contains("+let x = 2;"),
+            "{below}"
+        );
+        let content: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let (line, below) = shown(&json!({"path": "b.txt", "content": content}));
+        assert!(line.contains("[content below]"), "{line}");
+        assert!(
+            below.contains("  line 39\n") && !below.contains("line 40\n"),
+            "{below}"
+        );
+        assert!(below.contains("60 more lines"), "{below}");
+        let (_, below) = shown(&json!({"content": "a\u{1b}[2Jb\nc"}));
+        assert!(
+            !below.contains('\u{1b}'),
+            "no escape reaches the terminal: {below}"
+        );
+        let (_, below) = shown(&json!({"edits": [{"old_text": "a", "new_text": "b"}]}));
+        assert!(below.contains("-a") && below.contains("+b"), "{below}");
     }
 }
