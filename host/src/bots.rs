@@ -23,7 +23,9 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 mod collaborate;
+mod improve;
 mod message;
+mod phone;
 
 /// How long a call of a tool that runs a model loop may take (a loop of
 /// several requests, each up to the endpoint timeout).
@@ -61,6 +63,7 @@ struct Inner {
     agent: AgentSection,
     bots: BTreeMap<String, BotSection>,
     message: crate::config::MessageSection,
+    phone: Option<crate::config::PhoneSection>,
     executor: OnceLock<Weak<Executor>>,
     terminal: OnceLock<Terminal>,
     collaborations: collaborate::Sessions,
@@ -74,6 +77,7 @@ impl Bots {
                 agent: config.agent.clone(),
                 bots: config.bots.clone(),
                 message: config.message.clone(),
+                phone: config.phone.clone(),
                 executor: OnceLock::new(),
                 terminal: OnceLock::new(),
                 collaborations: collaborate::Sessions::default(),
@@ -81,10 +85,10 @@ impl Bots {
         }
     }
 
-    /// The services to offer: `spawn` when `[agent]` names an endpoint
-    /// and a model; `delegate_to_bot` and `collaborate` when bots are
-    /// configured; `message` when `terminal` (the person watches this
-    /// process) or `[message] webhook`.
+    /// The services to offer: `spawn` and `improve` when `[agent]` names
+    /// an endpoint and a model; `delegate_to_bot` and `collaborate` when
+    /// bots are configured; `message` when `terminal` (the person watches
+    /// this process) or `[message] webhook`; `phone_call` with `[phone]`.
     pub fn services(&self, terminal: bool) -> Services {
         let mut services = Services::new();
         let mut offer = |service: Result<Service, String>| match service {
@@ -104,6 +108,12 @@ impl Bots {
         }
         if terminal || self.inner.message.webhook.is_some() {
             offer(self.message());
+        }
+        if let Some(phone) = self.phone() {
+            offer(phone);
+        }
+        if self.inner.agent.endpoint.is_some() && self.inner.agent.model.is_some() {
+            offer(self.improve());
         }
         services
     }
@@ -281,6 +291,19 @@ impl Bots {
         Ok(name.to_owned())
     }
 
+    /// The executor the services were attached to.
+    fn executor(&self) -> Result<Arc<Executor>, ServiceError> {
+        self.inner
+            .executor
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| {
+                ServiceError::Failed(
+                    "the agent services are not attached to an executor yet".to_owned(),
+                )
+            })
+    }
+
     /// Run a loop as `bot` (or as `[agent]`) on `task`.
     fn run_loop(
         &self,
@@ -290,16 +313,7 @@ impl Bots {
         shape: Shape,
         cancel: &CancelToken,
     ) -> Result<Outcome, ServiceError> {
-        let executor = self
-            .inner
-            .executor
-            .get()
-            .and_then(Weak::upgrade)
-            .ok_or_else(|| {
-                ServiceError::Failed(
-                    "the agent services are not attached to an executor yet".to_owned(),
-                )
-            })?;
+        let executor = self.executor()?;
         let (endpoint, model) = self
             .endpoint(bot)
             .map_err(|e| ServiceError::Failed(e.to_string()))?;

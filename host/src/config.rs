@@ -165,6 +165,9 @@ pub struct Config {
     pub bots: BTreeMap<String, BotSection>,
     /// Where the message tool sends.
     pub message: MessageSection,
+    /// phone_call's provider and contacts (not offered without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone: Option<PhoneSection>,
 }
 
 /// How [`Config::executor`] builds, beyond what the file says.

@@ -250,14 +250,14 @@ fn json_events_stream_each_step_and_end_with_the_outcome() {
 
 /// `toolhost` run on a new pseudo-terminal as its controlling terminal,
 /// as a person runs it; what it writes is gathered from the other end.
-struct OnTerminal {
+pub(crate) struct OnTerminal {
     child: std::process::Child,
     master: std::fs::File,
     seen: Arc<Mutex<String>>,
 }
 
 impl OnTerminal {
-    fn start(ws: &Path, args: &[&str]) -> Self {
+    pub(crate) fn start(ws: &Path, args: &[&str]) -> Self {
         use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
         let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
         grantpt(&master).unwrap();
@@ -311,7 +311,7 @@ impl OnTerminal {
     }
 
     /// Wait until the terminal shows `text`.
-    fn wait_for(&self, text: &str) {
+    pub(crate) fn wait_for(&self, text: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !self.seen.lock().unwrap().contains(text) {
             assert!(
@@ -324,13 +324,13 @@ impl OnTerminal {
     }
 
     /// Type `keys` at the terminal.
-    fn type_keys(&mut self, keys: &[u8]) {
+    pub(crate) fn type_keys(&mut self, keys: &[u8]) {
         self.master.write_all(keys).unwrap();
         self.master.flush().unwrap();
     }
 
     /// The exit status, within `limit`.
-    fn exit_code(mut self, limit: Duration) -> Option<i32> {
+    pub(crate) fn exit_code(mut self, limit: Duration) -> Option<i32> {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {

@@ -6,9 +6,11 @@
 //! endpoints on 127.0.0.1.
 
 use crate::agent::{FakeModel, calls, text, tool_messages};
+use crate::agent_runs::OnTerminal;
 use crate::support::{FakeHttp, HttpReply, json, stderr, toolhost_command, workspace};
 use serde_json::Value;
 use std::path::Path;
+use std::time::Duration;
 
 /// The tool names a chat completions request offers (none: no tools).
 fn offered(request: &Value) -> Vec<String> {
@@ -306,4 +308,180 @@ fn messages_reach_the_terminal_and_the_webhook() {
     assert_eq!(body["content"], "Half done.");
     assert_eq!(body["to"], "ana");
     assert_eq!(body["session"], "s1");
+}
+
+/// phone_call: only a configured contact, through a Twilio-compatible
+/// provider (a fake on loopback): the form, the basic auth with the token
+/// from the environment, the spoken message escaped; an unknown contact
+/// is refused with the list.
+#[test]
+fn phone_call_reaches_a_named_contact_through_the_provider() {
+    let ws = workspace();
+    let provider =
+        FakeHttp::start(|_| HttpReply::json(r#"{"sid":"CA123","status":"queued"}"#.to_owned()));
+    let model = FakeModel::start(vec![
+        Box::new(|request| {
+            assert!(offered(request).contains(&"phone_call".to_owned()));
+            calls(&[
+                (
+                    "p",
+                    "phone_call",
+                    r#"{"contact":"ana","message":"Dinner at 8 <3"}"#,
+                ),
+                (
+                    "q",
+                    "phone_call",
+                    r#"{"contact":"+15550000","message":"hi"}"#,
+                ),
+            ])
+        }),
+        Box::new(|request| {
+            let answers = tool_messages(request);
+            assert!(
+                answers[0].1.contains("calling ana: queued"),
+                "{}",
+                answers[0].1
+            );
+            assert!(
+                answers[1].1.contains("the contacts are: ana"),
+                "{}",
+                answers[1].1
+            );
+            text("Called Ana.")
+        }),
+    ]);
+    let path = ws.path().join("phone.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[agent]\nendpoint = \"{}\"\nmodel = \"m\"\n\
+             [phone]\nurl = \"http://127.0.0.1:{}\"\naccount_sid = \"AC1\"\nfrom = \"+15550100\"\n\
+             [phone.contacts]\nana = \"+34612345678\"\n",
+            model.url(),
+            provider.port
+        ),
+    )
+    .unwrap();
+    let config = path.display().to_string();
+    let out = toolhost_command(
+        ws.path(),
+        &[
+            "--config",
+            &config,
+            "agent",
+            "--mode",
+            "yolo",
+            "--json",
+            "Call Ana.",
+        ],
+    )
+    .env("TWILIO_AUTH_TOKEN", "tok-123")
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = provider.requests();
+    assert_eq!(seen.len(), 1, "the unknown number was never called");
+    assert_eq!(seen[0].path, "/2010-04-01/Accounts/AC1/Calls.json");
+    // base64("AC1:tok-123")
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some("Basic QUMxOnRvay0xMjM=")
+    );
+    let form = String::from_utf8_lossy(&seen[0].body).into_owned();
+    assert!(
+        form.contains("To=%2B34612345678") && form.contains("From=%2B15550100"),
+        "{form}"
+    );
+    assert!(
+        form.contains("%26lt%3B3"),
+        "the message is escaped in the TwiML: {form}"
+    );
+}
+
+/// improve: a session offered only the persona tools; what it changed is
+/// in the audit log as a diff and shown to the person at the terminal,
+/// whose "no" puts every file back; in yolo it is kept without asking.
+#[test]
+fn improve_changes_only_the_persona_and_a_person_keeps_it() {
+    let ws = workspace();
+    let soul = ws.path().join("soul");
+    std::fs::create_dir_all(&soul).unwrap();
+    std::fs::write(soul.join("SOUL.md"), "I am terse.\n").unwrap();
+    let script = || -> Vec<crate::agent::Turn> {
+        vec![
+            Box::new(|_| calls(&[("i", "improve", r#"{"focus":"be warmer"}"#)])),
+            Box::new(|request| {
+                let mut tools = offered(request);
+                tools.sort();
+                assert_eq!(
+                    tools,
+                    [
+                        "manage_goals",
+                        "memory_get",
+                        "memory_search",
+                        "update_identity",
+                        "update_soul"
+                    ]
+                );
+                calls(&[(
+                    "u",
+                    "update_soul",
+                    r#"{"content":"I am terse but kind.\n"}"#,
+                )])
+            }),
+            Box::new(|_| text("I added kindness.")),
+            Box::new(|request| text(tool_messages(request)[0].1.as_str())),
+        ]
+    };
+    let audit = ws.path().join("audit.jsonl");
+    let path = ws.path().join("improve.toml");
+    let write_config = |model: &FakeModel| {
+        std::fs::write(
+            &path,
+            format!(
+                "soul_dir = {:?}\naudit_log = {:?}\n[agent]\nendpoint = \"{}\"\nmodel = \"m\"\n",
+                soul.display().to_string(),
+                audit.display().to_string(),
+                model.url()
+            ),
+        )
+        .unwrap();
+    };
+    let config = path.display().to_string();
+
+    // At a terminal: yes to the session, no to what it changed.
+    let model = FakeModel::start(script());
+    write_config(&model);
+    let mut run = OnTerminal::start(ws.path(), &["--config", &config, "agent", "Improve."]);
+    run.wait_for("Run `improve`");
+    run.type_keys(b"y\n");
+    run.wait_for("keep these changes?");
+    run.wait_for("+I am terse but kind.");
+    run.type_keys(b"n\n");
+    assert_eq!(run.exit_code(Duration::from_secs(60)), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(soul.join("SOUL.md")).unwrap(),
+        "I am terse.\n"
+    );
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        log.contains("\"event\":\"improve\"") && log.contains("+I am terse but kind."),
+        "{log}"
+    );
+
+    let model = FakeModel::start(script());
+    write_config(&model);
+    let out = toolhost_command(
+        ws.path(),
+        &[
+            "--config", &config, "agent", "--mode", "yolo", "--json", "Improve.",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(soul.join("SOUL.md")).unwrap(),
+        "I am terse but kind.\n"
+    );
 }

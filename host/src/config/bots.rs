@@ -54,6 +54,35 @@ pub struct MessageSection {
     pub token_env: Option<String>,
 }
 
+/// `[phone]`: phone_call's provider (Twilio's REST API, or one that
+/// speaks it) and the contacts it may call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhoneSection {
+    /// The API's base URL.
+    #[serde(default = "twilio")]
+    pub url: String,
+    /// The account the calls are made for.
+    pub account_sid: String,
+    /// The variable holding the auth token: a secret stored for
+    /// phone_call (`toolhost secret set phone_call NAME`), else the
+    /// environment variable of that name.
+    #[serde(default = "auth_token_env")]
+    pub auth_token_env: String,
+    /// The number calls come from.
+    pub from: String,
+    /// The people it may call, by name: `ana = "+34612345678"`.
+    pub contacts: BTreeMap<String, String>,
+}
+
+fn twilio() -> String {
+    "https://api.twilio.com".to_owned()
+}
+
+fn auth_token_env() -> String {
+    "TWILIO_AUTH_TOKEN".to_owned()
+}
+
 /// Whether `name` can name a bot: lowercase letters, digits, `_` and
 /// `-`, starting with a letter, at most 64 characters.
 pub fn is_bot_name(name: &str) -> bool {
@@ -83,6 +112,22 @@ impl Config {
                 return Err(bad(format!(
                     "[bots.{name}] endpoint `{url}` is not an http(s) URL"
                 )));
+            }
+        }
+        if let Some(phone) = &self.phone {
+            crate::net::credential_may_go_to(&phone.url, "the phone provider's token")
+                .map_err(|e| bad(format!("[phone] url: {e}")))?;
+            if !crate::types::grant::is_env_name(&phone.auth_token_env) {
+                return Err(bad(
+                    "[phone] auth_token_env takes the NAME of a variable".to_owned()
+                ));
+            }
+            if phone.contacts.is_empty() {
+                return Err(bad(
+                    "[phone] has no contacts: phone_call calls only the people named in \
+                     [phone.contacts]"
+                        .to_owned(),
+                ));
             }
         }
         if let Some(url) = &self.message.webhook {

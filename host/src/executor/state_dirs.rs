@@ -19,6 +19,16 @@ pub struct UnknownStateDir {
 }
 
 impl Executor {
+    /// The host directory of the state directory `name`, if it keeps one.
+    pub(crate) fn state_dir(&self, name: &str) -> Option<&Path> {
+        self.state_dirs.get(name).map(|(path, _)| path.as_path())
+    }
+
+    /// The confirmation mode.
+    pub fn mode(&self) -> crate::types::confirm::Mode {
+        self.policy.mode
+    }
+
     /// Give built-in tools that declare the directory `name` the host
     /// directory `path` (created on first use): e.g. `todo` for the plan,
     /// `memory` for the memory tools, `schemas` for validate_output.

@@ -1,0 +1,169 @@
+//! `improve`: a supervised session in which the agent revises its own
+//! persona. Its loop is offered only the persona tools (update_soul,
+//! update_identity, manage_goals) and memory search, so it can change
+//! nothing but the soul directory; what it changed is written to the
+//! audit log as a diff and, in the confirm modes, shown to a person, whose
+//! "no" puts every file back as it was.
+
+use super::{Bots, DELEGATED_CHANNEL, LOOP_TIMEOUT, blocking};
+use crate::agent::Shape;
+use crate::services::{Service, ServiceCall, ServiceError};
+use crate::types::confirm::{ConfirmRequest, Decision, Mode};
+use crate::types::context::CallContext;
+use serde_json::{Value, json};
+use std::path::Path;
+use toolhost_shared::contract::dir;
+
+/// The tools an improvement session is offered.
+const IMPROVE_TOOLS: &[&str] = &[
+    "update_soul",
+    "update_identity",
+    "manage_goals",
+    "memory_search",
+    "memory_get",
+];
+
+/// The persona files as they are: (name, bytes or absent).
+type Snapshot = Vec<(&'static str, Option<Vec<u8>>)>;
+
+impl Bots {
+    pub(super) fn improve(&self) -> Result<Service, String> {
+        let bots = self.clone();
+        Service::new(
+            "improve",
+            "Revise your own persona (SOUL.md, IDENTITY.md, GOALS.md) in a supervised session: \
+             only the persona tools, every change shown to a person as a diff and, unless the \
+             mode is yolo, kept only if they agree. Say what to improve in `focus`.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "focus": {"type": "string", "minLength": 1, "description": "What to improve, and why."},
+                },
+                "required": ["focus"],
+                "additionalProperties": false,
+            }),
+            move |call: ServiceCall| {
+                let bots = bots.clone();
+                blocking(move || bots.run_improve(&call))
+            },
+        )
+        // Not asked before it starts: what it changed is asked about after.
+        .map(|s| s.as_tool("Improve your persona", false, Some(LOOP_TIMEOUT)))
+    }
+
+    fn run_improve(&self, call: &ServiceCall) -> Result<Value, ServiceError> {
+        let executor = self.executor()?;
+        let soul = executor
+            .state_dir(dir::SOUL)
+            .ok_or_else(|| ServiceError::Failed("this host keeps no soul directory".to_owned()))?
+            .to_owned();
+        if call.context.channel.as_deref() == Some(DELEGATED_CHANNEL) {
+            return Err(ServiceError::Denied(
+                "a bot answering a delegation does not change the persona".to_owned(),
+            ));
+        }
+        let before = snapshot(&soul);
+        let focus = call.input["focus"].as_str().unwrap_or_default();
+        let task = format!(
+            "Improve your persona, focusing on: {focus}\n\nIt is in your system prompt. Change \
+             only what the focus needs, with update_soul, update_identity and manage_goals, \
+             then say what you changed and why."
+        );
+        let shape = Shape {
+            tools: Some(IMPROVE_TOOLS.iter().map(|t| (*t).to_owned()).collect()),
+            ..Shape::default()
+        };
+        let context = CallContext {
+            channel: Some("improve".to_owned()),
+            ..call.context.clone()
+        };
+        let outcome = self.run_loop(None, &task, context, shape, &call.cancel)?;
+        let after = snapshot(&soul);
+        let diff = diff(&before, &after);
+        executor.audit(&json!({
+            "time": crate::executor::audit::now(),
+            "event": "improve",
+            "agent": call.context.agent,
+            "session": call.context.session,
+            "focus": focus,
+            "diff": diff,
+        }));
+        if diff.is_empty() {
+            return Ok(json!({"diff": "", "text": format!("Nothing changed. {}", outcome.answer)}));
+        }
+        if executor.mode() != Mode::Yolo {
+            let args = json!({"focus": focus, "diff": diff});
+            let asked = ConfirmRequest {
+                tool: "improve",
+                args: &args,
+                reason: "the agent changed its own persona; keep these changes?",
+            };
+            if executor.confirmer().confirm(&asked) != Decision::Allow {
+                restore(&soul, &before);
+                return Err(ServiceError::Denied(
+                    "a person did not keep the changes (or could not be asked); the persona is \
+                     as it was"
+                        .to_owned(),
+                ));
+            }
+        }
+        Ok(json!({
+            "diff": diff,
+            "text": format!("{}\n\nChanged:\n{diff}", outcome.answer),
+        }))
+    }
+}
+
+/// The persona files under `soul` as they are now.
+fn snapshot(soul: &Path) -> Snapshot {
+    crate::executor::persona::PERSONA_FILES
+        .iter()
+        .map(|name| (*name, read(soul, name)))
+        .collect()
+}
+
+fn read(soul: &Path, name: &str) -> Option<Vec<u8>> {
+    let dir = cap_std::fs::Dir::open_ambient_dir(soul, cap_std::ambient_authority()).ok()?;
+    crate::dirs::read_whole(&dir, Path::new(name), name, 1 << 20).ok()
+}
+
+/// Put every persona file back as `before` had it.
+fn restore(soul: &Path, before: &Snapshot) {
+    let Ok(dir) = cap_std::fs::Dir::open_ambient_dir(soul, cap_std::ambient_authority()) else {
+        return;
+    };
+    for (name, bytes) in before {
+        let done = match bytes {
+            Some(bytes) => dir.write(name, bytes),
+            None => dir.remove_file(name).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            }),
+        };
+        if let Err(err) = done {
+            tracing::warn!(file = name, %err, "cannot put a persona file back");
+        }
+    }
+}
+
+/// What changed between `before` and `after`, as unified diffs.
+fn diff(before: &Snapshot, after: &Snapshot) -> String {
+    before
+        .iter()
+        .zip(after)
+        .filter(|((_, old), (_, new))| old != new)
+        .map(|((name, old), (_, new))| {
+            let text = |b: &Option<Vec<u8>>| {
+                String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
+            };
+            let (old, new) = (text(old), text(new));
+            similar::TextDiff::configure()
+                .timeout(std::time::Duration::from_secs(1))
+                .diff_lines(old.as_str(), new.as_str())
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("{name} before"), &format!("{name} after"))
+                .to_string()
+        })
+        .collect()
+}
