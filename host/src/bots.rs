@@ -23,6 +23,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 mod collaborate;
+mod cron;
+pub use cron::{Job, Ran, Schedule, describe};
 mod improve;
 mod message;
 mod phone;
@@ -64,6 +66,8 @@ struct Inner {
     bots: BTreeMap<String, BotSection>,
     message: crate::config::MessageSection,
     phone: Option<crate::config::PhoneSection>,
+    /// Where scheduled jobs are kept (none without a state directory).
+    cron: Option<cron::Store>,
     executor: OnceLock<Weak<Executor>>,
     terminal: OnceLock<Terminal>,
     collaborations: collaborate::Sessions,
@@ -78,6 +82,9 @@ impl Bots {
                 bots: config.bots.clone(),
                 message: config.message.clone(),
                 phone: config.phone.clone(),
+                cron: config
+                    .state_home()
+                    .map(|s| cron::Store::new(s.join("cron"))),
                 executor: OnceLock::new(),
                 terminal: OnceLock::new(),
                 collaborations: collaborate::Sessions::default(),
@@ -88,7 +95,8 @@ impl Bots {
     /// The services to offer: `spawn` and `improve` when `[agent]` names
     /// an endpoint and a model; `delegate_to_bot` and `collaborate` when
     /// bots are configured; `message` when `terminal` (the person watches
-    /// this process) or `[message] webhook`; `phone_call` with `[phone]`.
+    /// this process) or `[message] webhook`; `phone_call` with `[phone]`;
+    /// `cron` with an endpoint and a state directory.
     pub fn services(&self, terminal: bool) -> Services {
         let mut services = Services::new();
         let mut offer = |service: Result<Service, String>| match service {
@@ -114,6 +122,9 @@ impl Bots {
         }
         if self.inner.agent.endpoint.is_some() && self.inner.agent.model.is_some() {
             offer(self.improve());
+            if let Some(cron) = self.cron() {
+                offer(cron);
+            }
         }
         services
     }

@@ -485,3 +485,79 @@ fn improve_changes_only_the_persona_and_a_person_keeps_it() {
         "I am terse but kind.\n"
     );
 }
+
+/// cron: an agent adds a job; at its time `toolhost schedule run` runs it
+/// through the loop, and `schedule list` shows its last result; a job is
+/// never run twice at once (two `schedule run` at the same moment).
+#[test]
+fn a_scheduled_job_runs_at_its_time_and_never_twice_at_once() {
+    let ws = workspace();
+    let at =
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(2))
+            .to_string();
+    let add = format!(r#"{{"action":"add","name":"nightly","task":"Say the time.","at":"{at}"}}"#);
+    let model = FakeModel::start(vec![
+        Box::new(move |request| {
+            assert!(offered(request).contains(&"cron".to_owned()));
+            calls(&[("c", "cron", add.as_str())])
+        }),
+        Box::new(|request| {
+            let added = &tool_messages(request)[0].1;
+            assert!(added.contains("added: nightly"), "{added}");
+            text("Scheduled.")
+        }),
+        // The job's own run, slow enough for a second `schedule run` to
+        // find it running.
+        Box::new(|request| {
+            assert_eq!(request["messages"][1]["content"], "Say the time.");
+            std::thread::sleep(Duration::from_secs(2));
+            text("It is late.")
+        }),
+    ]);
+    let path = ws.path().join("cron.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "state_dir = {:?}\n[agent]\nendpoint = \"{}\"\nmodel = \"m\"\n",
+            ws.path().join("state").display().to_string(),
+            model.url()
+        ),
+    )
+    .unwrap();
+    let config = path.display().to_string();
+    let out = run(ws.path(), &path, &[], "Schedule it.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Not due yet: nothing runs.
+    let schedule = |args: &[&str]| {
+        let mut all = vec!["--config", config.as_str(), "schedule"];
+        all.extend_from_slice(args);
+        toolhost_command(ws.path(), &all)
+    };
+    let out = schedule(&["run", "--json"]).output().unwrap();
+    assert_eq!(crate::support::stdout(&out), "", "{}", stderr(&out));
+    std::thread::sleep(Duration::from_secs(3));
+    let first = schedule(&["run", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let second = schedule(&["run", "--json"]).output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let ran: Value = serde_json::from_str(crate::support::stdout(&first).trim()).unwrap();
+    assert_eq!(ran["status"], "ran");
+    assert_eq!(ran["stop"], "answered");
+    assert!(
+        crate::support::stdout(&second).contains("already running"),
+        "{}",
+        crate::support::stdout(&second)
+    );
+    let out = schedule(&["list", "--json"]).output().unwrap();
+    let jobs: Value = serde_json::from_str(crate::support::stdout(&out).trim()).unwrap();
+    assert_eq!(jobs[0]["runs"], 1);
+    assert_eq!(jobs[0]["last"]["answer"], "It is late.");
+    assert!(jobs[0]["next"].is_null(), "an `at` job runs once: {jobs}");
+    assert_eq!(model.seen().len(), 3, "the job ran once");
+}

@@ -94,6 +94,17 @@ pub fn is_bot_name(name: &str) -> bool {
 }
 
 impl Config {
+    /// Where built-in tools and the scheduler keep their state:
+    /// `state_dir`, else `$XDG_STATE_HOME/toolhost` (or the data
+    /// directory's).
+    pub fn state_home(&self) -> Option<PathBuf> {
+        self.state_dir.clone().or_else(|| {
+            ::dirs::state_dir()
+                .or_else(::dirs::data_dir)
+                .map(|d| d.join("toolhost"))
+        })
+    }
+
     /// `[bots]` and `[message]`, checked: names, APIs, key variables, URLs.
     pub(super) fn check_bots(&self) -> Result<(), ConfigError> {
         let bad = |message: String| invalid("configuration", message);

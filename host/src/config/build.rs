@@ -184,11 +184,7 @@ impl Config {
         mut executor: Executor,
         bad: &impl Fn(String) -> ConfigError,
     ) -> Result<Executor, ConfigError> {
-        let state = self.state_dir.clone().or_else(|| {
-            dirs::state_dir()
-                .or_else(dirs::data_dir)
-                .map(|d| d.join("toolhost"))
-        });
+        let state = self.state_home();
         if let Some(state) = &state {
             executor = executor
                 .with_state_dir(dir::TODO, state.join(dir::TODO))

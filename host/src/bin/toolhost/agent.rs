@@ -147,6 +147,74 @@ fn endpoint(
         .map_err(|e| UsageError(e.to_string()).into())
 }
 
+/// `toolhost schedule`: run the due jobs (once, or each minute), or list
+/// them.
+pub(crate) fn schedule(
+    settings: Settings,
+    action: &cli::ScheduleAction,
+) -> anyhow::Result<ExitCode> {
+    let Settings { executor, bots, .. } = settings;
+    let executor = Arc::new(executor);
+    bots.attach(
+        &executor,
+        Some(Arc::new(|text: &str| {
+            output::warn_info(&output::printable(text))
+        })),
+    );
+    match action {
+        cli::ScheduleAction::List { json } => {
+            let jobs = bots.jobs().map_err(UsageError)?;
+            if *json {
+                output::json_line(&jobs)?;
+            } else if jobs.is_empty() {
+                output::text("no jobs\n")?;
+            } else {
+                for job in &jobs {
+                    output::text(&format!(
+                        "{}\n",
+                        output::printable(&toolhost::bots::describe(job))
+                    ))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        cli::ScheduleAction::Run { watch, json } => {
+            let stop = interrupt()?;
+            let mut failed = false;
+            loop {
+                for ran in bots.run_due().map_err(UsageError)? {
+                    failed |= ran.stop.as_deref().is_some_and(|s| s != "answered");
+                    if *json {
+                        output::json_line(&ran)?;
+                    } else {
+                        let stop = ran
+                            .stop
+                            .as_deref()
+                            .map(|s| format!(" ({s})"))
+                            .unwrap_or_default();
+                        output::text(&format!("{}: {}{stop}\n", ran.name, ran.status))?;
+                    }
+                }
+                if !*watch {
+                    break;
+                }
+                // Until the next minute, or Ctrl-C.
+                for _ in 0..600 {
+                    if stop.is_cancelled() {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+            Ok(if failed {
+                ExitCode::from(EXIT_TOOL_ERROR)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
 /// `--output json` and `--output-schema FILE`, checked.
 fn json_output(args: &cli::AgentArgs) -> anyhow::Result<Option<JsonOutput>> {
     let json = match args.output.as_deref() {

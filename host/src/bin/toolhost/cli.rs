@@ -9,7 +9,7 @@ use toolhost::config::{BuildOptions, CommandsSection, Config, GrantSection};
 use toolhost::schema::SchemaFormat;
 use toolhost::{CacheDir, Executor, Grant, Mode};
 mod agent;
-pub use agent::AgentArgs;
+pub use agent::{AgentArgs, ScheduleAction};
 pub mod plugin;
 pub mod secret;
 mod settings;
@@ -353,6 +353,14 @@ pub enum Command {
     /// rounds or tokens ran out, it refused, its JSON did not fit) or the
     /// endpoint failed; 2 on a usage error; 130 when a person cancelled.
     Agent(AgentArgs),
+
+    /// Jobs the cron tool scheduled: `run` the due ones through the tool
+    /// loop (once, or every minute with --watch; each job at most once at
+    /// a time), or `list` them with their last results.
+    Schedule {
+        #[command(subcommand)]
+        action: ScheduleAction,
+    },
 }
 
 /// `toolhost review` flags.

@@ -79,14 +79,14 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let purpose = match cli.command {
         Command::Call(_) => Purpose::OneCall,
-        Command::Agent(_) => Purpose::Agent,
+        Command::Agent(_) | Command::Schedule { .. } => Purpose::Agent,
         _ => Purpose::Other,
     };
     let mut settings = Settings::build(&cli.global, mode, purpose)?;
     if matches!(cli.command, Command::Call(_)) {
         settings.executor.ends_after_one_call();
     }
-    if matches!(cli.command, Command::Call(_) | Command::Agent(_)) {
+    if purpose != Purpose::Other {
         settings.executor.refuse_background(
             "`toolhost call` exits when the call ends, which would kill a background command \
              at once; run it in the foreground with a `timeout` (up to 600 s), or start it \
@@ -130,6 +130,7 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             return code;
         }
         Command::Agent(args) => return agent::run(settings, agent, &args),
+        Command::Schedule { action } => return agent::schedule(settings, &action),
         // Handled above: serving takes the settings whole, completions
         // need none.
         Command::Serve(_)

@@ -65,6 +65,9 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
     // The agent services run their loops on it; messages go to the
     // webhook only (nobody watches a server's terminal).
     settings.bots.attach(&executor, None);
+    if settings.bots.schedules() {
+        settings.bots.run_due_every_minute();
+    }
     let cluster = match (&args.replica_addr, &args.cluster_key_file) {
         (Some(addr), Some(file)) => {
             let key =

@@ -1,7 +1,7 @@
 //! `toolhost agent` flags.
 
 use super::Mode;
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 /// `toolhost agent` flags.
@@ -61,4 +61,24 @@ pub struct AgentArgs {
     /// The session the run's calls belong to.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+}
+
+/// `toolhost schedule` actions.
+#[derive(Debug, Subcommand)]
+pub enum ScheduleAction {
+    /// Run the jobs that are due, through the tool loop.
+    Run {
+        /// Keep running: look for due jobs every minute until Ctrl-C.
+        #[arg(long)]
+        watch: bool,
+        /// Print what ran as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the jobs: schedule, next run, last result.
+    List {
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
