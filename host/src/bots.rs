@@ -365,6 +365,18 @@ fn answer_value(outcome: &Outcome, bot: Option<&str>) -> Value {
     value
 }
 
+/// An HTTP client for a service's one request (a webhook, the phone
+/// provider): 30 s at most, no redirects (a credential sent to a URL a
+/// person chose follows no Location), every status answered.
+fn http_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .new_agent()
+}
+
 /// Run blocking `work` off the services' async workers.
 fn blocking<F>(work: F) -> crate::services::ServiceFuture
 where

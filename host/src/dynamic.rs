@@ -34,6 +34,7 @@ mod inspect;
 mod load;
 mod requests;
 pub use changes::Since;
+pub(crate) use changes::unified_diff;
 pub use decisions::{Decider, Decision};
 pub use inspect::{Inspected, inspect};
 pub use load::Registries;

@@ -348,6 +348,29 @@ impl OnTerminal {
     }
 }
 
+/// `toolhost agent` on a terminal against `model`, its audit log at `audit`.
+fn agent_on_terminal(ws: &Path, model: &FakeModel, audit: &Path, task: &str) -> OnTerminal {
+    let (url, audit) = (model.url(), audit.display().to_string());
+    let args = [
+        "agent",
+        "--endpoint",
+        &url,
+        "--model",
+        "m",
+        "--audit",
+        &audit,
+        task,
+    ];
+    OnTerminal::start(ws, &args)
+}
+
+/// The audit log at `audit` holds one run, and it was cancelled.
+fn assert_cancelled(audit: &Path) {
+    let records = run_records(audit);
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["stop"], "cancelled");
+}
+
 /// "abort all" at the terminal's confirmation stops the run at once:
 /// exit 130, no more requests, nothing written, the end in the audit log.
 #[test]
@@ -358,31 +381,13 @@ fn abort_all_at_the_terminal_stops_the_run() {
         Box::new(|_| text("should not be asked")),
     ]);
     let audit = ws.path().join("audit.jsonl");
-    let (url, audit_arg) = (model.url(), audit.display().to_string());
-    let mut run = OnTerminal::start(
-        ws.path(),
-        &[
-            "agent",
-            "--endpoint",
-            &url,
-            "--model",
-            "m",
-            "--audit",
-            &audit_arg,
-            "Write.",
-        ],
-    );
+    let mut run = agent_on_terminal(ws.path(), &model, &audit, "Write.");
     run.wait_for("[a]bort all");
-    run.type_keys(
-        b"a
-",
-    );
+    run.type_keys(b"a\n");
     assert_eq!(run.exit_code(Duration::from_secs(30)), Some(130));
     assert_eq!(model.seen().len(), 1, "no request after the abort");
     assert!(!ws.path().join("no.txt").exists());
-    let records = run_records(&audit);
-    assert_eq!(records.len(), 1);
-    assert_eq!(records[0]["stop"], "cancelled");
+    assert_cancelled(&audit);
 }
 
 /// Ctrl-C while the model is slow to answer stops the run at once, with
@@ -395,20 +400,7 @@ fn ctrl_c_stops_a_run_waiting_for_the_model() {
         text("too late")
     })]);
     let audit = ws.path().join("audit.jsonl");
-    let (url, audit_arg) = (model.url(), audit.display().to_string());
-    let mut run = OnTerminal::start(
-        ws.path(),
-        &[
-            "agent",
-            "--endpoint",
-            &url,
-            "--model",
-            "m",
-            "--audit",
-            &audit_arg,
-            "Wait.",
-        ],
-    );
+    let mut run = agent_on_terminal(ws.path(), &model, &audit, "Wait.");
     run.wait_for("asking m");
     let pressed = Instant::now();
     run.type_keys(&[0x03]);
@@ -418,9 +410,7 @@ fn ctrl_c_stops_a_run_waiting_for_the_model() {
         "{:?}",
         pressed.elapsed()
     );
-    let records = run_records(&audit);
-    assert_eq!(records.len(), 1);
-    assert_eq!(records[0]["stop"], "cancelled");
+    assert_cancelled(&audit);
 }
 
 /// Each run's task and answer go to the session history in the memory

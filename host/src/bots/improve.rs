@@ -153,17 +153,12 @@ fn diff(before: &Snapshot, after: &Snapshot) -> String {
         .zip(after)
         .filter(|((_, old), (_, new))| old != new)
         .map(|((name, old), (_, new))| {
-            let text = |b: &Option<Vec<u8>>| {
-                String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
-            };
-            let (old, new) = (text(old), text(new));
-            similar::TextDiff::configure()
-                .timeout(std::time::Duration::from_secs(1))
-                .diff_lines(old.as_str(), new.as_str())
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("{name} before"), &format!("{name} after"))
-                .to_string()
+            crate::dynamic::unified_diff(
+                old.as_deref().unwrap_or_default(),
+                new.as_deref().unwrap_or_default(),
+                &format!("{name} before"),
+                &format!("{name} after"),
+            )
         })
         .collect()
 }

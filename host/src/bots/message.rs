@@ -4,7 +4,6 @@
 use super::{Bots, blocking};
 use crate::services::{Service, ServiceCall, ServiceError};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 impl Bots {
     pub(super) fn message(&self) -> Result<Service, String> {
@@ -61,12 +60,7 @@ impl Bots {
             "agent": call.context.agent,
             "session": call.context.session,
         });
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(30)))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .build()
-            .new_agent();
+        let agent = super::http_agent();
         let mut request = agent.post(url).header("Content-Type", "application/json");
         if let Some(var) = &self.inner.message.token_env {
             let token = std::env::var(var).map_err(|_| {

@@ -7,7 +7,6 @@
 use super::{Bots, blocking};
 use crate::services::{Service, ServiceCall, ServiceError};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// The longest message said in one call.
 const MOST_CHARS: usize = 1_000;
@@ -66,12 +65,7 @@ impl Bots {
             phone.account_sid
         );
         let twiml = format!("<Response><Say>{}</Say></Response>", xml_text(message));
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(30)))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .build()
-            .new_agent();
+        let agent = super::http_agent();
         let basic = base64_basic(&phone.account_sid, &token);
         let mut response = agent
             .post(&url)

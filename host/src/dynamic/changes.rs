@@ -100,6 +100,18 @@ const MOST_COMPARED: usize = 256 * 1024;
 /// `old` → `new` as a unified diff of their lines, headed by `what`;
 /// bounded in the bytes compared and in time (a second).
 fn unified(old: &[u8], new: &[u8], what: &str) -> String {
+    unified_diff(
+        old,
+        new,
+        &format!("{what} as approved"),
+        &format!("{what} now"),
+    )
+}
+
+/// `old` → `new` as a unified diff of their lines headed `before` and
+/// `after`, bounded in the bytes compared (256 KiB a side) and in time (a
+/// second).
+pub(crate) fn unified_diff(old: &[u8], new: &[u8], before: &str, after: &str) -> String {
     let cut = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(MOST_COMPARED)]).into_owned();
     let (old, new) = (cut(old), cut(new));
     similar::TextDiff::configure()
@@ -107,6 +119,6 @@ fn unified(old: &[u8], new: &[u8], what: &str) -> String {
         .diff_lines(old.as_str(), new.as_str())
         .unified_diff()
         .context_radius(3)
-        .header(&format!("{what} as approved"), &format!("{what} now"))
+        .header(before, after)
         .to_string()
 }
