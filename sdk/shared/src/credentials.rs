@@ -12,21 +12,25 @@ use std::sync::OnceLock;
 /// wrong.` in prose is no credential.
 const ASSIGNMENT: &str = "a password or token assignment";
 
-/// Whether `found`, a match of the pattern finding `what`, is a value
-/// rather than an ordinary word (at most 12 letters, then sentence
-/// punctuation) that happens to follow `token:` in prose.
-fn is_value(what: &str, found: &str) -> bool {
+/// Whether a match of the pattern finding `what` is a value rather than
+/// an ordinary word that follows `token:` in prose: `prefix` is what the
+/// pattern's first group matched (the name and its separator), `value`
+/// the rest. Only after a colon and a space, and only a word of at most
+/// 12 letters with at most one mark of sentence punctuation after it, is
+/// it prose (`the token: wrong.`); anything after `=`, or with a digit,
+/// symbol or inner punctuation, is a value.
+fn is_value(what: &str, prefix: &str, value: &str) -> bool {
     if what != ASSIGNMENT {
         return true;
     }
-    let value = found
-        .rsplit(|c: char| c == ':' || c == '=' || c.is_whitespace())
-        .next()
-        .unwrap_or(found)
-        .trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'', '`']);
-    // Few words are longer than 12 letters; a run of letters that long
-    // is more likely a passphrase.
-    !(value.chars().all(char::is_alphabetic) && value.chars().count() <= 12)
+    let prose = prefix.trim_end().ends_with(':') && prefix.ends_with(char::is_whitespace);
+    let word = value
+        .strip_suffix(['.', ',', ';', '!', '?'])
+        .unwrap_or(value);
+    !(prose
+        && !word.is_empty()
+        && word.chars().count() <= 12
+        && word.chars().all(char::is_alphabetic))
 }
 
 /// The patterns, each with what it finds. What a pattern's groups match
@@ -79,7 +83,12 @@ fn patterns() -> &'static [(Regex, &'static str)] {
 pub fn kind(text: &str) -> Option<&'static str> {
     patterns()
         .iter()
-        .find(|(re, what)| re.find_iter(text).any(|m| is_value(what, m.as_str())))
+        .find(|(re, what)| {
+            re.captures_iter(text).any(|found| {
+                let prefix = found.get(1).map_or("", |m| m.as_str());
+                is_value(what, prefix, &found[0][prefix.len()..])
+            })
+        })
         .map(|(_, what)| *what)
 }
 
@@ -126,7 +135,8 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         if re.is_match(&out) {
             let replaced = re.replace_all(&out, |found: &regex::Captures<'_>| {
                 let whole = &found[0];
-                if !is_value(what, whole) {
+                let prefix = found.get(1).map_or("", |m| m.as_str());
+                if !is_value(what, prefix, &whole[prefix.len()..]) {
                     return whole.to_owned();
                 }
                 // What names the value (the first group) and a URL's `@`
@@ -183,11 +193,7 @@ mod tests {
         assert_eq!(redact(block), "a\n[redacted]\nb");
         assert_eq!(redact("plain text, 42 apples"), "plain text, 42 apples");
         // An ordinary word after `token:` in prose is no credential.
-        for prose in [
-            "the token: wrong.",
-            "Password: incorrect, try again",
-            "secret = forgotten",
-        ] {
+        for prose in ["the token: wrong.", "Password: incorrect, try again"] {
             assert_eq!(redact(prose), prose);
             assert_eq!(kind(prose), None, "{prose}");
         }
@@ -196,6 +202,17 @@ mod tests {
             redact("password=correcthorsebatterystaple"),
             "password=[redacted]"
         );
+        // After `=`, with a symbol, padded or split: values.
+        for secret in [
+            "api_key=QUJDREVGR0hJSktMTU5PUA==",
+            "password=Summer!",
+            "token=admin:hunter",
+            "password: Summer!2",
+            "secret = forgotten",
+        ] {
+            assert!(kind(secret).is_some(), "{secret}");
+            assert!(redact(secret).contains("[redacted]"), "{secret}");
+        }
         // What names the value stays, and redacting again changes nothing.
         let once = redact("--password=hunter22 https://me:pw1@host");
         assert_eq!(once, "--password=[redacted] https://me:[redacted]@host");
