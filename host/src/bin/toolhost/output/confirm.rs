@@ -50,10 +50,11 @@ impl Confirmer for TtyConfirmer {
 const MOST_LINES: usize = 40;
 
 /// The arguments as a person reads them: short values in one JSON line,
-/// and below it, for an edit, the diff of `old_text` → `new_text` (each of
-/// `edits`), for a `diff` or `patch` the text itself, for other long or
-/// multi-line text a preview; each cut at [`MOST_LINES`] lines, control
-/// characters escaped.
+/// and below it, for an edit (`old_str` → `new_str`, as edit_file and each
+/// of multi_edit's `edits` name them), the diff; for other long or
+/// multi-line text (a `diff`, a file's `content`) the text itself; each
+/// cut at [`MOST_LINES`] lines, control characters escaped, keys too. A
+/// value is shown in the line whenever nothing is shown for it below.
 fn shown(args: &Value) -> (String, String) {
     let Some(fields) = args.as_object() else {
         return (
@@ -64,35 +65,48 @@ fn shown(args: &Value) -> (String, String) {
     let long = |v: &Value| v.as_str().is_some_and(|s| s.len() > 80 || s.contains('\n'));
     let mut short = serde_json::Map::new();
     let mut below = String::new();
-    let mut edits: Vec<&Value> = fields
-        .get("edits")
-        .and_then(Value::as_array)
-        .map(|e| e.iter().collect())
-        .unwrap_or_default();
-    if fields.contains_key("old_text") && fields.contains_key("new_text") {
-        edits.push(args);
-    }
-    for edit in &edits {
-        let text = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or_default();
-        let diff = similar::TextDiff::from_lines(text("old_text"), text("new_text"))
-            .unified_diff()
-            .context_radius(2)
-            .to_string();
-        below.push_str(&capped(&diff));
-    }
+    let edits: Vec<&Value> = match fields.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits.iter().collect(),
+        None if fields.contains_key("old_str") => vec![args],
+        None => Vec::new(),
+    };
+    let diffs: String = edits.iter().map(|edit| capped(&edit_diff(edit))).collect();
+    let diffed = !diffs.trim().is_empty();
+    below.push_str(&diffs);
     for (key, value) in fields {
-        let edited = matches!(key.as_str(), "old_text" | "new_text" | "edits") && !edits.is_empty();
-        if edited {
-            short.insert(key.clone(), Value::String("[diff below]".to_owned()));
+        let shown_key = printable(key);
+        if diffed && matches!(key.as_str(), "old_str" | "new_str" | "edits") {
+            short.insert(shown_key, Value::String("[diff below]".to_owned()));
         } else if long(value) {
-            short.insert(key.clone(), Value::String(format!("[{key} below]")));
-            below.push_str(&format!("{key}:\n"));
+            short.insert(
+                shown_key.clone(),
+                Value::String(format!("[{shown_key} below]")),
+            );
+            below.push_str(&format!("{shown_key}:\n"));
             below.push_str(&capped(value.as_str().unwrap_or_default()));
         } else {
-            short.insert(key.clone(), value.clone());
+            short.insert(shown_key, value.clone());
         }
     }
     (Value::Object(short).to_string(), below)
+}
+
+/// One edit's `old_str` → `new_str` as a unified diff of lines.
+fn edit_diff(edit: &Value) -> String {
+    let text = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or_default();
+    let (old, new) = (text("old_str"), text("new_str"));
+    // Whole lines, so a change inside a line shows as that line changed.
+    let line = |t: &str| {
+        if t.ends_with('\n') {
+            t.to_owned()
+        } else {
+            format!("{t}\n")
+        }
+    };
+    similar::TextDiff::from_lines(&line(old), &line(new))
+        .unified_diff()
+        .context_radius(2)
+        .to_string()
 }
 
 /// `text`, control characters escaped, at most [`MOST_LINES`] lines, each
@@ -138,8 +152,8 @@ mod tests {
 
     #[test]
     fn edits_show_as_diffs_and_long_text_as_a_capped_preview() {
-        let (line, below) = shown(&json!({"path": "a.rs", "old_text": "let x = 1;\n",
-            "new_text": "let x = 2;\n"}));
+        let (line, below) = shown(&json!({"path": "a.rs", "old_str": "let x = 1;",
+            "new_str": "let x = 2;"}));
         assert!(
             line.contains("\"path\":\"a.rs\"") && line.contains("[diff below]"),
             "{line}"
@@ -161,7 +175,23 @@ mod tests {
             !below.contains('\u{1b}'),
             "no escape reaches the terminal: {below}"
         );
-        let (_, below) = shown(&json!({"edits": [{"old_text": "a", "new_text": "b"}]}));
-        assert!(below.contains("-a") && below.contains("+b"), "{below}");
+        // multi_edit, as the tool names its fields.
+        let (line, below) = shown(&json!({"path": "m.rs", "edits": [
+            {"old_str": "fn main(){", "new_str": "fn main(){ evil();"},
+            {"old_str": "a", "new_str": "b"}]}));
+        assert!(line.contains("[diff below]"), "{line}");
+        assert!(
+            below.contains("+fn main(){ evil();") && below.contains("+b"),
+            "{below}"
+        );
+        // Nothing to diff: the value stays in the line.
+        let (line, _) = shown(&json!({"edits": "not a list"}));
+        assert!(line.contains("not a list"), "{line}");
+        // A key cannot carry an escape sequence to the terminal.
+        let (line, below) = shown(&json!({"\u{1b}[2Akey": "x".repeat(100)}));
+        assert!(
+            !line.contains('\u{1b}') && !below.contains('\u{1b}'),
+            "{line} {below}"
+        );
     }
 }
