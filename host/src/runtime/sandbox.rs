@@ -512,14 +512,8 @@ fn note_hidden(out: &mut PluginOutput, hidden: usize) {
 }
 
 /// The tool's error with why toolhost refused paths during the call (a
-/// tool sees only "access denied" from the filesystem), each note once. A
-/// denial is told by toolhost's reason alone: the tool can only guess
-/// (file permissions) and would guess wrong.
+/// tool sees only "access denied" from the filesystem), each note once.
 fn with_notes(mut err: CallError, notes: &[String]) -> CallError {
-    if err.kind == ErrorKind::Denied && !notes.is_empty() {
-        err.message = format!("{}.", notes.join(".\n"));
-        return err;
-    }
     for note in notes {
         if !err.message.contains(note.as_str()) {
             err.message.push_str(&format!("\n{note}."));

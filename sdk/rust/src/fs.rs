@@ -267,9 +267,9 @@ fn classify(err: io::Error, path: &str, op: Op) -> ToolError {
         K::ReadOnlyFilesystem => ToolError::denied(format!(
             "cannot change `{path}`: this tool has read-only access to the workspace"
         )),
-        K::PermissionDenied => ToolError::denied(format!(
-            "permission denied for `{path}`: the file's permissions do not allow this access"
-        )),
+        // The file's permissions, or toolhost's path rules: the host adds
+        // which, when it was its rules.
+        K::PermissionDenied => ToolError::denied(format!("permission denied for `{path}`")),
         K::InvalidData => ToolError::failed(format!("`{path}` could not be decoded: {err}")),
         _ => ToolError::failed(format!("cannot access `{path}`: {err}")),
     }
