@@ -133,6 +133,17 @@ fn searxng_results_with_fewer_asked_for() {
             .header("x-subscription-token")
             .is_none()
     );
+    // The model reads what this configuration does.
+    let out = toolhost(
+        ws.path(),
+        &["--config", &config, "describe", "web_search", "--json"],
+    );
+    let described: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let text = described["description"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(": 10 unless `max_results`") && text.contains("within 15m"),
+        "{described}"
+    );
 }
 
 #[test]

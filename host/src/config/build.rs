@@ -101,14 +101,7 @@ impl Config {
                 .with_workspace(dir)
                 .map_err(|e| bad(e.to_string()))?;
         }
-        // web_search's provider, as its settings and least grant; a
-        // `[grants.web_search]` section below replaces the grant.
-        if let Some(section) = &self.web_search {
-            let endpoint = section.endpoint().map_err(at_origin)?;
-            executor = executor
-                .with_tool_settings(tool::WEB_SEARCH, section.settings(&endpoint))
-                .with_grant(tool::WEB_SEARCH, section.grant(&endpoint));
-        }
+        executor = self.with_web_search(executor).map_err(at_origin)?;
         let mut waiting_grants = Vec::new();
         executor = self.with_tool_sections(executor, &mut problems, &mut waiting_grants, &bad)?;
         if let Some(profile) = profile {
@@ -124,6 +117,22 @@ impl Config {
             waiting_grants,
             bots,
         })
+    }
+
+    /// web_search's provider, as its settings and least grant (a
+    /// `[grants.web_search]` section replaces the grant later), and the
+    /// description that follows the section (a configured one,
+    /// `[tools.web_search]` or prompts_dir, replaces it later).
+    fn with_web_search(&self, executor: Executor) -> Result<Executor, ConfigError> {
+        let Some(section) = &self.web_search else {
+            return Ok(executor);
+        };
+        let endpoint = section.endpoint()?;
+        executor
+            .with_tool_settings(tool::WEB_SEARCH, section.settings(&endpoint))
+            .with_grant(tool::WEB_SEARCH, section.grant(&endpoint))
+            .with_description(tool::WEB_SEARCH, section.description())
+            .map_err(|e| invalid("configuration", e.to_string()))
     }
 
     /// The post-edit hooks and the audit log.

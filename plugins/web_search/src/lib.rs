@@ -224,7 +224,9 @@ pub fn run(
         None => settings.max_results,
     };
     let url = request_url(settings, &query, wanted);
-    let asked = format!("{} {url}", settings.name());
+    // Everything that changes the answer: the provider, the request and
+    // how many results (SearXNG's request does not carry it).
+    let asked = format!("{} {wanted} {url}", settings.name());
     if let Some(results) =
         toolhost_builtin::cache::get::<Vec<Hit>>(cache, &asked, settings.cache_ttl)
     {

@@ -86,7 +86,8 @@ pub(super) fn parse(
         .map(|(n, item)| Hit {
             rank: n + 1,
             title: plain(&text(item, "title")),
-            url: text(item, "url"),
+            // A URL holds no whitespace: what a provider wraps is folded.
+            url: text(item, "url").split_whitespace().collect(),
             snippet: cut(&plain(&text(item, snippet_key)), MAX_SNIPPET_CHARS),
         })
         .collect())

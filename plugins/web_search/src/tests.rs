@@ -206,3 +206,48 @@ fn without_a_provider_it_says_how_to_configure_one() {
         (Provider::Searxng, MAX_RESULTS, 900)
     );
 }
+
+/// The cache keeps apart what changes the answer (how many results, which
+/// SearXNG's request does not carry), and URLs come back without the
+/// whitespace a provider wrapped them in.
+#[test]
+fn the_cache_key_holds_the_count_and_urls_are_folded() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"{"results":[{"title":"A","url":"https://a.example/\n  long/path","content":"1"},
+        {"title":"B","url":"https://b.example/","content":"2"},
+        {"title":"C","url":"https://c.example/","content":"3"}]}"#;
+    let asked = Cell::new(0);
+    let get = |_: &url::Url, _: &[(&str, &[u8])], _: Duration| {
+        asked.set(asked.get() + 1);
+        Ok(answer(200, body))
+    };
+    let mut s = settings(Provider::Searxng);
+    s.key_var = None;
+    let two = run(
+        &Args {
+            max_results: Some(2),
+            ..args("x")
+        },
+        &s,
+        None,
+        dir.path(),
+        get,
+    )
+    .unwrap();
+    assert_eq!(
+        two.structured().unwrap()["results"][0]["url"],
+        "https://a.example/long/path"
+    );
+    let all = run(&args("x"), &s, None, dir.path(), get).unwrap();
+    assert_eq!(
+        all.structured().unwrap()["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(asked.get(), 2, "two counts, two requests");
+    let again = run(&args("x"), &s, None, dir.path(), get).unwrap();
+    assert_eq!(again.structured().unwrap()["cached"], true);
+    assert_eq!(asked.get(), 2);
+}
