@@ -129,6 +129,8 @@ pub struct ServerSpec {
     pub transport: Transport,
     /// Its tools change nothing: not sensitive (default: sensitive).
     pub read_only: bool,
+    /// These of its tools (by its names) change nothing.
+    pub read_only_tools: Vec<String>,
     /// When it is connected.
     pub connect: Connect,
     /// How long connecting (and listing its tools) may take.
@@ -556,6 +558,7 @@ fn tool_info(local: &str, tool: &Tool, spec: &ServerSpec) -> ToolInfo {
         .clone()
         .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
         .unwrap_or_default();
+    let read_only = spec.read_only || spec.read_only_tools.iter().any(|t| *t == tool.name);
     ToolInfo {
         name: local.to_owned(),
         description,
@@ -564,11 +567,11 @@ fn tool_info(local: &str, tool: &Tool, spec: &ServerSpec) -> ToolInfo {
             .output_schema
             .as_ref()
             .map(|s| serde_json::Value::Object((**s).clone())),
-        sensitive: !spec.read_only,
+        sensitive: !read_only,
         capabilities: Vec::new(),
         version: String::new(),
         title,
-        idempotent: spec.read_only,
+        idempotent: read_only,
     }
 }
 

@@ -129,6 +129,7 @@ pub fn run(runtime: &Arc<Runtime>, cache: &Path, n: usize) {
             bearer_token_env: None,
         },
         read_only: false,
+        read_only_tools: Vec::new(),
         connect: Connect::Start,
         connect_timeout: std::time::Duration::from_secs(10),
         call_timeout: std::time::Duration::from_secs(60),

@@ -121,9 +121,12 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let config = format!(
         "[mcp_servers.py]\nurl = \"{url}\"\nbearer_token_env = \"PY_TOKEN\"\n\
+         read_only_tools = [\"getWeather\"]\n\
          [mcp_servers.Read-Only]\nurl = \"{url}\"\nbearer_token_env = \"PY_TOKEN\"\nread_only = true\n\
          [mcp_servers.nokey]\nurl = \"{url}\"\nbearer_token_env = \"NO_SUCH_TOKEN_VAR\"\n\
-         [mcp_servers.badkey]\nurl = \"{url}\"\nbearer_token_env = \"HOME\"\n"
+         [mcp_servers.badkey]\nurl = \"{url}\"\nbearer_token_env = \"HOME\"\n\
+         [mcp_servers.down]\nurl = \"http://127.0.0.1:{}/mcp\"\nconnect_timeout_secs = 5\n",
+        free_port()
     );
     let ws = ws.path();
 
@@ -154,6 +157,8 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
             .map(|t| t["sensitivity"].clone())
     };
     assert_eq!(sensitivity("mcp_py_add"), Some(json!("writes")));
+    // A person's word for one tool of a server that is not read-only.
+    assert_eq!(sensitivity("mcp_py_get_weather"), Some(json!("read-only")));
     assert_eq!(sensitivity("mcp_read_only_echo"), Some(json!("read-only")));
     // Servers that cannot be reached are named, with why, and the token
     // never shows.
@@ -163,6 +168,15 @@ fn tools_of_a_python_sdk_server_are_imported_and_called_through_the_pipeline() {
         "{err}"
     );
     assert!(err.contains("`badkey`") && err.contains("401"), "{err}");
+    // A server nobody answers for, in plain words: no Rust type names.
+    assert!(
+        err.contains("`down`") && err.contains("nothing answers at"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("rmcp::") && !err.contains("reqwest::") && !err.contains("hyper"),
+        "{err}"
+    );
     assert!(!err.contains(TOKEN) && !stdout(&out).contains(TOKEN));
 
     // A server set to connect on first use is listed when the tools are.

@@ -44,6 +44,11 @@ pub struct McpServerSection {
     /// Its tools change nothing: not sensitive, never confirmed (default:
     /// sensitive, like any tool that may act elsewhere).
     pub read_only: bool,
+    /// These of its tools (by the server's names) change nothing, when
+    /// the server as a whole is not `read_only`: a person's word, per
+    /// tool; the server's own hints are never trusted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_only_tools: Vec<String>,
     /// When it is first connected: `start` or `first-use`.
     pub connect: ConnectSection,
     /// Seconds connecting and listing its tools may take.
@@ -62,6 +67,7 @@ impl Default for McpServerSection {
             env: BTreeMap::new(),
             network: false,
             read_only: false,
+            read_only_tools: Vec::new(),
             connect: ConnectSection::Start,
             connect_timeout_secs: 10,
             timeout_secs: 60,
@@ -224,6 +230,7 @@ pub(super) fn specs(
                 },
             },
             read_only: s.read_only,
+            read_only_tools: s.read_only_tools.clone(),
             connect: match s.connect {
                 ConnectSection::Start => Connect::Start,
                 ConnectSection::FirstUse => Connect::FirstUse,

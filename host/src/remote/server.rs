@@ -195,10 +195,14 @@ impl Server {
                 }
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-                let service = listener
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+                let service = match listener.serve(transport).await {
+                    Ok(service) => service,
+                    Err(e) => {
+                        return Err(reachable(url)
+                            .await
+                            .unwrap_or_else(|| handshake_failed(&e, url)));
+                    }
+                };
                 (service, None)
             }
             Transport::Stdio {
@@ -472,4 +476,86 @@ impl Server {
             changed_paths: Vec::new(),
         })
     }
+}
+
+/// Why nothing could answer at `url`, found by connecting to its host and
+/// port (the client's own error does not say it in words a person
+/// reads): a refused connection, a name that does not resolve, no answer
+/// in time. `None` when a connection opens: the failure was later.
+async fn reachable(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    let host = parsed
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let port = parsed.port_or_known_default()?;
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(Duration::from_secs(3), connect).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(format!(
+            "nothing answers at {url} (connection refused); check that the server runs and the \
+             url in its section"
+        )),
+        Ok(Err(e)) => Some(format!("cannot connect to {url}: {e}")),
+        Err(_) => Some(format!(
+            "{url} did not answer within 3 s; check the address and the network"
+        )),
+    }
+}
+
+/// Why connecting to the HTTP server at `url` failed, in plain words: the
+/// innermost cause (a refused connection, a name that does not resolve,
+/// a timeout, an HTTP status), never the client's type names.
+fn handshake_failed(error: &(dyn std::error::Error + 'static), url: &str) -> String {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut innermost = error.to_string();
+    while let Some(now) = cause {
+        if let Some(io) = now.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => format!(
+                    "nothing answers at {url} (connection refused); check that the server runs \
+                     and the url in its section"
+                ),
+                std::io::ErrorKind::TimedOut => {
+                    format!("{url} did not answer in time; check the address and the network")
+                }
+                _ => format!("cannot connect to {url}: {io}"),
+            };
+        }
+        if let Some(http) = now.downcast_ref::<reqwest::Error>() {
+            if let Some(status) = http.status() {
+                return format!("{url} answered HTTP {status} to the MCP handshake");
+            }
+            if http.is_timeout() {
+                return format!("{url} did not answer in time; check the address and the network");
+            }
+        }
+        innermost = now.to_string();
+        cause = now.source();
+    }
+    format!(
+        "the MCP handshake with {url} failed: {}",
+        without_type_names(&innermost)
+    )
+}
+
+/// `text` without the bracketed Rust type names some client errors
+/// carry (`[rmcp::transport::…]`).
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']') else {
+            break;
+        };
+        let inside = &rest[open..open + close];
+        out.push_str(&rest[..open]);
+        if !inside.contains("::") {
+            out.push_str(&rest[open..=open + close]);
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -400,9 +400,11 @@ fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Re
 /// Traces go over OTLP when an endpoint is configured (otel.rs): the
 /// exporter, to keep until the end.
 fn init_logging(verbose: u8, format: cli::LogFormat) -> Option<otel::Traces> {
+    // rmcp's own errors repeat, in Rust's words, what toolhost says of
+    // the same failure in plain ones: shown from -vv on.
     let default = match verbose {
-        0 => "warn",
-        1 => "warn,toolhost=info",
+        0 => "warn,rmcp=off",
+        1 => "warn,toolhost=info,rmcp=off",
         2 => "warn,toolhost=debug",
         _ => "info,toolhost=trace",
     };
