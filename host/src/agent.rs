@@ -440,7 +440,10 @@ impl<'a> ToolLoop<'a> {
             "tool_calls": outcome.tool_calls,
             "tokens": outcome.tokens,
             "changed_files": outcome.changed_files,
-            "error": outcome.error,
+            "error": outcome
+                .error
+                .as_deref()
+                .map(toolhost_shared::credentials::redact),
         }));
     }
 }

@@ -40,9 +40,13 @@ const SPAWN_CHANNEL: &str = "spawn:";
 /// collaboration carry: it may not delegate again.
 const DELEGATED_CHANNEL: &str = "delegated";
 
-/// The tools that hand work to another loop; a delegation's target and a
-/// collaboration never get them.
-pub const DELEGATION_TOOLS: &[&str] = &["delegate_to_bot", "collaborate", "spawn"];
+/// The tools that hand work to another loop (now or later); a
+/// delegation's target, a collaboration and a scheduled job never get
+/// them.
+pub const DELEGATION_TOOLS: &[&str] = &["delegate_to_bot", "collaborate", "spawn", "cron"];
+
+/// The tools that write the executor's persona.
+const PERSONA_WRITERS: &[&str] = &["update_soul", "update_identity", "manage_goals", "improve"];
 
 /// Where a message to the person's terminal goes.
 pub type Terminal = Arc<dyn Fn(&str) + Send + Sync>;
@@ -70,6 +74,9 @@ struct Inner {
     cron: Option<cron::Store>,
     executor: OnceLock<Weak<Executor>>,
     terminal: OnceLock<Terminal>,
+    /// The endpoint, model and budget the agent itself runs with (the
+    /// command line's flags over `[agent]`), for the loops it starts.
+    run_as: OnceLock<(Endpoint, String, Budget)>,
     collaborations: collaborate::Sessions,
 }
 
@@ -87,6 +94,7 @@ impl Bots {
                     .map(|s| cron::Store::new(s.join("cron"))),
                 executor: OnceLock::new(),
                 terminal: OnceLock::new(),
+                run_as: OnceLock::new(),
                 collaborations: collaborate::Sessions::default(),
             }),
         }
@@ -138,6 +146,14 @@ impl Bots {
         }
     }
 
+    /// The endpoint, model and budget the agent runs with, used for the
+    /// loops it starts that name no bot of their own (a sub-agent) and
+    /// for their budget: what a person gave on the command line holds for
+    /// them too.
+    pub fn run_as(&self, endpoint: Endpoint, model: String, budget: Budget) {
+        let _ = self.inner.run_as.set((endpoint, model, budget));
+    }
+
     /// The bot `name`'s configuration, if there is one.
     pub fn bot(&self, name: &str) -> Option<&BotSection> {
         self.inner.bots.get(name)
@@ -145,17 +161,27 @@ impl Bots {
 
     /// The endpoint and model bot `name` (or, for `None`, `[agent]`) asks.
     pub fn endpoint(&self, bot: Option<&str>) -> Result<(Endpoint, String), AgentError> {
+        if let (None, Some((endpoint, model, _))) = (bot, self.inner.run_as.get()) {
+            return Ok((endpoint.clone(), model.clone()));
+        }
         endpoint_for(&self.inner.agent, bot.and_then(|b| self.inner.bots.get(b)))
     }
 
     /// How bot `name` shapes its loop: its tools, prompt mode and persona.
+    /// A bot with a soul directory of its own is offered none of the
+    /// tools that write the persona: they write the executor's soul
+    /// directory, which is not its.
     pub fn shape(&self, bot: &str) -> Shape {
         self.inner
             .bots
             .get(bot)
             .map(|b| Shape {
                 tools: b.tools.clone(),
-                without: Vec::new(),
+                without: if b.soul_dir.is_some() {
+                    PERSONA_WRITERS.iter().map(|t| (*t).to_owned()).collect()
+                } else {
+                    Vec::new()
+                },
                 prompt_mode: b.prompt_mode,
                 soul_dir: b.soul_dir.clone(),
             })
@@ -212,7 +238,11 @@ impl Bots {
             .as_deref()
             .filter(|a| self.bot(a).is_some());
         let mut shape = bot.map(|b| self.shape(b)).unwrap_or_default();
-        shape.without = vec!["delegate_to_bot".to_owned(), "collaborate".to_owned()];
+        shape.without.extend(
+            ["delegate_to_bot", "collaborate", "cron"]
+                .iter()
+                .map(|t| (*t).to_owned()),
+        );
         if depth + 1 >= most {
             shape.without.push("spawn".to_owned());
         }
@@ -265,7 +295,9 @@ impl Bots {
         let target = self.target(call)?;
         let task = call.input["task"].as_str().unwrap_or_default();
         let mut shape = self.shape(&target);
-        shape.without = DELEGATION_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+        shape
+            .without
+            .extend(DELEGATION_TOOLS.iter().map(|t| (*t).to_owned()));
         let context = CallContext {
             agent: Some(target.clone()),
             channel: Some(DELEGATED_CHANNEL.to_owned()),
@@ -328,11 +360,10 @@ impl Bots {
         let (endpoint, model) = self
             .endpoint(bot)
             .map_err(|e| ServiceError::Failed(e.to_string()))?;
-        let budget = self
-            .inner
-            .agent
-            .budget()
-            .unwrap_or_else(|_| Budget::default());
+        let budget = match self.inner.run_as.get() {
+            Some((_, _, budget)) => *budget,
+            None => self.inner.agent.budget().unwrap_or_default(),
+        };
         let system = bot
             .and_then(|b| self.inner.bots.get(b))
             .and_then(|b| b.system.clone())
@@ -354,6 +385,8 @@ impl Bots {
 fn answer_value(outcome: &Outcome, bot: Option<&str>) -> Value {
     let mut value = json!({
         "text": outcome.answer,
+        // What the spawn tool reads.
+        "result": outcome.answer,
         "stop": outcome.stop,
         "rounds": outcome.rounds,
         "tool_calls": outcome.tool_calls,

@@ -9,7 +9,6 @@ use crate::services::{Service, ServiceCall, ServiceError};
 use crate::types::context::CallContext;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// Most collaboration sessions open at once.
@@ -21,7 +20,6 @@ const MOST_TURNS: usize = 50;
 #[derive(Default)]
 pub(super) struct Sessions {
     open: Mutex<HashMap<String, Session>>,
-    next: AtomicU64,
 }
 
 /// One collaboration: who started it, with which bot, what was said.
@@ -29,7 +27,29 @@ pub(super) struct Sessions {
 struct Session {
     bot: String,
     with: Option<String>,
+    /// The agent and the client session that started it: only they see,
+    /// go on with or end it.
+    owner: (Option<String>, Option<String>),
     turns: Vec<(String, String)>,
+}
+
+/// A new session's id: `collab-` and 64 random bits, so no caller guesses
+/// another's.
+fn random_id() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    format!("collab-{:016x}", hasher.finish())
+}
+
+/// Who `call` comes from, as sessions are owned.
+fn owner(call: &ServiceCall) -> (Option<String>, Option<String>) {
+    (call.context.agent.clone(), call.context.session.clone())
 }
 
 impl Bots {
@@ -99,30 +119,40 @@ impl Bots {
         }
         let sessions = &self.inner.collaborations;
         let caller = call.context.agent.clone();
-        let (id, session) =
-            match call.input["session_id"].as_str() {
-                Some(id) => {
-                    let open = sessions.open.lock().unwrap_or_else(PoisonError::into_inner);
-                    let session = open.get(id).filter(|s| s.with == caller).cloned().ok_or_else(|| {
-                    ServiceError::Invalid(format!(
-                        "no collaboration session `{id}` of yours is open; start one with `bot`"
-                    ))
-                })?;
-                    (id.to_owned(), session)
+        let (id, session) = match call.input["session_id"].as_str() {
+            Some(id) => {
+                let open = sessions.open.lock().unwrap_or_else(PoisonError::into_inner);
+                let session = open
+                    .get(id)
+                    .filter(|s| s.owner == owner(call))
+                    .cloned()
+                    .ok_or_else(|| {
+                        ServiceError::Invalid(format!(
+                            "no collaboration session `{id}` of yours is open; start one with `bot`"
+                        ))
+                    })?;
+                (id.to_owned(), session)
+            }
+            None => {
+                let bot = self.target(call)?;
+                let id = random_id();
+                let session = Session {
+                    bot,
+                    with: caller.clone(),
+                    owner: owner(call),
+                    turns: Vec::new(),
+                };
+                // Its place is taken before its first loop runs.
+                let mut open = sessions.open.lock().unwrap_or_else(PoisonError::into_inner);
+                if open.len() >= MOST_SESSIONS {
+                    return Err(ServiceError::Denied(format!(
+                        "{MOST_SESSIONS} collaboration sessions are open, the most; end one first"
+                    )));
                 }
-                None => {
-                    let bot = self.target(call)?;
-                    let n = sessions.next.fetch_add(1, Ordering::Relaxed) + 1;
-                    (
-                        format!("collab-{n}"),
-                        Session {
-                            bot,
-                            with: caller.clone(),
-                            turns: Vec::new(),
-                        },
-                    )
-                }
-            };
+                open.insert(id.clone(), session.clone());
+                (id, session)
+            }
+        };
         if session.turns.len() + 2 > MOST_TURNS {
             return Err(ServiceError::Denied(format!(
                 "the session `{id}` holds {MOST_TURNS} messages, the most; end it and start another"
@@ -143,7 +173,9 @@ impl Bots {
         );
         let mut shape = self.shape(&session.bot);
         shape.prompt_mode = Some(PromptMode::Collaboration);
-        shape.without = DELEGATION_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+        shape
+            .without
+            .extend(DELEGATION_TOOLS.iter().map(|t| (*t).to_owned()));
         let context = CallContext {
             agent: Some(session.bot.clone()),
             channel: Some(DELEGATED_CHANNEL.to_owned()),
@@ -151,23 +183,24 @@ impl Bots {
         };
         let outcome = self.run_loop(Some(&session.bot), &task, context, shape, &call.cancel)?;
         let mut open = sessions.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if !open.contains_key(&id) && open.len() >= MOST_SESSIONS {
-            return Err(ServiceError::Denied(format!(
-                "{MOST_SESSIONS} collaboration sessions are open, the most; end one first"
-            )));
-        }
-        let kept = open.entry(id.clone()).or_insert(session);
-        kept.turns.push((me, message.to_owned()));
-        kept.turns.push((kept.bot.clone(), outcome.answer.clone()));
+        // Ended while the bot answered: the reply comes back, the session
+        // stays ended.
+        let note = match open.get_mut(&id) {
+            Some(kept) => {
+                kept.turns.push((me, message.to_owned()));
+                kept.turns.push((kept.bot.clone(), outcome.answer.clone()));
+                "send again with this session_id, or end it"
+            }
+            None => "it was ended meanwhile",
+        };
         Ok(json!({
             "session_id": id,
-            "bot": kept.bot,
+            "bot": session.bot,
             "reply": outcome.answer,
             "stop": outcome.stop,
             "text": format!(
-                "{} replied (collaboration session {id}; send again with this session_id, or \
-                 end it):\n{}",
-                kept.bot, outcome.answer
+                "{} replied (collaboration session {id}; {note}):\n{}",
+                session.bot, outcome.answer
             ),
         }))
     }
@@ -181,7 +214,7 @@ impl Bots {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let session = match open.get(id) {
-            Some(s) if s.with == call.context.agent => open.remove(id),
+            Some(s) if s.owner == owner(call) => open.remove(id),
             _ => None,
         }
         .ok_or_else(|| {

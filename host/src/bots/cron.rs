@@ -27,6 +27,9 @@ const MOST_JOBS: usize = 50;
 /// The shortest `every`.
 const SHORTEST_EVERY: Duration = Duration::from_secs(60);
 
+/// The longest `every`.
+const LONGEST_EVERY: Duration = Duration::from_secs(366 * 24 * 3600);
+
 /// When a job runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -139,7 +142,10 @@ impl Schedule {
                 if every < SHORTEST_EVERY {
                     return Err("`every` is at least 1m".to_owned());
                 }
-                Ok(Some(after + every))
+                if every > LONGEST_EVERY {
+                    return Err("`every` is at most 366 days".to_owned());
+                }
+                Ok(after.checked_add(every))
             }
             Self::Cron(expr) => {
                 let cron = croner::Cron::from_str(expr.trim()).map_err(|e| {
@@ -248,12 +254,28 @@ impl Bots {
 
     fn cron_action(&self, call: &ServiceCall) -> Result<Value, ServiceError> {
         let store = self.cron_store()?;
+        // A loop someone else started (a delegation, a sub-agent, a job)
+        // schedules nothing: a job would run it again without its limits.
+        if let Some(channel) = call.context.channel.as_deref()
+            && (channel == super::DELEGATED_CHANNEL
+                || channel == "cron"
+                || channel.starts_with(super::SPAWN_CHANNEL))
+        {
+            return Err(ServiceError::Denied(
+                "jobs are scheduled only by the agent a person runs, not from inside a \
+                 delegation, a sub-agent or another job"
+                    .to_owned(),
+            ));
+        }
         let name = call.input["name"].as_str().unwrap_or_default().trim();
         let needs_name = || {
-            if name.is_empty() {
-                Err(ServiceError::Invalid("give the job's `name`".to_owned()))
-            } else {
+            if is_job_name(name) {
                 Ok(())
+            } else {
+                Err(ServiceError::Invalid(
+                    "give the job's `name`: 1 to 64 lowercase letters, digits, `_` and `-`"
+                        .to_owned(),
+                ))
             }
         };
         match call.input["action"].as_str() {
@@ -274,7 +296,7 @@ impl Bots {
                 needs_name()?;
                 store.with_jobs(|jobs| {
                     let before = jobs.len();
-                    jobs.retain(|j| j.name != name);
+                    jobs.retain(|j| j.name != name || j.added_by != call.context.agent);
                     if jobs.len() == before {
                         return Err(no_job(name));
                     }
@@ -293,6 +315,13 @@ impl Bots {
             }
             Some("run") => {
                 needs_name()?;
+                let mine = store
+                    .jobs()?
+                    .iter()
+                    .any(|j| j.name == name && j.added_by == call.context.agent);
+                if !mine {
+                    return Err(no_job(name));
+                }
                 let ran = self.run_job(name, &call.cancel)?;
                 Ok(json!({"text": format!("`{}`: {}", ran.name, ran.status), "ran": ran}))
             }
@@ -314,11 +343,22 @@ impl Bots {
                 "give the `task` the job runs".to_owned(),
             ));
         }
-        let bot = call.input["bot"].as_str().map(str::to_owned);
-        if let Some(bot) = &bot
-            && self.bot(bot).is_none()
-        {
-            return Err(ServiceError::Invalid(format!("no bot is named `{bot}`")));
+        // A bot schedules for itself only, under its own limits; the
+        // agent a person runs may name any bot.
+        let caller = call.context.agent.clone().filter(|a| self.bot(a).is_some());
+        let bot = call.input["bot"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| caller.clone());
+        if let Some(bot) = &bot {
+            if self.bot(bot).is_none() {
+                return Err(ServiceError::Invalid(format!("no bot is named `{bot}`")));
+            }
+            if caller.as_ref().is_some_and(|c| c != bot) {
+                return Err(ServiceError::Denied(format!(
+                    "a bot schedules jobs for itself only, not for `{bot}`"
+                )));
+            }
         }
         let schedule = Schedule::from_input(&call.input).map_err(ServiceError::Invalid)?;
         let next = schedule
@@ -369,7 +409,7 @@ impl Bots {
             .spawn(move || {
                 loop {
                     std::thread::sleep(Duration::from_secs(60));
-                    match bots.run_due() {
+                    match bots.run_due(&CancelToken::new()) {
                         Ok(ran) => {
                             for ran in ran {
                                 tracing::info!(job = %ran.name, status = %ran.status, stop = ?ran.stop, "a scheduled job");
@@ -391,8 +431,10 @@ impl Bots {
             .map_err(|e| e.to_string())
     }
 
-    /// Run every job that is due; what happened to each.
-    pub fn run_due(&self) -> Result<Vec<Ran>, String> {
+    /// Run every job that is due, one after the other until `cancel` is
+    /// cancelled; what happened to each (a job that could not run says
+    /// why, and the others still run).
+    pub fn run_due(&self, cancel: &CancelToken) -> Result<Vec<Ran>, String> {
         let store = self.cron_store().map_err(|e| e.to_string())?;
         let due: Vec<String> = store
             .jobs()
@@ -406,12 +448,17 @@ impl Bots {
             })
             .map(|j| j.name)
             .collect();
-        due.iter()
+        Ok(due
+            .iter()
+            .take_while(|_| !cancel.is_cancelled())
             .map(|name| {
-                self.run_job(name, &CancelToken::new())
-                    .map_err(|e| e.to_string())
+                self.run_job(name, cancel).unwrap_or_else(|e| Ran {
+                    name: name.clone(),
+                    status: format!("not run: {e}"),
+                    stop: Some("failed".to_owned()),
+                })
             })
-            .collect()
+            .collect())
     }
 
     /// Run the job `name` now, unless a run of it is going on.
@@ -422,7 +469,10 @@ impl Bots {
             .into_iter()
             .find(|j| j.name == name)
             .ok_or_else(|| no_job(name))?;
-        let runs = store.dir.join("runs").join(safe(name));
+        if !is_job_name(name) {
+            return Err(no_job(name));
+        }
+        let runs = store.dir.join("runs").join(name);
         std::fs::create_dir_all(&runs).map_err(|e| ServiceError::Failed(e.to_string()))?;
         let lock = std::fs::File::create(runs.join("running.lock"))
             .map_err(|e| ServiceError::Failed(e.to_string()))?;
@@ -439,7 +489,9 @@ impl Bots {
             .as_deref()
             .map(|b| self.shape(b))
             .unwrap_or_default();
-        shape.without = vec!["cron".to_owned()];
+        shape
+            .without
+            .extend(super::DELEGATION_TOOLS.iter().map(|t| (*t).to_owned()));
         let context = CallContext {
             agent: job.bot.clone().or_else(|| job.added_by.clone()),
             channel: Some("cron".to_owned()),
@@ -510,17 +562,13 @@ fn log_run(runs: &Path, started: SystemTime, last: &LastRun, outcome: Option<&Ou
     }
 }
 
-/// A job's name as a directory name.
-fn safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// Whether `name` can name a job (and its runs' directory): 1 to 64
+/// lowercase letters, digits, `_` and `-`.
+fn is_job_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
 fn no_job(name: &str) -> ServiceError {
@@ -558,6 +606,12 @@ mod tests {
                 .unwrap_err()
                 .contains("at least 1m")
         );
+        assert!(
+            at(json!({"every": "10000y"}))
+                .unwrap_err()
+                .contains("at most 366 days")
+        );
+        assert!(is_job_name("nightly-1") && !is_job_name("../x") && !is_job_name(&"a".repeat(65)));
         assert!(at(json!({"cron": "not a cron"})).is_err());
         assert!(
             at(json!({"every": "5m", "cron": "* * * * *"})).is_err(),

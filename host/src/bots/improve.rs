@@ -23,8 +23,23 @@ const IMPROVE_TOOLS: &[&str] = &[
     "memory_get",
 ];
 
-/// The persona files as they are: (name, bytes or absent).
-type Snapshot = Vec<(&'static str, Option<Vec<u8>>)>;
+/// One persona file as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kept {
+    /// There was none.
+    Absent,
+    /// Its bytes.
+    Bytes(Vec<u8>),
+    /// It could not be read (too large, not a regular file, a link out):
+    /// never touched when putting things back.
+    Unreadable,
+}
+
+/// The persona files as they are, with update_soul's previous version.
+type Snapshot = Vec<(&'static str, Kept)>;
+
+/// The files a session may change and a "no" puts back.
+const SNAPSHOT_FILES: &[&str] = &["SOUL.md", "IDENTITY.md", "GOALS.md", "SOUL.previous.md"];
 
 impl Bots {
     pub(super) fn improve(&self) -> Result<Service, String> {
@@ -47,8 +62,9 @@ impl Bots {
                 blocking(move || bots.run_improve(&call))
             },
         )
-        // Not asked before it starts: what it changed is asked about after.
-        .map(|s| s.as_tool("Improve your persona", false, Some(LOOP_TIMEOUT)))
+        // Asked before it starts in the confirm modes, as every service
+        // call is; what it changed is asked about after.
+        .map(|s| s.as_tool("Improve your persona", true, Some(LOOP_TIMEOUT)))
     }
 
     fn run_improve(&self, call: &ServiceCall) -> Result<Value, ServiceError> {
@@ -85,8 +101,8 @@ impl Bots {
             "event": "improve",
             "agent": call.context.agent,
             "session": call.context.session,
-            "focus": focus,
-            "diff": diff,
+            "focus": redacted(focus),
+            "diff": redacted(&diff),
         }));
         if diff.is_empty() {
             return Ok(json!({"diff": "", "text": format!("Nothing changed. {}", outcome.answer)}));
@@ -114,31 +130,44 @@ impl Bots {
     }
 }
 
+/// `text` with credentials redacted, for the audit log.
+fn redacted(text: &str) -> String {
+    toolhost_shared::credentials::redact(text).into_owned()
+}
+
 /// The persona files under `soul` as they are now.
 fn snapshot(soul: &Path) -> Snapshot {
-    crate::executor::persona::PERSONA_FILES
+    let dir = cap_std::fs::Dir::open_ambient_dir(soul, cap_std::ambient_authority()).ok();
+    SNAPSHOT_FILES
         .iter()
-        .map(|name| (*name, read(soul, name)))
+        .map(|name| {
+            let kept = match dir
+                .as_ref()
+                .map(|d| crate::dirs::read_whole(d, Path::new(name), name, 1 << 20))
+            {
+                Some(Ok(bytes)) => Kept::Bytes(bytes),
+                Some(Err(crate::dirs::FileError::NotFound(_))) | None => Kept::Absent,
+                Some(Err(_)) => Kept::Unreadable,
+            };
+            (*name, kept)
+        })
         .collect()
 }
 
-fn read(soul: &Path, name: &str) -> Option<Vec<u8>> {
-    let dir = cap_std::fs::Dir::open_ambient_dir(soul, cap_std::ambient_authority()).ok()?;
-    crate::dirs::read_whole(&dir, Path::new(name), name, 1 << 20).ok()
-}
-
-/// Put every persona file back as `before` had it.
+/// Put every persona file back as `before` had it (never one that could
+/// not be read).
 fn restore(soul: &Path, before: &Snapshot) {
     let Ok(dir) = cap_std::fs::Dir::open_ambient_dir(soul, cap_std::ambient_authority()) else {
         return;
     };
-    for (name, bytes) in before {
-        let done = match bytes {
-            Some(bytes) => dir.write(name, bytes),
-            None => dir.remove_file(name).or_else(|e| match e.kind() {
+    for (name, kept) in before {
+        let done = match kept {
+            Kept::Bytes(bytes) => dir.write(name, bytes),
+            Kept::Absent => dir.remove_file(name).or_else(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Ok(()),
                 _ => Err(e),
             }),
+            Kept::Unreadable => Ok(()),
         };
         if let Err(err) = done {
             tracing::warn!(file = name, %err, "cannot put a persona file back");
@@ -146,16 +175,22 @@ fn restore(soul: &Path, before: &Snapshot) {
     }
 }
 
-/// What changed between `before` and `after`, as unified diffs.
+/// What changed between `before` and `after`, as unified diffs (the
+/// previous version kept aside is not shown).
 fn diff(before: &Snapshot, after: &Snapshot) -> String {
+    let bytes = |k: &Kept| match k {
+        Kept::Bytes(b) => b.clone(),
+        Kept::Absent => Vec::new(),
+        Kept::Unreadable => b"(could not be read)\n".to_vec(),
+    };
     before
         .iter()
         .zip(after)
-        .filter(|((_, old), (_, new))| old != new)
+        .filter(|((name, old), (_, new))| old != new && !name.ends_with(".previous.md"))
         .map(|((name, old), (_, new))| {
             crate::dynamic::unified_diff(
-                old.as_deref().unwrap_or_default(),
-                new.as_deref().unwrap_or_default(),
+                &bytes(old),
+                &bytes(new),
                 &format!("{name} before"),
                 &format!("{name} after"),
             )

@@ -7,6 +7,7 @@
 use super::{Bots, blocking};
 use crate::services::{Service, ServiceCall, ServiceError};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// The longest message said in one call.
 const MOST_CHARS: usize = 1_000;
@@ -38,7 +39,9 @@ impl Bots {
                 },
             )
             // It reaches a person outside: asked first in confirm modes.
-            .map(|s| s.as_tool("Phone a contact", true, None)),
+            // Longer than the provider's 30 s: a call placed late is not
+            // reported as failed (and retried, ringing twice).
+            .map(|s| s.as_tool("Phone a contact", true, Some(Duration::from_secs(90)))),
         )
     }
 

@@ -59,6 +59,9 @@ pub(crate) fn run(
         None => None,
     };
     let (endpoint, model) = endpoint(section, bot.map(|(_, b)| b), args)?;
+    if bot.is_none() {
+        bots.run_as(endpoint.clone(), model.clone(), budget);
+    }
     let executor = Arc::new(executor);
     bots.attach(
         &executor,
@@ -182,7 +185,7 @@ pub(crate) fn schedule(
             let stop = interrupt()?;
             let mut failed = false;
             loop {
-                for ran in bots.run_due().map_err(UsageError)? {
+                for ran in bots.run_due(&stop).map_err(UsageError)? {
                     failed |= ran.stop.as_deref().is_some_and(|s| s != "answered");
                     if *json {
                         output::json_line(&ran)?;
