@@ -27,6 +27,15 @@ fn message(message: Value) -> (u16, String) {
     (200, json!({"choices": [{"message": message}]}).to_string())
 }
 
+/// `toolhost agent --endpoint MODEL --model m ARGS…` in `ws`, with no key
+/// and the default mode.
+fn agent_at(ws: &Path, model: &FakeModel, args: &[&str]) -> std::process::Output {
+    let url = model.url();
+    let mut all = vec!["agent", "--endpoint", url.as_str(), "--model", "m"];
+    all.extend_from_slice(args);
+    toolhost_command(ws, &all).output().unwrap()
+}
+
 /// The records of the audit log at `path` about runs (not calls).
 fn run_records(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -170,25 +179,11 @@ fn a_json_answer_is_taken_from_the_text_and_checked() {
         Box::new(|_| text("no json")),
         Box::new(|_| text("still none")),
     ]);
-    let url = model.url();
-    let out = toolhost_command(
+    let out = agent_at(
         ws.path(),
-        &[
-            "agent",
-            "--endpoint",
-            &url,
-            "--model",
-            "m",
-            "--max-rounds",
-            "2",
-            "--output",
-            "json",
-            "--json",
-            "Count.",
-        ],
-    )
-    .output()
-    .unwrap();
+        &model,
+        &["--max-rounds", "2", "--output", "json", "--json", "Count."],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let outcome = json(&out);
     assert_eq!(outcome["stop"], "invalid_output");
@@ -207,21 +202,7 @@ fn json_events_stream_each_step_and_end_with_the_outcome() {
         Box::new(|_| calls(&[("t", "get_datetime", "{}")])),
         Box::new(|_| text("It is now.")),
     ]);
-    let url = model.url();
-    let out = toolhost_command(
-        ws.path(),
-        &[
-            "agent",
-            "--endpoint",
-            &url,
-            "--model",
-            "m",
-            "--json-events",
-            "Time?",
-        ],
-    )
-    .output()
-    .unwrap();
+    let out = agent_at(ws.path(), &model, &["--json-events", "Time?"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events: Vec<Value> = stdout(&out)
         .lines()
