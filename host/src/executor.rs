@@ -201,6 +201,7 @@ impl Executor {
                 remote_seen: std::sync::atomic::AtomicU64::new(0),
                 #[cfg(feature = "mcp")]
                 remote_refresh: Mutex::new(()),
+                remote_problems: Mutex::new(Vec::new()),
             },
             policy: CallPolicy {
                 background_refused: None,

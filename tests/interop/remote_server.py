@@ -15,7 +15,9 @@ Run by the e2e tests in tests/e2e/remote.rs. Its tools:
   the client cancels the request first;
 - grow(): adds the tool `late` and tells the clients (tools/list_changed);
 - connect(port): whether 127.0.0.1:port accepts a TCP connection;
-- environment(name): the value of an environment variable, or "unset".
+- environment(name): the value of an environment variable, or "unset";
+- with REMOTE_SERVER_CLASH set, get-weather(city) too, whose name collides
+  with getWeather's once normalised.
 Over HTTP with a TOKEN, every request must carry `Authorization: Bearer
 TOKEN`.
 """
@@ -46,6 +48,15 @@ def add(a: int, b: int) -> int:
 def get_weather(city: str) -> str:
     """The weather in a city (always sunny here)."""
     return f"sunny in {city}"
+
+
+if os.environ.get("REMOTE_SERVER_CLASH"):
+    # A second name that is `get_weather` once normalised: toolhost
+    # offers the first and says which one it left out.
+    @server.tool(name="get-weather")
+    def get_weather_again(city: str) -> str:
+        """The same, under a name that collides."""
+        return f"sunny in {city}"
 
 
 @server.tool()

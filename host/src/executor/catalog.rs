@@ -41,6 +41,10 @@ pub(super) struct Catalog {
     /// Held while the registry's remote tools are brought in step.
     #[cfg(feature = "mcp")]
     pub(super) remote_refresh: Mutex<()>,
+    /// The remote tools that could not be offered when they were last
+    /// brought in (names that collide, that are too long), each saying
+    /// which and why.
+    pub(super) remote_problems: Mutex<Vec<LoadProblem>>,
 }
 
 impl Executor {
@@ -418,6 +422,18 @@ impl Executor {
             .filter(|p| self.shows(p, agent))
             .cloned()
             .collect()
+    }
+
+    /// The remote MCP tools that could not be offered when the servers'
+    /// tools were last brought in, each with where and why (two names the
+    /// same once normalised, a name too long): for `toolhost tools` and
+    /// `config check` to say by name.
+    pub fn remote_problems(&self) -> Vec<LoadProblem> {
+        self.catalog
+            .remote_problems
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// [`Executor::tools_for`] with no agent.

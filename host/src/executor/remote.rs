@@ -143,6 +143,13 @@ impl Executor {
         for problem in &problems {
             tracing::warn!(at = %problem.path.display(), reason = %problem.reason, "a remote MCP tool is not offered");
         }
+        problems.clone_into(
+            &mut self
+                .catalog
+                .remote_problems
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         problems
     }
 

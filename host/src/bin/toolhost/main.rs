@@ -95,16 +95,9 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let executor = &settings.executor;
     let agent = cli.global.agent.as_deref();
-    // Commands that list or call tools once wait for the remote MCP
-    // servers' lists (each server at most its connect timeout).
-    let lists_tools = matches!(
-        &cli.command,
-        Command::Tools { .. }
-            | Command::Describe { .. }
-            | Command::Schema { .. }
-            | Command::Agent(_)
-    );
-    if lists_tools || matches!(&cli.command, Command::Call(a) if executor.is_remote_tool(&a.tool)) {
+    if lists_tools(&cli.command)
+        || matches!(&cli.command, Command::Call(a) if executor.is_remote_tool(&a.tool))
+    {
         wait_for_remote_servers(executor);
     }
     match cli.command {
@@ -393,6 +386,22 @@ fn call(settings: &Settings, agent: Option<&str>, args: &CallArgs) -> anyhow::Re
     } else {
         ExitCode::from(EXIT_TOOL_ERROR)
     })
+}
+
+/// Whether `command` lists tools (or checks them) once, and so waits for
+/// the remote MCP servers' lists (each server at most its connect
+/// timeout).
+fn lists_tools(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Tools { .. }
+            | Command::Describe { .. }
+            | Command::Schema { .. }
+            | Command::Agent(_)
+            | Command::Config {
+                action: cli::ConfigAction::Check
+            }
+    )
 }
 
 /// Logs go to stderr only: stdout belongs to tool output (and to the MCP

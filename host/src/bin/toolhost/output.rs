@@ -196,7 +196,25 @@ pub fn tools(executor: &Executor, agent: Option<&str>, json: bool) -> std::io::R
             "{name:w0$}  {caps:w1$}  {changes:w2$}  {description}\n"
         ));
     }
+    // Remote tools left out, by name: a collision is not silent.
+    text.push_str(&not_offered(executor));
     out(&text)
+}
+
+/// A line for each remote tool that could not be offered, saying which
+/// and why.
+fn not_offered(executor: &Executor) -> String {
+    executor
+        .remote_problems()
+        .iter()
+        .map(|p| {
+            format!(
+                "not offered: {}: {}\n",
+                printable(&p.path.display().to_string()),
+                printable(&p.reason)
+            )
+        })
+        .collect()
 }
 
 /// What `describe` says a tool can change, and what that means for asking.
@@ -357,10 +375,11 @@ pub fn config(
                 .profile()
                 .map_or_else(String::new, |p| format!(", profile `{}`", p.name));
             out(&format!(
-                "ok: {source}: {} tools visible of {}{profile}, mode {}\n",
+                "ok: {source}: {} tools visible of {}{profile}, mode {}\n{}",
                 executor.tools().len(),
                 executor.registry().count(),
                 settings.config.mode.as_str(),
+                not_offered(executor),
             ))
         }
         // Handled in main.rs before settings are built: trusting must work
