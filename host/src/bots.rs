@@ -207,6 +207,9 @@ impl Bots {
                 blocking(move || bots.run_spawn(&call))
             },
         )
+        // A sub-agent runs a loop of its own: the `spawn` tool gets minutes
+        // on every surface (agent, MCP, CLI), not the runtime's seconds.
+        .map(|s| s.with_timeout(LOOP_TIMEOUT))
     }
 
     fn run_spawn(&self, call: &ServiceCall) -> Result<Value, ServiceError> {
@@ -288,7 +291,7 @@ impl Bots {
                 blocking(move || bots.run_delegate(&call))
             },
         )
-        .map(|s| s.as_tool("Delegate to a bot", false, Some(LOOP_TIMEOUT)))
+        .map(|s| s.as_tool("Delegate to a bot").with_timeout(LOOP_TIMEOUT))
     }
 
     fn run_delegate(&self, call: &ServiceCall) -> Result<Value, ServiceError> {

@@ -102,11 +102,6 @@ pub(crate) trait Forwarded: Send + Sync {
     fn call(&self, runtime: &Arc<Runtime>, request: &CallRequest<'_>) -> Outcome;
     /// What a dry run says the call would send.
     fn dry_run(&self, args: &serde_json::Value) -> String;
-    /// The deadline of a call when the caller sets none (default: the
-    /// runtime's).
-    fn timeout(&self) -> Option<std::time::Duration> {
-        None
-    }
 }
 
 #[derive(Debug)]
@@ -328,12 +323,6 @@ impl Plugin {
     /// component).
     pub(crate) fn forwarded_dry_run(&self, args: &serde_json::Value) -> Option<String> {
         self.forwarded.as_ref().map(|f| f.dry_run(args))
-    }
-
-    /// The deadline a forwarded tool's calls get when the caller sets
-    /// none, if it has its own.
-    pub(crate) fn forwarded_timeout(&self) -> Option<std::time::Duration> {
-        self.forwarded.as_ref().and_then(|f| f.timeout())
     }
 
     /// This (checked) component as the dynamic tool `binding` describes,

@@ -67,14 +67,14 @@ pub struct Service {
     handler: Handler,
     /// Offered as a tool of its own name too ([`Service::as_tool`]).
     tool: Option<AsTool>,
+    /// The deadline of a call that reaches it ([`Service::with_timeout`]).
+    timeout: Option<std::time::Duration>,
 }
 
 /// How a service is shown as a tool.
 #[derive(Debug, Clone)]
 pub(crate) struct AsTool {
     pub(crate) title: String,
-    pub(crate) sensitive: bool,
-    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for Service {
@@ -130,26 +130,34 @@ impl Service {
             checker: Arc::new(checker),
             handler: Arc::new(move |call| Box::pin(handler(call))),
             tool: None,
+            timeout: None,
         })
     }
 
     /// Offer it to models as a tool of its own name as well (its
     /// description, its input schema, the capability `service:NAME`),
-    /// through the pipeline like any tool: `sensitive` asks a person first
-    /// in confirm-sensitive mode; `timeout` replaces the default deadline
-    /// of a call (a service that runs a model loop takes minutes).
-    pub fn as_tool(
-        mut self,
-        title: impl Into<String>,
-        sensitive: bool,
-        timeout: Option<std::time::Duration>,
-    ) -> Self {
+    /// through the pipeline like any tool. Like every call granted a
+    /// service, it is sensitive: asked about first in confirm-sensitive
+    /// mode.
+    pub fn as_tool(mut self, title: impl Into<String>) -> Self {
         self.tool = Some(AsTool {
             title: title.into(),
-            sensitive,
-            timeout,
         });
         self
+    }
+
+    /// A call of any tool granted this service (its own tool too) gets
+    /// `timeout` as its deadline when the caller sets none: a service that
+    /// runs a model loop takes minutes, not the runtime's seconds. Of
+    /// several granted services, the longest counts.
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The deadline it asks for, if any ([`Service::with_timeout`]).
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
     }
 
     /// How it is shown as a tool, if it is.

@@ -349,3 +349,85 @@ fn services_are_named_and_registered_once() {
     );
     assert!(bad.unwrap_err().contains("input schema is not valid"));
 }
+
+/// A service that says it takes long (`Service::with_timeout`, as `spawn`
+/// and `delegate_to_bot` do: a model loop) gives every tool granted it that
+/// deadline when the caller sets none, on every surface (the agent loop,
+/// MCP and the CLI set none); a tool not granted it keeps the runtime's.
+#[test]
+fn a_service_that_takes_long_gives_its_callers_its_deadline() {
+    use toolhost::runtime::{CacheDir, Limits, Runtime, RuntimeConfig};
+    let runtime = Arc::new(
+        Runtime::new(RuntimeConfig {
+            cache: CacheDir::At(crate::support::cache_dir()),
+            cache_key: crate::support::cache_key(),
+            limits: Limits {
+                timeout: Duration::from_millis(700),
+                ..Limits::default()
+            },
+            ..RuntimeConfig::default()
+        })
+        .unwrap(),
+    );
+    let patient = |name: &str| {
+        Service::new(
+            name,
+            "Take a second and a half.",
+            json!({"type": "object"}),
+            |_: ServiceCall| async move {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                Ok(json!("done"))
+            },
+        )
+        .unwrap()
+    };
+    let mut services = Services::new();
+    services
+        .register(patient("slow").with_timeout(Duration::from_secs(20)))
+        .unwrap();
+    services.register(patient("greet")).unwrap();
+    let executor = |grant: &str| {
+        let mut registry = Registry::new();
+        registry
+            .register(
+                Plugin::load(
+                    &runtime,
+                    PluginSource::File(fixtures_dir().join("fixture_services.wasm")),
+                )
+                .unwrap(),
+                false,
+            )
+            .unwrap();
+        Executor::new(runtime.clone(), registry)
+            .with_mode(Mode::Yolo)
+            .with_services(services.clone())
+            .with_grant("call_service", Grant::parse_caps(grant).unwrap())
+    };
+    let both = executor("service:slow,service:greet");
+    let r = both.call(
+        "call_service",
+        r#"{"service":"slow","input":{}}"#,
+        &options(),
+    );
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.content, "\"done\"");
+    // The caller's own deadline still wins.
+    let r = both.call(
+        "call_service",
+        r#"{"service":"slow","input":{}}"#,
+        &CallOptions {
+            timeout: Some(Duration::from_millis(500)),
+            ..options()
+        },
+    );
+    assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Timeout, "{r:?}");
+    // The grant decides, not the service called (a guest's deadline is set
+    // before it runs): a tool granted only services that ask for nothing
+    // keeps the runtime's 0.7 s.
+    let r = executor("service:greet").call(
+        "call_service",
+        r#"{"service":"greet","input":{}}"#,
+        &options(),
+    );
+    assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Timeout, "{r:?}");
+}

@@ -149,9 +149,6 @@ impl ToolLoop<'_> {
             },
             cancel: Some(self.cancel.clone()),
             confirmer: Some(Arc::new(ForModel(self.executor.confirmer()))),
-            // A sub-agent runs a loop of its own: minutes, not seconds (the
-            // tools that run one as a service carry their own deadline).
-            timeout: (planned.name == "spawn").then_some(crate::bots::LOOP_TIMEOUT),
             ..CallOptions::default()
         };
         let result = self.executor.call(&planned.name, args, &options);

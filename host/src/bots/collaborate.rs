@@ -84,7 +84,7 @@ impl Bots {
                 })
             },
         )
-        .map(|s| s.as_tool("Collaborate with a bot", false, Some(super::LOOP_TIMEOUT)))
+        .map(|s| s.as_tool("Collaborate with a bot").with_timeout(super::LOOP_TIMEOUT))
     }
 
     fn discover(&self, call: &ServiceCall) -> Value {

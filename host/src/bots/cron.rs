@@ -242,7 +242,7 @@ impl Bots {
                     blocking(move || bots.cron_action(&call))
                 },
             )
-            .map(|s| s.as_tool("Schedule tasks", false, Some(super::LOOP_TIMEOUT))),
+            .map(|s| s.as_tool("Schedule tasks").with_timeout(super::LOOP_TIMEOUT)),
         )
     }
 

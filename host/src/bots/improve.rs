@@ -64,7 +64,7 @@ impl Bots {
         )
         // Asked before it starts in the confirm modes, as every service
         // call is; what it changed is asked about after.
-        .map(|s| s.as_tool("Improve your persona", true, Some(LOOP_TIMEOUT)))
+        .map(|s| s.as_tool("Improve your persona").with_timeout(LOOP_TIMEOUT))
     }
 
     fn run_improve(&self, call: &ServiceCall) -> Result<Value, ServiceError> {

@@ -41,7 +41,7 @@ impl Bots {
             // It reaches a person outside: asked first in confirm modes.
             // Longer than the provider's 30 s: a call placed late is not
             // reported as failed (and retried, ringing twice).
-            .map(|s| s.as_tool("Phone a contact", true, Some(Duration::from_secs(90)))),
+            .map(|s| s.as_tool("Phone a contact").with_timeout(Duration::from_secs(90))),
         )
     }
 

@@ -300,7 +300,7 @@ impl Executor {
             return Err(CallError::new(ErrorKind::Denied, why));
         }
         let mut limits = self.runtime.limits().clone();
-        if let Some(timeout) = options.timeout.or_else(|| plugin.forwarded_timeout()) {
+        if let Some(timeout) = options.timeout.or_else(|| self.service_timeout(grant)) {
             limits.timeout = timeout.min(MAX_TIMEOUT);
         }
         let settings = self.settings_for(plugin);
@@ -342,6 +342,17 @@ impl Executor {
 
     /// `grant` with the secrets stored for `tool` among its variables, if
     /// it has any (`None`: as it is).
+    /// The longest deadline the services `grant` reaches ask for
+    /// ([`crate::services::Service::with_timeout`]), if any.
+    fn service_timeout(&self, grant: &Effective) -> Option<std::time::Duration> {
+        let services = self.services.as_ref()?;
+        grant
+            .services
+            .iter()
+            .filter_map(|name| services.get(name)?.timeout())
+            .max()
+    }
+
     fn secrets_for(&self, tool: &str, grant: &Effective) -> Result<Option<Effective>, CallError> {
         let Some(store) = self.secrets.as_ref().filter(|_| !grant.env.is_empty()) else {
             return Ok(None);

@@ -21,7 +21,7 @@ pub(crate) fn tool_of(service: &Arc<Service>) -> Option<Plugin> {
         description: service.description().to_owned(),
         input_schema: service.input_schema().clone(),
         output_schema: service.output_schema().cloned(),
-        sensitive: shown.sensitive,
+        sensitive: true,
         capabilities: vec![Capability::Service(service.name().to_owned())],
         version: env!("CARGO_PKG_VERSION").to_owned(),
         title: shown.title.clone(),
@@ -117,9 +117,5 @@ impl Forwarded for ServiceTool {
             "dry run: `{}` would be asked with {args}; nothing was sent",
             self.0.name()
         )
-    }
-
-    fn timeout(&self) -> Option<Duration> {
-        self.0.tool().and_then(|t| t.timeout)
     }
 }
