@@ -21,6 +21,7 @@ use crate::executor::Executor;
 use crate::schema::SchemaFormat;
 use crate::types::context::{CallContext, CancelToken};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -235,11 +236,12 @@ impl<'a> ToolLoop<'a> {
         .flatten()
         .collect::<Vec<_>>()
         .join("\n\n");
+        let tools: Arc<[Value]> = tools.into();
         let mut run = Progress {
-            messages: vec![
+            messages: Arc::new(vec![
                 json!({"role": "system", "content": system}),
                 json!({"role": "user", "content": task}),
-            ],
+            ]),
             spent: Spent::default(),
             changed: Changed::default(),
             rounds: 0,
@@ -261,7 +263,7 @@ impl<'a> ToolLoop<'a> {
     }
 
     /// The rounds of one run, to the end that stopped it.
-    fn drive(&self, run: &mut Progress, tools: &[Value]) -> End {
+    fn drive(&self, run: &mut Progress, tools: &Arc<[Value]>) -> End {
         let rounds = self.budget.max_tool_rounds.max(1);
         let mut nudged = false;
         for round in 1..=rounds {
@@ -276,7 +278,7 @@ impl<'a> ToolLoop<'a> {
                 Err(Asked::Failed(why)) => return End::failed(Stop::Failed, why),
             };
             if let Some(refusal) = reply.refusal {
-                run.messages.push(assistant_message(&refusal, &[]));
+                run.say(assistant_message(&refusal, &[]));
                 return End::said(Stop::Refused, refusal);
             }
             let calls = with_ids(reply.calls, round);
@@ -293,7 +295,7 @@ impl<'a> ToolLoop<'a> {
                 }
                 continue;
             }
-            run.messages.push(assistant_message(&text, &calls));
+            run.say(assistant_message(&text, &calls));
             if calls.is_empty() || last {
                 if text.trim().is_empty() {
                     break;
@@ -314,7 +316,9 @@ impl<'a> ToolLoop<'a> {
                 return end;
             }
             let answers = self.run_calls(&calls, run, round);
-            run.messages.extend(answers);
+            for answer in answers {
+                run.say(answer);
+            }
         }
         End::said(
             Stop::Fallback,
@@ -361,7 +365,7 @@ impl<'a> ToolLoop<'a> {
 
     /// Ask the next request and wait for it, giving up at once when the
     /// run is stopped (the request's thread is left to end on its own).
-    fn ask(&self, run: &mut Progress, tools: &[Value], last: bool) -> Result<Reply, Asked> {
+    fn ask(&self, run: &mut Progress, tools: &Arc<[Value]>, last: bool) -> Result<Reply, Asked> {
         self.emit(Event::Asking {
             round: run.rounds,
             model: self.model.clone(),
@@ -370,12 +374,16 @@ impl<'a> ToolLoop<'a> {
         let (send, answer) = std::sync::mpsc::channel();
         let endpoint = self.endpoint.clone();
         let model = self.model.clone();
-        let messages = run.messages.clone();
-        let tools = tools.to_vec();
+        // Shared, not copied: the thread lets go of them before it answers,
+        // so the next message is added in place.
+        let messages = Arc::clone(&run.messages);
+        let tools = Arc::clone(tools);
         std::thread::Builder::new()
             .name("toolhost-agent-ask".to_owned())
             .spawn(move || {
-                let _ = send.send(endpoint.ask(&model, &messages, &tools, last));
+                let reply = endpoint.ask(&model, &messages, &tools, last);
+                drop((messages, tools));
+                let _ = send.send(reply);
             })
             .map_err(|e| Asked::Failed(format!("the request could not start: {e}")))?;
         let reply = loop {
@@ -408,7 +416,7 @@ impl<'a> ToolLoop<'a> {
             round,
             why: why.to_owned(),
         });
-        run.messages.push(json!({"role": "user", "content": why}));
+        run.say(json!({"role": "user", "content": why}));
     }
 
     fn emit(&self, event: Event) {

@@ -15,7 +15,7 @@ impl ToolLoop<'_> {
     /// `role: tool` messages in the order the model gave them.
     pub(super) fn run_calls(&self, calls: &[Value], run: &mut Progress, round: u32) -> Vec<Value> {
         let spent = &mut run.spent;
-        let offered: Vec<String> = run.offered.clone();
+        let offered = &run.offered;
         let planned: Vec<Planned> = calls
             .iter()
             .enumerate()

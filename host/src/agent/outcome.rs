@@ -139,7 +139,8 @@ pub(super) enum Asked {
 
 /// A run as it goes.
 pub(super) struct Progress {
-    pub(super) messages: Vec<Value>,
+    /// The conversation so far, shared with the request that is asking.
+    pub(super) messages: Arc<Vec<Value>>,
     pub(super) spent: Spent,
     pub(super) changed: Changed,
     pub(super) rounds: u32,
@@ -148,6 +149,11 @@ pub(super) struct Progress {
 }
 
 impl Progress {
+    /// Add `message` to the conversation.
+    pub(super) fn say(&mut self, message: Value) {
+        Arc::make_mut(&mut self.messages).push(message);
+    }
+
     pub(super) fn finish(self, end: End) -> Outcome {
         Outcome {
             answer: end.answer,
@@ -158,7 +164,8 @@ impl Progress {
             tool_calls: self.spent.calls,
             tokens: self.spent.tokens,
             changed_files: self.changed.into_list(),
-            transcript: self.messages,
+            transcript: Arc::try_unwrap(self.messages)
+                .unwrap_or_else(|shared| shared.as_ref().clone()),
         }
     }
 }
