@@ -429,7 +429,7 @@ fn a_public_address_cannot_go_without_a_token() {
 }
 
 /// An rmcp client of the HTTP server at `addr`.
-async fn http_client(addr: &str) -> RunningService<RoleClient, ()> {
+pub(crate) async fn http_client(addr: &str) -> RunningService<RoleClient, ()> {
     let transport = crate::support::http_transport(format!("http://{addr}/mcp"));
     ().serve(transport).await.expect("initialize over HTTP")
 }

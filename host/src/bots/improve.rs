@@ -197,3 +197,85 @@ fn diff(before: &Snapshot, after: &Snapshot) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A "no" puts back every persona file, update_soul's previous version
+    /// too, and removes the ones the session created.
+    #[test]
+    fn a_no_puts_back_every_file_and_the_previous_version() {
+        let soul = tempfile::tempdir().unwrap();
+        let at = |name: &str| soul.path().join(name);
+        std::fs::write(at("SOUL.md"), "I am terse.\n").unwrap();
+        std::fs::write(at("SOUL.previous.md"), "I was shy.\n").unwrap();
+        let before = snapshot(soul.path());
+        std::fs::write(at("SOUL.md"), "I am loud.\n").unwrap();
+        std::fs::write(at("SOUL.previous.md"), "I am terse.\n").unwrap();
+        std::fs::write(at("GOALS.md"), "- take over\n").unwrap();
+        let after = snapshot(soul.path());
+        let shown = diff(&before, &after);
+        assert!(
+            shown.contains("+I am loud.") && shown.contains("+- take over"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("I was shy"),
+            "the kept version is not shown: {shown}"
+        );
+        restore(soul.path(), &before);
+        assert_eq!(
+            std::fs::read_to_string(at("SOUL.md")).unwrap(),
+            "I am terse.\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(at("SOUL.previous.md")).unwrap(),
+            "I was shy.\n"
+        );
+        assert!(!at("GOALS.md").exists());
+        assert_eq!(snapshot(soul.path()), before);
+    }
+
+    /// What could not be read is never written or deleted, and a link the
+    /// session left is removed without touching what it points at.
+    #[test]
+    fn restoring_never_follows_a_link_out_or_deletes_what_it_could_not_read() {
+        let soul = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "the person's own file\n").unwrap();
+        // IDENTITY.md is a link out of the soul directory: unreadable here.
+        symlink(&secret, soul.path().join("IDENTITY.md")).unwrap();
+        let before = snapshot(soul.path());
+        assert!(
+            before.contains(&("IDENTITY.md", Kept::Unreadable)),
+            "{before:?}"
+        );
+        // The session leaves GOALS.md as a link out too.
+        symlink(&secret, soul.path().join("GOALS.md")).unwrap();
+        restore(soul.path(), &before);
+        assert!(
+            std::fs::symlink_metadata(soul.path().join("IDENTITY.md")).is_ok(),
+            "an unreadable file is left as it was"
+        );
+        assert!(std::fs::symlink_metadata(soul.path().join("GOALS.md")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            "the person's own file\n"
+        );
+        // A file too large to keep is unreadable too, and left whole.
+        let big = "x".repeat((1 << 20) + 1);
+        std::fs::write(soul.path().join("SOUL.md"), &big).unwrap();
+        let before = snapshot(soul.path());
+        assert!(before.contains(&("SOUL.md", Kept::Unreadable)));
+        restore(soul.path(), &before);
+        assert_eq!(
+            std::fs::read_to_string(soul.path().join("SOUL.md"))
+                .unwrap()
+                .len(),
+            big.len()
+        );
+    }
+}
