@@ -106,6 +106,15 @@ impl Entry {
     pub fn source_path(&self) -> PathBuf {
         self.dir.join(self.meta.kind.source_file())
     }
+
+    /// What is kept for reading beside the source, if its kind keeps
+    /// anything: a typescript tool's TypeScript (never what runs).
+    pub fn original_path(&self) -> Option<PathBuf> {
+        self.meta
+            .kind
+            .original_file()
+            .map(|name| self.dir.join(name))
+    }
 }
 
 /// The dynamic-tool store: one directory per tool.
@@ -275,10 +284,12 @@ impl Store {
     pub fn reject(&self, id_or_name: &str, reason: Option<String>) -> Result<Entry, DynamicError> {
         let mut entry = self.find(id_or_name)?;
         trust::forget(&entry.dir).map_err(io("remove the approval"))?;
-        match std::fs::remove_file(entry.source_path()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io("remove the source")(e)),
+        for path in std::iter::once(entry.source_path()).chain(entry.original_path()) {
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove the source")(e)),
+            }
         }
         entry.meta.status = Status::Rejected;
         entry.meta.grant = None;
@@ -452,11 +463,11 @@ pub fn plugin(runtime: &Runtime, entry: &Entry, source: &[u8]) -> Result<Plugin,
         grant: grant.clone(),
     };
     match meta.kind {
-        Kind::Javascript | Kind::Command => {
+        Kind::Javascript | Kind::Typescript | Kind::Command => {
             let text = std::str::from_utf8(source)
                 .map_err(|_| DynamicError::Invalid("its source is not UTF-8 text".to_owned()))?;
             let mut settings = serde_json::Map::new();
-            let runner = if meta.kind == Kind::Javascript {
+            let runner = if meta.kind.is_script() {
                 settings.insert(setting::SOURCE.into(), text.into());
                 tool::JS_RUNTIME
             } else {

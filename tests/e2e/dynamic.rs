@@ -811,13 +811,9 @@ fn scripts_are_parsed_at_creation_and_success_false_is_an_error() {
     assert_eq!(kind(&ts), "invalid_input", "{ts}");
     let message = ts["content"].as_str().unwrap();
     assert!(
-        message.contains("not valid JavaScript") && message.contains("TypeScript"),
+        message.contains("not valid JavaScript") && message.contains("`kind` `typescript`"),
         "{message}"
     );
-    let mut as_ts = script("typed", "function run() { return 1 }", &[]);
-    as_ts["kind"] = json!("typescript");
-    let refused = s.call("bot", "create_tool", &as_ts);
-    assert_eq!(kind(&refused), "invalid_input", "{refused}");
     assert!(s.records().is_empty(), "nothing was stored");
 
     // Warnings found in the syntax tree: told to the agent, shown to the person.
@@ -878,6 +874,94 @@ fn scripts_are_parsed_at_creation_and_success_false_is_an_error() {
     let good = s.call("bot", "weather", &json!({"text": "Lima"}));
     assert_eq!(good["success"], true, "{good}");
     assert_eq!(good["content"], "sunny in Lima");
+}
+
+/// A typescript tool (the seeds' dynamic tools are TypeScript): written
+/// with interfaces, generics, type annotations, an enum and a parameter
+/// property, it is stored as the JavaScript its types leave, shown to the
+/// person beside its TypeScript, and runs under its grant; a syntax error
+/// is refused with its line, and nothing is stored.
+#[test]
+fn a_typescript_tool_runs_as_the_javascript_its_types_leave() {
+    let s = Setup::new("");
+    write(s.ws.path(), "notes.txt", "one two three\nfour five\n");
+    let source = "interface Args { path: string; top?: number }\n\
+        type Count = { word: string; n: number };\n\
+        enum Order { Most, Least }\n\
+        class Tally<K extends string> {\n\
+          private counts = new Map<K, number>();\n\
+          constructor(public readonly label: string) {}\n\
+          add(key: K): void { this.counts.set(key, (this.counts.get(key) ?? 0) + 1); }\n\
+          sorted(order: Order): Count[] {\n\
+            const all: Count[] = [...this.counts].map(([word, n]) => ({ word, n }));\n\
+            return all.sort((a, b) => order === Order.Most ? b.n - a.n : a.n - b.n);\n\
+          }\n\
+        }\n\
+        function first<T>(items: readonly T[], k: number): T[] { return items.slice(0, k); }\n\
+        function run(args: Args, ctx: unknown): { label: string; words: number; top: Count[] } {\n\
+          const text = toolhost.readFile(args.path) as string;\n\
+          const tally = new Tally<string>(args.path);\n\
+          for (const w of text.split(/\\s+/).filter((w: string) => w.length > 0)) tally.add(w);\n\
+          const top = first(tally.sorted(Order.Most), args.top ?? 2);\n\
+          return { label: tally.label, words: text.split(/\\s+/).filter(Boolean).length, top };\n\
+        }\n";
+    let tool = json!({
+        "name": "typed_words",
+        "description": "Counts the words of a workspace file, written in TypeScript.",
+        "kind": "typescript",
+        "source": source,
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "top": {"type": "integer"}}, "required": ["path"]},
+        "capabilities": ["workspace:read"],
+    });
+    let id = s.create("bot", &tool);
+    let dir = s.store().join(&id);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("source.ts")).unwrap(),
+        source
+    );
+    let js = std::fs::read_to_string(dir.join("source.js")).unwrap();
+    assert!(
+        !js.contains("interface")
+            && !js.contains(": string")
+            && js.contains("function run(args, ctx)"),
+        "{js}"
+    );
+    let shown = stdout(&s.run(&["dynamic", "show", &id])).to_owned();
+    assert!(
+        shown.contains("typescript as written") && shown.contains("interface Args"),
+        "{shown}"
+    );
+    assert!(shown.contains("function run(args, ctx)"), "{shown}");
+    s.approve(&id, &["workspace:read"]);
+    let r = s.call(
+        "bot",
+        "typed_words",
+        &json!({"path": "notes.txt", "top": 1}),
+    );
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(r["structured"]["words"], 5, "{r}");
+    assert_eq!(r["structured"]["label"], "notes.txt", "{r}");
+    assert_eq!(r["structured"]["top"].as_array().unwrap().len(), 1, "{r}");
+
+    // A syntax error: refused with its line; nothing is stored.
+    let mut broken = tool.clone();
+    broken["name"] = json!("typed_broken");
+    broken["source"] =
+        json!("function run(args: Args): number {\n  let n: number = 1\n  return n +;\n}\n");
+    let refused = s.call("bot", "create_tool", &broken);
+    assert_eq!(kind(&refused), "invalid_input", "{refused}");
+    let message = refused["content"].as_str().unwrap();
+    assert!(
+        message.contains("not valid TypeScript") && message.contains("line 3:"),
+        "{message}"
+    );
+    assert_eq!(s.records().len(), 1);
+
+    // Rejected: both files go.
+    let out = s.run(&["dynamic", "reject", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dir.join("source.ts").exists() && !dir.join("source.js").exists());
 }
 
 /// A `javascript` tool built from `source` (no grant), for the tests of

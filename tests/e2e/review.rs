@@ -421,6 +421,31 @@ fn toolhost_review_serves_the_page_alone() {
         })
         .collect();
     assert_eq!(kinds, [("approve", "review page"), ("revoke", "cli")]);
+
+    // A typescript tool: its TypeScript for reading, then the JavaScript
+    // that is approved and runs, both escaped.
+    let mut typed = script(
+        "typed",
+        "interface A { n: number }\nfunction run(a: A): Array<number> { return [a.n]; }\n",
+        &[],
+    );
+    typed["kind"] = "typescript".into();
+    let created =
+        crate::support::call_cli(ws.path(), "create_tool", &typed, &["--config", &config]);
+    assert_eq!(created["success"], true, "{created}");
+    let (status, page) = raw(addr, "GET", &base, &[("Cookie", &cookie)], "");
+    assert_eq!(status, 200);
+    let ts = page
+        .find("TypeScript, as the agent wrote it")
+        .expect("the TypeScript");
+    let js = page.find("JavaScript that runs").expect("the JavaScript");
+    assert!(ts < js, "{page}");
+    assert!(
+        page[ts..js].contains("interface A { n: number }")
+            && page[ts..js].contains("Array&lt;number&gt;"),
+        "{page}"
+    );
+    assert!(page[js..].contains("function run(a) {"), "{page}");
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -40,7 +40,7 @@ pub enum Since {
 /// Keep the copies of what `entry` (just approved, with `source`) is.
 pub(super) fn keep_approved(entry: &Entry, source: &[u8]) {
     let mut kept = trust::keep_copy(&entry.dir, RECORD, &pretty(&entry.meta, source));
-    if matches!(entry.meta.kind, Kind::Javascript | Kind::Command) {
+    if entry.meta.kind != Kind::Component {
         kept = kept.and_then(|()| trust::keep_copy(&entry.dir, SOURCE, source));
     }
     if let Err(err) = kept {

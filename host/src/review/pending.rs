@@ -162,6 +162,9 @@ struct Card {
     seen: String,
     component: Option<Component>,
     lines: Vec<Line>,
+    /// A typescript tool's TypeScript, shown for reading above the
+    /// JavaScript that runs.
+    original: Vec<Line>,
     source_error: Option<String>,
 }
 
@@ -291,22 +294,30 @@ fn card(page: &Page, entry: &Entry) -> Card {
             .unwrap_or_default(),
         component: None,
         lines: Vec::new(),
+        original: entry
+            .original_path()
+            .and_then(|path| std::fs::read(path).ok())
+            .map(|bytes| numbered(&String::from_utf8_lossy(&bytes)))
+            .unwrap_or_default(),
         source_error: None,
     };
     match source {
         Ok(bytes) if m.kind == Kind::Component => {
             card.component = Some(Component::of(page, m, &bytes));
         }
-        Ok(bytes) => {
-            card.lines = js_lines(&String::from_utf8_lossy(&bytes))
-                .enumerate()
-                .map(|(n, text)| Line {
-                    number: format!("{:>4}", n + 1),
-                    text: text.to_owned(),
-                })
-                .collect();
-        }
+        Ok(bytes) => card.lines = numbered(&String::from_utf8_lossy(&bytes)),
         Err(e) => card.source_error = Some(e.to_string()),
     }
     card
+}
+
+/// `text` as numbered lines, as the page shows a script.
+fn numbered(text: &str) -> Vec<Line> {
+    js_lines(text)
+        .enumerate()
+        .map(|(n, text)| Line {
+            number: format!("{:>4}", n + 1),
+            text: text.to_owned(),
+        })
+        .collect()
 }

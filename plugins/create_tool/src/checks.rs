@@ -49,22 +49,41 @@ pub(crate) fn check_quota(
     Ok(())
 }
 
+/// A tool's source as it is stored.
+pub(crate) struct Checked {
+    /// Its arguments' JSON Schema (`null` for a component, which has its own).
+    pub(crate) parameters: Value,
+    /// What runs (for a typescript tool, the JavaScript its types left).
+    pub(crate) source: Vec<u8>,
+    /// What is kept for reading only: a typescript tool's TypeScript.
+    pub(crate) original: Option<Vec<u8>>,
+}
+
 /// The tool's parameters schema and its source as stored, checked for its kind.
 pub(crate) fn check_source(
     kind: Kind,
     parameters: Option<Value>,
     source: Source,
     limits: &Limits,
-) -> Result<(Value, Vec<u8>), ToolError> {
-    Ok(match kind {
-        Kind::Javascript => {
+) -> Result<Checked, ToolError> {
+    let (parameters, source) = match kind {
+        Kind::Javascript | Kind::Typescript => {
             let parameters = check_parameters(parameters)?;
             let Source::Text(script) = source else {
-                return Err(ToolError::invalid_input(
-                    "a javascript tool's source is the script as one string defining `function run(args, ctx)`",
-                ));
+                return Err(ToolError::invalid_input(format!(
+                    "a {} tool's source is the script as one string defining `function run(args, ctx)`",
+                    kind.as_str()
+                )));
             };
             check_size(&script, limits)?;
+            if kind == Kind::Typescript {
+                let js = crate::ts::strip(&script)?;
+                return Ok(Checked {
+                    parameters,
+                    source: js.into_bytes(),
+                    original: Some(script.into_bytes()),
+                });
+            }
             (parameters, script.into_bytes())
         }
         Kind::Command => {
@@ -95,6 +114,11 @@ pub(crate) fn check_source(
             }
             (Value::Null, path.into_bytes())
         }
+    };
+    Ok(Checked {
+        parameters,
+        source,
+        original: None,
     })
 }
 
@@ -217,4 +241,18 @@ pub(crate) fn check_scope(scope: Option<String>) -> Result<String, ToolError> {
         ));
     }
     Ok(scope)
+}
+
+/// What the reviewer should look at twice in `source`: a script's
+/// constructs found by parsing it (one that does not parse is refused
+/// here), a template's options that run code.
+pub(crate) fn review_warnings(kind: Kind, source: &[u8]) -> Result<Vec<String>, ToolError> {
+    match kind {
+        // A typescript tool's warnings are about the JavaScript that runs.
+        Kind::Javascript | Kind::Typescript => crate::js::check(&String::from_utf8_lossy(source)),
+        Kind::Command => Ok(dynamic::template_warnings(
+            &serde_json::from_slice::<Vec<String>>(source).unwrap_or_default(),
+        )),
+        Kind::Component => Ok(Vec::new()),
+    }
 }

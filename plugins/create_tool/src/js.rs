@@ -1,7 +1,8 @@
-//! A javascript tool's script, read by a real JavaScript parser (boa's,
-//! the same js_runtime runs it with) when it is created: a script that
-//! does not parse — TypeScript among them — is refused then, not accepted
-//! and broken after approval; and what a reviewer should look at twice is
+//! A javascript tool's script (or what a typescript tool's types left),
+//! read by a real JavaScript parser (boa's, the same js_runtime runs it
+//! with) when it is created: a script that does not parse — TypeScript
+//! sent as `javascript` among them — is refused then, not accepted and
+//! broken after approval; and what a reviewer should look at twice is
 //! found in the syntax tree, not by matching text: `eval`, the `Function`
 //! constructor, dynamic `import()`, `toolhost.run` with a command built at
 //! run time or one that runs code through its options, `toolhost` used
@@ -32,9 +33,8 @@ pub(crate) fn check(script: &str) -> Result<Vec<String>, ToolError> {
         .parse_script(&Scope::new_global(), &mut interner)
         .map_err(|e| {
             ToolError::invalid_input(format!(
-                "the script is not valid JavaScript: {e}. Only plain JavaScript runs here: if \
-                 this is TypeScript, remove the type annotations (`: string`, `interface`, \
-                 `type X =`, `as T`, `<T>`) and send it again"
+                "the script is not valid JavaScript: {e}. If it is TypeScript, send it again \
+                 with `kind` `typescript` (its types are removed when it is created)"
             ))
         })?;
     let mut finder = Finder {
@@ -250,7 +250,7 @@ mod tests {
         let ts = "function run(args: { name: string }): string { return args.name; }";
         let err = check(ts).unwrap_err().to_string();
         assert!(err.contains("not valid JavaScript"), "{err}");
-        assert!(err.contains("TypeScript"), "{err}");
+        assert!(err.contains("`kind` `typescript`"), "{err}");
         let interface = "interface A { x: number }\nfunction run(a) { return 1 }";
         assert!(check(interface).is_err());
         assert!(check("function run(a) { return a.x + }").is_err());

@@ -7,10 +7,11 @@
 
 mod checks;
 mod js;
+mod ts;
 
 use checks::{
     check_capabilities, check_description, check_name, check_quota, check_scope, check_source,
-    existing,
+    existing, review_warnings,
 };
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
@@ -56,7 +57,8 @@ pub struct Args {
     /// `javascript`: `source` defines `function run(args, ctx)` returning a
     /// string or an object, and may call `toolhost.readFile/writeFile/listDir`
     /// (workspace grant), `toolhost.run(argv)` (commands grant) and
-    /// `toolhost.log`. `command`: `source` is an argv template such as
+    /// `toolhost.log`. `typescript`: the same in TypeScript (types are
+    /// removed, not checked). `command`: `source` is an argv template such as
     /// `["git", "log", "-n", "{{count}}", "--", "{{path}}"]`; each
     /// `{{param}}` item becomes that argument as one whole argument.
     /// `component`: `source` is the workspace path of a `.wasm` component
@@ -102,7 +104,7 @@ impl Tool for CreateTool {
     const NAME: &'static str = contract::tool::CREATE_TOOL;
     const TITLE: Option<&'static str> = Some("Create a tool");
     const DESCRIPTION: &'static str = "Create a new tool when no existing tool does what you \
-        need: a JavaScript function, an argv command template, or a WASM component. The tool is \
+        need: a JavaScript or TypeScript function, an argv command template, or a WASM component. The tool is \
         stored as pending; a person must approve it (and decide what it may access) before it \
         appears in your tool list. It runs sandboxed with only what was approved. Give a \
         snake_case `name`, a `description` for a model, the `kind`, the `source`, the \
@@ -157,10 +159,18 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
     let capabilities = check_capabilities(args.kind, args.capabilities)?;
     let scope = check_scope(args.scope)?;
     check_quota(&stored, ctx.agent(), &limits)?;
-    let (parameters, source) = check_source(args.kind, args.parameters, args.source, &limits)?;
-    let warnings = review_warnings(args.kind, &source)?;
+    let checked = check_source(args.kind, args.parameters, args.source, &limits)?;
+    let parameters = checked.parameters;
+    let warnings = review_warnings(args.kind, &checked.source)?;
     let (id, dir) = new_dir(store, &args.name)?;
-    let written = write_tool(&dir, &id, args.kind, &source).and_then(|component_schema| {
+    let written = write_tool(
+        &dir,
+        &id,
+        args.kind,
+        &checked.source,
+        checked.original.as_deref(),
+    )
+    .and_then(|component_schema| {
         let meta = Meta {
             id: id.clone(),
             name: args.name.clone(),
@@ -212,22 +222,16 @@ pub fn create(args: Args, ctx: &Context, store: &Path) -> Result<Output, ToolErr
     }))
 }
 
-/// What the reviewer should look at twice in `source`: a script's
-/// constructs found by parsing it (one that does not parse is refused
-/// here), a template's options that run code.
-fn review_warnings(kind: Kind, source: &[u8]) -> Result<Vec<String>, ToolError> {
-    match kind {
-        Kind::Javascript => js::check(&String::from_utf8_lossy(source)),
-        Kind::Command => Ok(dynamic::template_warnings(
-            &serde_json::from_slice::<Vec<String>>(source).unwrap_or_default(),
-        )),
-        Kind::Component => Ok(Vec::new()),
-    }
-}
-
-/// Write the source; for a component, have the host check and copy it.
-/// Returns a component's own input schema.
-fn write_tool(dir: &Path, id: &str, kind: Kind, source: &[u8]) -> Result<Option<Value>, ToolError> {
+/// Write the source (and what is kept for reading beside it); for a
+/// component, have the host check and copy it. Returns a component's own
+/// input schema.
+fn write_tool(
+    dir: &Path,
+    id: &str,
+    kind: Kind,
+    source: &[u8],
+    original: Option<&[u8]>,
+) -> Result<Option<Value>, ToolError> {
     if kind == Kind::Component {
         let path = String::from_utf8_lossy(source);
         let dest = format!("{STORE}/{id}/{}", kind.source_file());
@@ -243,6 +247,10 @@ fn write_tool(dir: &Path, id: &str, kind: Kind, source: &[u8]) -> Result<Option<
     }
     std::fs::write(dir.join(kind.source_file()), source)
         .map_err(|e| ToolError::failed(format!("cannot write the tool's source: {e}")))?;
+    if let (Some(name), Some(original)) = (kind.original_file(), original) {
+        std::fs::write(dir.join(name), original)
+            .map_err(|e| ToolError::failed(format!("cannot write the tool's source: {e}")))?;
+    }
     Ok(None)
 }
 

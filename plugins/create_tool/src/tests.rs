@@ -44,6 +44,47 @@ fn a_tool_is_stored_pending() {
     assert!(source.contains("function run"));
 }
 
+/// A typescript tool is stored as the JavaScript its types leave (what is
+/// reviewed and runs) with the TypeScript beside it; warnings are about
+/// the JavaScript; a syntax error is refused with its line, and nothing
+/// is left in the store.
+#[test]
+fn a_typescript_tool_is_stored_as_javascript_with_its_typescript() {
+    let store = tempfile::tempdir().unwrap();
+    let mut ts = js("shout");
+    ts["kind"] = json!("typescript");
+    ts["source"] = json!(
+        "interface Args { text: string }\nfunction run(args: Args): string {\n  \
+         return eval(args.text as string).toUpperCase();\n}\n"
+    );
+    let out = create(args(ts.clone()), &agent("bot"), store.path()).unwrap();
+    let id = out.structured().unwrap()["id"].as_str().unwrap().to_owned();
+    let dir = store.path().join(&id);
+    let js = std::fs::read_to_string(dir.join("source.js")).unwrap();
+    assert!(
+        js.contains("function run(args)") && !js.contains("interface"),
+        "{js}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("source.ts")).unwrap(),
+        ts["source"].as_str().unwrap()
+    );
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(META_FILE)).unwrap()).unwrap();
+    assert_eq!(meta.kind, Kind::Typescript);
+    assert!(
+        meta.warnings.iter().any(|w| w.contains("eval")),
+        "{:?}",
+        meta.warnings
+    );
+
+    ts["name"] = json!("broken");
+    ts["source"] = json!("function run(args: Args) {\n  return args.;\n}\n");
+    let err = create(args(ts), &agent("bot"), store.path()).unwrap_err();
+    assert!(err.to_string().contains("line 2:"), "{err}");
+    assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), 1);
+}
+
 #[test]
 fn refusals_say_what_to_fix() {
     let store = tempfile::tempdir().unwrap();

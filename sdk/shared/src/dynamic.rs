@@ -43,6 +43,11 @@ pub enum Kind {
     /// A script defining `function run(args, ctx)`, run by the `js_runtime`
     /// component.
     Javascript,
+    /// The same in TypeScript: its types are removed when it is created,
+    /// and the JavaScript left ([`Kind::source_file`]) is what is reviewed,
+    /// approved and run; the TypeScript is kept beside it
+    /// ([`Kind::original_file`]) for the reviewer to read.
+    Typescript,
     /// An argv template (a JSON array of strings) where an item `{{param}}`
     /// is replaced by that argument, run through the broker.
     Command,
@@ -54,16 +59,29 @@ impl Kind {
     /// The name of the source file in the tool's directory.
     pub fn source_file(self) -> &'static str {
         match self {
-            Self::Javascript => "source.js",
+            Self::Javascript | Self::Typescript => "source.js",
             Self::Command => "template.json",
             Self::Component => "tool.wasm",
         }
     }
 
-    /// The lowercase name (`javascript`, `command`, `component`).
+    /// The file kept for reading only, beside the source: a typescript
+    /// tool's TypeScript as the agent wrote it.
+    pub fn original_file(self) -> Option<&'static str> {
+        (self == Self::Typescript).then_some("source.ts")
+    }
+
+    /// Whether the source is a script the js_runtime runs.
+    pub fn is_script(self) -> bool {
+        matches!(self, Self::Javascript | Self::Typescript)
+    }
+
+    /// The lowercase name (`javascript`, `typescript`, `command`,
+    /// `component`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Javascript => "javascript",
+            Self::Typescript => "typescript",
             Self::Command => "command",
             Self::Component => "component",
         }
@@ -81,7 +99,7 @@ impl Kind {
         match (self, item) {
             (_, GrantItem::Nothing) => false,
             (Self::Command, item) => *item == GrantItem::Commands,
-            (Self::Javascript, item) => matches!(
+            (Self::Javascript | Self::Typescript, item) => matches!(
                 item,
                 GrantItem::WorkspaceRead | GrantItem::WorkspaceWrite | GrantItem::Commands
             ),
@@ -92,7 +110,7 @@ impl Kind {
     /// What a tool of this kind can use, as people write it.
     pub fn usable(self) -> &'static str {
         match self {
-            Self::Javascript => "workspace:read, workspace:write, commands",
+            Self::Javascript | Self::Typescript => "workspace:read, workspace:write, commands",
             Self::Command => "commands (a command tool needs nothing else)",
             Self::Component => {
                 "workspace:read, workspace:write, commands, network:HOST, env:NAME, service:NAME"

@@ -540,6 +540,17 @@ pub fn dynamic_show(
     ));
     let schema = serde_json::to_string_pretty(&m.parameters).unwrap_or_default();
     text.push_str(&format!("\nparameters (JSON Schema):\n{schema}\n"));
+    if let Some(original) = entry.original_path() {
+        text.push_str(&match std::fs::read(&original) {
+            Ok(bytes) => format!(
+                "\ntypescript as written ({}), for reading; its types were removed and the \
+                 source below is what runs:\n{}\n",
+                original.display(),
+                printable_lines(&String::from_utf8_lossy(&bytes))
+            ),
+            Err(_) => "\ntypescript as written: (removed)\n".to_owned(),
+        });
+    }
     let path = entry.source_path();
     match std::fs::read(&path) {
         Ok(bytes) if m.kind == toolhost::dynamic::Kind::Component => text.push_str(&format!(
