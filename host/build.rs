@@ -4,8 +4,10 @@
 //! One nested `cargo build --target wasm32-wasip2 --profile plugin` compiles
 //! every wasm crate at once (they share dependencies), in a target directory of
 //! its own so it never waits on the lock of the build that runs this script.
-//! Built-ins are copied into OUT_DIR and listed in `builtins.rs` with their
-//! content hash, computed here so the host never hashes them at start-up.
+//! Built-ins are copied into OUT_DIR, packed with zstd there (the binary
+//! embeds the packed bytes, unpacked only to compile) and listed in
+//! `builtins.rs` with their size and content hash, computed here so the
+//! host never hashes them at start-up.
 //! Each built-in's recorded `describe()` answer (host/builtins.json) is
 //! split out here too, so a start reads no JSON until a tool's own record
 //! is needed.
@@ -82,6 +84,7 @@ fn main() {
             let wasm = copy_wasm(&built, name, &out_dir);
             let bytes = fs::read(&wasm).expect("read the built plugin");
             let hash = blake3::hash(&bytes).to_hex();
+            let packed = pack(&wasm, &bytes);
             let record = match recorded.get(name.as_str()) {
                 Some((tool, json)) if array == "BUILTINS" => {
                     format!("Some(Recorded {{ name: {tool:?}, json: {json:?} }})")
@@ -90,8 +93,9 @@ fn main() {
             };
             writeln!(
                 list,
-                "    Builtin {{ crate_name: {name:?}, wasm: include_bytes!({wasm:?}), hash: {hash:?}, preinit: {preinit}, recorded: {record} }},",
-                wasm = wasm.display().to_string(),
+                "    Builtin {{ crate_name: {name:?}, packed: include_bytes!({packed:?}), len: {len}, hash: {hash:?}, preinit: {preinit}, recorded: {record} }},",
+                packed = packed.display().to_string(),
+                len = bytes.len(),
                 hash = hash.as_str(),
                 preinit = PREINITIALISED.contains(&name.as_str()),
             )
@@ -249,6 +253,19 @@ fn build_wasm<'a>(root: &Path, target_dir: &Path, packages: impl Iterator<Item =
 }
 
 /// Copy `<built>/<crate>.wasm` into `dest_dir`; returns the new path.
+/// The zstd level the embedded components are packed at: 54 MB of them
+/// pack to ~12 MB in ~4 s of build (level 19 saves 10% more in 40 s).
+const PACK_LEVEL: i32 = 12;
+
+/// `wasm` (its `bytes`) packed with zstd beside it, as `NAME.wasm.zst`.
+fn pack(wasm: &Path, bytes: &[u8]) -> PathBuf {
+    let packed = zstd::bulk::compress(bytes, PACK_LEVEL)
+        .unwrap_or_else(|e| panic!("pack {}: {e}", wasm.display()));
+    let to = wasm.with_extension("wasm.zst");
+    fs::write(&to, packed).unwrap_or_else(|e| panic!("write {}: {e}", to.display()));
+    to
+}
+
 fn copy_wasm(built: &Path, name: &str, dest_dir: &Path) -> PathBuf {
     let file = format!("{}.wasm", name.replace('-', "_"));
     let from = built.join(&file);

@@ -85,7 +85,7 @@ pub use executor::audit::AuditLog;
 pub use executor::{CallOptions, Executor, Profile, Serving, UnknownStateDir, Upkeep};
 pub use plain::check_component;
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS, Recorded};
-pub use registry::{LoadProblem, Registry, RegistryError, builtins};
+pub use registry::{LoadProblem, Registry, RegistryError, builtins, runners};
 pub use runtime::{
     CacheDir, CheckReport, CompileEvent, CompileProgress, Limits, Runtime, RuntimeConfig,
     RuntimeError,

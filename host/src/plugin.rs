@@ -2,6 +2,7 @@
 //! pre-linked component (`InstancePre`), from which every call instantiates.
 
 use crate::bindings::ToolPluginPre;
+use crate::runtime::bytes::WasmBytes;
 use crate::runtime::sandbox::{self, CallRequest, CallState, Outcome};
 use crate::runtime::{Linking, Runtime, RuntimeError};
 use crate::types::grant::Grant;
@@ -33,9 +34,11 @@ pub struct Binding {
 pub struct Builtin {
     /// The crate it was built from.
     pub crate_name: &'static str,
-    /// The component bytes.
-    pub wasm: &'static [u8],
-    /// blake3 of `wasm`, computed at build time.
+    /// The component, packed with zstd (see [`Builtin::wasm`]).
+    pub packed: &'static [u8],
+    /// Its size unpacked.
+    pub len: usize,
+    /// blake3 of the component (unpacked), computed at build time.
     pub hash: &'static str,
     /// Pre-initialised by its `wizer-initialize` export before it is
     /// compiled (see host/build.rs `PREINITIALISED`).
@@ -44,6 +47,23 @@ pub struct Builtin {
     /// binary was built (`None` for runners, and for a built-in not
     /// recorded yet: it is described by running it).
     pub recorded: Option<Recorded>,
+}
+
+impl Builtin {
+    /// The component's bytes, unpacked (a quarter of the binary's size
+    /// would otherwise be the built-ins): what `toolhost check` and a
+    /// copy of the built-in would read.
+    pub fn wasm(&self) -> Result<Vec<u8>, String> {
+        self.bytes().unpacked().map(std::borrow::Cow::into_owned)
+    }
+
+    /// Its bytes as the runtime takes them: unpacked only to compile.
+    pub(crate) fn bytes(&self) -> WasmBytes<'static> {
+        WasmBytes::Packed {
+            packed: self.packed,
+            len: self.len,
+        }
+    }
 }
 
 /// A built-in's recorded `describe()` answer, split out of
@@ -106,12 +126,12 @@ pub(crate) trait Forwarded: Send + Sync {
 
 #[derive(Debug)]
 enum Wasm {
-    Static(&'static [u8]),
+    Static(WasmBytes<'static>),
     /// Embedded and pre-initialised before compiling (`js_runtime`).
-    Preinitialised(&'static [u8]),
+    Preinitialised(WasmBytes<'static>),
     /// Pre-initialised with this script prepared in it (a `javascript`
     /// tool's runner and source).
-    Prepared(&'static [u8], Arc<str>),
+    Prepared(WasmBytes<'static>, Arc<str>),
     Owned(Arc<[u8]>),
 }
 
@@ -170,7 +190,7 @@ impl Plugin {
         let (origin, wasm, hash) = match source {
             PluginSource::Builtin(b) => {
                 recorded = b.recorded.map(Described::recorded);
-                (Origin::Builtin, Wasm::Static(b.wasm), b.hash.to_owned())
+                (Origin::Builtin, Wasm::Static(b.bytes()), b.hash.to_owned())
             }
             PluginSource::File(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| load_error(&path, e.to_string()))?;
@@ -289,10 +309,10 @@ impl Plugin {
             key: runtime.cache_key(b.hash),
             wasm: match binding.settings.get(setting::SOURCE) {
                 Some(serde_json::Value::String(source)) if b.preinit => {
-                    Wasm::Prepared(b.wasm, source.as_str().into())
+                    Wasm::Prepared(b.bytes(), source.as_str().into())
                 }
-                _ if b.preinit => Wasm::Preinitialised(b.wasm),
-                _ => Wasm::Static(b.wasm),
+                _ if b.preinit => Wasm::Preinitialised(b.bytes()),
+                _ => Wasm::Static(b.bytes()),
             },
             pre: Loaded::default(),
             dynamic: Some(Arc::new(binding)),
@@ -309,7 +329,7 @@ impl Plugin {
             info: info.into(),
             origin,
             key: String::new(),
-            wasm: Wasm::Static(&[]),
+            wasm: Wasm::Static(WasmBytes::Plain(&[])),
             pre: Loaded::default(),
             dynamic: None,
             settings: OnceLock::new(),
@@ -375,7 +395,7 @@ impl Plugin {
         self.pre.get_or_load(|| match &self.wasm {
             Wasm::Prepared(bytes, script) => {
                 let (pre, prepared) =
-                    runtime.link_prepared(&self.key, bytes, script, self.name())?;
+                    runtime.link_prepared(&self.key, *bytes, script, self.name())?;
                 self.prepared.store(prepared, Ordering::Relaxed);
                 Ok(pre)
             }
@@ -491,14 +511,9 @@ impl Plugin {
             || self.pre.get().is_some() && !matches!(self.wasm, Wasm::Prepared(..))
     }
 
-    /// The component's size in bytes.
+    /// The component's size in bytes (unpacked).
     pub(crate) fn wasm_len(&self) -> usize {
-        match &self.wasm {
-            Wasm::Static(bytes) | Wasm::Preinitialised(bytes) | Wasm::Prepared(bytes, _) => {
-                bytes.len()
-            }
-            Wasm::Owned(bytes) => bytes.len(),
-        }
+        self.wasm.linking().0.len()
     }
 
     /// Whether compiling or linking the component failed (a call would get

@@ -7,6 +7,7 @@
 //! once, from the cache afterwards); [`sandbox`] makes a fresh store for one
 //! call from it, and `fanout` runs a call's shares.
 
+pub(crate) mod bytes;
 mod cache;
 pub(crate) mod fanout;
 mod link;
@@ -15,6 +16,7 @@ pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
 use crate::types::tool_info::{Problem, Severity, ToolInfo, env_problems, problems_of};
+use bytes::WasmBytes;
 use cache::CompileCache;
 use sandbox::CallState;
 use std::collections::{HashMap, HashSet};
@@ -293,7 +295,7 @@ impl Runtime {
     pub(crate) fn link(
         &self,
         key: &str,
-        wasm: &[u8],
+        wasm: WasmBytes<'_>,
         linking: Linking,
         label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
@@ -316,7 +318,7 @@ impl Runtime {
     pub(crate) fn link_prepared(
         &self,
         key: &str,
-        wasm: &[u8],
+        wasm: WasmBytes<'_>,
         script: &str,
         label: &str,
     ) -> Result<(ToolPluginPre<CallState>, bool), String> {
@@ -345,7 +347,7 @@ impl Runtime {
     pub(crate) fn compile_into_cache(
         &self,
         key: &str,
-        wasm: &[u8],
+        wasm: WasmBytes<'_>,
         linking: Linking,
         label: &str,
     ) -> Result<bool, String> {
@@ -373,7 +375,7 @@ impl Runtime {
     pub(super) fn compiled(
         &self,
         key: &str,
-        wasm: &[u8],
+        wasm: WasmBytes<'_>,
         linking: Linking,
         label: &str,
     ) -> Result<Component, String> {
@@ -387,7 +389,8 @@ impl Runtime {
                 self.cache
                     .component(&self.engine, &stored_key(key, linking), compiling, || {
                         let snapshot = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            preinit::snapshot(self, key, wasm, script)
+                            let bytes = wasm.unpacked().map_err(wasmtime::Error::msg)?;
+                            preinit::snapshot(self, key, &bytes, script)
                         }))
                         .unwrap_or_else(|_| {
                             Err(wasmtime::Error::msg("pre-initialisation panicked"))
@@ -411,7 +414,7 @@ impl Runtime {
         }
         self.cache
             .component(&self.engine, key, compiling, || {
-                Component::new(&self.engine, wasm)
+                Component::new(&self.engine, wasm.unpacked().map_err(wasmtime::Error::msg)?)
             })
             .map_err(|e| format!("not a valid wasm component: {e}"))
     }
@@ -493,7 +496,12 @@ impl Runtime {
             return (None, vec![problem]);
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let pre = match self.link(&key, wasm, Linking::Owned, "the component") {
+        let pre = match self.link(
+            &key,
+            WasmBytes::Plain(wasm),
+            Linking::Owned,
+            "the component",
+        ) {
             Ok(pre) => pre,
             Err(e) => {
                 let fix = "build it for wasm32-wasip2 against the `toolhost:plugin@0.1.0` WIT this host ships (the SDKs do)";

@@ -27,11 +27,14 @@
 //!   the echo component (authors.rs);
 //! - soak: 10,000 mixed calls a transport at 50 in flight, with what the
 //!   server holds before and after and its memory by quarter (soak.rs);
-//! - memory: serve's resident size idle and per call in flight (memory.rs).
+//! - memory: serve's resident size idle and per call in flight (memory.rs);
+//! - binary: the installed binary's size, its embedded components packed
+//!   against unpacked (binary.rs).
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
 mod authors;
+mod binary;
 mod dynamic;
 mod mcp;
 mod memory;
@@ -56,7 +59,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "startup",
     "cli",
     "compile",
@@ -70,6 +73,7 @@ const SECTIONS: [&str; 13] = [
     "authors",
     "soak",
     "memory",
+    "binary",
 ];
 
 /// A tokio runtime with `workers` threads for a section's clients.
@@ -144,6 +148,9 @@ fn main() {
     }
     if wanted("memory") {
         memory::run(cache.path(), 32, || compile_all(&runtime));
+    }
+    if wanted("binary") {
+        binary::run();
     }
 }
 
@@ -362,7 +369,7 @@ fn compile_vs_cache() {
     }
     for (name, source) in sources {
         let size = match &source {
-            PluginSource::Builtin(b) => b.wasm.len(),
+            PluginSource::Builtin(b) => b.len,
             PluginSource::File(p) => std::fs::metadata(p).map_or(0, |m| m.len() as usize),
             PluginSource::Bytes(b, _) => b.len(),
         };

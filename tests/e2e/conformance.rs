@@ -236,7 +236,14 @@ fn no_optional_nulls(name: &str, which: &str, schema: &serde_json::Value) {
 fn every_builtin_passes_check_without_a_warning() {
     let runtime = crate::support::runtime();
     for builtin in toolhost::builtins() {
-        let report = runtime.check_report(builtin.wasm);
+        let wasm = builtin.wasm().unwrap();
+        assert_eq!(
+            blake3::hash(&wasm).to_hex().as_str(),
+            builtin.hash,
+            "{} unpacks to what was built",
+            builtin.crate_name
+        );
+        let report = runtime.check_report(&wasm);
         let unexpected: Vec<_> = report
             .problems
             .iter()
@@ -249,7 +256,7 @@ fn every_builtin_passes_check_without_a_warning() {
         );
         // Checked again (now from the compile cache's record of its
         // answer, not a second `describe`), it finds the same.
-        let again = runtime.check_report(builtin.wasm);
+        let again = runtime.check_report(&wasm);
         assert_eq!(again.problems, report.problems, "{}", builtin.crate_name);
         if WEB_TOOLS.contains(&builtin.crate_name) {
             assert_eq!(report.problems.len(), 1, "{:?}", report.problems);

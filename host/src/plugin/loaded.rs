@@ -77,12 +77,12 @@ pub(super) fn link(
 
 impl Wasm {
     /// The bytes, and how the runtime links them.
-    pub(super) fn linking(&self) -> (&[u8], Linking<'_>) {
+    pub(super) fn linking(&self) -> (WasmBytes<'_>, Linking<'_>) {
         match self {
-            Wasm::Static(bytes) => (bytes, Linking::Embedded),
-            Wasm::Preinitialised(bytes) => (bytes, Linking::Preinitialised),
-            Wasm::Prepared(bytes, script) => (bytes, Linking::Prepared(script)),
-            Wasm::Owned(bytes) => (bytes, Linking::Owned),
+            Wasm::Static(bytes) => (*bytes, Linking::Embedded),
+            Wasm::Preinitialised(bytes) => (*bytes, Linking::Preinitialised),
+            Wasm::Prepared(bytes, script) => (*bytes, Linking::Prepared(script)),
+            Wasm::Owned(bytes) => (WasmBytes::Plain(bytes), Linking::Owned),
         }
     }
 }

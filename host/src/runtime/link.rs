@@ -245,7 +245,7 @@ impl super::Runtime {
         wasm: &[u8],
         label: &str,
     ) -> Result<(Component, Option<InstancePre<CallState>>), String> {
-        let component = self.compiled(key, wasm, Linking::Owned, label)?;
+        let component = self.compiled(key, super::WasmBytes::Plain(wasm), Linking::Owned, label)?;
         if exports_toolhost_tool(&self.engine, &component) {
             return Ok((component, None));
         }
