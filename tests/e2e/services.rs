@@ -97,17 +97,23 @@ fn services() -> Services {
     services
 }
 
-/// An executor holding the fixture, offering the services, granting it `grant`.
-fn executor(grant: &str) -> Executor {
-    let runtime = runtime();
+/// A registry holding the fixture `call_service`.
+fn fixture(runtime: &toolhost::Runtime) -> Registry {
     let mut registry = Registry::new();
     let wasm = fixtures_dir().join("fixture_services.wasm");
     registry
         .register(
-            Plugin::load(&runtime, PluginSource::File(wasm)).unwrap(),
+            Plugin::load(runtime, PluginSource::File(wasm)).unwrap(),
             false,
         )
         .unwrap();
+    registry
+}
+
+/// An executor holding the fixture, offering the services, granting it `grant`.
+fn executor(grant: &str) -> Executor {
+    let runtime = runtime();
+    let registry = fixture(&runtime);
     Executor::new(runtime, registry)
         .with_mode(Mode::Yolo)
         .with_services(services())
@@ -193,17 +199,7 @@ fn ungranted_unknown_and_misused_services_are_refused_with_what_to_do() {
     );
     // With no services offered at all, the same call is not found.
     let runtime = runtime();
-    let mut registry = Registry::new();
-    registry
-        .register(
-            Plugin::load(
-                &runtime,
-                PluginSource::File(fixtures_dir().join("fixture_services.wasm")),
-            )
-            .unwrap(),
-            false,
-        )
-        .unwrap();
+    let registry = fixture(&runtime);
     let bare = Executor::new(runtime, registry)
         .with_mode(Mode::Yolo)
         .with_grant("call_service", Grant::parse_caps("service:greet").unwrap());
@@ -387,18 +383,7 @@ fn a_service_that_takes_long_gives_its_callers_its_deadline() {
         .unwrap();
     services.register(patient("greet")).unwrap();
     let executor = |grant: &str| {
-        let mut registry = Registry::new();
-        registry
-            .register(
-                Plugin::load(
-                    &runtime,
-                    PluginSource::File(fixtures_dir().join("fixture_services.wasm")),
-                )
-                .unwrap(),
-                false,
-            )
-            .unwrap();
-        Executor::new(runtime.clone(), registry)
+        Executor::new(runtime.clone(), fixture(&runtime))
             .with_mode(Mode::Yolo)
             .with_services(services.clone())
             .with_grant("call_service", Grant::parse_caps(grant).unwrap())
