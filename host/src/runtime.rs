@@ -16,6 +16,7 @@ pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
 use crate::types::tool_info::{Problem, Severity, ToolInfo, env_problems, problems_of};
+pub(crate) use bytes::Linking;
 use bytes::WasmBytes;
 use cache::CompileCache;
 use sandbox::CallState;
@@ -496,12 +497,8 @@ impl Runtime {
             return (None, vec![problem]);
         }
         let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let pre = match self.link(
-            &key,
-            WasmBytes::Plain(wasm),
-            Linking::Owned,
-            "the component",
-        ) {
+        let bytes = WasmBytes::Plain(wasm);
+        let pre = match self.link(&key, bytes, Linking::Owned, "the component") {
             Ok(pre) => pre,
             Err(e) => {
                 let fix = "build it for wasm32-wasip2 against the `toolhost:plugin@0.1.0` WIT this host ships (the SDKs do)";
@@ -567,22 +564,6 @@ fn stored_key(key: &str, linking: Linking) -> String {
         }
         Linking::Owned | Linking::Embedded => key.to_owned(),
     }
-}
-
-/// How [`Runtime::link`] treats a component's bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Linking<'a> {
-    /// Loaded from a file or given by a caller: linked on each load.
-    Owned,
-    /// Embedded in the binary: linked once per runtime.
-    Embedded,
-    /// Embedded, and pre-initialised by its `wizer-initialize` export
-    /// before it is compiled (see [`preinit`]).
-    Preinitialised,
-    /// Pre-initialised, then this script (a `javascript` tool's source)
-    /// prepared in it: a snapshot per script, built only as work ahead of
-    /// use; until one is cached, calls run in the `Preinitialised` one.
-    Prepared(&'a str),
 }
 
 /// What `toolhost check` found in one component.

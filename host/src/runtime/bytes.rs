@@ -2,7 +2,8 @@
 //! file, given by a caller), or packed with zstd (the built-ins and
 //! runners embedded in the binary, by host/build.rs: a quarter of their
 //! size). Packed bytes are unpacked only to compile or pre-initialise the
-//! component, never on a compile-cache hit, and not kept after.
+//! component, never on a compile-cache hit, and not kept after. And how
+//! the runtime links a component ([`Linking`]).
 
 use std::borrow::Cow;
 
@@ -42,6 +43,22 @@ impl<'a> WasmBytes<'a> {
             }
         }
     }
+}
+
+/// How [`super::Runtime::link`] treats a component's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Linking<'a> {
+    /// Loaded from a file or given by a caller: linked on each load.
+    Owned,
+    /// Embedded in the binary: linked once per runtime.
+    Embedded,
+    /// Embedded, and pre-initialised by its `wizer-initialize` export
+    /// before it is compiled (see [`super::preinit`]).
+    Preinitialised,
+    /// Pre-initialised, then this script (a `javascript` tool's source)
+    /// prepared in it: a snapshot per script, built only as work ahead of
+    /// use; until one is cached, calls run in the `Preinitialised` one.
+    Prepared(&'a str),
 }
 
 #[cfg(test)]
