@@ -340,8 +340,6 @@ impl Executor {
         }
     }
 
-    /// `grant` with the secrets stored for `tool` among its variables, if
-    /// it has any (`None`: as it is).
     /// The longest deadline the services `grant` reaches ask for
     /// ([`crate::services::Service::with_timeout`]), if any.
     fn service_timeout(&self, grant: &Effective) -> Option<std::time::Duration> {
@@ -353,6 +351,8 @@ impl Executor {
             .max()
     }
 
+    /// `grant` with the secrets stored for `tool` among its variables, if
+    /// it has any (`None`: as it is).
     fn secrets_for(&self, tool: &str, grant: &Effective) -> Result<Option<Effective>, CallError> {
         let Some(store) = self.secrets.as_ref().filter(|_| !grant.env.is_empty()) else {
             return Ok(None);
