@@ -43,6 +43,9 @@ pub struct Builtin {
     /// Pre-initialised by its `wizer-initialize` export before it is
     /// compiled (see host/build.rs `PREINITIALISED`).
     pub preinit: bool,
+    /// The component it is packed against (host/build.rs `BASE`), which
+    /// unpacks it; `None` for that one.
+    pub(crate) base: Option<&'static crate::runtime::bytes::Base<'static>>,
     /// Its `describe()` answer as recorded in host/builtins.json when this
     /// binary was built (`None` for runners, and for a built-in not
     /// recorded yet: it is described by running it).
@@ -62,6 +65,7 @@ impl Builtin {
         WasmBytes::Packed {
             packed: self.packed,
             len: self.len,
+            base: self.base.copied(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 /// The built-in plugins embedded in this binary.
 mod builtins {
     use crate::plugin::{Builtin, Recorded};
+    use crate::runtime::bytes::Base;
     include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
 }
 

@@ -1,6 +1,7 @@
 //! A component's bytes as the host keeps them: as they are (read from a
 //! file, given by a caller), or packed with zstd (the built-ins and
-//! runners embedded in the binary, by host/build.rs: a quarter of their
+//! runners embedded in the binary, by host/build.rs: each but one packed
+//! against that one, [`Base`], whose code they share, to a ninth of their
 //! size). Packed bytes are unpacked only to compile or pre-initialise the
 //! component, never on a compile-cache hit, and not kept after. And how
 //! the runtime links a component ([`Linking`]).
@@ -12,8 +13,23 @@ use std::borrow::Cow;
 pub(crate) enum WasmBytes<'a> {
     /// As they are.
     Plain(&'a [u8]),
-    /// Packed with zstd; `len` bytes once unpacked.
-    Packed { packed: &'a [u8], len: usize },
+    /// Packed with zstd; `len` bytes once unpacked; with `base`, packed
+    /// against that component's bytes (a zstd raw-content dictionary).
+    Packed {
+        packed: &'a [u8],
+        len: usize,
+        base: Option<Base<'a>>,
+    },
+}
+
+/// The embedded component the others are packed against, itself packed
+/// alone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Base<'a> {
+    /// Its bytes, packed with zstd.
+    pub(crate) packed: &'a [u8],
+    /// Its size, unpacked.
+    pub(crate) len: usize,
 }
 
 impl<'a> WasmBytes<'a> {
@@ -29,9 +45,23 @@ impl<'a> WasmBytes<'a> {
     pub(crate) fn unpacked(self) -> Result<Cow<'a, [u8]>, String> {
         match self {
             Self::Plain(bytes) => Ok(Cow::Borrowed(bytes)),
-            Self::Packed { packed, len } => {
-                let bytes = zstd::bulk::decompress(packed, len)
-                    .map_err(|e| format!("cannot unpack the embedded component: {e}"))?;
+            Self::Packed { packed, len, base } => {
+                let cannot =
+                    |e: std::io::Error| format!("cannot unpack the embedded component: {e}");
+                let bytes = match base {
+                    None => zstd::bulk::decompress(packed, len).map_err(cannot)?,
+                    Some(base) => {
+                        let dictionary = WasmBytes::Packed {
+                            packed: base.packed,
+                            len: base.len,
+                            base: None,
+                        }
+                        .unpacked()?;
+                        zstd::bulk::Decompressor::with_dictionary(&dictionary)
+                            .and_then(|mut d| d.decompress(packed, len))
+                            .map_err(cannot)?
+                    }
+                };
                 if bytes.len() == len {
                     Ok(Cow::Owned(bytes))
                 } else {
@@ -73,19 +103,43 @@ mod tests {
         let bytes = WasmBytes::Packed {
             packed: &packed,
             len: wasm.len(),
+            base: None,
         };
         assert_eq!(bytes.len(), wasm.len());
         assert_eq!(bytes.unpacked().unwrap().as_ref(), wasm.as_slice());
         let short = WasmBytes::Packed {
             packed: &packed,
             len: wasm.len() + 1,
+            base: None,
         };
         assert!(short.unpacked().unwrap_err().contains("not"));
         let broken = WasmBytes::Packed {
             packed: &packed[..packed.len() / 2],
             len: wasm.len(),
+            base: None,
         };
         assert!(broken.unpacked().unwrap_err().contains("cannot unpack"));
+        // Packed against a base: unpacked with it, and not without it.
+        let other = b"\0asm\x0d\0\x01\0 another component, sharing code".repeat(100);
+        let mut compressor = zstd::bulk::Compressor::with_dictionary(12, &wasm).unwrap();
+        let against = compressor.compress(&other).unwrap();
+        assert!(against.len() < zstd::bulk::compress(&other, 12).unwrap().len());
+        let base = Base {
+            packed: &packed,
+            len: wasm.len(),
+        };
+        let based = WasmBytes::Packed {
+            packed: &against,
+            len: other.len(),
+            base: Some(base),
+        };
+        assert_eq!(based.unpacked().unwrap().as_ref(), other.as_slice());
+        let alone = WasmBytes::Packed {
+            packed: &against,
+            len: other.len(),
+            base: None,
+        };
+        assert!(alone.unpacked().is_err(), "it needs its base");
         assert!(matches!(
             WasmBytes::Plain(&wasm).unpacked().unwrap(),
             Cow::Borrowed(_)
