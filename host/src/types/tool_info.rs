@@ -3,7 +3,7 @@
 use crate::bindings::types as wit;
 use serde::{Deserialize, Serialize};
 use toolhost_shared::contract::MIN_DESCRIPTION_CHARS;
-use toolhost_shared::schema::make_portable;
+use toolhost_shared::schema::{make_compact, make_portable};
 
 pub use toolhost_shared::Capability;
 
@@ -165,10 +165,11 @@ impl ToolInfo {
             .as_deref()
             .map(|s| parse(s, "output"))
             .transpose()?;
-        // Whatever wrote them, the schemas clients see are portable.
-        make_portable(&mut input_schema);
-        if let Some(out) = &mut output_schema {
-            make_portable(out);
+        // Whatever wrote them, the schemas clients see are portable, and
+        // no longer than they need be.
+        for schema in std::iter::once(&mut input_schema).chain(output_schema.as_mut()) {
+            make_portable(schema);
+            make_compact(schema);
         }
         let title = info
             .title

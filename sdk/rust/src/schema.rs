@@ -8,6 +8,8 @@ use serde_json::Value;
 /// (arguments are always a JSON object, and model APIs require it, even for
 /// an internally tagged enum or a free-form `Value`), every subschema inlined
 /// (no `$ref`), and no `$schema`/`title`, which model APIs ignore or reject.
+/// `A`'s own doc comment is not in it: the tool's description says what the
+/// tool does, and a model reads the list on every turn.
 pub(crate) fn input_schema<A: JsonSchema>() -> Value {
     let mut schema = json_schema::<A>();
     if schema.is_boolean() {
@@ -15,6 +17,7 @@ pub(crate) fn input_schema<A: JsonSchema>() -> Value {
     }
     if let Some(obj) = schema.as_object_mut() {
         obj.entry("type").or_insert_with(|| "object".into());
+        obj.remove("description");
     }
     schema
 }
@@ -106,6 +109,10 @@ mod tests {
         );
         assert_eq!(schema["required"], serde_json::json!(["path", "mode"]));
         assert!(schema.get("title").is_none());
+        assert!(
+            schema.get("description").is_none(),
+            "the tool's description says it"
+        );
         assert!(schema.get("$schema").is_none());
         assert!(!schema.to_string().contains("$ref"), "{schema}");
     }

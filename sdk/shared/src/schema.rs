@@ -97,6 +97,145 @@ pub fn make_portable(schema: &mut Value) {
     }
 }
 
+/// Rewrite `schema` in place to say the same in fewer bytes, for the lists
+/// a model reads on every turn: a choice among constants written as
+/// `oneOf: [{"const": "a", "description": ..}, ..]` (what schemars derives
+/// from a documented enum) becomes `enum: ["a", ..]`. The constants'
+/// descriptions join the schema's own description as "`a`: ...; `b`: ...",
+/// unless that description already names every constant (as a word). A
+/// description's wrapped lines are joined, and its " (default 100)" goes
+/// where `default` is 100.
+///
+/// ```
+/// use serde_json::json;
+/// let mut schema = json!({"type": "object", "properties": {"output": {
+///     "description": "`content` (matching lines) or `files` (their paths).",
+///     "oneOf": [
+///         {"const": "content", "type": "string", "description": "Matching lines."},
+///         {"const": "files", "type": "string", "description": "Paths of matching files."}
+///     ]
+/// }}});
+/// toolhost_shared::schema::make_compact(&mut schema);
+/// assert_eq!(schema["properties"]["output"], json!({
+///     "description": "`content` (matching lines) or `files` (their paths).",
+///     "type": "string",
+///     "enum": ["content", "files"]
+/// }));
+/// ```
+pub fn make_compact(schema: &mut Value) {
+    let Value::Object(obj) = schema else {
+        return;
+    };
+    constants_as_enum(obj);
+    default_said_once(obj);
+    for (key, value) in obj.iter_mut() {
+        if DATA_KEYWORDS.contains(&key.as_str()) {
+            continue;
+        }
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(map) = value {
+                    map.values_mut().for_each(make_compact);
+                }
+            }
+            _ => match value {
+                Value::Object(_) => make_compact(value),
+                Value::Array(items) => items.iter_mut().for_each(make_compact),
+                _ => {}
+            },
+        }
+    }
+}
+
+/// A description as one line per paragraph (a doc comment's line breaks
+/// are spaces, and `\n` costs two bytes in JSON), without " (default V)"
+/// where the schema's `default` is that boolean or number V: the keyword
+/// says it.
+fn default_said_once(obj: &mut Map<String, Value>) {
+    let default = obj
+        .get("default")
+        .filter(|d| d.is_boolean() || d.is_number())
+        .map(|d| format!(" (default {d})"));
+    let Some(Value::String(description)) = obj.get_mut("description") else {
+        return;
+    };
+    let mut text = description
+        .split("\n\n")
+        .map(|p| p.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if let Some(said) = default
+        && let Some(at) = text.find(&said)
+    {
+        text.replace_range(at..at + said.len(), "");
+    }
+    *description = text;
+}
+
+/// [`make_compact`]'s rewrite of one schema's `oneOf` of constants.
+fn constants_as_enum(obj: &mut Map<String, Value>) {
+    let Some(Value::Array(alternatives)) = obj.get("oneOf") else {
+        return;
+    };
+    let mut values = Vec::new();
+    let mut notes = Vec::new();
+    let mut kind: Option<&Value> = None;
+    for alternative in alternatives {
+        let Some(alt) = alternative.as_object() else {
+            return;
+        };
+        let (Some(value), true) = (
+            alt.get("const"),
+            alt.keys()
+                .all(|k| matches!(k.as_str(), "const" | "description" | "type")),
+        ) else {
+            return;
+        };
+        match (kind, alt.get("type")) {
+            (_, None) => return,
+            (None, Some(t)) => kind = Some(t),
+            (Some(k), Some(t)) if k != t => return,
+            _ => {}
+        }
+        if let Some(note) = alt.get("description").and_then(Value::as_str) {
+            let name = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            notes.push((name, note.trim_end_matches('.').to_owned()));
+        }
+        values.push(value.clone());
+    }
+    let kind = kind.cloned();
+    obj.remove("oneOf");
+    let own = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    // Named: as a whole word (`in_progress`, not `progress`).
+    let named = |name: &str| {
+        own.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .any(|word| word == name)
+    };
+    if !notes.is_empty() && !notes.iter().all(|(name, _)| named(name)) {
+        let listed: Vec<String> = notes
+            .iter()
+            .map(|(name, note)| format!("`{name}`: {note}"))
+            .collect();
+        let joined = format!("{}.", listed.join("; "));
+        let description = if own.is_empty() {
+            joined
+        } else {
+            format!("{} {joined}", own.trim_end())
+        };
+        obj.insert("description".into(), description.into());
+    }
+    if let Some(kind) = kind {
+        obj.entry("type").or_insert(kind);
+    }
+    obj.insert("enum".into(), Value::Array(values));
+}
+
 /// Remove the members of `value` that are `null` where `schema` (a portable
 /// one) leaves the property out of `required`, following `properties` and
 /// `items` down. A structured result so written validates against the
@@ -273,6 +412,52 @@ mod tests {
         let before = s.clone();
         make_portable(&mut s);
         assert_eq!(s, before);
+    }
+
+    #[test]
+    fn constants_become_an_enum_their_notes_kept_once() {
+        let mut s = json!({"type": "object", "properties": {
+            "named": {"description": "`a` or b.", "oneOf": [
+                {"const": "a", "type": "string", "description": "First."},
+                {"const": "b", "type": "string", "description": "Second."}]},
+            "unnamed": {"description": "Which one: an apple.", "oneOf": [
+                {"const": "a", "type": "string", "description": "First."},
+                {"const": "b", "type": "string"}]},
+            "bare": {"oneOf": [{"const": 1, "type": "integer", "description": "One."}]},
+            "mixed": {"oneOf": [{"const": "a", "type": "string"}, {"const": 1, "type": "integer"}]},
+            "schemas": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            "list": {"type": "array", "items": {"oneOf": [{"const": "x", "type": "string"}]}},
+            "flag": {"type": "boolean", "default": true, "description": "Match case (default true)."},
+            "other": {"type": "boolean", "default": false, "description": "Off (default true)."},
+            "wrapped": {"description": "One line\nand its wrap.\n\nA paragraph."},
+        }});
+        make_compact(&mut s);
+        let p = &s["properties"];
+        assert_eq!(
+            p["named"],
+            json!({"description": "`a` or b.", "type": "string", "enum": ["a", "b"]})
+        );
+        assert_eq!(
+            p["unnamed"]["description"],
+            "Which one: an apple. `a`: First."
+        );
+        assert_eq!(p["unnamed"]["enum"], json!(["a", "b"]));
+        assert_eq!(
+            p["bare"],
+            json!({"description": "`1`: One.", "type": "integer", "enum": [1]})
+        );
+        assert!(p["mixed"]["oneOf"].is_array(), "different types stay");
+        assert!(p["schemas"]["oneOf"].is_array(), "schemas stay");
+        assert_eq!(p["list"]["items"], json!({"type": "string", "enum": ["x"]}));
+        assert_eq!(p["flag"]["description"], "Match case.");
+        assert_eq!(
+            p["other"]["description"], "Off (default true).",
+            "not what it says"
+        );
+        assert_eq!(
+            p["wrapped"]["description"],
+            "One line and its wrap.\n\nA paragraph."
+        );
     }
 
     #[test]
