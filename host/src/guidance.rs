@@ -107,11 +107,10 @@ pub const GROUPS: &[Group] = &[
             "grep",
             "search_code",
         ],
-        text: "Files: paths are relative to the workspace root. Read a file before you change it. \
+        text: "Files: paths are relative to the workspace root. Read a file (read_file) before you change it. \
                Prefer edit_file (or multi_edit, apply_patch) to change part of a file; use \
-               write_file only for new files or complete rewrites. Pass the hash read_file gave \
-               as `expected_hash` so a file changed meanwhile is not overwritten. Find things \
-               with find_files, grep or search_code rather than guessing paths.",
+               write_file only for new files or complete rewrites. Find things with \
+               find_files, grep or search_code rather than guessing paths.",
     },
     Group {
         name: "commands",

@@ -36,11 +36,10 @@ pub struct Registries;
 pub(crate) fn load_component(store: Store, registries: Option<Registries>) -> Plugin {
     let info = ToolInfo {
         name: tool::LOAD_COMPONENT.to_owned(),
-        description: "Ask a person to load a WebAssembly component as tools: a `.wasm` file in \
-            the workspace or an `oci://REGISTRY/REPOSITORY:TAG` reference. A toolhost plugin \
-            becomes one tool; any other component one tool per exported function \
-            (`NAME_FUNCTION`). It is filed as pending with the `capabilities` you ask for and \
-            appears in your tools only once a person approves it, with what they grant."
+        description: "Ask a person to load a WebAssembly component (a `.wasm` in the workspace \
+            or `oci://REGISTRY/REPOSITORY:TAG`) as tools: a toolhost plugin is one tool, any \
+            other component one per exported function (`NAME_FUNCTION`). They appear once a \
+            person approves them, with what they grant."
             .to_owned(),
         input_schema: json!({
             "type": "object",

@@ -55,15 +55,11 @@ impl Tool for ApplyPatch {
     const NAME: &'static str = "apply_patch";
     const TITLE: Option<&'static str> = Some("Apply a patch");
     const DESCRIPTION: &'static str = "Apply a unified diff to one or many files, all or \
-        nothing: every hunk of every file is checked first, and the files are written only if \
-        all apply (a failed write restores the files already written). A hunk is placed exactly \
-        at its stated line, else exactly elsewhere (nearest first), else ignoring trailing \
-        whitespace, else ignoring leading and trailing whitespace; the result says where each \
-        hunk applied and how. `/dev/null` headers create or delete files (deleting needs \
-        the `allow_delete` setting). With `---`/`+++` headers naming different files (`diff -u \
-        f f.new`), the new path is patched if it exists, else the old one. A hunk that does not \
-        apply is shown with the closest region of the file. Files keep their BOM and line \
-        endings.";
+        nothing: every hunk is checked before any file is written. A hunk goes at its stated \
+        line, else at the nearest exact match, else ignoring whitespace; the result says where \
+        each applied. `/dev/null` headers create or delete files (deleting needs \
+        `allow_delete`). A hunk that does not apply is shown beside the closest region of the \
+        file. Files keep their BOM and line endings.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {

@@ -51,34 +51,26 @@ pub enum Source {
 pub struct Args {
     /// The new tool's name: snake_case (`count_words`), not used by any tool.
     pub name: String,
-    /// What the tool does and when to use it, written for a model (at least
-    /// 20 characters).
+    /// What it does and when to use it, for a model (20 characters or more).
     pub description: String,
     /// `javascript`: `source` defines `function run(args, ctx)` returning a
-    /// string or an object, and may call `toolhost.readFile/writeFile/listDir`
-    /// (workspace grant), `toolhost.run(argv)` (commands grant) and
-    /// `toolhost.log`. `typescript`: the same in TypeScript (types are
-    /// removed, not checked). `command`: `source` is an argv template such as
-    /// `["git", "log", "-n", "{{count}}", "--", "{{path}}"]`; each
-    /// `{{param}}` item becomes that argument as one whole argument.
-    /// `component`: `source` is the workspace path of a `.wasm` component
-    /// implementing the toolhost `tool-plugin` world.
+    /// string or an object; it may call `toolhost.readFile/writeFile/listDir`,
+    /// `toolhost.run(argv)` and `toolhost.log`. `typescript`: the same, types
+    /// removed. `command`: `source` is an argv template (`["git", "log",
+    /// "{{path}}"]`), each `{{param}}` one whole argument. `component`:
+    /// `source` is a `.wasm` path in the workspace.
     pub kind: Kind,
     /// The script, the argv template (a list of strings) or the `.wasm` path.
     pub source: Source,
-    /// JSON Schema of the new tool's arguments, an object schema such as
-    /// `{"type": "object", "properties": {"path": {"type": "string"}},
-    /// "required": ["path"]}`. Required for javascript and command; a
-    /// component declares its own.
+    /// The JSON Schema (an object schema) of its arguments; a component
+    /// declares its own.
     #[serde(default)]
     pub parameters: Option<Value>,
-    /// What the tool needs: `workspace:read`, `workspace:write`, `commands`
-    /// (a component may also ask `network:HOST` or `env:NAME`). A person
-    /// confirms or narrows this on approval.
+    /// What it needs: `workspace:read`, `workspace:write`, `commands` (a
+    /// component also `network:HOST`, `env:NAME`); a person may narrow it.
     #[serde(default)]
     pub capabilities: Vec<String>,
-    /// Who may see and call it: `all` (the default) or one agent's id
-    /// (and the agent creating it).
+    /// `all` (the default) or an agent's id: only it (and you) may call it.
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -103,12 +95,10 @@ impl Tool for CreateTool {
     type Args = Args;
     const NAME: &'static str = contract::tool::CREATE_TOOL;
     const TITLE: Option<&'static str> = Some("Create a tool");
-    const DESCRIPTION: &'static str = "Create a new tool when no existing tool does what you \
-        need: a JavaScript or TypeScript function, an argv command template, or a WASM component. The tool is \
-        stored as pending; a person must approve it (and decide what it may access) before it \
-        appears in your tool list. It runs sandboxed with only what was approved. Give a \
-        snake_case `name`, a `description` for a model, the `kind`, the `source`, the \
-        `parameters` JSON Schema, and the `capabilities` it needs.";
+    const DESCRIPTION: &'static str = "Create a tool when no existing tool does what you need: \
+        a JavaScript or TypeScript function, an argv command template, or a WASM component. It \
+        waits until a person approves it and what it may access; then it appears in your tool \
+        list and runs sandboxed with only that.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

@@ -32,10 +32,9 @@ impl Tool for DeleteFile {
     const NAME: &'static str = "delete_file";
     const TITLE: Option<&'static str> = Some("Delete a file");
     const IDEMPOTENT: bool = true;
-    const DESCRIPTION: &'static str = "Delete one file in the workspace. Never deletes a \
-        directory. Deletion is off unless a person enables it (the `allow_delete` setting, \
-        `--allow-delete` on the toolhost command line); when off, the call is refused and \
-        nothing is deleted. A symbolic link is removed itself, not what it points to.";
+    const DESCRIPTION: &'static str = "Delete one file in the workspace (never a directory; a \
+        symbolic link itself, not its target). Off unless a person enables it (`allow_delete`, \
+        `--allow-delete`); when off, the call is refused and nothing is deleted.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {

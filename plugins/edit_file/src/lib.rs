@@ -20,7 +20,7 @@ pub struct Args {
     /// Replace every occurrence of `old_str` instead of requiring exactly one.
     #[serde(default)]
     pub replace_all: bool,
-    /// The hash read_file reported for this file. If the file changed since, nothing is changed.
+    /// The file's content hash as you last saw it; if it changed since, nothing is changed.
     #[serde(default)]
     pub expected_hash: Option<String>,
 }
@@ -47,13 +47,11 @@ impl Tool for EditFile {
     type Args = Args;
     const NAME: &'static str = "edit_file";
     const TITLE: Option<&'static str> = Some("Edit a file");
-    const DESCRIPTION: &'static str = "Replace an exact piece of text in a file. `old_str` must \
-        appear exactly once (copy it from read_file output, without the line-number prefix), \
-        unless `replace_all` is set. If it is not found, the error shows the closest region and \
-        what differs (indentation, whitespace, quotes); if it appears several times, the error \
-        lists the lines. Returns a unified diff and the new content hash. The file's encoding, \
-        BOM and line endings are kept byte for byte. For several changes to one file use \
-        multi_edit; for a new file use write_file.";
+    const DESCRIPTION: &'static str = "Replace an exact piece of text in a file: `old_str` \
+        must appear exactly once (copy it from read_file without the line-number prefix) \
+        unless `replace_all` is set. A miss shows the closest region and what differs. Returns \
+        a unified diff. Encoding, BOM and line endings are kept. For several changes to one \
+        file use multi_edit; for a new file, write_file.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {

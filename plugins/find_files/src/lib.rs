@@ -11,7 +11,7 @@ use toolhost_sdk::{export_tool, fs};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Glob in globset syntax: `*.yaml` or `test_*.py` match file names; `src/**/*.md` matches paths below `path`.
+    /// A glob: `*.yaml` matches file names, `src/**/*.md` paths below `path`.
     pub pattern: String,
     /// Directory to search, relative to the workspace root.
     #[serde(default = "toolhost_builtin::defaults::dot")]
@@ -60,11 +60,9 @@ impl Tool for FindFiles {
     const NAME: &'static str = "find_files";
     const TITLE: Option<&'static str> = Some("Find files by name");
     const DESCRIPTION: &'static str = "Find files by name or path with a glob (`*.yaml`, \
-        `test_*.py`, `src/**/*.md`), searching subdirectories by default. Results are sorted by \
-        modification time, newest first, at most `limit` (with \"N of M shown\" when cut). \
-        Files excluded by .gitignore/.ignore and hidden files are skipped unless \
-        `respect_ignore: false` / `hidden: true`; when nothing matched but skipped files would \
-        have, it says so.";
+        `src/**/*.md`), in subdirectories too, newest first, at most `limit`. Skips ignored \
+        and hidden files unless `respect_ignore: false` / `hidden: true`, and says when \
+        skipped files would have matched.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

@@ -78,12 +78,10 @@ impl Tool for GetDatetime {
     type Args = Args;
     const NAME: &'static str = "get_datetime";
     const TITLE: Option<&'static str> = Some("Get the date and time");
-    const DESCRIPTION: &'static str = "Get the current date and time: date, time, weekday, \
-        time zone, UTC offset and ISO 8601, in any IANA time zone (`timezone`, e.g. \
-        `Asia/Tokyo`; default: the configured zone, else UTC). With `at` (RFC 3339), convert \
-        that instant instead of now. With `locale` (e.g. `es-AR`), the weekday and month are \
-        also named in that language. Use it whenever the answer depends on today's date or \
-        the time somewhere.";
+    const DESCRIPTION: &'static str = "Get the current date and time (date, time, weekday, \
+        zone, UTC offset, ISO 8601) in any IANA `timezone` (default: the configured zone, else \
+        UTC), or convert the instant `at`. With `locale` (`es-AR`), weekday and month are \
+        named in that language. Never guess the date: call it.";
 
     fn output_schema() -> Option<toolhost_sdk::Value> {
         Some(toolhost_sdk::json_schema::<Report>())

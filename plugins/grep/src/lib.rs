@@ -61,13 +61,11 @@ impl Tool for Grep {
     type Args = Args;
     const NAME: &'static str = "grep";
     const TITLE: Option<&'static str> = Some("Search file contents");
-    const DESCRIPTION: &'static str = "Search files for literal text (not a regex; use \
-        search_code for regular expressions). Returns matching lines as `path:line:text` \
-        (`output: content`), the matching files (`files`) or counts per file (`count`), sorted \
-        by path then line, at most `max_results`. Skips binary files, and files excluded by \
-        .gitignore/.ignore and hidden files unless `respect_ignore: false` / `hidden: true`; \
-        when nothing matched but skipped files would have, it says so. `context` adds lines \
-        around each match; long lines are cut around the match.";
+    const DESCRIPTION: &'static str = "Search files for literal text (for regular expressions \
+        use search_code): matching lines as `path:line:text`, the matching `files`, or a \
+        `count` per file; sorted by path then line, at most `max_results`. Skips binary, \
+        ignored and hidden files unless `respect_ignore: false` / `hidden: true`, and says \
+        when skipped files would have matched.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

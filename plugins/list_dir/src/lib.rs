@@ -68,11 +68,10 @@ impl Tool for ListDir {
     type Args = Args;
     const NAME: &'static str = "list_dir";
     const TITLE: Option<&'static str> = Some("List a directory");
-    const DESCRIPTION: &'static str = "List a workspace directory: its files and \
-        subdirectories together, sorted, directories marked with a trailing `/` and files \
-        with their size. `recursive` lists everything below it. At most `limit` entries \
-        (default 200) are returned, with a note when more exist. Use list_files to filter \
-        files by a glob and find_files to search the whole tree by name.";
+    const DESCRIPTION: &'static str = "List a workspace directory: files (with sizes) and \
+        subdirectories (marked `/`) together, sorted; `recursive` lists everything below. At \
+        most `limit` entries, with a note when more exist. To filter files by a glob use \
+        list_files; to search the tree by name, find_files.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

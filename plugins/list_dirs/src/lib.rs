@@ -56,10 +56,8 @@ impl Tool for ListDirs {
     const NAME: &'static str = "list_dirs";
     const TITLE: Option<&'static str> = Some("List directories");
     const DESCRIPTION: &'static str = "List the directories under a workspace directory, down \
-        to `depth` levels (1 to 3, default 1), as workspace-relative paths with their depth, \
-        sorted. `.git` is listed but not entered. At most `limit` (default 200) are returned, \
-        with a note when more exist. Use it to learn a project's layout; use list_files for \
-        the files in a directory.";
+        to `depth` levels (1 to 3), sorted. `.git` is listed but not entered. At most `limit`, \
+        with a note when more exist. Use it to learn a project's layout.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

@@ -17,7 +17,8 @@ pub struct Args {
     /// Directory to list, relative to the workspace root.
     #[serde(default = "toolhost_builtin::defaults::dot")]
     pub path: String,
-    /// Glob filter with globset syntax, e.g. `*.rs` (matched against file names) or `src/**/*.md` (matched against paths below `path`; a pattern with `/` or `**` implies recursive).
+    /// A glob: `*.rs` matches file names, `src/**/*.md` paths below `path`
+    /// (a `/` or `**` implies recursive).
     #[serde(default)]
     pub pattern: Option<String>,
     /// Also list files in subdirectories (`.git` is never entered).
@@ -59,11 +60,9 @@ impl Tool for ListFiles {
     const NAME: &'static str = "list_files";
     const TITLE: Option<&'static str> = Some("List files");
     const DESCRIPTION: &'static str = "List the files (not directories) of a workspace \
-        directory, as workspace-relative paths with sizes, sorted. Not recursive unless \
-        `recursive` is set or the pattern contains `/` or `**`. Filter with a glob: `*.rs` \
-        matches file names, `src/**/*.md` matches paths. At most `limit` files (default 200) \
-        are returned, with a note when more exist. Use list_dirs for directories and \
-        find_files to search the whole tree by name.";
+        directory with their sizes, sorted; recursive if `recursive` is set or the glob \
+        `pattern` has `/` or `**`. At most `limit`, with a note when more exist. For \
+        directories use list_dirs; to search the tree by name, find_files.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

@@ -127,12 +127,10 @@ impl Tool for ManageGoals {
     type Args = Args;
     const NAME: &'static str = "manage_goals";
     const TITLE: Option<&'static str> = Some("Manage your goals");
-    const DESCRIPTION: &'static str = "Keep your longer-term goals in GOALS.md (markdown \
-        checkboxes). `action`: `list` shows them; `add` needs `goal` (and takes `priority` \
-        high/medium/low, `status` pending/in_progress/blocked, `notes`); `update` changes the \
-        `status`, `priority` or `notes` of the goal that `goal` names; `complete` marks it done \
-        with an `outcome`. Name a goal by any part of its text (case-insensitive) that matches \
-        only one open goal. Only the last 10 completed goals are kept.";
+    const DESCRIPTION: &'static str = "Keep your longer-term goals in GOALS.md. `action`: \
+        `list`; `add` a `goal`; `update` the `status`, `priority` or `notes` of the goal \
+        `goal` names (any part of its text matching one open goal); `complete` it with an \
+        `outcome`. The last 10 completed goals are kept.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

@@ -15,7 +15,7 @@ pub struct Args {
     pub path: String,
     /// The edits, applied in order; each sees the result of the previous ones.
     pub edits: Vec<Edit>,
-    /// The hash read_file reported for this file. If the file changed since, nothing is changed.
+    /// The file's content hash as you last saw it; if it changed since, nothing is changed.
     #[serde(default)]
     pub expected_hash: Option<String>,
 }
@@ -55,11 +55,10 @@ impl Tool for MultiEdit {
     type Args = Args;
     const NAME: &'static str = "multi_edit";
     const TITLE: Option<&'static str> = Some("Edit a file in several places");
-    const DESCRIPTION: &'static str = "Make several exact replacements in one file. The edits \
-        apply in order, each to the result of the previous one, and all or nothing: if any edit \
-        fails (its old_str not found, or not unique), the file is left untouched and the error \
-        says which edit failed and why. Each edit follows edit_file's rules. Returns one unified \
-        diff and the new content hash.";
+    const DESCRIPTION: &'static str = "Make several exact replacements in one file, in order \
+        (each to the result of the previous one), all or nothing: if any edit fails, the file \
+        is untouched and the error says which and why. Each follows edit_file's rules. Returns \
+        one unified diff.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {

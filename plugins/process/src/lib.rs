@@ -38,14 +38,13 @@ pub enum Action {
 pub struct Args {
     /// What to do: list, poll, write, kill, clear or output.
     pub action: Action,
-    /// The background command's id (from `run_command` with `background:
-    /// true`), for poll, write and kill.
+    /// Its id from `run_command`, for poll, write and kill.
     #[serde(default)]
     pub command_id: Option<String>,
     /// Text for `write`; end it with `\n` to send a line.
     #[serde(default)]
     pub input: Option<String>,
-    /// The id of a kept output (from a cut `run_command` result), for `output`.
+    /// A cut output's id, for `output`.
     #[serde(default)]
     pub output_id: Option<String>,
     /// For `output`: first line to show, counting from 1.
@@ -144,12 +143,11 @@ impl Tool for Process {
     type Args = Args;
     const NAME: &'static str = "process";
     const TITLE: Option<&'static str> = Some("Manage background commands");
-    const DESCRIPTION: &'static str = "Manage background commands started by `run_command` with \
-        `background: true`: `list` them, `poll` one for its new output and exit status, \
+    const DESCRIPTION: &'static str = "Manage background commands started by `run_command` \
+        with `background: true`: `list`, `poll` one for its new output and exit status, \
         `write` to its stdin, `kill` it (with everything it started), `clear` finished ones. \
-        Also `output`: read the full text of a command whose output was cut, by its \
-        `output_id`, a range of lines at a time (`offset`, `limit`) or only the lines \
-        matching `grep`. Never guess what a cut output contained: read it here.";
+        `output` reads a cut output by `output_id`, by lines (`offset`, `limit`) or those \
+        matching `grep`.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Commands]

@@ -67,10 +67,8 @@ impl Tool for React {
     const NAME: &'static str = "react";
     const TITLE: Option<&'static str> = Some("Think step by step");
     const DESCRIPTION: &'static str = "Your ReAct scratchpad for this session: record a step \
-        with any of `thought` (your reasoning), `action` (what you do because of it) and \
-        `observation` (what it showed), and get the scratchpad so far; send `{}` to read it, \
-        `clear: true` to start over. Use it to reason through hard, multi-step problems. The \
-        newest 50 steps are kept.";
+        with any of `thought`, `action` and `observation`, and get the scratchpad so far (`{}` \
+        reads it, `clear: true` starts over). The newest 50 steps are kept.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

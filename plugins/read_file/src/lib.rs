@@ -84,8 +84,7 @@ impl Tool for ReadFile {
     const DESCRIPTION: &'static str = "Read a text file from the workspace. Lines come numbered \
         like `cat -n` (number, tab, text). Returns at most 2000 lines or 100 KB per call; use \
         `offset` (1-based first line) and `limit` to read further. Lines longer than 2000 \
-        characters are cut. Binary files are refused. The structured result carries the file's \
-        content hash, which edit tools accept as `expected_hash`.";
+        characters are cut. Binary files are refused.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

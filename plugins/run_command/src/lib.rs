@@ -19,8 +19,7 @@ pub const MAX_TIMEOUT_SECS: u32 = 600;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The command line to run, in bash syntax, e.g. `cargo test -p core`
-    /// or `ls src | head`. Runs in the workspace with stdin closed.
+    /// The command line, in bash syntax (`cargo test -p core`, `ls src | head`).
     pub command: String,
     /// Working directory relative to the workspace root (default: the root).
     #[serde(default)]
@@ -33,8 +32,7 @@ pub struct Args {
     /// Extra environment variables for the command.
     #[serde(default)]
     pub env: Option<BTreeMap<String, String>>,
-    /// Start it in the background and return its id at once; read its
-    /// output, write to it or kill it with the `process` tool.
+    /// Start it in the background and return its id at once (see `process`).
     #[serde(default)]
     pub background: bool,
 }
@@ -69,16 +67,12 @@ impl Tool for RunCommand {
     type Args = Args;
     const NAME: &'static str = "run_command";
     const TITLE: Option<&'static str> = Some("Run a command");
-    const DESCRIPTION: &'static str = "Run a shell command line in the workspace and return its \
-        exit code and output. Use it to build, test, lint and inspect (e.g. `cargo test`, \
-        `git status`, `npm run build`). The host checks every part of the line: destructive \
-        commands (sudo, rm -rf /, curl | sh, ...) are always refused; development commands \
-        may need a person's confirmation depending on the mode. Where the host enforces it \
-        (each result lists what was enforced), commands cannot write outside the workspace, \
-        have no network and cannot signal other processes: stop a background command with the \
-        `process` tool. stdin is closed, so interactive prompts \
-        fail: pass flags such as `-y`. Long output keeps its head and tail; the full text can \
-        be read with the `process` tool. Use `background: true` for servers and watchers.";
+    const DESCRIPTION: &'static str = "Run a shell command line (bash) in the workspace and \
+        return its exit code and output: build, test, lint, inspect (`cargo test`, `git \
+        status`). Destructive commands are refused; others may need a person's confirmation. \
+        Commands run confined (each result lists what was enforced). stdin is closed: pass \
+        flags such as `-y`. Long output keeps its head and tail; read the rest with `process`. \
+        Use `background: true` for servers and watchers.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Commands]

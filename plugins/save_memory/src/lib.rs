@@ -39,12 +39,9 @@ impl Tool for SaveMemory {
     const NAME: &'static str = "save_memory";
     const TITLE: Option<&'static str> = Some("Save a memory");
     const DESCRIPTION: &'static str = "Remember one fact across sessions (a preference, a \
-        decision, where something lives): it is appended with the time to today's memory log \
-        (YYYY-MM-DD.md); a fact already stored is reported, not saved twice. Keep it to one \
-        self-contained sentence. Never save secrets: text that \
-        looks like an API key, token, password, private key or phone number is refused. Find \
-        facts later with \
-        memory_search.";
+        decision, where something lives), appended with the time to today's memory log; a fact \
+        already stored is not saved twice. One self-contained sentence. Secrets (keys, tokens, \
+        passwords, phone numbers) are refused. Find facts with memory_search.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

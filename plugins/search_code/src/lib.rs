@@ -45,12 +45,10 @@ impl Tool for SearchCode {
     const NAME: &'static str = "search_code";
     const TITLE: Option<&'static str> = Some("Search code");
     const DESCRIPTION: &'static str = "Search files with a regular expression (Rust regex \
-        syntax) and show each match with context lines: `path:line:text` for matching lines, \
-        `path-line-text` for context, `--` between groups; sorted by path then line, at most \
-        `max_results` matching lines. `multiline: true` lets a match span lines. Skips binary \
-        files, and files excluded by .gitignore/.ignore and hidden files unless told \
-        otherwise; when nothing matched but skipped files would have, it says so. An invalid \
-        regex is reported with the parser's message. For plain text use grep.";
+        syntax): matching lines as `path:line:text`, context as `path-line-text`, `--` between \
+        groups, sorted by path then line, at most `max_results`. `multiline: true` lets a \
+        match span lines. Skips binary, ignored and hidden files unless told otherwise, and \
+        says when skipped files would have matched. For plain text use grep.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::WorkspaceRead]

@@ -84,13 +84,10 @@ impl Tool for TodoManager {
     type Args = Args;
     const NAME: &'static str = "todo_manager";
     const TITLE: Option<&'static str> = Some("Keep a plan");
-    const DESCRIPTION: &'static str = "Keep your plan for the current task as a list of steps \
-        and update it as you work. Send the whole list each time (`items`: content in the \
-        imperative, activeForm as the ongoing action, status pending / in_progress / \
-        completed); send `{}` to read the current plan. Rules: at most 15 steps, at most one \
-        in_progress (with none, the first pending step is started), every step needs content \
-        and activeForm. Steps get ids step-1..N. Use it \
-        for tasks of three steps or more; mark a step completed as soon as it is done.";
+    const DESCRIPTION: &'static str = "Keep your plan for the current task as a list of steps, \
+        and update it as you work. Send the whole list each time (`items`); send `{}` to read \
+        it. At most 15 steps and one `in_progress` (with none, the first pending step starts). \
+        Use it for tasks of three steps or more; mark a step completed as soon as it is done.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

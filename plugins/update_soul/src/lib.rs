@@ -44,10 +44,10 @@ impl Tool for UpdateSoul {
     type Args = Args;
     const NAME: &'static str = "update_soul";
     const TITLE: Option<&'static str> = Some("Rewrite your soul");
-    const DESCRIPTION: &'static str = "Rewrite your personality, tone and rules of behaviour: \
-        `content` replaces SOUL.md entirely (markdown, at most 32 KiB), so send the whole \
-        document, not a change. The previous version is kept as SOUL.previous.md. Use it when \
-        the person asks you to change how you behave; never put secrets in it.";
+    const DESCRIPTION: &'static str = "Rewrite your personality, tone and rules (SOUL.md): \
+        `content` replaces it whole (markdown, at most 32 KiB), so send the whole document. \
+        The previous version is kept as SOUL.previous.md. Only when the person asks; never put \
+        secrets in it.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

@@ -60,9 +60,8 @@ impl Tool for ValidateOutput {
     const TITLE: Option<&'static str> = Some("Validate output");
     const DESCRIPTION: &'static str = "Check data you produced against the JSON Schema of its \
         output type before returning it: `outputType` names a registered schema (or pass \
-        `schema` inline), `data` is the value. Returns valid, the errors with JSON-pointer \
-        paths, and warnings for properties the schema does not describe. Fix the data and \
-        check again until it is valid.";
+        `schema`), `data` is the value. Returns the errors with JSON-pointer paths and \
+        warnings for undescribed properties; fix and check again.";
 
     fn capabilities() -> Vec<Capability> {
         vec![Capability::Directory {

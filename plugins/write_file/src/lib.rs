@@ -18,7 +18,7 @@ pub struct Args {
     /// `overwrite` (the default) replaces the whole file; `append` adds `content` at its end.
     #[serde(default)]
     pub mode: Mode,
-    /// The hash read_file reported for this file. If the file changed since, nothing is written.
+    /// The file's content hash as you last saw it; if it changed since, nothing is written.
     #[serde(default)]
     pub expected_hash: Option<String>,
 }
@@ -60,8 +60,7 @@ impl Tool for WriteFile {
     const DESCRIPTION: &'static str = "Create a file, replace it whole, or append to it \
         (`mode: append`). The write is atomic: readers and crashes see the old content or the \
         new, never a mix, and an existing file keeps its permissions. Missing parent directories \
-        are created. Pass the `expected_hash` from read_file to refuse the write if the file \
-        changed since you read it. For changes to part of a file, prefer edit_file.";
+        are created. For changes to part of a file, prefer edit_file.";
     const SENSITIVE: bool = true;
 
     fn capabilities() -> Vec<Capability> {
