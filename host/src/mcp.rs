@@ -95,6 +95,9 @@ pub struct ServeOptions {
     /// This server as one replica of several (HTTP): requests naming
     /// another replica's ids go to it ([`cluster`]).
     pub cluster: Option<Arc<cluster::Cluster>>,
+    /// List output schemas and answer `structuredContent` (with the text
+    /// in it) besides `content`; by default a result is its text alone.
+    pub structured_output: bool,
 }
 
 /// How long a `tools/list_changed` notification may take to one client.
@@ -199,6 +202,8 @@ struct Shared {
     cluster: Option<Arc<cluster::Cluster>>,
     /// Calls that became tasks (tasks.rs).
     tasks: tasks::Tasks,
+    /// See [`ServeOptions::structured_output`].
+    structured: bool,
 }
 
 impl McpServer {
@@ -234,6 +239,7 @@ impl McpServer {
                 rounds: rounds::Rounds::new(options.cluster.as_ref().map_or("", |c| c.suffix())),
                 tasks: tasks::Tasks::new(options.cluster.as_ref().map_or("", |c| c.suffix())),
                 cluster: options.cluster.clone(),
+                structured: options.structured_output,
             }),
             session,
         };
@@ -409,9 +415,10 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, McpError> {
         one_page(request)?;
         let agent = context.client_info().map(|info| info.name);
+        let format = SchemaFormat::mcp(self.shared.structured);
         let schemas = self
             .executor()
-            .schemas_for::<&str>(agent.as_deref(), None, SchemaFormat::Mcp)
+            .schemas_for::<&str>(agent.as_deref(), None, format)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let tools = schemas
             .into_iter()
@@ -634,7 +641,7 @@ mod tests {
             "read_file",
             CallError::new(ErrorKind::Retry, "`a` does not exist").with_hint("list the directory"),
         );
-        let out = to_mcp(failed, None);
+        let out = to_mcp(failed, Some(None));
         assert_eq!(out.is_error, Some(true));
         let text = serde_json::to_value(&out.content).unwrap().to_string();
         assert!(
@@ -642,6 +649,7 @@ mod tests {
             "{text}"
         );
         let ok = to_mcp(ToolResult::success("read_file", "hello"), None);
+        assert!(ok.structured_content.is_none(), "text alone by default");
         assert_ne!(ok.is_error, Some(true));
     }
 }

@@ -304,7 +304,7 @@ fn describe(
             || {
                 format!(
                     "Calls `{wit_name}` of the WebAssembly component {stem}: give its parameters \
-                     as the input schema says; its result comes back as the output schema says.",
+                     as the input schema says; its result comes back as JSON.",
                 )
             },
             str::to_owned,

@@ -14,8 +14,25 @@ pub enum SchemaFormat {
     OpenAi,
     /// `{"name","description","input_schema"}`
     Anthropic,
-    /// `{"name","description","inputSchema","outputSchema"?,"annotations"}`
+    /// `{"name","title","description","inputSchema","annotations"}`: what
+    /// `toolhost serve` lists by default, where a result is its text alone.
     Mcp,
+    /// [`Mcp`](Self::Mcp) with each tool's `outputSchema`, for a server
+    /// whose results also carry `structuredContent` (`serve
+    /// --structured-output`).
+    McpStructured,
+}
+
+impl SchemaFormat {
+    /// MCP's listing: [`McpStructured`](Self::McpStructured) when the
+    /// server answers structured output, else [`Mcp`](Self::Mcp).
+    pub fn mcp(structured: bool) -> Self {
+        if structured {
+            Self::McpStructured
+        } else {
+            Self::Mcp
+        }
+    }
 }
 
 impl std::str::FromStr for SchemaFormat {
@@ -26,10 +43,11 @@ impl std::str::FromStr for SchemaFormat {
             "openai" => Ok(Self::OpenAi),
             "anthropic" => Ok(Self::Anthropic),
             "mcp" => Ok(Self::Mcp),
+            "mcp-structured" => Ok(Self::McpStructured),
             _ => Err(ParseError::new(
                 "schema format",
                 s,
-                "openai, anthropic or mcp",
+                "openai, anthropic, mcp or mcp-structured",
             )),
         }
     }
@@ -52,10 +70,10 @@ impl Effects {
     /// or run commands, `idempotentHint` when it changes nothing or says a
     /// repeat changes nothing more, `openWorldHint` when it reaches the
     /// network (local tools do not: the spec's default would say they do).
+    /// The title is the tool's own `title`, not repeated here.
     pub fn annotations(self, info: &ToolInfo) -> Value {
         let read_only = self.sensitivity.read_only();
         json!({
-            "title": info.title,
             "readOnlyHint": read_only,
             "destructiveHint": self.sensitivity.destructive(),
             "idempotentHint": read_only || info.idempotent,
@@ -64,8 +82,8 @@ impl Effects {
     }
 }
 
-/// One tool's schema in `format`; MCP's carries the title, the
-/// [`Effects::annotations`] and the output schema.
+/// One tool's schema in `format`; MCP's carries the title and the
+/// [`Effects::annotations`], and the output schema when structured.
 pub fn tool_schema(info: &ToolInfo, effects: Effects, format: SchemaFormat) -> Value {
     match format {
         SchemaFormat::OpenAi => json!({
@@ -81,7 +99,7 @@ pub fn tool_schema(info: &ToolInfo, effects: Effects, format: SchemaFormat) -> V
             "description": info.description,
             "input_schema": info.input_schema,
         }),
-        SchemaFormat::Mcp => {
+        SchemaFormat::Mcp | SchemaFormat::McpStructured => {
             let mut tool = json!({
                 "name": info.name,
                 "title": info.title,
@@ -89,7 +107,9 @@ pub fn tool_schema(info: &ToolInfo, effects: Effects, format: SchemaFormat) -> V
                 "inputSchema": info.input_schema,
                 "annotations": effects.annotations(info),
             });
-            if let Some(out) = mcp_output_schema(info.output_schema.as_ref()) {
+            if format == SchemaFormat::McpStructured
+                && let Some(out) = mcp_output_schema(info.output_schema.as_ref())
+            {
                 tool["outputSchema"] = out;
             }
             tool
@@ -197,10 +217,28 @@ mod tests {
         assert_eq!(m["title"], "Read file");
         assert_eq!(
             m["annotations"],
-            json!({"title": "Read file", "readOnlyHint": true, "destructiveHint": false,
+            json!({"readOnlyHint": true, "destructiveHint": false,
                    "idempotentHint": true, "openWorldHint": false})
         );
         assert!(m.get("outputSchema").is_none());
+        let mut with_output = i.clone();
+        with_output.output_schema = Some(json!({"type": "object", "properties": {}}));
+        let plain = tool_schema(
+            &with_output,
+            effects(Sensitivity::ReadOnly),
+            SchemaFormat::Mcp,
+        );
+        assert!(
+            plain.get("outputSchema").is_none(),
+            "text results list none"
+        );
+        let structured = tool_schema(
+            &with_output,
+            effects(Sensitivity::ReadOnly),
+            SchemaFormat::McpStructured,
+        );
+        assert_eq!(structured["outputSchema"]["required"], json!(["text"]));
+        assert_eq!("mcp-structured".parse(), Ok(SchemaFormat::McpStructured));
         let m = tool_schema(&i, effects(Sensitivity::OwnState), SchemaFormat::Mcp);
         assert_eq!(m["annotations"]["readOnlyHint"], false);
         assert_eq!(m["annotations"]["destructiveHint"], false);

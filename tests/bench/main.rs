@@ -35,6 +35,7 @@
 
 mod authors;
 mod binary;
+mod bytes;
 mod dynamic;
 mod mcp;
 mod memory;
@@ -59,7 +60,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "startup",
     "cli",
     "compile",
@@ -74,6 +75,7 @@ const SECTIONS: [&str; 14] = [
     "soak",
     "memory",
     "binary",
+    "bytes",
 ];
 
 /// A tokio runtime with `workers` threads for a section's clients.
@@ -151,6 +153,9 @@ fn main() {
     }
     if wanted("binary") {
         binary::run();
+    }
+    if wanted("bytes") {
+        bytes::run(cache.path());
     }
 }
 

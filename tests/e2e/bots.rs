@@ -649,7 +649,8 @@ async fn another_client_cannot_use_or_end_a_collaboration_session() {
     )
     .unwrap();
     let config = path.display().to_string();
-    let server = crate::mcp_http::http_server(ws.path(), &["--config", &config]);
+    let server =
+        crate::mcp_http::http_server(ws.path(), &["--config", &config, "--structured-output"]);
     let a = crate::mcp_http::http_client(&server.addr).await;
     let b = crate::mcp_http::http_client(&server.addr).await;
     let started = call(

@@ -454,7 +454,13 @@ fn anthropic_and_mcp_schemas_have_their_shapes() {
     let v = json(&out);
     assert_eq!(v[0]["inputSchema"]["type"], "object");
     assert_eq!(v[0]["annotations"]["readOnlyHint"], true);
-    assert_eq!(v[0]["outputSchema"]["type"], "object");
+    assert!(v[0].get("outputSchema").is_none(), "{}", v[0]);
+    let out = toolhost(
+        ws.path(),
+        &["schema", "--format", "mcp-structured", "read_file"],
+    );
+    let v = json(&out);
+    assert_eq!(v[0]["outputSchema"]["required"][0], "path");
     let out = toolhost(ws.path(), &["schema", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }

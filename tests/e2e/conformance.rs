@@ -131,8 +131,18 @@ fn every_listed_schema_is_strict_and_every_tool_is_annotated() {
         .filter(|p| *p.origin() == Origin::Builtin)
         .map(|p| p.name().to_owned())
         .collect();
-    let listed = ex
+    let plain = ex
         .schemas(Some(&builtins), toolhost::schema::SchemaFormat::Mcp)
+        .unwrap();
+    assert!(
+        plain.iter().all(|t| t.get("outputSchema").is_none()),
+        "by default a result is its text alone: no output schemas"
+    );
+    let listed = ex
+        .schemas(
+            Some(&builtins),
+            toolhost::schema::SchemaFormat::McpStructured,
+        )
         .unwrap();
     assert_eq!(listed.len(), toolhost::builtins().len());
     for tool in &listed {

@@ -581,6 +581,7 @@ async fn the_whole_javascript_flow_over_mcp() {
             &ws,
             "--reload-secs",
             "1",
+            "--structured-output",
         ],
         client,
     )

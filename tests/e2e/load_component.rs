@@ -20,7 +20,14 @@ use std::time::Duration;
 /// environment `env`; no rescans (only a decision reloads tools).
 fn serve(ws: &Path, home: &Path, extra_config: &str, env: &[(&str, &Path)]) -> HttpServer {
     let config = crate::review::state_config(home, extra_config);
-    http_server_env(ws, &["--config", &config, "--reload-secs", "0"], env)
+    let args = [
+        "--config",
+        &config,
+        "--reload-secs",
+        "0",
+        "--structured-output",
+    ];
+    http_server_env(ws, &args, env)
 }
 
 /// The review page's sign-in path (after the address) from the banner.

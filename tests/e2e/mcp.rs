@@ -185,8 +185,9 @@ async fn refused_write(session: &Peer<RoleClient>, ws: &Path, why: &str) {
 
 /// initialize (done by the caller) → tools/list (schemas, annotations) →
 /// read_file, grep, edit_file in `ws`; a tool error as isError; an unknown
-/// tool as a protocol error. Both transports run it.
-pub(crate) async fn the_whole_flow(session: &Peer<RoleClient>, ws: &Path) {
+/// tool as a protocol error. Both transports run it: `structured` when the
+/// server runs with `--structured-output`.
+pub(crate) async fn the_whole_flow(session: &Peer<RoleClient>, ws: &Path, structured: bool) {
     write(ws, "src/lib.rs", "fn alpha() {}\nfn beta() {}\n");
     let tools = session.list_all_tools().await.expect("tools/list");
     let find = |name: &str| {
@@ -206,17 +207,25 @@ pub(crate) async fn the_whole_flow(session: &Peer<RoleClient>, ws: &Path) {
         edit.annotations.as_ref().and_then(|a| a.destructive_hint),
         Some(true)
     );
-    assert!(
+    assert_eq!(
         edit.output_schema.is_some(),
-        "edit_file declares an output schema"
+        structured,
+        "edit_file's output schema is listed with --structured-output alone"
     );
     assert!(tools.iter().any(|t| t.name == "run_command"));
 
     let r = read_ok(session, "src/lib.rs", "fn alpha() {}").await;
-    assert_eq!(
-        r.structured_content.as_ref().expect("structured")["total_lines"],
-        2
-    );
+    if structured {
+        let data = r.structured_content.as_ref().expect("structured");
+        assert_eq!(data["total_lines"], 2);
+        assert_eq!(
+            data["text"],
+            text(&r),
+            "a client reading fields alone reads the text"
+        );
+    } else {
+        assert!(r.structured_content.is_none(), "the text alone, once");
+    }
     let r = call(session, "grep", json!({"pattern": "fn beta"}))
         .await
         .expect("call");
@@ -267,11 +276,18 @@ async fn the_whole_flow_over_stdio() {
     let dir = ws.path().display().to_string();
     let session = connect(
         ws.path(),
-        &["serve", "--workspace", &dir, "--mode", "yolo"],
+        &[
+            "serve",
+            "--workspace",
+            &dir,
+            "--mode",
+            "yolo",
+            "--structured-output",
+        ],
         Client::default(),
     )
     .await;
-    the_whole_flow(&session, ws.path()).await;
+    the_whole_flow(&session, ws.path(), true).await;
     session.cancel().await.expect("close");
 }
 
@@ -684,7 +700,14 @@ async fn roots_leave_a_configured_workspace_alone() {
 async fn each_connection_is_its_own_session() {
     let ws = workspace();
     let dir = ws.path().display().to_string();
-    let args = ["serve", "--workspace", dir.as_str(), "--mode", "yolo"];
+    let args = [
+        "serve",
+        "--workspace",
+        dir.as_str(),
+        "--mode",
+        "yolo",
+        "--structured-output",
+    ];
     let first = connect(ws.path(), &args, Client::default()).await;
     let plan =
         json!({"items": [{"content": "Ship", "activeForm": "Shipping", "status": "in_progress"}]});

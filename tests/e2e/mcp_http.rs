@@ -226,7 +226,7 @@ async fn http_serves_the_same_flow_on_loopback() {
     assert!(body.contains("\"status\":\"ok\""), "{body}");
     let transport = crate::support::http_transport(format!("http://{}/mcp", server.addr));
     let session = ().serve(transport).await.expect("initialize over HTTP");
-    the_whole_flow(&session, ws.path()).await;
+    the_whole_flow(&session, ws.path(), false).await;
     session.cancel().await.expect("close");
 }
 
@@ -449,12 +449,10 @@ fn error_code(e: &rmcp::ServiceError) -> i32 {
     }
 }
 
-/// The structured result's `field`, as a string.
-fn structured(result: &rmcp::model::CallToolResult, field: &str) -> String {
-    result.structured_content.as_ref().expect("structured")[field]
-        .as_str()
-        .unwrap_or_else(|| panic!("no `{field}` in {:?}", result.structured_content))
-        .to_owned()
+/// The id `field` a result's text gives (no structuredContent by default).
+fn id_in(result: &rmcp::model::CallToolResult, field: &str) -> String {
+    assert!(result.structured_content.is_none(), "the text alone, once");
+    crate::support::id_in_text(&text(result), field)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -472,11 +470,11 @@ async fn http_clients_see_only_their_own_background_commands() {
     .await
     .expect("run_command");
     assert!(!is_error(&started), "{}", text(&started));
-    let id = structured(&started, "command_id");
+    let id = id_in(&started, "command_id");
     let cut = call(&a, "run_command", json!({"command": "seq 1 200000"}))
         .await
         .expect("run_command");
-    let output_id = structured(&cut, "output_id");
+    let output_id = id_in(&cut, "output_id");
     wait_until("a's command to start", || {
         processes_with(&marker).len() == 1
     });
@@ -1064,7 +1062,7 @@ async fn cut_outputs_are_resources_only_their_client_can_list_and_read() {
     let cut = call(&a, "run_command", json!({"command": "seq 1 200000"}))
         .await
         .expect("run_command");
-    let output_id = structured(&cut, "output_id");
+    let output_id = id_in(&cut, "output_id");
     let uri = format!("toolhost://outputs/{output_id}");
     let link = cut
         .content

@@ -116,11 +116,12 @@ fn stdio_answers_garbage_with_a_parse_error_and_keeps_serving() {
     raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt","limit":null}}}"#);
     let read = raw.next("read_file answer", |v| v["id"] == 3);
     assert_eq!(read["result"]["isError"], false, "{read}");
-    // structuredContent carries the text the model reads.
+    // The result is the text the model reads, once.
     assert_eq!(
-        read["result"]["structuredContent"]["text"], "     1\thi\n",
+        read["result"]["content"][0]["text"], "     1\thi\n",
         "{read}"
     );
+    assert!(read["result"].get("structuredContent").is_none(), "{read}");
 }
 
 #[test]
@@ -250,7 +251,7 @@ fn stdio_serves_over_a_socket_as_well_as_pipes() {
     }
     let read = next(1);
     assert_eq!(
-        read["result"]["structuredContent"]["text"], "     1\thi\n",
+        read["result"]["content"][0]["text"], "     1\thi\n",
         "{read}"
     );
     let _ = child.kill();

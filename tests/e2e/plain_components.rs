@@ -160,6 +160,8 @@ async fn serve(ws: &Path, plugins: &Path, grant: Option<&str>) -> crate::mcp::Se
         &plugins,
         "--mode",
         "yolo",
+        // Its tests read the results' fields.
+        "--structured-output",
     ];
     if let Some(grant) = grant {
         args.extend(["--grant", grant]);

@@ -263,10 +263,12 @@ fn forwarding_carries_a_seal_not_the_token_and_no_one_can_replay_it() {
         json!({"command": "echo held-by-b; sleep 60", "background": true}),
     )
     .unwrap();
-    let id = started["result"]["structuredContent"]["command_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{started}"))
-        .to_owned();
+    let id = crate::support::id_in_text(
+        started["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{started}")),
+        "command_id",
+    );
     assert!(id.contains(&format!("@{hop}~")), "{id}");
     poll_until(&a.addr, &id, "held-by-b");
 
@@ -334,10 +336,12 @@ fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
             json!({"command": format!("sleep 0.3; echo {line}; sleep 60"), "background": true}),
         )
         .unwrap();
-        let id = started["result"]["structuredContent"]["command_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{started}"))
-            .to_owned();
+        let id = crate::support::id_in_text(
+            started["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{started}")),
+            "command_id",
+        );
         assert!(id.contains('@') && id.contains('~'), "{id}");
         for r in &replicas {
             poll_until(&r.addr, &id, &line);
@@ -353,10 +357,12 @@ fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
 
     // A kept output, read through another replica than the one keeping it.
     let cut = call(&lb.addr, "run_command", json!({"command": "seq 1 100000"})).unwrap();
-    let output_id = cut["result"]["structuredContent"]["output_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{cut}"))
-        .to_owned();
+    let output_id = crate::support::id_in_text(
+        cut["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{cut}")),
+        "output_id",
+    );
     for r in &replicas {
         let (_, read) = request_at(
             &r.addr,
@@ -424,10 +430,12 @@ fn three_replicas_behind_a_balancer_serve_state_from_any_and_drain_cleanly() {
         json!({"command": "sleep 120", "background": true}),
     )
     .unwrap();
-    let victims_id = on_victim["result"]["structuredContent"]["command_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{on_victim}"))
-        .to_owned();
+    let victims_id = crate::support::id_in_text(
+        on_victim["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{on_victim}")),
+        "command_id",
+    );
     assert!(
         victims_id.contains(&format!("@{}~", victim.addr)),
         "{victims_id}"

@@ -54,7 +54,16 @@ async fn the_review_page_in_a_real_browser() {
     std::fs::write(ws.path().join("words.txt"), "one two three").expect("file");
     let config = state_config(home.path(), "");
     // No rescans: what loads the approved tool is the page's own reload.
-    let server = http_server(ws.path(), &["--config", &config, "--reload-secs", "0"]);
+    let server = http_server(
+        ws.path(),
+        &[
+            "--config",
+            &config,
+            "--reload-secs",
+            "0",
+            "--structured-output",
+        ],
+    );
     let client = Client::default();
     let changed = Arc::clone(&client.list_changed);
     let transport = crate::support::http_transport(format!("http://{}/mcp", server.addr));

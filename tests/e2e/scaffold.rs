@@ -378,6 +378,7 @@ fn runs_as_its_readme_says(wasm: &Path, name: &str) {
             plugin_dir,
             "--grant",
             &grant,
+            "--structured-output",
         ],
     );
     let answer = server.call(2, name, serde_json::json!({"path": "notes.txt"}));

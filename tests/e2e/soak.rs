@@ -187,6 +187,17 @@ async fn call(
     }
 }
 
+/// The id a tool's text gives as `"FIELD": "ID"` (a background command's
+/// `command_id`, a cut output's `output_id`): over MCP a result is its
+/// text alone unless the server runs with `--structured-output`, so the
+/// model, and a test, read ids there.
+pub fn id_in_text(text: &str, field: &str) -> Option<String> {
+    let key = format!("\"{field}\": \"");
+    let start = text.find(&key)? + key.len();
+    let len = text[start..].find('"')?;
+    Some(text[start..start + len].to_owned())
+}
+
 fn text(r: &rmcp::model::CallToolResult) -> String {
     r.content
         .iter()
@@ -258,9 +269,7 @@ async fn one(peer: &Peer<RoleClient>, g: usize, w: usize, ping: &mut bool) -> Ta
             let id = started
                 .as_ref()
                 .ok()
-                .and_then(|r| r.structured_content.as_ref())
-                .and_then(|s| s["command_id"].as_str())
-                .map(str::to_owned);
+                .and_then(|r| id_in_text(&text(r), "command_id"));
             match id {
                 Some(id) => {
                     let killed =

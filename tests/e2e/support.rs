@@ -492,3 +492,8 @@ impl FakeHttp {
         self.seen.lock().expect("requests").clone()
     }
 }
+
+/// [`crate::soak::id_in_text`], which must find it.
+pub fn id_in_text(text: &str, field: &str) -> String {
+    crate::soak::id_in_text(text, field).unwrap_or_else(|| panic!("no `{field}` in {text:?}"))
+}

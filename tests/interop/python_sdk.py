@@ -16,6 +16,7 @@ import http.server
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -162,10 +163,27 @@ def server_args(*serve):
     return ["--allow-delete", "--grant", grant, "serve", "--mode", "yolo", *serve]
 
 
-async def check_tools(session, warnings, page_url):
+def from_text(result, pattern):
+    """The first group of `pattern` in a result's text: ids come in the
+    text itself when the server answers text alone (its default)."""
+    text = " ".join(c.text for c in result.content if c.type == "text")
+    found = re.search(pattern, text, re.M)
+    check(found, f"no {pattern!r} in {text!r}")
+    return found.group(1)
+
+
+async def check_tools(session, warnings, page_url, structured=False):
+    """Every tool listed and called; with `structured` (the server runs
+    with --structured-output) each result's structuredContent is checked
+    against the tool's outputSchema, else neither is sent."""
     before = len(warnings.seen)
     listed = (await session.list_tools()).tools
     check(not warnings.seen[before:], f"the SDK warned while listing tools: {warnings.seen[before:]}")
+    with_schema = [t.name for t in listed if t.output_schema is not None]
+    if structured:
+        check("read_file" in with_schema, f"output schemas listed: {with_schema}")
+    else:
+        check(not with_schema, f"output schemas listed by default: {with_schema}")
     names = {t.name for t in listed}
     calls = sample_calls(page_url)
     check(names >= set(calls), f"tools missing from the list: {set(calls) - names}")
@@ -198,8 +216,10 @@ async def check_tools(session, warnings, page_url):
             check(result.is_error and REFUSED[tool.name] in text, f"{tool.name}: {text}")
             continue
         check(not result.is_error, f"{tool.name} failed: {text}")
+        if not structured:
+            check(result.structured_content is None, f"{tool.name}: structuredContent by default")
         if tool.name == "memory_search":
-            calls["memory_get"]["path"] = result.structured_content["results"][0]["path"]
+            calls["memory_get"]["path"] = from_text(result, r"^(\S+?):\d+: ")
         if tool.output_schema is not None:
             check(result.structured_content is not None, f"{tool.name}: no structuredContent")
             try:
@@ -269,7 +289,7 @@ async def over_stdio(binary, home, page_url):
         return types.ListRootsResult(roots=[types.Root(uri=f"file://{r}") for r in roots])
 
     params = StdioServerParameters(
-        command=binary, args=server_args(), cwd=home, env=server_env(home)
+        command=binary, args=server_args("--structured-output"), cwd=home, env=server_env(home)
     )
     warnings = Warnings()
     logging.getLogger().addHandler(warnings)
@@ -281,7 +301,7 @@ async def over_stdio(binary, home, page_url):
                   f"the handshake negotiated {result.protocol_version}")
             ready = time.monotonic() - started
             check(session.instructions and len(session.instructions) > 200, "instructions are missing")
-            tools = await check_tools(session, warnings, page_url)
+            tools = await check_tools(session, warnings, page_url, structured=True)
             notes = await check_progress(session)
             # The workspace follows the roots.
             missing, _ = await read(session, "b.txt")
@@ -296,7 +316,8 @@ async def over_stdio(binary, home, page_url):
                     break
                 check(time.monotonic() < deadline, f"the new root was not followed: {text}")
                 await anyio.sleep(0.2)
-    print(f"stdio: ready in {ready * 1000:.0f} ms, {tools} tools checked, {notes} progress notes, roots followed")
+    print(f"stdio (--structured-output): ready in {ready * 1000:.0f} ms, {tools} tools checked, "
+          f"{notes} progress notes, roots followed")
 
 
 class http_server:
@@ -375,7 +396,7 @@ async def check_current(client, warnings, page_url, ws, asked):
     check(not result.is_error and "confirmed-and-ran" in text, f"the confirmed command: {text}")
     started = await client.call_tool(
         "run_command", {"command": "sleep 1; echo polled-output", "background": True})
-    command_id = started.structured_content["command_id"]
+    command_id = from_text(started, r'"command_id": "([^"]+)"')
     deadline = time.monotonic() + 20
     while True:
         polled = await client.call_tool("process", {"action": "poll", "command_id": command_id})
@@ -385,7 +406,8 @@ async def check_current(client, warnings, page_url, ws, asked):
         check(time.monotonic() < deadline, f"the background command never said its line: {text}")
         await anyio.sleep(0.3)
     cut = await client.call_tool("run_command", {"command": "seq 1 200000"})
-    uri = f"toolhost://outputs/{cut.structured_content['output_id']}"
+    output_id = from_text(cut, r'"output_id": "([^"]+)"')
+    uri = f"toolhost://outputs/{output_id}"
     read = await client.read_resource(uri)
     whole = read.contents[0].text
     check(whole.endswith("199999\n200000\n") and whole.startswith("1\n2\n"),

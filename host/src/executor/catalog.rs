@@ -127,7 +127,7 @@ impl Executor {
         let visible = |r: &Registry| -> Vec<serde_json::Value> {
             r.list()
                 .filter(shown)
-                .map(|p| tool_schema(p.info(), self.effects(p), SchemaFormat::Mcp))
+                .map(|p| tool_schema(p.info(), self.effects(p), SchemaFormat::McpStructured))
                 .collect()
         };
         let mut slot = self

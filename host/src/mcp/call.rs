@@ -104,7 +104,7 @@ impl McpServer {
         tool: &str,
         id: u64,
         cancel: &CancelToken,
-        answer: tokio::sync::oneshot::Receiver<Result<(CallToolResult, bool), McpError>>,
+        answer: tokio::sync::oneshot::Receiver<Result<Answered, McpError>>,
         asker: Option<Arc<Asker>>,
     ) -> CreateTaskResult {
         let seed = self.shared.tasks.start(owner, tool, cancel.clone());
@@ -114,7 +114,7 @@ impl McpServer {
             let done = answer.await;
             shared.call_ended(id);
             let outcome = match done {
-                Ok(Ok((result, _))) => Ok(result),
+                Ok(Ok(answered)) => Ok(answered.result),
                 Ok(Err(error)) => Err(error),
                 Err(_) => Err(McpError::internal_error(
                     "the call's thread ended without an answer",
@@ -222,6 +222,7 @@ impl McpServer {
             .map(|t| (t, Progress::new()));
         let reporter = progress.as_ref().map(|(_, p)| p.clone());
         let executor = Arc::clone(self.executor());
+        let structured = self.shared.structured;
         // Everything but the protocol runs on the call thread: the protocol
         // thread has every client's JSON to do.
         let mut task = self.shared.pool.run(move || {
@@ -248,6 +249,7 @@ impl McpServer {
                 options.context.agent.as_deref(),
                 &name,
                 result,
+                structured,
             )
         });
         let mut notes = progress.map(|(token, progress)| Notes::new(&tool, token, progress));
@@ -277,38 +279,34 @@ impl McpServer {
             }
         };
         self.shared.call_ended(id);
-        let (result, linked) = finished.map_err(|_| {
+        let answered = finished.map_err(|_| {
             McpError::internal_error("the call's thread ended without an answer", None)
         })??;
-        if follow && let Some(task) = self.follow_command(&session_id, &result) {
-            return Ok(task);
-        }
-        self.answer_call(&context, asker, result, linked).await
+        let follower = follow.then_some(&*session_id);
+        self.answer_call(&context, asker, answered, follower).await
     }
 
-    /// The task following the background command `result` says was
-    /// started, if it started one.
-    fn follow_command(&self, owner: &str, result: &CallToolResult) -> Option<CallToolResponse> {
-        let command_id = result
-            .structured_content
-            .as_ref()
-            .and_then(|s| s.get("command_id"))
-            .and_then(serde_json::Value::as_str)
-            .filter(|_| result.is_error != Some(true))?;
-        let seed = self.shared.tasks.follow(owner, command_id);
-        Some(CallToolResponse::Task(CreateTaskResult::new(seed)))
-    }
-
-    /// What a call that ended with `result` answers: the question its
-    /// `asker` was left with, if any, else the result (told first, before
-    /// 2026-07-28, that the session `linked` a new kept output).
+    /// What a call that was `answered` answers: a task following the
+    /// background command it started, for a `follower` that asked for one;
+    /// else the question its `asker` was left with, if any; else the result
+    /// (told first, before 2026-07-28, that the session keeps a new output).
     async fn answer_call(
         &self,
         context: &RequestContext<RoleServer>,
         asker: Option<Arc<Asker>>,
-        result: CallToolResult,
-        linked: bool,
+        answered: Answered,
+        follower: Option<&str>,
     ) -> Result<CallToolResponse, McpError> {
+        let Answered {
+            result,
+            linked,
+            started,
+        } = answered;
+        // A background command it started, followed as a task for `follower`.
+        if let (Some(owner), Some(command_id)) = (follower, started) {
+            let seed = self.shared.tasks.follow(owner, &command_id);
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(seed)));
+        }
         if let Some(asked) = asker.and_then(|a| self.shared.rounds.input_required(&a)) {
             return Ok(CallToolResponse::InputRequired(asked));
         }

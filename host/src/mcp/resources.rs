@@ -158,18 +158,15 @@ pub(super) fn read(
     )]))
 }
 
-/// If `result` is a cut output `session` keeps (its structured content
-/// names an `output_id`), link the resource from the result. Returns
+/// If `id` (the `output_id` a result's structured data names) is a cut
+/// output `session` keeps, link the resource from `result`. Returns
 /// whether it did, i.e. whether the session's resource list changed.
-pub(super) fn link(executor: &Executor, session: &str, result: &mut CallToolResult) -> bool {
-    let Some(id) = result
-        .structured_content
-        .as_ref()
-        .and_then(|s| s.get("output_id"))
-        .and_then(serde_json::Value::as_str)
-    else {
-        return false;
-    };
+pub(super) fn link(
+    executor: &Executor,
+    session: &str,
+    id: &str,
+    result: &mut CallToolResult,
+) -> bool {
     let Some((id, bytes)) = executor
         .kept_outputs(session)
         .into_iter()

@@ -265,8 +265,14 @@ pub enum Command {
     },
     /// Print tool schemas as a JSON array in a model API's exact shape.
     Schema {
-        /// The shape: openai ({"type":"function",...}), anthropic, or mcp.
-        #[arg(long, default_value = "openai", value_name = "openai|anthropic|mcp")]
+        /// The shape: openai ({"type":"function",...}), anthropic, mcp (as
+        /// `serve` lists tools), or mcp-structured (with output schemas, as
+        /// `serve --structured-output` does).
+        #[arg(
+            long,
+            default_value = "openai",
+            value_name = "openai|anthropic|mcp|mcp-structured"
+        )]
         format: SchemaFormat,
         /// Only these tools (default: all).
         tools: Vec<String>,
@@ -473,6 +479,11 @@ pub struct ServeArgs {
     /// compile cache (0: never).
     #[arg(long, default_value = "60", value_name = "SECS")]
     pub unload_idle_secs: u64,
+    /// Also list each tool's output schema and answer its structured data
+    /// (`structuredContent`, with the text in it), for clients that read
+    /// fields; by default a result is the text the model reads, once.
+    #[arg(long)]
+    pub structured_output: bool,
 }
 
 /// `toolhost config` actions.

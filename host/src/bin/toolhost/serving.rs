@@ -91,6 +91,7 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
         compile_ahead: true,
         unload_idle: (args.unload_idle_secs > 0)
             .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
+        structured_output: args.structured_output,
         ..toolhost::mcp::ServeOptions::default()
     };
     // One thread runs the protocol (stdio or HTTP, JSON in and out); calls
