@@ -77,6 +77,12 @@ pub fn make_portable(schema: &mut Value) {
             }
         }
     }
+    each_subschema(obj, make_portable);
+}
+
+/// Apply `f` to every subschema of `obj` (not to data: `default`, `enum`
+/// and the like).
+fn each_subschema(obj: &mut Map<String, Value>, f: fn(&mut Value)) {
     for (key, value) in obj.iter_mut() {
         if DATA_KEYWORDS.contains(&key.as_str()) {
             continue;
@@ -85,12 +91,12 @@ pub fn make_portable(schema: &mut Value) {
             // Maps from names to schemas.
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
                 if let Value::Object(map) = value {
-                    map.values_mut().for_each(make_portable);
+                    map.values_mut().for_each(f);
                 }
             }
             _ => match value {
-                Value::Object(_) => make_portable(value),
-                Value::Array(items) => items.iter_mut().for_each(make_portable),
+                Value::Object(_) => f(value),
+                Value::Array(items) => items.iter_mut().for_each(f),
                 _ => {}
             },
         }
@@ -128,23 +134,7 @@ pub fn make_compact(schema: &mut Value) {
     };
     constants_as_enum(obj);
     default_said_once(obj);
-    for (key, value) in obj.iter_mut() {
-        if DATA_KEYWORDS.contains(&key.as_str()) {
-            continue;
-        }
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                if let Value::Object(map) = value {
-                    map.values_mut().for_each(make_compact);
-                }
-            }
-            _ => match value {
-                Value::Object(_) => make_compact(value),
-                Value::Array(items) => items.iter_mut().for_each(make_compact),
-                _ => {}
-            },
-        }
-    }
+    each_subschema(obj, make_compact);
 }
 
 /// A description as one line per paragraph (a doc comment's line breaks
