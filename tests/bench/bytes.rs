@@ -92,9 +92,9 @@ struct Figures {
     reads: Vec<(usize, usize)>,
 }
 
-/// `server`'s list and the reads of `files` (paths as it takes them, with
-/// the length of their text) with `tool`.
-fn measure(server: &mut Raw, tool: &str, files: &[(String, usize)]) -> Figures {
+/// `server`'s list and the reads of `files` (paths as it takes them) with
+/// `tool`: each result's JSON against the text it carries for the model.
+fn measure(server: &mut Raw, tool: &str, files: &[String]) -> Figures {
     let list = server.request("tools/list", json!({}));
     let mut tools: Vec<(String, usize)> = list["tools"]
         .as_array()
@@ -105,13 +105,14 @@ fn measure(server: &mut Raw, tool: &str, files: &[(String, usize)]) -> Figures {
     tools.sort_by_key(|t| std::cmp::Reverse(t.1));
     let reads = files
         .iter()
-        .map(|(path, len)| {
+        .map(|path| {
             let result = server.request(
                 "tools/call",
                 json!({"name": tool, "arguments": {"path": path}}),
             );
             assert_ne!(result["isError"], true, "{tool} {path}: {result}");
-            (*len, bytes(&result))
+            let text = result["content"][0]["text"].as_str().map_or(0, str::len);
+            (text, bytes(&result))
         })
         .collect();
     Figures {
@@ -150,42 +151,34 @@ pub fn run(cache: &Path) {
     let big: String = line.repeat(100 * 1024 / line.len() - 20);
     std::fs::write(ws.path().join("big.txt"), &big).expect("big");
 
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
-    command
-        .args(["serve", "--mode", "yolo", "--workspace"])
-        .arg(ws.path())
-        .env("TOOLHOST_CACHE_DIR", cache)
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env_remove("TOOLHOST_CONFIG");
-    let mut toolhost = Raw::start(command);
-    // Text as toolhost numbers it: what the model reads of each file.
-    let numbered = |text: &str| -> usize {
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| format!("{:>6}\t{l}\n", i + 1).len())
-            .sum()
+    let serve = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command
+            .args(["serve", "--mode", "yolo", "--workspace"])
+            .arg(ws.path())
+            .args(extra)
+            .env("TOOLHOST_CACHE_DIR", cache)
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env_remove("TOOLHOST_CONFIG");
+        let files = ["small.txt".to_owned(), "big.txt".to_owned()];
+        measure(&mut Raw::start(command), "read_file", &files)
     };
-    let files = [
-        ("small.txt".to_owned(), numbered(&small[..17])),
-        ("big.txt".to_owned(), numbered(&big)),
-    ];
-    let ours = measure(&mut toolhost, "read_file", &files);
-    drop(toolhost);
+    let ours = serve(&[]);
+    // What every client got before issue 47: output schemas, and the text
+    // twice in each result.
+    let structured = serve(&["--structured-output"]);
 
     let npm = tempfile::tempdir().expect("temp");
     let reference = reference_server(npm.path(), ws.path()).map(|command| {
         let mut server = Raw::start(command);
-        let files = [
-            (ws.path().join("small.txt").display().to_string(), 17),
-            (ws.path().join("big.txt").display().to_string(), big.len()),
-        ];
+        let files = ["small.txt", "big.txt"].map(|f| ws.path().join(f).display().to_string());
         measure(&mut server, "read_text_file", &files)
     });
 
     println!(
-        "| | tools | tools/list | {} B file: result (× text) | {} KB file: result (× text) |",
+        "| | tools | tools/list | {} B file: result (× its text, + bytes) | {} KB file: the same |",
         17,
         big.len() / 1024
     );
@@ -207,6 +200,7 @@ pub fn run(cache: &Path) {
         );
     };
     row("toolhost serve (default)", &ours);
+    row("toolhost serve --structured-output", &structured);
     match &reference {
         Ok(f) => {
             row(REFERENCE, f);
