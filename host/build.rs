@@ -29,8 +29,8 @@ const PROFILE: &str = "plugin";
 const PREINITIALISED: &[&str] = &["js_runtime"];
 /// The built-in every other embedded component is packed against (as a
 /// zstd raw-content dictionary): a Rust SDK tool with regex and the
-/// directory walker, whose code the others share. Packed alone, 54 MB of
-/// components are 12 MB; against it, 6 MB.
+/// directory walker, whose code the others share. Packed alone, the 49 MB
+/// of components are 12.9 MB; against it, 5.8 MB (docs/benchmarks.md).
 const BASE: &str = "search_code";
 
 fn main() {
