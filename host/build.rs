@@ -4,8 +4,9 @@
 //! One nested `cargo build --target wasm32-wasip2 --profile plugin` compiles
 //! every wasm crate at once (they share dependencies), in a target directory of
 //! its own so it never waits on the lock of the build that runs this script.
-//! Built-ins are copied into OUT_DIR, packed with zstd there (the binary
-//! embeds the packed bytes, unpacked only to compile) and listed in
+//! Built-ins are copied into OUT_DIR, packed with zstd there, each against
+//! one base component (`BASE`) whose code they share (the binary embeds
+//! the packed bytes, unpacked only to compile) and listed in
 //! `builtins.rs` with their size and content hash, computed here so the
 //! host never hashes them at start-up.
 //! Each built-in's recorded `describe()` answer (host/builtins.json) is
