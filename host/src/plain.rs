@@ -218,7 +218,8 @@ fn declared_env(
     if !exported {
         return Ok(Vec::new());
     }
-    let names = sandbox::in_empty_sandbox(runtime, "environment.variables()", |store| {
+    let engine = pre.engine();
+    let names = sandbox::in_empty_sandbox(runtime, engine, "environment.variables()", |store| {
         let instance = pre.instantiate(&mut *store)?;
         sandbox::declared_env(store, &instance)
     })?;

@@ -462,7 +462,7 @@ impl Plugin {
 
     fn work_ahead(&self, runtime: &Runtime) -> Result<(), RuntimeError> {
         runtime.in_background(|| self.prepare(runtime));
-        if self.forwarded.is_some() || self.pre.get().is_some() {
+        if self.forwarded.is_some() || self.pre.get().is_some() && !self.loaded_quick(runtime) {
             // Loaded, or failed: nothing left to do ahead of use.
             return Ok(());
         }
@@ -470,7 +470,14 @@ impl Plugin {
         let cached = runtime
             .in_background(|| runtime.compile_into_cache(&self.key, bytes, linking, self.name()));
         match cached {
-            Ok(true) => Ok(()),
+            Ok(true) => {
+                // A first call ran meanwhile on the baseline compiler's
+                // code: the next loads Cranelift's from the cache.
+                if self.loaded_quick(runtime) {
+                    self.unload(runtime);
+                }
+                Ok(())
+            }
             Ok(false) => runtime.in_background(|| self.warm_up(runtime)),
             Err(reason) => Err(RuntimeError::Load {
                 origin: self.origin.to_string(),
@@ -508,11 +515,22 @@ impl Plugin {
 
     /// Whether [`Plugin::compile_ahead`] has nothing (more) to do (a
     /// `javascript` tool a call loaded first still has its script to
-    /// prepare).
-    pub(crate) fn compiled_ahead(&self) -> bool {
+    /// prepare; one a first call loaded compiled by the baseline compiler,
+    /// its Cranelift compile).
+    pub(crate) fn compiled_ahead(&self, runtime: &Runtime) -> bool {
         self.ahead.get().is_some()
             || self.forwarded.is_some()
-            || self.pre.get().is_some() && !matches!(self.wasm, Wasm::Prepared(..))
+            || self.pre.get().is_some()
+                && !matches!(self.wasm, Wasm::Prepared(..))
+                && !self.loaded_quick(runtime)
+    }
+
+    /// Whether the loaded component is the baseline compiler's (see
+    /// runtime/quick.rs).
+    fn loaded_quick(&self, runtime: &Runtime) -> bool {
+        self.pre
+            .get()
+            .is_some_and(|loaded| loaded.is_ok_and(|pre| runtime.is_quick(&pre)))
     }
 
     /// The component's size in bytes (unpacked).

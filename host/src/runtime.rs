@@ -12,6 +12,7 @@ mod cache;
 pub(crate) mod fanout;
 mod link;
 mod preinit;
+mod quick;
 pub mod sandbox;
 
 use crate::bindings::ToolPluginPre;
@@ -28,8 +29,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use wasmtime::component::{Component, InstancePre};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+mod check;
 mod config;
 mod engine;
+pub use check::CheckReport;
 pub use config::*;
 
 /// Why the runtime or a plugin could not be set up.
@@ -75,6 +78,11 @@ pub struct Runtime {
     /// [`Runtime::prepare_failed`]).
     unprepared: Mutex<HashSet<String>>,
     progress: Option<CompileProgress>,
+    /// The baseline compiler for first calls, once turned on (`quick.rs`);
+    /// shared with the epoch ticker, which advances its engine's epoch too.
+    quick: Arc<OnceLock<Option<quick::Quick>>>,
+    /// Where work ahead of use runs, made on first use.
+    background: OnceLock<Option<rayon::ThreadPool>>,
     /// Compiles a call is waiting for, and a signal when one ends.
     foreground: (Mutex<usize>, Condvar),
     /// Started when the first store is made (`Runtime::ticking`): a
@@ -132,6 +140,8 @@ impl Runtime {
             embedded: Mutex::new(HashMap::new()),
             unprepared: Mutex::new(HashSet::new()),
             progress: config.progress,
+            quick: Arc::default(),
+            background: OnceLock::new(),
             foreground: (Mutex::new(0), Condvar::new()),
         })
     }
@@ -226,9 +236,13 @@ impl Runtime {
         if self.ticker.get().is_none() {
             // Two first stores at once may both start one; the second
             // is stopped at once.
-            let _ = self
-                .ticker
-                .set(Ticker::start(self.engine.clone(), self.epoch_tick)?);
+            let (engine, quick) = (self.engine.clone(), Arc::clone(&self.quick));
+            let _ = self.ticker.set(Ticker::start(self.epoch_tick, move || {
+                engine.increment_epoch();
+                if let Some(Some(quick)) = quick.get() {
+                    quick.engine.increment_epoch();
+                }
+            })?);
         }
         Ok(())
     }
@@ -252,12 +266,20 @@ impl Runtime {
     }
 
     /// Run `f` as work ahead of use: its compiles do not count as ones a
-    /// call waits for (see [`Runtime::wait_for_foreground_compiles`]).
-    pub(crate) fn in_background<T>(&self, f: impl FnOnce() -> T) -> T {
-        let was = IN_BACKGROUND.replace(true);
-        let out = f();
-        IN_BACKGROUND.set(was);
-        out
+    /// call waits for (see [`Runtime::wait_for_foreground_compiles`]), and
+    /// run on threads of their own ([`background_threads`]), so a call
+    /// compiling its tool meanwhile is not queued behind them.
+    pub(crate) fn in_background<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        let run = || {
+            let was = IN_BACKGROUND.replace(true);
+            let out = f();
+            IN_BACKGROUND.set(was);
+            out
+        };
+        match self.background.get_or_init(background_threads) {
+            Some(threads) => threads.install(run),
+            None => run(),
+        }
     }
 
     /// Wait until no compile that a call waits for is under way, so work
@@ -300,7 +322,13 @@ impl Runtime {
         linking: Linking,
         label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
-        let make = || self.pre_link(&self.compiled(key, wasm, linking, label)?);
+        let make = || {
+            let component = match self.quickly(key, wasm, linking, label) {
+                Some(component) => component,
+                None => self.compiled(key, wasm, linking, label)?,
+            };
+            self.pre_link(&component)
+        };
         match linking {
             Linking::Owned => make(),
             Linking::Embedded | Linking::Preinitialised => self.embedded(key, make),
@@ -356,13 +384,15 @@ impl Runtime {
             return Ok(false);
         }
         let stored = stored_key(key, linking);
-        // A prepared script's snapshot is never linked once per runtime.
+        // A prepared script's snapshot is never linked once per runtime;
+        // the baseline compiler's code is not what the cache keeps.
         let linked = !matches!(linking, Linking::Prepared(_))
             && self
                 .embedded
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .contains_key(key);
+                .get(key)
+                .is_some_and(|pre| !self.is_quick(pre));
         if !linked && !self.cache.holds(&stored) {
             drop(self.compiled(key, wasm, linking, label)?);
         }
@@ -429,9 +459,9 @@ impl Runtime {
         &self,
         component: &Component,
     ) -> Result<InstancePre<CallState>, String> {
-        let linker = self
-            .linkers
-            .for_component(&self.engine, component)
+        let (engine, linkers) = self.linkers_for(component);
+        let linker = linkers
+            .for_component(engine, component)
             .map_err(|e| format!("cannot link it: {e}"))?;
         linker.instantiate_pre(component).map_err(|e| {
             format!("it needs an import this host does not provide (toolhost gives components WASI 0.2 and its own toolhost:plugin imports): {e}")
@@ -454,89 +484,6 @@ impl Runtime {
             .with_env(env);
         self.cache.store_info(key, &info);
         Ok(info)
-    }
-
-    /// Compile, link and describe `wasm`, then run every check of
-    /// `toolhost check` on what it says it is. Returns its cache key, its
-    /// tool-info and the linked component, or every error found, one per
-    /// line.
-    pub(crate) fn check_component(
-        &self,
-        wasm: &[u8],
-    ) -> Result<(String, ToolInfo, ToolPluginPre<CallState>), String> {
-        let (checked, problems) = self.check_wasm(wasm);
-        let errors: Vec<String> = problems
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-            .map(ToString::to_string)
-            .collect();
-        match checked {
-            Some(found) if errors.is_empty() => Ok(found),
-            _ => Err(errors.join("\n")),
-        }
-    }
-
-    /// Every problem of `wasm` (errors and warnings) as `toolhost check`
-    /// reports them, and what it is when it loads.
-    #[expect(clippy::type_complexity, reason = "crate-internal plumbing")]
-    fn check_wasm(
-        &self,
-        wasm: &[u8],
-    ) -> (
-        Option<(String, ToolInfo, ToolPluginPre<CallState>)>,
-        Vec<Problem>,
-    ) {
-        if wasm.len() as u64 > MAX_COMPONENT_BYTES {
-            let problem = Problem::component(
-                format!(
-                    "the component is {} bytes; the limit is {MAX_COMPONENT_BYTES}",
-                    wasm.len()
-                ),
-                "make it smaller: build in release mode and strip debug information",
-            );
-            return (None, vec![problem]);
-        }
-        let key = self.cache.key(&blake3::hash(wasm).to_hex());
-        let bytes = WasmBytes::Plain(wasm);
-        let pre = match self.link(&key, bytes, Linking::Owned, "the component") {
-            Ok(pre) => pre,
-            Err(e) => {
-                let fix = "build it for wasm32-wasip2 against the `toolhost:plugin@0.1.0` WIT this host ships (the SDKs do)";
-                return (None, vec![Problem::component(e, fix)]);
-            }
-        };
-        // A component described before is checked from the cache's record
-        // of its answer (one that loaded), not instantiated again.
-        if let Some(info) = self.cached_info(&key) {
-            let problems = problems_of(&(&info).into());
-            return (Some((key, info, pre)), problems);
-        }
-        let (raw, env) = match sandbox::describe(self, &pre) {
-            Ok(described) => described,
-            Err(e) => {
-                let fix = "`describe` must return without touching files, commands or the network";
-                return (None, vec![Problem::component(e, fix)]);
-            }
-        };
-        let mut problems = problems_of(&raw);
-        problems.extend(env_problems(&env));
-        let checked = ToolInfo::from_wit(raw).ok().map(|info| {
-            let info = info.with_env(env);
-            self.cache.store_info(&key, &info);
-            (key, info, pre)
-        });
-        (checked, problems)
-    }
-
-    /// `toolhost check` of one component: what it is (when it loads) and
-    /// every problem found, errors and warnings, each with what to fix.
-    pub fn check_report(&self, wasm: &[u8]) -> CheckReport {
-        let (checked, problems) = self.check_wasm(wasm);
-        CheckReport {
-            info: checked.map(|(_, info, _)| info),
-            plain: Vec::new(),
-            problems,
-        }
     }
 }
 
@@ -563,25 +510,5 @@ fn stored_key(key: &str, linking: Linking) -> String {
             format!("{key}.preinit-{}", &hash[..32])
         }
         Linking::Owned | Linking::Embedded => key.to_owned(),
-    }
-}
-
-/// What `toolhost check` found in one component.
-#[derive(Debug, Clone)]
-pub struct CheckReport {
-    /// What the component says it is, when its description could be read.
-    pub info: Option<ToolInfo>,
-    /// A plain WIT component's tools (one per exported function, their
-    /// schemas derived from its types), when it is one.
-    pub plain: Vec<ToolInfo>,
-    /// Errors and warnings, in the order found.
-    pub problems: Vec<Problem>,
-}
-
-impl CheckReport {
-    /// No error (warnings allowed): the component loads.
-    pub fn conforms(&self) -> bool {
-        (self.info.is_some() || !self.plain.is_empty())
-            && self.problems.iter().all(|p| p.severity != Severity::Error)
     }
 }

@@ -246,7 +246,7 @@ impl Executor {
         let Some(plugin) = registry
             .list()
             .filter(|p| self.shows_some_agent(p))
-            .filter(|p| !p.compiled_ahead() && !p.warm_up_failed())
+            .filter(|p| !p.compiled_ahead(&self.runtime) && !p.warm_up_failed())
             .min_by_key(|p| p.wasm_len())
         else {
             return false;

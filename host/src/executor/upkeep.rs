@@ -18,9 +18,11 @@ pub struct Upkeep {
     pub reload_every: Option<Duration>,
     /// Load the plugin files left for later
     /// ([`Executor::load_known_plugins`]) and compile every tool ahead of
-    /// its first call (and prepare each `javascript` tool's script), on a
-    /// thread that gives way to calls and passes again whenever the tools
-    /// change.
+    /// its first call (and prepare each `javascript` tool's script), on
+    /// threads of its own that give way to calls, passing again
+    /// whenever the tools change; meanwhile a first call compiles its tool
+    /// with the baseline compiler (runtime/quick.rs), whose code this
+    /// replaces.
     pub compile_ahead: bool,
     /// After this long with no call, let go of every loaded tool's code and
     /// give freed memory back ([`Executor::unload_idle`]); the next call
@@ -51,6 +53,9 @@ impl Executor {
             });
         }
         if upkeep.compile_ahead {
+            // What compiles ahead also replaces the baseline compiler's
+            // code a first call ran on (runtime/quick.rs).
+            self.runtime.compile_first_calls_quickly();
             let changes = self.changes();
             start("toolhost-compile-ahead", "tools compile on first call", {
                 let executor = Arc::downgrade(self);
@@ -168,5 +173,144 @@ fn unload_when_idle(executor: &Weak<Executor>, after: Duration) {
         }
         // A reading while a call runs starts no idle stretch.
         seen = none_running.then_some(now);
+    }
+}
+
+/// The baseline compiler for first calls (runtime/quick.rs), which only
+/// a runtime compiling ahead turns on.
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use crate::executor::{CallOptions, Executor};
+    use crate::plugin::{Plugin, PluginSource};
+    use crate::registry::{Registry, builtins};
+    use crate::runtime::{CacheDir, Runtime, RuntimeConfig};
+    use crate::types::confirm::Mode;
+    use crate::types::result::ErrorKind;
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A runtime with a compile cache in `dir` and the baseline compiler on
+    /// (runtime/quick.rs), as `Executor::start_upkeep` turns it on.
+    fn quick_runtime(dir: &Path) -> Arc<Runtime> {
+        let runtime = Runtime::new(RuntimeConfig {
+            cache: CacheDir::At(dir.join("cache")),
+            cache_key: Some(dir.join("cache.key")),
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime");
+        runtime.compile_first_calls_quickly();
+        Arc::new(runtime)
+    }
+
+    /// An executor in yolo mode over `dir` (holding `a.txt`) with read_file
+    /// and the misbehaving fixture.
+    fn executor(runtime: &Arc<Runtime>, dir: &Path) -> Executor {
+        let mut registry = Registry::new();
+        let read_file = builtins()
+            .iter()
+            .find(|b| b.crate_name == "read_file")
+            .expect("read_file");
+        let misbehave = Path::new(env!("TOOLHOST_FIXTURES_DIR")).join("fixture_misbehave.wasm");
+        for source in [
+            PluginSource::Builtin(read_file),
+            PluginSource::File(misbehave),
+        ] {
+            let plugin = Plugin::load(runtime, source).expect("load");
+            registry.register(plugin, false).expect("register");
+        }
+        std::fs::write(dir.join("a.txt"), "hello\n").expect("write");
+        Executor::new(Arc::clone(runtime), registry)
+            .with_workspace(dir)
+            .expect("workspace")
+            .with_mode(Mode::Yolo)
+    }
+
+    fn cached(dir: &Path) -> usize {
+        std::fs::read_dir(dir.join("cache")).map_or(0, |entries| {
+            entries
+                .filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                })
+                .count()
+        })
+    }
+
+    /// Whether the tool `name` is loaded from the baseline compiler's code.
+    fn quick(executor: &Executor, runtime: &Runtime, name: &str) -> bool {
+        let tools = executor.tools();
+        let plugin = tools.iter().find(|p| p.name() == name).expect("tool");
+        assert!(plugin.is_warm(), "{name} is loaded");
+        runtime.is_quick(&plugin.pre(runtime).expect("loaded"))
+    }
+
+    /// On an empty cache a first call runs code of the baseline compiler,
+    /// which is not cached; compiling ahead puts Cranelift's in the cache
+    /// and lets go of the baseline code, and the next call runs
+    /// Cranelift's, with the same answer.
+    #[test]
+    fn a_first_call_runs_baseline_code_until_the_cache_holds_cranelifts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = quick_runtime(dir.path());
+        let executor = executor(&runtime, dir.path());
+        let read = || executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+        let first = read();
+        assert!(
+            first.success && first.content.contains("hello"),
+            "{first:?}"
+        );
+        assert!(quick(&executor, &runtime, "read_file"));
+        assert_eq!(cached(dir.path()), 0, "the baseline code is not cached");
+
+        while executor.warm_up_next() {}
+        assert_eq!(cached(dir.path()), 2, "both tools compiled by Cranelift");
+        let tools = executor.tools();
+        assert!(
+            tools.iter().all(|p| !p.is_warm()),
+            "the baseline code let go"
+        );
+
+        let again = read();
+        assert_eq!(again.content, first.content);
+        assert!(!quick(&executor, &runtime, "read_file"));
+    }
+
+    /// The baseline compiler's code runs in the same sandbox: the deadline
+    /// stops a loop (the epoch ticker advances its engine too), the memory
+    /// limit holds, a trap is a failed call, and the next call works.
+    #[test]
+    fn baseline_code_keeps_the_deadline_and_the_memory_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = quick_runtime(dir.path());
+        let executor = executor(&runtime, dir.path());
+        let options = CallOptions {
+            timeout: Some(Duration::from_secs(1)),
+            ..CallOptions::default()
+        };
+        // On a thread of its own: were the deadline not kept, the test
+        // fails instead of spinning forever.
+        let executor = Arc::new(executor);
+        let (sent, looped) = std::sync::mpsc::channel();
+        std::thread::spawn({
+            let (executor, options) = (Arc::clone(&executor), options.clone());
+            move || {
+                let r = executor.call("misbehave", r#"{"action":"loop"}"#, &options);
+                let _ = sent.send(r);
+            }
+        });
+        let r = looped
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a loop in baseline code stopped at its 1 s deadline");
+        assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
+        assert!(quick(&executor, &runtime, "misbehave"));
+
+        let r = executor.call("misbehave", r#"{"action":"alloc","mib":1024}"#, &options);
+        assert_eq!(r.error_kind(), Some(ErrorKind::OutOfMemory), "{r:?}");
+        let r = executor.call("misbehave", r#"{"action":"panic"}"#, &options);
+        assert!(!r.success, "{r:?}");
+        let r = executor.call("misbehave", r#"{"action":"alloc","mib":16}"#, &options);
+        assert!(r.success, "{r:?}");
+        assert!(quick(&executor, &runtime, "misbehave"));
     }
 }

@@ -111,8 +111,9 @@ pub struct RuntimeConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompileEvent<'a> {
-    /// Cranelift starts compiling `what` (a tool name or a file), `bytes`
-    /// long: the compile cache did not have it.
+    /// A compiler (Cranelift, or the baseline compiler for a first call)
+    /// starts compiling `what` (a tool name or a file), `bytes` long: the
+    /// compile cache did not have it.
     Started {
         /// The tool or file.
         what: &'a str,

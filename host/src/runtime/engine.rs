@@ -56,6 +56,22 @@ pub(super) fn engine_config(slots: u32, pooled: bool) -> Config {
     config
 }
 
+/// Threads for work ahead of use, one per core. A compile a call waits
+/// for runs on rayon's global threads instead (wasmtime compiles a
+/// component's functions in parallel on the threads of the pool it is
+/// called from): on the same pool it would queue behind the background's
+/// jobs; on its own it shares the cores with them. Not a lower priority:
+/// that is against every process on the machine, and on a busy one work
+/// ahead at nice 10 took minutes. None if they cannot be started (work
+/// ahead then runs on the global threads, as before).
+pub(super) fn background_threads() -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("toolhost-ahead-{i}"))
+        .build()
+        .inspect_err(|err| tracing::debug!(%err, "no threads for work ahead of use"))
+        .ok()
+}
+
 /// Advances the engine's epoch every tick so running calls check their
 /// deadline and cancellation. Stops when dropped, at once: the thread
 /// waits on a channel, not a sleep, so dropping the runtime (at the end of
@@ -67,9 +83,13 @@ pub(super) struct Ticker {
 }
 
 impl Ticker {
-    /// Start the thread; without it no deadline would be enforced, so
+    /// Start the thread, which calls `advance` (advancing the engines'
+    /// epochs) every tick; without it no deadline would be enforced, so
     /// failing to start it fails the runtime.
-    pub(super) fn start(engine: Engine, tick: Duration) -> Result<Self, RuntimeError> {
+    pub(super) fn start(
+        tick: Duration,
+        advance: impl Fn() + Send + 'static,
+    ) -> Result<Self, RuntimeError> {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("toolhost-epoch".into())
@@ -77,7 +97,7 @@ impl Ticker {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     stopped.recv_timeout(tick)
                 {
-                    engine.increment_epoch();
+                    advance();
                 }
             })
             .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch thread: {e}")))?;

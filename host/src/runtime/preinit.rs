@@ -59,7 +59,7 @@ pub(crate) fn snapshot(
             || Component::new(&runtime.engine, &instrumented),
         )
         .context("compiling the component to pre-initialise")?;
-    in_empty_sandbox(runtime, "pre-initialisation", |store| {
+    in_empty_sandbox(runtime, &runtime.engine, "pre-initialisation", |store| {
         let instance = runtime
             .linkers
             .for_component(&runtime.engine, &component)?

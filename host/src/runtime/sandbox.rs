@@ -244,9 +244,11 @@ pub(crate) fn waiting(state: &mut CallState) -> Waiting<'_> {
     }
 }
 
-/// Build the store for one call. Nothing is granted that is not listed here.
+/// Build the store for one call, on `engine` (the one its component was
+/// compiled by). Nothing is granted that is not listed here.
 fn new_store(
     runtime: &Runtime,
+    engine: &wasmtime::Engine,
     shared: Option<&Arc<Runtime>>,
     tool: &str,
     req: &CallRequest<'_>,
@@ -299,7 +301,7 @@ fn new_store(
         context: req.context.clone(),
         secrets: req.grant.secrets.clone(),
     };
-    let mut store = Store::new(&runtime.engine, state);
+    let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
     store.set_hostcall_fuel(req.limits.hostcall_fuel);
     store.set_epoch_deadline(1);
@@ -447,7 +449,8 @@ fn execute_in_runtime(
     share: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
-    let (mut store, captured) = new_store(runtime, Some(runtime), tool, req, fanout)?;
+    let engine = pre.instance_pre().engine();
+    let (mut store, captured) = new_store(runtime, engine, Some(runtime), tool, req, fanout)?;
     let ctx = wit::CallContext {
         call_id: req.context.call_id.to_string(),
         agent: req.context.agent.clone(),
@@ -529,19 +532,25 @@ pub(crate) fn describe(
     runtime: &Runtime,
     pre: &ToolPluginPre<CallState>,
 ) -> Result<(wit::ToolInfo, Vec<String>), String> {
-    in_empty_sandbox(runtime, "describe()", |store| {
-        let instance = pre.instance_pre().instantiate(&mut *store)?;
-        let plugin = crate::bindings::v0_1_0::ToolPlugin::new(&mut *store, &instance)?;
-        let info = plugin.toolhost_plugin_tool().call_describe(&mut *store)?;
-        Ok((info, declared_env(store, &instance)?))
-    })
+    in_empty_sandbox(
+        runtime,
+        pre.instance_pre().engine(),
+        "describe()",
+        |store| {
+            let instance = pre.instance_pre().instantiate(&mut *store)?;
+            let plugin = crate::bindings::v0_1_0::ToolPlugin::new(&mut *store, &instance)?;
+            let info = plugin.toolhost_plugin_tool().call_describe(&mut *store)?;
+            Ok((info, declared_env(store, &instance)?))
+        },
+    )
 }
 
-/// Run `f` on a store of an empty sandbox (no grant, no settings, a 10 s
-/// deadline): what `describe()` and pre-initialisation run in. An error
-/// says what `what` is and why it failed.
+/// Run `f` on a store of `engine` in an empty sandbox (no grant, no
+/// settings, a 10 s deadline): what `describe()` and pre-initialisation
+/// run in. An error says what `what` is and why it failed.
 pub(crate) fn in_empty_sandbox<T>(
     runtime: &Runtime,
+    engine: &wasmtime::Engine,
     what: &str,
     f: impl FnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Result<T, String> {
@@ -568,7 +577,7 @@ pub(crate) fn in_empty_sandbox<T>(
     let _slot = runtime.slot();
     let label = format!("({what})");
     let (mut store, captured) =
-        new_store(runtime, None, &label, &req, None).map_err(|e| e.message)?;
+        new_store(runtime, engine, None, &label, &req, None).map_err(|e| e.message)?;
     f(&mut store).map_err(|e| {
         let stderr = captured.finish(&label, &call_id);
         let err = classify(&e, store.data(), &limits, &stderr);

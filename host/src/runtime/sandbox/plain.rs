@@ -38,7 +38,8 @@ pub(crate) fn run_plain(
 ) -> Outcome {
     let _slot = runtime.slot();
     let call = || {
-        let (mut store, captured) = new_store(runtime, Some(runtime), tool, req, None)?;
+        let (mut store, captured) =
+            new_store(runtime, pre.engine(), Some(runtime), tool, req, None)?;
         let call_id = req.context.call_id.to_string();
         let instance = pre.instantiate(&mut store).map_err(|e| {
             let stderr = captured.finish(tool, &call_id);
