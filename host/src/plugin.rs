@@ -472,9 +472,11 @@ impl Plugin {
         match cached {
             Ok(true) => {
                 // A first call ran meanwhile on the baseline compiler's
-                // code: the next loads Cranelift's from the cache.
-                if self.loaded_quick(runtime) {
-                    self.unload(runtime);
+                // code: let go of it, so the next loads Cranelift's from
+                // the cache (or, if the cache did not keep it, compiles it
+                // with Cranelift: the baseline compiler is done with it).
+                if self.loaded_quick(runtime) && self.pre.unload() {
+                    runtime.forget_linked(&self.key);
                 }
                 Ok(())
             }

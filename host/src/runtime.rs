@@ -1,5 +1,6 @@
-//! The one wasmtime [`Engine`] and everything shared by all calls: the
-//! pooling allocator, the epoch ticker, the linkers with WASI and the
+//! The wasmtime [`Engine`] (and, once turned on, the baseline compiler's:
+//! `quick.rs`) and everything shared by all calls: the pooling
+//! allocator, the epoch ticker, the linkers with WASI and the
 //! toolhost imports (one per set of imports: `link.rs`), the compile cache
 //! and the slot semaphore.
 //!
@@ -170,7 +171,9 @@ impl Runtime {
             .unwrap_or_else(PoisonError::into_inner)
             .get(key)
             .cloned();
-        if let Some(pre) = known {
+        // The baseline compiler's code, once work ahead of use compiled the
+        // component with Cranelift, is a miss: the next links that.
+        if let Some(pre) = known.filter(|pre| !self.is_quick(pre) || !self.replaced(key)) {
             return Ok(pre);
         }
         let pre = make()?;
@@ -267,18 +270,27 @@ impl Runtime {
 
     /// Run `f` as work ahead of use: its compiles do not count as ones a
     /// call waits for (see [`Runtime::wait_for_foreground_compiles`]), and
-    /// run on threads of their own ([`background_threads`]), so a call
-    /// compiling its tool meanwhile is not queued behind them.
-    pub(crate) fn in_background<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let run = || {
-            let was = IN_BACKGROUND.replace(true);
-            let out = f();
-            IN_BACKGROUND.set(was);
-            out
-        };
-        match self.background.get_or_init(background_threads) {
-            Some(threads) => threads.install(run),
-            None => run(),
+    /// Cranelift runs them on threads of their own ([`Runtime::compile`]).
+    pub(crate) fn in_background<T>(&self, f: impl FnOnce() -> T) -> T {
+        let was = IN_BACKGROUND.replace(true);
+        let out = f();
+        IN_BACKGROUND.set(was);
+        out
+    }
+
+    /// Compile `wasm` with Cranelift; as work ahead of use, on its own
+    /// threads ([`background_threads`]), so a call compiling its tool
+    /// meanwhile is not queued behind it. Only the compile runs there: the
+    /// rest of work ahead (snapshots, linking) stays on the caller's
+    /// thread.
+    pub(super) fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
+        let compile = || Component::new(&self.engine, wasm);
+        match IN_BACKGROUND.get() {
+            true => match self.background.get_or_init(background_threads) {
+                Some(threads) => threads.install(compile),
+                None => compile(),
+            },
+            false => compile(),
         }
     }
 
@@ -396,6 +408,7 @@ impl Runtime {
         if !linked && !self.cache.holds(&stored) {
             drop(self.compiled(key, wasm, linking, label)?);
         }
+        self.replace_quick(key);
         Ok(true)
     }
 
@@ -426,7 +439,7 @@ impl Runtime {
                         .unwrap_or_else(|_| {
                             Err(wasmtime::Error::msg("pre-initialisation panicked"))
                         })?;
-                        Component::new(&self.engine, snapshot)
+                        self.compile(&snapshot)
                     });
             match snapshot {
                 Ok(component) => return Ok(component),
@@ -445,7 +458,7 @@ impl Runtime {
         }
         self.cache
             .component(&self.engine, key, compiling, || {
-                Component::new(&self.engine, wasm.unpacked().map_err(wasmtime::Error::msg)?)
+                self.compile(&wasm.unpacked().map_err(wasmtime::Error::msg)?)
             })
             .map_err(|e| format!("not a valid wasm component: {e}"))
     }

@@ -276,6 +276,47 @@ mod tests {
         assert!(!quick(&executor, &runtime, "read_file"));
     }
 
+    /// Another plugin of the same component (a reload makes new ones; two
+    /// dynamic tools share a runner) compiled ahead never gets the baseline
+    /// code a first call linked for the first; and a tool whose Cranelift
+    /// code the cache lost (evicted, or never written) is compiled by
+    /// Cranelift again, never left on baseline code.
+    #[test]
+    fn once_compiled_ahead_a_component_never_runs_baseline_code_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = quick_runtime(dir.path());
+        let read = |executor: &Executor| {
+            let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+            assert!(r.success && r.content.contains("hello"), "{r:?}");
+        };
+        let first = executor(&runtime, dir.path());
+        read(&first);
+        assert!(quick(&first, &runtime, "read_file"));
+        let second = executor(&runtime, dir.path());
+        while second.warm_up_next() {}
+        read(&second);
+        assert!(
+            !quick(&second, &runtime, "read_file"),
+            "the linked baseline code was passed on"
+        );
+
+        // The first plugin let go of its baseline code when compiled ahead;
+        // the cache then loses Cranelift's.
+        while first.warm_up_next() {}
+        for entry in std::fs::read_dir(dir.path().join("cache")).expect("cache") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|x| x == "cwasm") {
+                std::fs::remove_file(path).expect("remove");
+            }
+        }
+        read(&first);
+        assert!(
+            !quick(&first, &runtime, "read_file"),
+            "compiled by Cranelift again"
+        );
+        assert_eq!(cached(dir.path()), 1, "and cached again");
+    }
+
     /// The baseline compiler's code runs in the same sandbox: the deadline
     /// stops a loop (the epoch ticker advances its engine too), the memory
     /// limit holds, a trap is a failed call, and the next call works.

@@ -24,7 +24,7 @@ use super::sandbox::{CallState, in_empty_sandbox};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
-use wasmtime::component::{Component, Instance, WasmList};
+use wasmtime::component::{Instance, WasmList};
 use wasmtime::{Store, error::Context as _};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
@@ -56,7 +56,7 @@ pub(crate) fn snapshot(
             &runtime.engine,
             &format!("{key}.instrumented"),
             || (),
-            || Component::new(&runtime.engine, &instrumented),
+            || runtime.compile(&instrumented),
         )
         .context("compiling the component to pre-initialise")?;
     in_empty_sandbox(runtime, &runtime.engine, "pre-initialisation", |store| {

@@ -21,10 +21,18 @@ use super::*;
 
 /// The baseline compiler's engine and its linkers (a linker belongs to
 /// one engine). No instance pool: instances are allocated per call, and
-/// the store's limiter holds them to the pool's per-component maxima.
+/// the store's limiter holds them to the pool's per-component counts of
+/// instances, memories and tables (not to its sizes of an instance's
+/// state, which only a pool has: a component past those would run its
+/// first calls and fail once Cranelift's code replaced them).
 pub(super) struct Quick {
     pub(super) engine: Engine,
     pub(super) linkers: link::Linkers,
+    /// Keys of components work ahead of use has compiled with Cranelift:
+    /// their calls no longer use the baseline compiler, even if the cache
+    /// did not keep Cranelift's code (a failed write, an eviction), so no
+    /// tool stays on baseline code for the life of the process.
+    replaced: Mutex<HashSet<String>>,
 }
 
 impl Quick {
@@ -34,6 +42,7 @@ impl Quick {
         Ok(Self {
             engine: Engine::new(&config)?,
             linkers: link::Linkers::default(),
+            replaced: Mutex::default(),
         })
     }
 }
@@ -55,6 +64,32 @@ impl Runtime {
                 None
             }
         });
+    }
+
+    /// Work ahead of use has compiled the component keyed `key` with
+    /// Cranelift: the baseline compiler is done with it.
+    pub(super) fn replace_quick(&self, key: &str) {
+        if let Some(Some(quick)) = self.quick.get() {
+            quick
+                .replaced
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.to_owned());
+        }
+    }
+
+    /// Whether work ahead of use has compiled the component keyed `key`
+    /// with Cranelift.
+    pub(super) fn replaced(&self, key: &str) -> bool {
+        self.quick.get().is_some_and(|quick| {
+            quick.as_ref().is_some_and(|quick| {
+                quick
+                    .replaced
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .contains(key)
+            })
+        })
     }
 
     /// Whether `pre` runs code of the baseline compiler.
@@ -91,6 +126,7 @@ impl Runtime {
         if IN_BACKGROUND.get()
             || !matches!(linking, Linking::Owned | Linking::Embedded)
             || self.cache.holds(key)
+            || self.replaced(key)
         {
             return None;
         }
