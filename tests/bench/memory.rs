@@ -126,7 +126,7 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
         let per_call = (peak.saturating_sub(let_go)) as f64 / 1024.0 / slots as f64;
         // Once the work ahead of use is done (every built-in in the cache)
         // and the tools it replaced let go: what a first start idles at.
-        if compiled_ahead(cache).await {
+        if compiled_ahead(cache, pid).await {
             tokio::time::sleep(Duration::from_millis(2500)).await;
             let (anon, file) = split(pid);
             println!(
@@ -154,9 +154,10 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
 }
 
 /// Wait (up to five minutes) until `cache` holds at least as many compiled
-/// components as there are built-ins and none came for three seconds (the
-/// plugin directory's fixtures are compiled too); false if it never did.
-async fn compiled_ahead(cache: &Path) -> bool {
+/// components as there are built-ins (the plugin directory's fixtures are
+/// compiled too) and the server `pid` used under 1% of a core for two
+/// seconds: its work ahead of use is done. False if that never came.
+async fn compiled_ahead(cache: &Path, pid: u32) -> bool {
     let count = || {
         std::fs::read_dir(cache).map_or(0, |entries| {
             entries
@@ -165,19 +166,30 @@ async fn compiled_ahead(cache: &Path) -> bool {
                 .count()
         })
     };
+    // User and system time, in clock ticks (100 a second).
+    let cpu = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0, |stat| {
+            // After the name come the state (the file's 3rd field) and the
+            // rest: utime and stime are its 14th and 15th.
+            let after_name = stat.rsplit(')').next().unwrap_or_default();
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let at = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+            at(11).unwrap_or(0) + at(12).unwrap_or(0)
+        })
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
-    let (mut seen, mut since) = (count(), std::time::Instant::now());
-    while seen < toolhost::builtins().len() || since.elapsed() < Duration::from_secs(3) {
+    let mut used = cpu();
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let now = cpu();
+        if count() >= toolhost::builtins().len() && now.saturating_sub(used) <= 2 {
+            return true;
+        }
         if std::time::Instant::now() > deadline {
             return false;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = count();
-        if now != seen {
-            (seen, since) = (now, std::time::Instant::now());
-        }
+        used = now;
     }
-    true
 }
 
 /// `pid`'s resident memory split: anonymous (heap, stacks, instances) and
