@@ -158,14 +158,6 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
 /// compiled too) and the server `pid` used under 1% of a core for two
 /// seconds: its work ahead of use is done. False if that never came.
 async fn compiled_ahead(cache: &Path, pid: u32) -> bool {
-    let count = || {
-        std::fs::read_dir(cache).map_or(0, |entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
-                .count()
-        })
-    };
     // User and system time, in clock ticks (100 a second).
     let cpu = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0, |stat| {
@@ -182,7 +174,9 @@ async fn compiled_ahead(cache: &Path, pid: u32) -> bool {
     loop {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let now = cpu();
-        if count() >= toolhost::builtins().len() && now.saturating_sub(used) <= 2 {
+        if crate::startup::compiled(cache) >= toolhost::builtins().len()
+            && now.saturating_sub(used) <= 2
+        {
             return true;
         }
         if std::time::Instant::now() > deadline {

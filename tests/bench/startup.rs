@@ -179,19 +179,21 @@ fn fill(ws: &Path, cache: &Path) {
         .spawn()
         .expect("spawn toolhost serve");
     let deadline = Instant::now() + Duration::from_secs(300);
-    let compiled = || {
-        std::fs::read_dir(cache).map_or(0, |entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
-                .count()
-        })
-    };
-    while compiled() < toolhost::builtins().len() && Instant::now() < deadline {
+    while compiled(cache) < toolhost::builtins().len() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// How many compiled components the compile cache `cache` holds.
+pub fn compiled(cache: &Path) -> usize {
+    std::fs::read_dir(cache).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .count()
+    })
 }
 
 fn cli_call(ws: &Path, cache: &Path) -> Duration {
