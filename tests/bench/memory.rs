@@ -135,6 +135,10 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
                 mb(anon),
                 mb(file)
             );
+        } else {
+            println!(
+                "{pass}: idle once compiled ahead: NOT MEASURED (work ahead of use did not finish within five minutes)"
+            );
         }
         println!(
             "{pass}: after start {:.1} MB (target <= 40 MB); every built-in used once {:.1} MB, then idle with the tools let go {:.1} MB ({:.1} anonymous, {:.1} file-backed; target <= 40 MB); {slots} calls in flight: peak {:.1} MB, {:.2} MB a call (target <= 8 MB); after they ended {:.1} MB ({:.1} MB anonymous, {:.1} MB file-backed: the binary and compiled code)",
