@@ -89,6 +89,10 @@ pub struct ServeOptions {
     /// Once serving, compile every tool ahead of its first call
     /// ([`Upkeep::compile_ahead`]; `toolhost serve` sets it).
     pub compile_ahead: bool,
+    /// Compile ahead in helper processes running this program, the
+    /// `toolhost` binary ([`Upkeep::compile_helper`]; `toolhost serve`
+    /// sets it to itself).
+    pub compile_helper: Option<PathBuf>,
     /// Let go of loaded code after this long with no call
     /// ([`Upkeep::unload_idle`]). `None`: never.
     pub unload_idle: Option<Duration>,
@@ -250,6 +254,7 @@ impl McpServer {
         server.shared.executor.start_upkeep(&Upkeep {
             reload_every: options.reload_interval,
             compile_ahead: options.compile_ahead,
+            compile_helper: options.compile_helper.clone(),
             unload_idle: options.unload_idle,
         });
         server

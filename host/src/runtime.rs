@@ -11,6 +11,7 @@
 pub(crate) mod bytes;
 mod cache;
 pub(crate) mod fanout;
+mod helper;
 mod link;
 mod preinit;
 mod quick;
@@ -35,6 +36,7 @@ mod config;
 mod engine;
 pub use check::CheckReport;
 pub use config::*;
+pub use helper::{COMPILE_AHEAD_ARG, compile_ahead_helper};
 
 /// Why the runtime or a plugin could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +86,9 @@ pub struct Runtime {
     quick: Arc<OnceLock<Option<quick::Quick>>>,
     /// Where work ahead of use runs, made on first use.
     background: OnceLock<Option<rayon::ThreadPool>>,
+    /// The program that compiles ahead of use in helper processes, if set
+    /// (`helper.rs`).
+    helper: OnceLock<PathBuf>,
     /// Compiles a call is waiting for, and a signal when one ends.
     foreground: (Mutex<usize>, Condvar),
     /// Started when the first store is made (`Runtime::ticking`): a
@@ -143,6 +148,7 @@ impl Runtime {
             progress: config.progress,
             quick: Arc::default(),
             background: OnceLock::new(),
+            helper: OnceLock::new(),
             foreground: (Mutex::new(0), Condvar::new()),
         })
     }
@@ -405,7 +411,10 @@ impl Runtime {
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(key)
                 .is_some_and(|pre| !self.is_quick(pre));
-        if !linked && !self.cache.holds(&stored) {
+        // Work ahead of use goes to a helper process if there is one.
+        let by_helper =
+            || IN_BACKGROUND.get() && self.compiled_by_helper(&stored, key, wasm, linking, label);
+        if !linked && !self.cache.holds(&stored) && !by_helper() {
             drop(self.compiled(key, wasm, linking, label)?);
         }
         self.replace_quick(key);

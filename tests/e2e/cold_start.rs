@@ -45,7 +45,7 @@ fn the_recorded_descriptions_are_what_the_components_say() {
 }
 
 /// A runtime over an empty compile cache that counts what it compiles.
-fn counting_runtime(cache: &Path) -> (Arc<Runtime>, Arc<Mutex<Vec<String>>>) {
+pub(crate) fn counting_runtime(cache: &Path) -> (Arc<Runtime>, Arc<Mutex<Vec<String>>>) {
     let compiled = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&compiled);
     let progress = CompileProgress::new(move |event| {
@@ -147,7 +147,7 @@ fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
 
 /// get_datetime and read_file in yolo mode over a workspace holding
 /// `a.txt`; nothing loaded yet.
-fn two_builtins(runtime: Arc<Runtime>) -> (Executor, tempfile::TempDir) {
+pub(crate) fn two_builtins(runtime: Arc<Runtime>) -> (Executor, tempfile::TempDir) {
     let mut registry = Registry::new();
     for builtin in toolhost::builtins() {
         if ["get_datetime", "read_file"].contains(&builtin.crate_name) {

@@ -15,6 +15,7 @@ mod cli;
 mod cold_start;
 mod command_sandbox;
 mod commands;
+mod compile_helper;
 mod config;
 mod conformance;
 mod deadlines;

@@ -24,6 +24,12 @@ pub struct Upkeep {
     /// with the baseline compiler (runtime/quick.rs), whose code this
     /// replaces.
     pub compile_ahead: bool,
+    /// Compile ahead in helper processes running this program, which must
+    /// be the `toolhost` binary (it answers
+    /// [`crate::runtime::COMPILE_AHEAD_ARG`]): what compiling leaves in a
+    /// process goes with each helper (runtime/helper.rs). `None`: on this
+    /// process's own threads.
+    pub compile_helper: Option<PathBuf>,
     /// After this long with no call, let go of every loaded tool's code and
     /// give freed memory back ([`Executor::unload_idle`]); the next call
     /// loads its tool again from the compile cache. `None`: never.
@@ -56,6 +62,9 @@ impl Executor {
             // What compiles ahead also replaces the baseline compiler's
             // code a first call ran on (runtime/quick.rs).
             self.runtime.compile_first_calls_quickly();
+            if let Some(program) = &upkeep.compile_helper {
+                self.runtime.compile_ahead_in(program.clone());
+            }
             let changes = self.changes();
             start("toolhost-compile-ahead", "tools compile on first call", {
                 let executor = Arc::downgrade(self);

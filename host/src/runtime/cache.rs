@@ -51,11 +51,14 @@ const ABANDONED: Duration = Duration::from_secs(60 * 60);
 #[derive(Debug)]
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
-    /// What the entries are signed with ([`mac_key`]).
+    /// What the entries are signed with ([`mac_key`]), and the file it
+    /// was read from if not the default.
     mac_key: [u8; 32],
-    compat: u64,
+    pub(super) key_file: Option<PathBuf>,
+    /// The engine's compatibility, part of every key.
+    pub(super) compat: u64,
     /// Most bytes the directory keeps (see the module docs).
-    max_bytes: u64,
+    pub(super) max_bytes: u64,
     /// Components loaded from the cache, and compiled (for `/metrics`).
     pub(crate) hits: Counter,
     pub(crate) compiles: Counter,
@@ -88,6 +91,7 @@ impl CompileCache {
         Self {
             dir,
             mac_key,
+            key_file: key_file.or_else(|| default_key_file().ok()),
             compat: hasher.finish(),
             max_bytes,
             hits: Counter::default(),
@@ -108,6 +112,11 @@ impl CompileCache {
         h.update(&self.compat.to_le_bytes());
         h.update(env!("CARGO_PKG_VERSION").as_bytes());
         h.finalize().to_hex()[..32].to_owned()
+    }
+
+    /// The directory entries are kept in, if any.
+    pub(super) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     /// Whether compiled components are kept on disk at all.

@@ -24,6 +24,9 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_ABORTED: u8 = 130;
 
 fn main() -> ExitCode {
+    if let Some(code) = compile_ahead_helper() {
+        return code;
+    }
     let cli = Cli::parse_args();
     // Spans not yet sent go when this drops, after the command.
     let _traces = init_logging(cli.global.verbose, cli.global.log_format);
@@ -41,6 +44,25 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `toolhost __compile-ahead`, which `toolhost serve` runs to compile a
+/// tool ahead of use (toolhost::runtime's helper.rs); not a command for
+/// people, so not in the help.
+fn compile_ahead_helper() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != toolhost::runtime::COMPILE_AHEAD_ARG || args.next().is_some() {
+        return None;
+    }
+    Some(
+        match toolhost::runtime::compile_ahead_helper(std::io::stdin().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                output::error(&anyhow::anyhow!(err));
+                ExitCode::FAILURE
+            }
+        },
+    )
 }
 
 fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {

@@ -89,6 +89,8 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
         compile_ahead: true,
+        // Where compiling ahead leaves its memory: in helpers that exit.
+        compile_helper: std::env::current_exe().ok(),
         unload_idle: (args.unload_idle_secs > 0)
             .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
         structured_output: args.structured_output,

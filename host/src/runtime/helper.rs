@@ -1,0 +1,203 @@
+//! Work ahead of use in a helper process: `toolhost serve` compiles each
+//! tool into the compile cache in a child process of its own binary
+//! (`toolhost __compile-ahead`), which exits when done. What compiling
+//! leaves in a process (Cranelift's contexts, the allocator's arenas,
+//! grown by threads that compiled tens of megabytes of code) goes with the
+//! child, so a server that compiled every tool idles at the figure of one
+//! that found them in the cache (docs/benchmarks.md, "Memory"). The
+//! server then loads a tool from the cache file, mapped, on its first
+//! call, as it would have anyway.
+//!
+//! The child is told, on its standard input, where the cache is (its
+//! directory and the key that signs its entries), what the entry is
+//! called, how the component is linked and its bytes; it compiles with an
+//! engine of the same settings (it refuses if they differ) and writes the
+//! entry as the server would. A helper that cannot start or fails leaves
+//! the work to the server's own threads, as before: slower to give memory
+//! back, never broken.
+
+use super::*;
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The argument that makes the `toolhost` binary a helper.
+pub const COMPILE_AHEAD_ARG: &str = "__compile-ahead";
+
+/// What a helper is asked: the first line of its standard input (JSON),
+/// followed by the component's bytes (`wasm_len` of them), then the
+/// script of a `prepared` link.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Request {
+    cache_dir: PathBuf,
+    cache_key: Option<PathBuf>,
+    cache_max_bytes: u64,
+    /// The server's engine's compatibility (see `cache.rs`): a helper
+    /// whose engine differs would write entries the server cannot load.
+    compat: u64,
+    key: String,
+    label: String,
+    linking: Kind,
+    wasm_len: usize,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Owned,
+    Embedded,
+    Preinitialised,
+    Prepared,
+}
+
+impl Runtime {
+    /// Compile ahead of use in helper processes running `program` (the
+    /// `toolhost` binary, which answers [`COMPILE_AHEAD_ARG`]). Only with
+    /// a compile cache kept: a helper's work reaches the server through it.
+    pub(crate) fn compile_ahead_in(&self, program: PathBuf) {
+        if self.cache.is_kept() {
+            let _ = self.helper.set(program);
+        }
+    }
+
+    /// Work ahead of use in a helper: true if it compiled `wasm` into the
+    /// cache as `stored`; false (and why, in the log) if it could not, and
+    /// the caller compiles it itself. A script the helper could not prepare
+    /// is not tried again (as [`Runtime::prepare_failed`] says).
+    pub(super) fn compiled_by_helper(
+        &self,
+        stored: &str,
+        key: &str,
+        wasm: WasmBytes<'_>,
+        linking: Linking,
+        label: &str,
+    ) -> bool {
+        let Some(program) = self.helper.get() else {
+            return false;
+        };
+        let _compiling = Compiling::start(self, label, wasm.len());
+        let started = std::time::Instant::now();
+        match self.ask_helper(program, key, wasm, linking, label) {
+            Ok(()) => {
+                tracing::debug!(%label, elapsed = ?started.elapsed(), "compiled ahead by a helper process");
+                self.cache.compiles.inc();
+                if matches!(linking, Linking::Prepared(_)) && !self.cache.holds(stored) {
+                    self.unprepared
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(stored.to_owned());
+                }
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%label, %err, "a helper process could not compile it ahead; the server does");
+                false
+            }
+        }
+    }
+
+    fn ask_helper(
+        &self,
+        program: &Path,
+        key: &str,
+        wasm: WasmBytes<'_>,
+        linking: Linking,
+        label: &str,
+    ) -> Result<(), String> {
+        let bytes = wasm.unpacked()?;
+        let (kind, script) = match linking {
+            Linking::Owned => (Kind::Owned, ""),
+            Linking::Embedded => (Kind::Embedded, ""),
+            Linking::Preinitialised => (Kind::Preinitialised, ""),
+            Linking::Prepared(script) => (Kind::Prepared, script),
+        };
+        let request = Request {
+            cache_dir: self.cache.dir().ok_or("no compile cache")?.to_owned(),
+            cache_key: self.cache.key_file.clone(),
+            cache_max_bytes: self.cache.max_bytes,
+            compat: self.cache.compat,
+            key: key.to_owned(),
+            label: label.to_owned(),
+            linking: kind,
+            wasm_len: bytes.len(),
+        };
+        let mut header = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+        header.push(b'\n');
+        let mut child = Command::new(program)
+            .arg(COMPILE_AHEAD_ARG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+        let written = child.stdin.take().map(|mut stdin| {
+            stdin
+                .write_all(&header)
+                .and_then(|()| stdin.write_all(&bytes))
+                .and_then(|()| stdin.write_all(script.as_bytes()))
+        });
+        drop(bytes);
+        let output = child.wait_with_output().map_err(|e| e.to_string())?;
+        let said = String::from_utf8_lossy(&output.stderr);
+        let said = said.lines().rev().find(|l| !l.trim().is_empty());
+        match (output.status.success(), written) {
+            (true, Some(Ok(()))) => Ok(()),
+            (true, Some(Err(err))) => Err(format!("cannot give it the component: {err}")),
+            (true, None) => Err("its standard input was not open".to_owned()),
+            (false, _) => Err(format!(
+                "it ended with {}: {}",
+                output.status,
+                said.unwrap_or("(it said nothing)")
+            )),
+        }
+    }
+}
+
+/// Be a helper: read a request from `input`, compile it into the cache it
+/// names, and say why not if that fails. What `toolhost __compile-ahead`
+/// runs.
+pub fn compile_ahead_helper(input: impl Read) -> Result<(), String> {
+    let mut input = std::io::BufReader::new(input);
+    let mut header = String::new();
+    input
+        .read_line(&mut header)
+        .map_err(|e| format!("cannot read the request: {e}"))?;
+    let request: Request =
+        serde_json::from_str(&header).map_err(|e| format!("not a compile request: {e}"))?;
+    let mut wasm = vec![0; request.wasm_len];
+    input
+        .read_exact(&mut wasm)
+        .map_err(|e| format!("cannot read the component: {e}"))?;
+    let mut script = String::new();
+    input
+        .read_to_string(&mut script)
+        .map_err(|e| format!("cannot read the script: {e}"))?;
+    let runtime = Runtime::new(RuntimeConfig {
+        cache: CacheDir::At(request.cache_dir),
+        cache_key: request.cache_key,
+        cache_max_bytes: request.cache_max_bytes,
+        max_concurrent_calls: 1,
+        pool_instances: false,
+        ..RuntimeConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    if runtime.cache.compat != request.compat {
+        return Err("its engine's settings differ from the server's".to_owned());
+    }
+    let linking = match request.linking {
+        Kind::Owned => Linking::Owned,
+        Kind::Embedded => Linking::Embedded,
+        Kind::Preinitialised => Linking::Preinitialised,
+        Kind::Prepared => Linking::Prepared(&script),
+    };
+    match runtime.compile_into_cache(
+        &request.key,
+        WasmBytes::Plain(&wasm),
+        linking,
+        &request.label,
+    ) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("the compile cache is not usable here".to_owned()),
+        Err(err) => Err(err),
+    }
+}

@@ -1,0 +1,160 @@
+//! `toolhost serve` compiles ahead of use in helper processes of its own
+//! binary (`toolhost __compile-ahead`, runtime/helper.rs), so what
+//! compiling leaves in a process goes with them; what they write the
+//! server loads; a helper that fails leaves the work to the server.
+
+use crate::cold_start::{counting_runtime, two_builtins};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolhost::{CallOptions, Executor, Upkeep};
+
+/// A helper program: a script that notes each run in `runs`, then does
+/// `then` (the real binary by default).
+fn helper(dir: &Path, then: &str) -> (PathBuf, PathBuf) {
+    let runs = dir.join("runs");
+    let script = dir.join("helper.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n{then}\n", runs.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, runs)
+}
+
+fn real_binary() -> String {
+    format!("exec '{}' \"$@\"", env!("CARGO_BIN_EXE_toolhost"))
+}
+
+fn compiled_files(cache: &Path) -> usize {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "cwasm")
+        })
+        .count()
+}
+
+/// Compile ahead with `program` as the helper until both tools are in the
+/// cache, and give the executor back.
+fn compile_ahead(executor: Executor, program: &Path, cache: &Path) -> Arc<Executor> {
+    let executor = Arc::new(executor);
+    executor.start_upkeep(&Upkeep {
+        compile_ahead: true,
+        compile_helper: Some(program.to_owned()),
+        ..Upkeep::default()
+    });
+    let started = Instant::now();
+    while compiled_files(cache) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "never compiled ahead"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    executor
+}
+
+#[test]
+fn helpers_compile_ahead_and_the_server_loads_what_they_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, compiled) = counting_runtime(&cache);
+    let (executor, _ws) = two_builtins(runtime);
+    let (program, runs) = helper(dir.path(), &real_binary());
+    let executor = compile_ahead(executor, &program, &cache);
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    assert_eq!(
+        runs.lines().collect::<Vec<_>>(),
+        ["__compile-ahead"; 2],
+        "one helper per tool"
+    );
+    let mut names = compiled.lock().unwrap().clone();
+    names.sort();
+    assert_eq!(names, ["get_datetime", "read_file"]);
+    assert!(
+        executor.tools().iter().all(|p| !p.is_warm()),
+        "nothing loaded"
+    );
+    // The server loads the helpers' entries: signed with its key, by an
+    // engine of its settings. Nothing is compiled again.
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    let r = executor.call("get_datetime", "{}", &CallOptions::default());
+    assert!(r.success, "{r:?}");
+    assert_eq!(
+        compiled.lock().unwrap().len(),
+        2,
+        "the calls compiled nothing"
+    );
+}
+
+#[test]
+fn a_helper_that_fails_leaves_the_work_to_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, _compiled) = counting_runtime(&cache);
+    let (executor, _ws) = two_builtins(runtime);
+    let (program, runs) = helper(dir.path(), "echo 'out of luck' >&2; exit 3");
+    let executor = compile_ahead(executor, &program, &cache);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+}
+
+/// What is not a compile request, or asks for a cache the helper's engine
+/// would not suit, is refused with a reason and writes nothing.
+#[test]
+fn a_helper_refuses_what_it_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let ask = |input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("__compile-ahead")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = ask(b"compile this please\n");
+    assert!(said.contains("not a compile request"), "{said}");
+    let request = |compat: u64, wasm_len: usize| {
+        let mut line = serde_json::to_vec(&serde_json::json!({
+            "cache_dir": dir.path().join("cache"),
+            "cache_key": dir.path().join("key"),
+            "cache_max_bytes": 1u64 << 30,
+            "compat": compat,
+            "key": "0123456789abcdef0123456789abcdef",
+            "label": "nothing",
+            "linking": "owned",
+            "wasm_len": wasm_len,
+        }))
+        .unwrap();
+        line.push(b'\n');
+        line
+    };
+    let said = ask(&request(7, 0));
+    assert!(said.contains("settings differ"), "{said}");
+    let mut short = request(7, 100);
+    short.extend_from_slice(b"\0asm");
+    let said = ask(&short);
+    assert!(said.contains("cannot read the component"), "{said}");
+    let cache = dir.path().join("cache");
+    let written = std::fs::read_dir(&cache).map_or(0, |d| {
+        d.filter(|e| !e.as_ref().unwrap().path().ends_with("key"))
+            .count()
+    });
+    assert_eq!(written, 0, "nothing written to the cache");
+}
