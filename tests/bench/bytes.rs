@@ -15,7 +15,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 const REFERENCE: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 
 /// A stdio MCP server spoken to line by line, so bytes are counted as sent.
-struct Raw {
+pub struct Raw {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
@@ -23,7 +23,7 @@ struct Raw {
 }
 
 impl Raw {
-    fn start(mut command: Command) -> Self {
+    pub fn start(mut command: Command) -> Self {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -53,7 +53,7 @@ impl Raw {
     }
 
     /// The `result` of `method`, as compact JSON (how both servers write it).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -123,7 +123,7 @@ fn measure(server: &mut Raw, tool: &str, files: &[String]) -> Figures {
 }
 
 /// The reference server installed under `dir`, or why not.
-fn reference_server(dir: &Path, ws: &Path) -> Result<Command, String> {
+pub fn reference_server(dir: &Path, ws: &Path) -> Result<Command, String> {
     let installed = Command::new("npm")
         .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
         .arg(dir)

@@ -47,6 +47,7 @@ mod soak;
 #[path = "../e2e/soak.rs"]
 mod soak_driver;
 mod startup;
+mod tails;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ use toolhost::{
 
 /// Sections, selectable by name on the command line
 /// (`cargo bench -p toolhost -- overhead`); all run by default.
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "startup",
     "cli",
     "compile",
@@ -76,6 +77,7 @@ const SECTIONS: [&str; 15] = [
     "memory",
     "binary",
     "bytes",
+    "tails",
 ];
 
 /// A tokio runtime with `workers` threads for a section's clients.
@@ -156,6 +158,11 @@ fn main() {
     }
     if wanted("bytes") {
         bytes::run(cache.path());
+    }
+    if wanted("tails") {
+        // The steady state: every tool in the cache, nothing compiling.
+        compile_all(&runtime);
+        tails::run(cache.path(), if quick { 2 } else { 5 }, 2_000 / scale);
     }
 }
 
