@@ -125,30 +125,39 @@ pub fn walk_native_except(
         .follow_links(false)
         .max_depth(options.max_depth)
         .filter_entry(|e| e.file_name() != ".git");
-    // Directories are read on every core: walking is mostly system calls.
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let found = std::sync::Mutex::new(Vec::new());
-    walker.threads(threads).build_parallel().run(|| {
-        let found = &found;
-        Box::new(move |entry| {
-            if let Ok(entry) = &entry
-                && entry.depth() > 0
-                && leave_out(entry.path())
-            {
-                // Not listed; a directory is not entered either.
-                return ignore::WalkState::Skip;
-            }
-            if let Ok(entry) = entry
-                && let Some(e) = describe(root, &entry, options)
-            {
-                found
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(e);
-            }
-            ignore::WalkState::Continue
-        })
-    });
+    let visit = |entry: Result<ignore::DirEntry, ignore::Error>| {
+        if let Ok(entry) = &entry
+            && entry.depth() > 0
+            && leave_out(entry.path())
+        {
+            // Not listed; a directory is not entered either.
+            return ignore::WalkState::Skip;
+        }
+        if let Ok(entry) = entry
+            && let Some(e) = describe(root, &entry, options)
+        {
+            found
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(e);
+        }
+        ignore::WalkState::Continue
+    };
+    if options.max_depth.is_some_and(|depth| depth <= 1) {
+        // One directory: read on this thread (starting walkers for it
+        // cost more than reading it). Nothing below it is entered anyway.
+        for entry in walker.build() {
+            visit(entry);
+        }
+    } else {
+        // Directories are read on every core: walking is mostly system calls.
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        walker
+            .threads(threads)
+            .build_parallel()
+            .run(|| Box::new(visit));
+    }
     let mut out = found
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -214,6 +223,44 @@ mod tests {
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    /// One directory is read on the calling thread: what is left out goes
+    /// alone (its siblings stay, a directory is not entered), the same as
+    /// the walk on every core gives at that depth.
+    #[test]
+    fn one_directory_leaves_out_only_what_it_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            write(&dir.path().join(format!("f{i:02}.txt")), "x");
+        }
+        write(&dir.path().join("keys/id"), "x");
+        write(&dir.path().join("src/main.rs"), "x");
+        let leave_out = |p: &Path| p.ends_with("f07.txt") || p.ends_with("keys");
+        let walk = |max_depth| {
+            let options = WalkOptions {
+                max_depth,
+                ..options(false)
+            };
+            walk_native_except(dir.path(), &options, &leave_out)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.path)
+                .collect::<Vec<_>>()
+        };
+        let one = walk(Some(1));
+        assert_eq!(one.len(), 20, "{one:?}");
+        assert!(
+            !one.iter().any(|p| p == "f07.txt" || p == "keys"),
+            "{one:?}"
+        );
+        assert!(one.contains(&"src".to_owned()) && one.contains(&"f19.txt".to_owned()));
+        let all = walk(Some(2));
+        let at_one: Vec<_> = all.iter().filter(|p| !p.contains('/')).cloned().collect();
+        assert_eq!(one, at_one, "the same as the walk on every core");
+        assert!(
+            all.contains(&"src/main.rs".to_owned()) && !all.iter().any(|p| p.starts_with("keys"))
+        );
     }
 
     // Regression: symlinks were stat'ed through (std::fs::metadata), which
