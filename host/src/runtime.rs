@@ -83,7 +83,7 @@ pub struct Runtime {
     progress: Option<CompileProgress>,
     /// The baseline compiler for first calls, once turned on (`quick.rs`);
     /// shared with the epoch ticker, which advances its engine's epoch too.
-    quick: Arc<OnceLock<Option<quick::Quick>>>,
+    quick: Arc<Mutex<quick::QuickSlot>>,
     /// Where work ahead of use runs, made on first use.
     background: OnceLock<Option<rayon::ThreadPool>>,
     /// The program that compiles ahead of use in helper processes, if set
@@ -248,9 +248,7 @@ impl Runtime {
             let (engine, quick) = (self.engine.clone(), Arc::clone(&self.quick));
             let _ = self.ticker.set(Ticker::start(self.epoch_tick, move || {
                 engine.increment_epoch();
-                if let Some(Some(quick)) = quick.get() {
-                    quick.engine.increment_epoch();
-                }
+                quick.lock().unwrap_or_else(PoisonError::into_inner).tick();
             })?);
         }
         Ok(())
@@ -340,12 +338,9 @@ impl Runtime {
         linking: Linking,
         label: &str,
     ) -> Result<ToolPluginPre<CallState>, String> {
-        let make = || {
-            let component = match self.quickly(key, wasm, linking, label) {
-                Some(component) => component,
-                None => self.compiled(key, wasm, linking, label)?,
-            };
-            self.pre_link(&component)
+        let make = || match self.quickly(key, wasm, linking, label) {
+            Some((component, quick)) => self.pre_link(&component, Some(&quick)),
+            None => self.pre_link(&self.compiled(key, wasm, linking, label)?, None),
         };
         match linking {
             Linking::Owned => make(),
@@ -371,7 +366,7 @@ impl Runtime {
     ) -> Result<(ToolPluginPre<CallState>, bool), String> {
         let stored = stored_key(key, Linking::Prepared(script));
         if let Some(component) = self.cache.load(&self.engine, &stored) {
-            return Ok((self.pre_link(&component)?, true));
+            return Ok((self.pre_link(&component, None)?, true));
         }
         let shared = self.link(key, wasm, Linking::Preinitialised, label)?;
         Ok((shared, false))
@@ -411,9 +406,13 @@ impl Runtime {
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(key)
                 .is_some_and(|pre| !self.is_quick(pre));
-        // Work ahead of use goes to a helper process if there is one.
-        let by_helper =
-            || IN_BACKGROUND.get() && self.compiled_by_helper(&stored, key, wasm, linking, label);
+        // A script is prepared by a helper process if there is one (the
+        // rest goes to one in `compiled`, which then loads what it wrote).
+        let by_helper = || {
+            matches!(linking, Linking::Prepared(_))
+                && IN_BACKGROUND.get()
+                && self.compiled_by_helper(&stored, key, wasm, linking, label)
+        };
         if !linked && !self.cache.holds(&stored) && !by_helper() {
             drop(self.compiled(key, wasm, linking, label)?);
         }
@@ -433,6 +432,14 @@ impl Runtime {
         label: &str,
     ) -> Result<Component, String> {
         let compiling = || Compiling::start(self, label, wasm.len());
+        if IN_BACKGROUND.get() && !matches!(linking, Linking::Prepared(_)) {
+            // Work ahead of use compiles in a helper process if there is
+            // one; what it wrote is loaded below like any cache entry.
+            let stored = stored_key(key, linking);
+            if !self.cache.holds(&stored) {
+                self.compiled_by_helper(&stored, key, wasm, linking, label);
+            }
+        }
         if let Linking::Preinitialised | Linking::Prepared(_) = linking {
             let script = match linking {
                 Linking::Prepared(script) => Some(script),
@@ -472,19 +479,27 @@ impl Runtime {
             .map_err(|e| format!("not a valid wasm component: {e}"))
     }
 
-    fn pre_link(&self, component: &Component) -> Result<ToolPluginPre<CallState>, String> {
-        ToolPluginPre::new(self.instance_pre(component)?)
+    /// `component` linked by the runtime's linkers, or by those of the
+    /// baseline compiler's engine that compiled it.
+    fn pre_link(
+        &self,
+        component: &Component,
+        quick: Option<&quick::Quick>,
+    ) -> Result<ToolPluginPre<CallState>, String> {
+        ToolPluginPre::new(self.instance_pre(component, quick)?)
             .map_err(|e| format!("it does not export toolhost:plugin/tool@0.1.0: {e}"))
     }
 
     pub(super) fn instance_pre(
         &self,
         component: &Component,
+        quick: Option<&quick::Quick>,
     ) -> Result<InstancePre<CallState>, String> {
-        let (engine, linkers) = self.linkers_for(component);
-        let linker = linkers
-            .for_component(engine, component)
-            .map_err(|e| format!("cannot link it: {e}"))?;
+        let linker = match quick {
+            Some(quick) => quick.linkers.for_component(&quick.engine, component),
+            None => self.linkers.for_component(&self.engine, component),
+        };
+        let linker = linker.map_err(|e| format!("cannot link it: {e}"))?;
         linker.instantiate_pre(component).map_err(|e| {
             format!("it needs an import this host does not provide (toolhost gives components WASI 0.2 and its own toolhost:plugin imports): {e}")
         })

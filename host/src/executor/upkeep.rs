@@ -140,7 +140,11 @@ fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
 /// The sender of changes goes with the executor: then done.
 fn compile_ahead(executor: &Weak<Executor>, mut changes: tokio::sync::watch::Receiver<u64>) {
     if let Some(executor) = executor.upgrade() {
-        match executor.load_deferred_plugins() {
+        // Work ahead of use: compiled as such (in a helper, if any).
+        match executor
+            .runtime
+            .in_background(|| executor.load_deferred_plugins())
+        {
             Ok(problems) => {
                 for p in problems {
                     tracing::warn!(path = %p.path.display(), reason = %p.reason, "skipped plugin");
@@ -157,6 +161,11 @@ fn compile_ahead(executor: &Weak<Executor>, mut changes: tokio::sync::watch::Rec
     loop {
         changes.mark_unchanged();
         while executor.upgrade().is_some_and(|e| e.warm_up_next()) {}
+        // Every tool is compiled ahead: what the baseline compiler
+        // compiled is replaced, and its engine only holds memory.
+        if let Some(executor) = executor.upgrade() {
+            executor.runtime.let_go_of_the_baseline_compiler();
+        }
         crate::runtime::release_freed_memory();
         if waiter.block_on(changes.changed()).is_err() {
             return;
@@ -362,5 +371,63 @@ mod tests {
         let r = executor.call("misbehave", r#"{"action":"alloc","mib":16}"#, &options);
         assert!(r.success, "{r:?}");
         assert!(quick(&executor, &runtime, "misbehave"));
+    }
+
+    /// Once work ahead of use has passed over every tool, the runtime lets
+    /// go of the baseline compiler's engine: a call still running its code
+    /// keeps its deadline (the ticker advances it while it lives), the
+    /// engine is gone with the last of its code, and a later first call
+    /// of a tool not yet compiled makes a new one.
+    #[test]
+    fn the_baseline_compiler_is_let_go_of_once_compiled_ahead() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = quick_runtime(dir.path());
+        let executor = Arc::new(executor(&runtime, dir.path()));
+        let (sent, looped) = std::sync::mpsc::channel();
+        std::thread::spawn({
+            let executor = Arc::clone(&executor);
+            move || {
+                let options = CallOptions {
+                    timeout: Some(Duration::from_secs(2)),
+                    ..CallOptions::default()
+                };
+                let _ = sent.send(executor.call("misbehave", r#"{"action":"loop"}"#, &options));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(1000));
+        assert!(
+            quick(&executor, &runtime, "misbehave"),
+            "looping in baseline code"
+        );
+        runtime.let_go_of_the_baseline_compiler();
+        let r = looped
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the loop stopped at its deadline");
+        assert_eq!(r.error_kind(), Some(ErrorKind::Timeout), "{r:?}");
+
+        while executor.warm_up_next() {}
+        runtime.let_go_of_the_baseline_compiler();
+        assert_eq!(runtime.baseline_engines(), 0, "gone with its code");
+        let r = executor.call(
+            "misbehave",
+            r#"{"action":"alloc","mib":1}"#,
+            &CallOptions::default(),
+        );
+        assert!(r.success, "{r:?}");
+        assert!(!quick(&executor, &runtime, "misbehave"));
+
+        // A tool no work ahead of use has reached yet.
+        let mut registry = Registry::new();
+        let datetime = builtins()
+            .iter()
+            .find(|b| b.crate_name == "get_datetime")
+            .expect("get_datetime");
+        let plugin = Plugin::load(&runtime, PluginSource::Builtin(datetime)).expect("load");
+        registry.register(plugin, false).expect("register");
+        let later = Executor::new(Arc::clone(&runtime), registry).with_mode(Mode::Yolo);
+        let r = later.call("get_datetime", "{}", &CallOptions::default());
+        assert!(r.success, "{r:?}");
+        assert!(quick(&later, &runtime, "get_datetime"));
+        assert_eq!(runtime.baseline_engines(), 1, "a new one");
     }
 }

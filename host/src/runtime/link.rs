@@ -249,7 +249,7 @@ impl super::Runtime {
         if exports_toolhost_tool(&self.engine, &component) {
             return Ok((component, None));
         }
-        let pre = self.instance_pre(&component)?;
+        let pre = self.instance_pre(&component, None)?;
         Ok((component, Some(pre)))
     }
 }

@@ -25,14 +25,41 @@ use super::*;
 /// instances, memories and tables (not to its sizes of an instance's
 /// state, which only a pool has: a component past those would run its
 /// first calls and fail once Cranelift's code replaced them).
-pub(super) struct Quick {
+pub(crate) struct Quick {
     pub(super) engine: Engine,
     pub(super) linkers: link::Linkers,
+}
+
+/// The baseline compiler of a runtime: on or not, its engine (made when a
+/// first call needs it, let go of once work ahead of use has replaced
+/// everything it compiled), and what it is done with.
+#[derive(Default)]
+pub(super) struct QuickSlot {
+    on: bool,
+    current: Option<Arc<Quick>>,
+    /// Engines let go of whose code may still run a call: the epoch ticker
+    /// advances them until the last of it is gone, so deadlines hold.
+    let_go: Vec<wasmtime::EngineWeak>,
     /// Keys of components work ahead of use has compiled with Cranelift:
     /// their calls no longer use the baseline compiler, even if the cache
     /// did not keep Cranelift's code (a failed write, an eviction), so no
     /// tool stays on baseline code for the life of the process.
-    replaced: Mutex<HashSet<String>>,
+    replaced: HashSet<String>,
+}
+
+impl QuickSlot {
+    /// Advance the epoch of every engine of the baseline compiler still
+    /// alive (the epoch ticker's work), forgetting those that are gone.
+    pub(super) fn tick(&mut self) {
+        if let Some(quick) = &self.current {
+            quick.engine.increment_epoch();
+        }
+        self.let_go.retain(|weak| {
+            weak.upgrade()
+                .map(|engine| engine.increment_epoch())
+                .is_some()
+        });
+    }
 }
 
 impl Quick {
@@ -42,103 +69,115 @@ impl Quick {
         Ok(Self {
             engine: Engine::new(&config)?,
             linkers: link::Linkers::default(),
-            replaced: Mutex::default(),
         })
     }
 }
 
 impl Runtime {
+    fn quick_slot(&self) -> std::sync::MutexGuard<'_, QuickSlot> {
+        self.quick.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// From now on a first call compiles its tool with the baseline
     /// compiler when the compile cache does not hold it (see the module
     /// docs); for runtimes whose tools are compiled ahead of use. Without
     /// a compile cache, or where Winch cannot run, nothing changes.
     pub(crate) fn compile_first_calls_quickly(&self) {
         // Winch is a tier-1 compiler of wasmtime on x86-64 only.
-        if !self.cache.is_kept() || !cfg!(target_arch = "x86_64") {
-            return;
+        if self.cache.is_kept() && cfg!(target_arch = "x86_64") {
+            self.quick_slot().on = true;
         }
-        self.quick.get_or_init(|| match Quick::new() {
-            Ok(quick) => Some(quick),
-            Err(err) => {
-                tracing::debug!(%err, "no baseline compiler: first calls wait for Cranelift");
-                None
-            }
-        });
+    }
+
+    /// Let go of the baseline compiler's engine, once work ahead of use
+    /// has passed over every tool: what it compiled is replaced, and the
+    /// engine holds its compiler's working memory (tens of megabytes after
+    /// a few first calls). It is gone with the last of its code; a later
+    /// first call makes a new one.
+    pub(crate) fn let_go_of_the_baseline_compiler(&self) {
+        let mut slot = self.quick_slot();
+        if let Some(quick) = slot.current.take() {
+            slot.let_go.push(quick.engine.weak());
+        }
+    }
+
+    /// How many engines of the baseline compiler are alive.
+    #[cfg(test)]
+    pub(crate) fn baseline_engines(&self) -> usize {
+        let slot = self.quick_slot();
+        usize::from(slot.current.is_some())
+            + slot
+                .let_go
+                .iter()
+                .filter(|weak| weak.upgrade().is_some())
+                .count()
     }
 
     /// Work ahead of use has compiled the component keyed `key` with
     /// Cranelift: the baseline compiler is done with it.
     pub(super) fn replace_quick(&self, key: &str) {
-        if let Some(Some(quick)) = self.quick.get() {
-            quick
-                .replaced
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(key.to_owned());
+        let mut slot = self.quick_slot();
+        if slot.on {
+            slot.replaced.insert(key.to_owned());
         }
     }
 
     /// Whether work ahead of use has compiled the component keyed `key`
     /// with Cranelift.
     pub(super) fn replaced(&self, key: &str) -> bool {
-        self.quick.get().is_some_and(|quick| {
-            quick.as_ref().is_some_and(|quick| {
-                quick
-                    .replaced
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .contains(key)
-            })
-        })
+        self.quick_slot().replaced.contains(key)
     }
 
-    /// Whether `pre` runs code of the baseline compiler.
+    /// Whether `pre` runs code of the baseline compiler (of any engine it
+    /// had: every engine but the runtime's own is one).
     pub(crate) fn is_quick(&self, pre: &ToolPluginPre<CallState>) -> bool {
-        self.quick_engine()
-            .is_some_and(|quick| Engine::same(quick, pre.instance_pre().engine()))
+        !Engine::same(&self.engine, pre.instance_pre().engine())
     }
 
-    fn quick_engine(&self) -> Option<&Engine> {
-        self.quick.get()?.as_ref().map(|quick| &quick.engine)
-    }
-
-    /// The linkers of the engine `component` was compiled by.
-    pub(super) fn linkers_for(&self, component: &Component) -> (&Engine, &link::Linkers) {
-        match self.quick.get() {
-            Some(Some(quick)) if Engine::same(&quick.engine, component.engine()) => {
-                (&quick.engine, &quick.linkers)
-            }
-            _ => (&self.engine, &self.linkers),
-        }
-    }
-
-    /// `wasm` compiled by the baseline compiler, when a call (not work
-    /// ahead of use) needs a plain or embedded component the cache does not
-    /// hold; `None` to compile (or load) it as usual.
+    /// `wasm` compiled by the baseline compiler, with the engine and
+    /// linkers it is to be linked by, when a call (not work ahead of use)
+    /// needs a plain or embedded component the cache does not hold; `None`
+    /// to compile (or load) it as usual.
     pub(super) fn quickly(
         &self,
         key: &str,
         wasm: WasmBytes<'_>,
         linking: Linking,
         label: &str,
-    ) -> Option<Component> {
-        let quick = self.quick_engine()?;
+    ) -> Option<(Component, Arc<Quick>)> {
         if IN_BACKGROUND.get()
             || !matches!(linking, Linking::Owned | Linking::Embedded)
             || self.cache.holds(key)
-            || self.replaced(key)
         {
             return None;
         }
+        let quick = {
+            let mut slot = self.quick_slot();
+            if !slot.on || slot.replaced.contains(key) {
+                return None;
+            }
+            match &slot.current {
+                Some(quick) => Arc::clone(quick),
+                None => match Quick::new() {
+                    Ok(quick) => Arc::clone(slot.current.insert(Arc::new(quick))),
+                    Err(err) => {
+                        tracing::debug!(%err, "no baseline compiler: first calls wait for Cranelift");
+                        slot.on = false;
+                        return None;
+                    }
+                },
+            }
+        };
         let _compiling = Compiling::start(self, label, wasm.len());
         let compiled = wasm
             .unpacked()
             .map_err(wasmtime::Error::msg)
-            .and_then(|bytes| Component::new(quick, bytes));
+            .and_then(|bytes| Component::new(&quick.engine, bytes));
         compiled
             .inspect_err(|err| {
                 tracing::debug!(%label, %err, "the baseline compiler cannot compile it; Cranelift does");
             })
             .ok()
+            .map(|component| (component, quick))
     }
 }

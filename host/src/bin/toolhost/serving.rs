@@ -89,8 +89,14 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
         compile_ahead: true,
-        // Where compiling ahead leaves its memory: in helpers that exit.
-        compile_helper: std::env::current_exe().ok(),
+        // Where compiling ahead leaves its memory: in helpers that exit,
+        // running this very binary (on Linux even if its file was
+        // replaced or removed since it started).
+        compile_helper: if cfg!(target_os = "linux") {
+            Some(std::path::PathBuf::from("/proc/self/exe"))
+        } else {
+            std::env::current_exe().ok()
+        },
         unload_idle: (args.unload_idle_secs > 0)
             .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
         structured_output: args.structured_output,
