@@ -44,6 +44,18 @@ fn the_recorded_descriptions_are_what_the_components_say() {
     assert_eq!(names, built, "rerun with TOOLHOST_BLESS=1");
 }
 
+/// How many compiled components the compile cache `dir` holds.
+pub(crate) fn compiled_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            })
+            .count()
+    })
+}
+
 /// A runtime over an empty compile cache that counts what it compiles.
 pub(crate) fn counting_runtime(cache: &Path) -> (Arc<Runtime>, Arc<Mutex<Vec<String>>>) {
     let compiled = Arc::new(Mutex::new(Vec::new()));
@@ -115,17 +127,11 @@ fn compiling_ahead_fills_the_cache_without_loading_the_tools() {
     let mut names = compiled.lock().unwrap().clone();
     names.sort();
     assert_eq!(names, ["get_datetime", "read_file"]);
-    let cwasm = std::fs::read_dir(cache.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "cwasm")
-        })
-        .count();
-    assert_eq!(cwasm, 2, "both compiled into the cache");
+    assert_eq!(
+        compiled_files(cache.path()),
+        2,
+        "both compiled into the cache"
+    );
     assert!(
         executor.tools().iter().all(|p| !p.is_warm()),
         "and not loaded"
@@ -355,14 +361,11 @@ fn a_first_cli_call_compiles_only_its_tool() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let compiled = std::fs::read_dir(cache.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
-        })
-        .count();
-    assert_eq!(compiled, 1, "only get_datetime was compiled");
+    assert_eq!(
+        compiled_files(cache.path()),
+        1,
+        "only get_datetime was compiled"
+    );
 }
 
 /// The compile cache keeps to its budget (`[limits] cache_max_mb`): a

@@ -3,7 +3,7 @@
 //! compiling leaves in a process goes with them; what they write the
 //! server loads; a helper that fails leaves the work to the server.
 
-use crate::cold_start::{counting_runtime, two_builtins};
+use crate::cold_start::{compiled_files, counting_runtime, two_builtins};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -28,19 +28,6 @@ fn helper(dir: &Path, then: &str) -> (PathBuf, PathBuf) {
 
 fn real_binary() -> String {
     format!("exec '{}' \"$@\"", env!("CARGO_BIN_EXE_toolhost"))
-}
-
-fn compiled_files(cache: &Path) -> usize {
-    std::fs::read_dir(cache)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "cwasm")
-        })
-        .count()
 }
 
 /// Compile ahead with `program` as the helper until both tools are in the
