@@ -90,8 +90,7 @@ pub struct ServeOptions {
     /// ([`Upkeep::compile_ahead`]; `toolhost serve` sets it).
     pub compile_ahead: bool,
     /// Compile ahead in helper processes running this program, the
-    /// `toolhost` binary ([`Upkeep::compile_helper`]; `toolhost serve`
-    /// sets it to itself).
+    /// `toolhost` binary ([`Upkeep::compile_helper`]; serve sets itself).
     pub compile_helper: Option<PathBuf>,
     /// Let go of loaded code after this long with no call
     /// ([`Upkeep::unload_idle`]). `None`: never.

@@ -51,6 +51,37 @@ pub(super) fn review(settings: Settings, args: &cli::ReviewArgs) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// This server as one replica of several, if asked (`--replica-addr` with
+/// `--cluster-key-file`).
+fn replica(args: &cli::ServeArgs) -> anyhow::Result<Option<Arc<toolhost::mcp::cluster::Cluster>>> {
+    Ok(match (&args.replica_addr, &args.cluster_key_file) {
+        (Some(addr), Some(file)) => {
+            let key =
+                toolhost::access::read_private(file).map_err(|e| UsageError(e.to_string()))?;
+            let cluster = toolhost::mcp::cluster::Cluster::new(addr, key.trim().as_bytes())
+                .map_err(|e| {
+                    UsageError(format!(
+                        "cannot serve as a replica ({}): {e}",
+                        file.display()
+                    ))
+                })?;
+            Some(Arc::new(cluster))
+        }
+        _ => None,
+    })
+}
+
+/// The running binary, for the helpers that compile ahead of use: what
+/// compiling leaves in a process goes with them (on Linux the binary even
+/// if its file was replaced or removed since it started).
+fn this_binary() -> Option<std::path::PathBuf> {
+    if cfg!(target_os = "linux") {
+        Some(std::path::PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe().ok()
+    }
+}
+
 /// `toolhost serve`: the executor over MCP until the client leaves (stdio)
 /// or Ctrl-C (HTTP).
 pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result<ExitCode> {
@@ -68,35 +99,14 @@ pub(super) fn serve(settings: Settings, args: &cli::ServeArgs) -> anyhow::Result
     if settings.bots.schedules() {
         settings.bots.run_due_every_minute();
     }
-    let cluster = match (&args.replica_addr, &args.cluster_key_file) {
-        (Some(addr), Some(file)) => {
-            let key =
-                toolhost::access::read_private(file).map_err(|e| UsageError(e.to_string()))?;
-            let cluster = toolhost::mcp::cluster::Cluster::new(addr, key.trim().as_bytes())
-                .map_err(|e| {
-                    UsageError(format!(
-                        "cannot serve as a replica ({}): {e}",
-                        file.display()
-                    ))
-                })?;
-            Some(Arc::new(cluster))
-        }
-        _ => None,
-    };
+    let cluster = replica(args)?;
     let options = toolhost::mcp::ServeOptions {
         cluster,
         reload_interval: (args.reload_secs > 0)
             .then(|| std::time::Duration::from_secs(args.reload_secs)),
         notice: settings.notice.clone(),
         compile_ahead: true,
-        // Where compiling ahead leaves its memory: in helpers that exit,
-        // running this very binary (on Linux even if its file was
-        // replaced or removed since it started).
-        compile_helper: if cfg!(target_os = "linux") {
-            Some(std::path::PathBuf::from("/proc/self/exe"))
-        } else {
-            std::env::current_exe().ok()
-        },
+        compile_helper: this_binary(),
         unload_idle: (args.unload_idle_secs > 0)
             .then(|| std::time::Duration::from_secs(args.unload_idle_secs)),
         structured_output: args.structured_output,
