@@ -75,8 +75,9 @@ pub struct Runtime {
     /// The configured fan-out workers, for counting them late.
     fanout_workers: Option<u32>,
     /// Embedded components (built-ins, runners) already linked, by cache
-    /// key: a reload or a new dynamic tool on the same runner reuses them.
-    embedded: Mutex<HashMap<String, ToolPluginPre<CallState>>>,
+    /// key, with the key their compiled code is stored under: a reload or
+    /// a new dynamic tool on the same runner reuses them.
+    embedded: Mutex<HashMap<String, (String, ToolPluginPre<CallState>)>>,
     /// Cache keys of scripts whose preparing failed (see
     /// [`Runtime::prepare_failed`]).
     unprepared: Mutex<HashSet<String>>,
@@ -169,6 +170,7 @@ impl Runtime {
     pub(crate) fn embedded(
         &self,
         key: &str,
+        linking: Linking,
         make: impl FnOnce() -> Result<ToolPluginPre<CallState>, String>,
     ) -> Result<ToolPluginPre<CallState>, String> {
         let known = self
@@ -176,7 +178,7 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(key)
-            .cloned();
+            .map(|(_, pre)| pre.clone());
         // The baseline compiler's code, once work ahead of use compiled the
         // component with Cranelift, is a miss: the next links that.
         if let Some(pre) = known.filter(|pre| !self.is_quick(pre) || !self.replaced(key)) {
@@ -186,7 +188,7 @@ impl Runtime {
         self.embedded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.to_owned(), pre.clone());
+            .insert(key.to_owned(), (stored_key(key, linking), pre.clone()));
         Ok(pre)
     }
 
@@ -213,6 +215,17 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(key);
+    }
+
+    /// Forget every embedded component linked for this runtime whose
+    /// compiled code the compile cache holds (the next use loads it from
+    /// there): also those no tool holds any longer, such as a built-in
+    /// whose tool a reload of the plugins replaced.
+    pub(crate) fn forget_linked_held(&self) {
+        self.embedded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, (stored, _)| !self.cache.holds(stored));
     }
 
     /// Hold one of the `max_concurrent_calls` slots while a call runs. A
@@ -344,7 +357,7 @@ impl Runtime {
         };
         match linking {
             Linking::Owned => make(),
-            Linking::Embedded | Linking::Preinitialised => self.embedded(key, make),
+            Linking::Embedded | Linking::Preinitialised => self.embedded(key, linking, make),
             Linking::Prepared(script) => self
                 .link_prepared(key, wasm, script, label)
                 .map(|(pre, _)| pre),
@@ -405,7 +418,7 @@ impl Runtime {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(key)
-                .is_some_and(|pre| !self.is_quick(pre));
+                .is_some_and(|(_, pre)| !self.is_quick(pre));
         // A script is prepared by a helper process if there is one (the
         // rest goes to one in `compiled`, which then loads what it wrote).
         let by_helper = || {

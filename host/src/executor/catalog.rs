@@ -269,6 +269,7 @@ impl Executor {
             .list()
             .filter(|p| p.unload(&self.runtime))
             .count();
+        self.runtime.forget_linked_held();
         crate::runtime::release_freed_memory();
         n
     }

@@ -294,6 +294,33 @@ mod tests {
         assert!(!quick(&executor, &runtime, "read_file"));
     }
 
+    /// A reload (what loading the plugin directories after start does)
+    /// gives a built-in a new tool that has loaded nothing: the baseline
+    /// code a first call linked once per runtime is let go of all the same
+    /// once work ahead of use compiled it, and with it the baseline
+    /// compiler's engine.
+    #[test]
+    fn baseline_code_a_reload_left_behind_is_let_go_of_too() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = quick_runtime(dir.path());
+        let executor = executor(&runtime, dir.path());
+        let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+        assert!(r.success, "{r:?}");
+        assert!(quick(&executor, &runtime, "read_file"));
+        let mut registry = Registry::new();
+        let read_file = builtins()
+            .iter()
+            .find(|b| b.crate_name == "read_file")
+            .expect("read_file");
+        let plugin = Plugin::load(&runtime, PluginSource::Builtin(read_file)).expect("load");
+        registry.register(plugin, false).expect("register");
+        executor.replace_registry(registry);
+        assert!(!executor.tools()[0].is_warm(), "a new tool");
+        while executor.warm_up_next() {}
+        runtime.let_go_of_the_baseline_compiler();
+        assert_eq!(runtime.baseline_engines(), 0, "gone with its code");
+    }
+
     /// Another plugin of the same component (a reload makes new ones; two
     /// dynamic tools share a runner) compiled ahead never gets the baseline
     /// code a first call linked for the first; and a tool whose Cranelift

@@ -114,11 +114,18 @@ impl Runtime {
     }
 
     /// Work ahead of use has compiled the component keyed `key` with
-    /// Cranelift: the baseline compiler is done with it.
+    /// Cranelift: the baseline compiler is done with it, and the runtime
+    /// forgets its code linked once per runtime (which a tool no longer
+    /// holding it, after a reload of the plugins, would otherwise leave
+    /// there, and with it the baseline compiler's engine).
     pub(super) fn replace_quick(&self, key: &str) {
         let mut slot = self.quick_slot();
         if slot.on {
             slot.replaced.insert(key.to_owned());
+            let mut linked = self.embedded.lock().unwrap_or_else(PoisonError::into_inner);
+            if linked.get(key).is_some_and(|(_, pre)| self.is_quick(pre)) {
+                linked.remove(key);
+            }
         }
     }
 
