@@ -145,3 +145,60 @@ fn a_helper_refuses_what_it_cannot_do() {
     });
     assert_eq!(written, 0, "nothing written to the cache");
 }
+
+/// A first call that comes before work ahead of use has reached its tool
+/// is compiled by the baseline compiler in a helper too (runtime/quick.rs),
+/// which leaves nothing behind in the cache; work ahead of use then
+/// compiles the tool as before, and the next call loads that.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_first_call_compiles_in_a_helper_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, _compiled) = counting_runtime(&cache);
+    let (executor, _ws) = two_builtins(runtime);
+    // Each request noted by kind; work ahead held back, so the call
+    // comes first.
+    let kinds = dir.path().join("kinds");
+    let then = format!(
+        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
+         if head -n1 \"$req\" | grep -q '\"baseline_out\":\"'; then echo baseline >> '{kinds}';\n\
+         else echo ahead >> '{kinds}'; sleep 2; fi\n\
+         exec '{bin}' \"$@\" < \"$req\"",
+        dir = dir.path().display(),
+        kinds = kinds.display(),
+        bin = env!("CARGO_BIN_EXE_toolhost"),
+    );
+    let (program, _runs) = helper(dir.path(), &then);
+    let executor = Arc::new(executor);
+    executor.start_upkeep(&Upkeep {
+        compile_ahead: true,
+        compile_helper: Some(program),
+        ..Upkeep::default()
+    });
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    let started = Instant::now();
+    while compiled_files(&cache) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "never compiled ahead"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut kinds: Vec<String> = std::fs::read_to_string(&kinds)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    kinds.sort();
+    assert_eq!(kinds, ["ahead", "ahead", "baseline"]);
+    let left: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "the baseline's file is left: {left:?}");
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+}

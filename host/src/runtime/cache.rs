@@ -354,10 +354,11 @@ fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
     unsafe_code,
     reason = "wasmtime requires unsafe to load precompiled code"
 )]
-fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+pub(super) fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
     // SAFETY: the file was written by `CompileCache::component` into a
     // private directory, under a key that binds it to this component's bytes
-    // and this engine's configuration. wasmtime checks the header and the
+    // and this engine's configuration, or by a helper process of this
+    // binary into a new private file there (`helper.rs`). wasmtime checks the header and the
     // compatibility of the artifact before using it.
     unsafe { Component::deserialize_file(engine, path) }
 }

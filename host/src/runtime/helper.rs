@@ -39,6 +39,11 @@ struct Request {
     label: String,
     linking: Kind,
     wasm_len: usize,
+    /// Compile with the baseline compiler (`quick.rs`) for a first call
+    /// instead, and write the compiled component to this file, not to the
+    /// cache.
+    #[serde(default)]
+    baseline_out: Option<PathBuf>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -111,46 +116,132 @@ impl Runtime {
             Linking::Preinitialised => (Kind::Preinitialised, ""),
             Linking::Prepared(script) => (Kind::Prepared, script),
         };
-        let request = Request {
+        let request = self.request(key, label, kind, bytes.len())?;
+        run_helper(program, &request, &bytes, script)
+    }
+
+    fn request(
+        &self,
+        key: &str,
+        label: &str,
+        linking: Kind,
+        wasm_len: usize,
+    ) -> Result<Request, String> {
+        Ok(Request {
             cache_dir: self.cache.dir().ok_or("no compile cache")?.to_owned(),
             cache_key: self.cache.key_file.clone(),
             cache_max_bytes: self.cache.max_bytes,
             compat: self.cache.compat,
             key: key.to_owned(),
             label: label.to_owned(),
-            linking: kind,
-            wasm_len: bytes.len(),
-        };
-        let mut header = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
-        header.push(b'\n');
-        let mut child = Command::new(program)
-            .arg(COMPILE_AHEAD_ARG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-        let written = child.stdin.take().map(|mut stdin| {
+            linking,
+            wasm_len,
+            baseline_out: None,
+        })
+    }
+
+    /// A first call's component compiled by the baseline compiler in a
+    /// helper process (what compiling leaves goes with it) and loaded into
+    /// `engine`, the baseline compiler's, from the file it wrote (mapped,
+    /// so its code is file-backed); `None` (and why, in the log) if there
+    /// is no helper or it failed, and the caller compiles it itself.
+    pub(super) fn baseline_by_helper(
+        &self,
+        engine: &Engine,
+        key: &str,
+        wasm: &[u8],
+        label: &str,
+    ) -> Option<Component> {
+        let program = self.helper.get()?;
+        let started = std::time::Instant::now();
+        let loaded = (|| {
+            let dir = self.cache.dir().ok_or("no compile cache")?;
+            // A temporary file of the cache's: private, and swept if a
+            // crash abandons it.
+            let out = tempfile::Builder::new()
+                .prefix(".tmp-baseline-")
+                .tempfile_in(dir)
+                .map_err(|e| format!("cannot make a file for it: {e}"))?;
+            let mut request = self.request(key, label, Kind::Owned, wasm.len())?;
+            request.baseline_out = Some(out.path().to_owned());
+            run_helper(program, &request, wasm, "")?;
+            cache::deserialize(engine, out.path()).map_err(|e| format!("cannot load it: {e}"))
+        })();
+        loaded
+            .inspect(|_| tracing::debug!(%label, elapsed = ?started.elapsed(), "compiled by the baseline compiler in a helper process"))
+            .inspect_err(|err: &String| tracing::debug!(%label, %err, "a helper process could not compile it with the baseline compiler; the server does"))
+            .ok()
+    }
+}
+
+/// Most a helper may run: a compile past it is stopped, and the server
+/// does the work (a helper that hangs must not stop work ahead of use).
+const HELPER_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// Run `program` as a helper on `request`, its component `wasm` and
+/// `script`; why not, if it failed (with the last line it said).
+fn run_helper(program: &Path, request: &Request, wasm: &[u8], script: &str) -> Result<(), String> {
+    let mut header = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    header.push(b'\n');
+    let mut child = Command::new(program)
+        .arg(COMPILE_AHEAD_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let (stdin, stderr) = (child.stdin.take(), child.stderr.take());
+    std::thread::scope(|threads| {
+        // Fed and heard on threads of their own, so that a helper that
+        // stops reading or fills its pipe is still stopped in time.
+        let written = threads.spawn(move || {
+            let mut stdin = stdin.ok_or_else(|| "its standard input was not open".to_owned())?;
             stdin
                 .write_all(&header)
-                .and_then(|()| stdin.write_all(&bytes))
+                .and_then(|()| stdin.write_all(wasm))
                 .and_then(|()| stdin.write_all(script.as_bytes()))
+                .map_err(|e| format!("cannot give it the component: {e}"))
         });
-        drop(bytes);
-        let output = child.wait_with_output().map_err(|e| e.to_string())?;
-        let said = String::from_utf8_lossy(&output.stderr);
+        let said = threads.spawn(move || {
+            let mut said = String::new();
+            if let Some(mut stderr) = stderr {
+                let _ = stderr.read_to_string(&mut said);
+            }
+            said
+        });
+        let started = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) if started.elapsed() > HELPER_TIME_LIMIT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break Err(format!(
+                        "it ran past {} s and was stopped",
+                        HELPER_TIME_LIMIT.as_secs()
+                    ));
+                }
+                // Often at first (a first call waits), then less.
+                Ok(None) => std::thread::sleep(
+                    (started.elapsed() / 20)
+                        .clamp(Duration::from_millis(1), Duration::from_millis(50)),
+                ),
+                Err(e) => break Err(format!("cannot wait for it: {e}")),
+            }
+        };
+        let written = written
+            .join()
+            .unwrap_or_else(|_| Err("feeding it panicked".to_owned()));
+        let said = said.join().unwrap_or_default();
         let said = said.lines().rev().find(|l| !l.trim().is_empty());
-        match (output.status.success(), written) {
-            (true, Some(Ok(()))) => Ok(()),
-            (true, Some(Err(err))) => Err(format!("cannot give it the component: {err}")),
-            (true, None) => Err("its standard input was not open".to_owned()),
-            (false, _) => Err(format!(
-                "it ended with {}: {}",
-                output.status,
+        match status? {
+            status if !status.success() => Err(format!(
+                "it ended with {status}: {}",
                 said.unwrap_or("(it said nothing)")
             )),
+            _ => written,
         }
-    }
+    })
 }
 
 /// Be a helper: read a request from `input`, compile it into the cache it
@@ -172,6 +263,16 @@ pub fn compile_ahead_helper(input: impl Read) -> Result<(), String> {
     input
         .read_to_string(&mut script)
         .map_err(|e| format!("cannot read the script: {e}"))?;
+    if let Some(out) = request.baseline_out {
+        let engine = quick::Quick::new()
+            .map_err(|e| format!("no baseline compiler: {e}"))?
+            .engine;
+        let compiled = Component::new(&engine, &wasm)
+            .and_then(|component| component.serialize())
+            .map_err(|e| format!("the baseline compiler cannot compile it: {e}"))?;
+        return std::fs::write(&out, compiled)
+            .map_err(|e| format!("cannot write {}: {e}", out.display()));
+    }
     let runtime = Runtime::new(RuntimeConfig {
         cache: CacheDir::At(request.cache_dir),
         cache_key: request.cache_key,

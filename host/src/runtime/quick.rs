@@ -12,7 +12,10 @@
 //!
 //! Only a runtime whose tools are compiled ahead of use turns it on
 //! ([`Runtime::compile_first_calls_quickly`]): without that nothing would
-//! ever replace the baseline code. Winch's code is never cached, and a
+//! ever replace the baseline code. With a compile helper (`helper.rs`)
+//! the baseline compile runs in one, so what compiling leaves goes with
+//! it and the code is mapped from the file it wrote (then removed); else
+//! on the call's thread. Winch's code is never cached, and a
 //! component Winch cannot compile (a feature it lacks) is compiled by
 //! Cranelift as before. On x86-64 only, where wasmtime supports Winch at
 //! its first tier; elsewhere first calls wait for Cranelift.
@@ -63,7 +66,7 @@ impl QuickSlot {
 }
 
 impl Quick {
-    fn new() -> wasmtime::Result<Self> {
+    pub(super) fn new() -> wasmtime::Result<Self> {
         let mut config = engine_config(1, false);
         config.strategy(wasmtime::Strategy::Winch);
         Ok(Self {
@@ -176,10 +179,17 @@ impl Runtime {
             }
         };
         let _compiling = Compiling::start(self, label, wasm.len());
+        // In a helper process if there is one: what compiling leaves in a
+        // process goes with it.
         let compiled = wasm
             .unpacked()
             .map_err(wasmtime::Error::msg)
-            .and_then(|bytes| Component::new(&quick.engine, bytes));
+            .and_then(
+                |bytes| match self.baseline_by_helper(&quick.engine, key, &bytes, label) {
+                    Some(component) => Ok(component),
+                    None => Component::new(&quick.engine, bytes),
+                },
+            );
         compiled
             .inspect_err(|err| {
                 tracing::debug!(%label, %err, "the baseline compiler cannot compile it; Cranelift does");
