@@ -541,13 +541,45 @@ impl Runtime {
 /// keeps what many threads freed in their arenas: after compiling every
 /// tool, well over 100 MB). Elsewhere, nothing to do.
 pub(crate) fn release_freed_memory() {
+    allocator(AllocatorAsk::Trim);
+}
+
+/// For a long-running server: have the allocator give freed memory back
+/// as it goes. glibc raises its thresholds as large blocks come and go
+/// (a first call's compile frees blocks of megabytes), and then keeps up
+/// to twice the largest free at the top of each thread's arena, which
+/// `malloc_trim` does not return: a server idled with 10 MB of such free
+/// memory per busy arena (docs/benchmarks.md, "Memory"). Fixed
+/// thresholds (blocks from 4 MB mapped on their own; an arena's free top
+/// past 2 MB returned) keep it small, and calls measured no slower.
+pub fn give_freed_memory_back() {
+    allocator(AllocatorAsk::Thresholds);
+}
+
+enum AllocatorAsk {
+    Trim,
+    Thresholds,
+}
+
+fn allocator(ask: AllocatorAsk) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[expect(unsafe_code, reason = "a libc call with no pointer")]
+    #[expect(unsafe_code, reason = "libc calls with no pointer")]
     // SAFETY: malloc_trim only walks the allocator's own state, under its
-    // locks; any thread may call it at any time.
+    // locks, and mallopt only sets its parameters, under its lock; any
+    // thread may call them at any time.
     unsafe {
-        libc::malloc_trim(0);
+        match ask {
+            AllocatorAsk::Trim => {
+                libc::malloc_trim(0);
+            }
+            AllocatorAsk::Thresholds => {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+                libc::mallopt(libc::M_TRIM_THRESHOLD, 2 << 20);
+            }
+        }
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = ask;
 }
 
 /// The cache key the component keyed `key` is compiled under, as `linking`

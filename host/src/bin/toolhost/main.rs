@@ -76,6 +76,8 @@ fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     if let Command::Serve(args) = &cli.command {
+        // A server runs for long, and its idle memory is what users pay.
+        toolhost::runtime::give_freed_memory_back();
         let settings = Settings::build(&cli.global, mode, Purpose::Serve)?;
         return serve(settings, args);
     }
