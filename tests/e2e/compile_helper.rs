@@ -39,6 +39,12 @@ fn compile_ahead(executor: Executor, program: &Path, cache: &Path) -> Arc<Execut
         compile_helper: Some(program.to_owned()),
         ..Upkeep::default()
     });
+    until_both_compiled(cache);
+    executor
+}
+
+/// Wait until the cache holds both tools compiled.
+fn until_both_compiled(cache: &Path) {
     let started = Instant::now();
     while compiled_files(cache) < 2 {
         assert!(
@@ -47,7 +53,6 @@ fn compile_ahead(executor: Executor, program: &Path, cache: &Path) -> Arc<Execut
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    executor
 }
 
 #[test]
@@ -178,14 +183,7 @@ fn a_first_call_compiles_in_a_helper_too() {
     });
     let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
     assert!(r.success && r.content.contains("hello"), "{r:?}");
-    let started = Instant::now();
-    while compiled_files(&cache) < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "never compiled ahead"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    until_both_compiled(&cache);
     let mut kinds: Vec<String> = std::fs::read_to_string(&kinds)
         .unwrap()
         .lines()

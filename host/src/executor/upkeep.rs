@@ -244,6 +244,18 @@ mod tests {
             .with_mode(Mode::Yolo)
     }
 
+    /// A registry of the one built-in `name`, loaded anew.
+    fn only(runtime: &Arc<Runtime>, name: &str) -> Registry {
+        let builtin = builtins()
+            .iter()
+            .find(|b| b.crate_name == name)
+            .expect("a built-in");
+        let mut registry = Registry::new();
+        let plugin = Plugin::load(runtime, PluginSource::Builtin(builtin)).expect("load");
+        registry.register(plugin, false).expect("register");
+        registry
+    }
+
     fn cached(dir: &Path) -> usize {
         std::fs::read_dir(dir.join("cache")).map_or(0, |entries| {
             entries
@@ -307,14 +319,7 @@ mod tests {
         let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
         assert!(r.success, "{r:?}");
         assert!(quick(&executor, &runtime, "read_file"));
-        let mut registry = Registry::new();
-        let read_file = builtins()
-            .iter()
-            .find(|b| b.crate_name == "read_file")
-            .expect("read_file");
-        let plugin = Plugin::load(&runtime, PluginSource::Builtin(read_file)).expect("load");
-        registry.register(plugin, false).expect("register");
-        executor.replace_registry(registry);
+        executor.replace_registry(only(&runtime, "read_file"));
         assert!(!executor.tools()[0].is_warm(), "a new tool");
         while executor.warm_up_next() {}
         runtime.let_go_of_the_baseline_compiler();
@@ -444,14 +449,8 @@ mod tests {
         assert!(!quick(&executor, &runtime, "misbehave"));
 
         // A tool no work ahead of use has reached yet.
-        let mut registry = Registry::new();
-        let datetime = builtins()
-            .iter()
-            .find(|b| b.crate_name == "get_datetime")
-            .expect("get_datetime");
-        let plugin = Plugin::load(&runtime, PluginSource::Builtin(datetime)).expect("load");
-        registry.register(plugin, false).expect("register");
-        let later = Executor::new(Arc::clone(&runtime), registry).with_mode(Mode::Yolo);
+        let later = Executor::new(Arc::clone(&runtime), only(&runtime, "get_datetime"))
+            .with_mode(Mode::Yolo);
         let r = later.call("get_datetime", "{}", &CallOptions::default());
         assert!(r.success, "{r:?}");
         assert!(quick(&later, &runtime, "get_datetime"));
