@@ -141,6 +141,12 @@ impl PathGuard {
         // The name as given counts too: a dangling `.env` symlink is still
         // a secret's name.
         self.check(&base.join(&lexical), need)?;
+        if !follow && one_name(&lexical) {
+            // The entry itself, in the directory whose real place `base`
+            // is: what was just judged (no symlink on the way, and the last
+            // not followed). A listing's stats of its entries end here.
+            return Ok(());
+        }
         match locate(dir, &lexical, follow) {
             Some(host) => self.check(&host, need),
             None => Ok(()),
@@ -352,6 +358,15 @@ fn normal(path: &Path) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
+/// Whether `path` is one name (no `/`, not `..`).
+fn one_name(path: &Path) -> bool {
+    let mut parts = path.components();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(Component::Normal(_)), None)
+    )
+}
+
 /// The canonical host path of what `fd` holds.
 pub(crate) fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
     let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
@@ -417,6 +432,21 @@ mod tests {
             "the link itself"
         );
         assert!(at(&mut g, "keys/id_ed25519", true, Need::Read).is_err());
+        // One name, not followed (a listing's stats): judged where the
+        // directory really is, so a directory opened through a symlink
+        // still holds secrets, and `..` is not one name.
+        assert!(at(&mut g, ".env", false, Need::Read).is_err());
+        let keys = std::fs::File::open(ws.path().join("keys")).unwrap();
+        assert!(
+            g.check_at(keys.as_fd(), "id_ed25519", false, Need::Read)
+                .is_err(),
+            "in a secret directory reached through a symlink"
+        );
+        let ssh = std::fs::File::open(ws.path().join(".ssh")).unwrap();
+        assert!(
+            g.check_at(ssh.as_fd(), "../.env", false, Need::Read)
+                .is_err()
+        );
         assert!(
             at(&mut g, "keys/new", true, Need::Write).is_err(),
             "creating in a secret dir"
