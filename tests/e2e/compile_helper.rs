@@ -200,3 +200,52 @@ fn a_first_call_compiles_in_a_helper_too() {
     let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
     assert!(r.success && r.content.contains("hello"), "{r:?}");
 }
+
+/// A helper that answers a first call's baseline request with something
+/// that is not compiled code (a helper gone wrong, or a file swapped in
+/// the cache meanwhile): the server refuses to load it, compiles the tool
+/// itself, and the call succeeds; the file is gone.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_baseline_artifact_that_is_not_code_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, _compiled) = counting_runtime(&cache);
+    let (executor, _ws) = two_builtins(runtime);
+    let junk = dir.path().join("junk");
+    let then = format!(
+        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
+         out=$(head -n1 \"$req\" | sed -n 's/.*\"baseline_out\":\"\\([^\"]*\\)\".*/\\1/p')\n\
+         if [ -n \"$out\" ]; then printf '\\177ELF not code' > \"$out\"; echo done >> '{junk}'; exit 0; fi\n\
+         sleep 2; exec '{bin}' \"$@\" < \"$req\"",
+        dir = dir.path().display(),
+        junk = junk.display(),
+        bin = env!("CARGO_BIN_EXE_toolhost"),
+    );
+    let (program, _runs) = helper(dir.path(), &then);
+    let executor = Arc::new(executor);
+    executor.start_upkeep(&Upkeep {
+        compile_ahead: true,
+        compile_helper: Some(program),
+        ..Upkeep::default()
+    });
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(&junk).unwrap().lines().count(),
+        1,
+        "the helper wrote junk for the first call"
+    );
+    until_both_compiled(&cache);
+    let left = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".tmp")
+        })
+        .count();
+    assert_eq!(left, 0, "the junk file is removed");
+}
