@@ -138,6 +138,53 @@ class Schemas(unittest.TestCase):
         self.assertEqual(described, {"a": "First.", "b": "Second, continued."})
 
 
+    def test_a_described_name_that_does_not_exist_is_refused(self):
+        with self.assertRaisesRegex(
+            SchemaError,
+            r"@tool count: the docstring describes `pth`, which it does not have \(it has: path, limit\); did you mean `path`\?",
+        ):
+            @tool
+            def count(ctx: Context, path: str, limit: int = 5) -> str:
+                """Count.
+
+                Args:
+                    ctx: The call.
+                    pth: The file.
+                """
+                return ""
+
+        @dataclass
+        class Stats:
+            """Counts.
+
+            Attributes:
+                rowz: How many rows.
+            """
+
+            rows: int
+
+        with self.assertRaisesRegex(SchemaError, r"Stats: the docstring describes `rowz`.*did you mean `rows`\?"):
+            schema_of(Stats)
+
+
+class Build(unittest.TestCase):
+    def test_a_failed_build_is_said_in_its_one_line(self):
+        from toolhost.build import first_error
+
+        log = (
+            'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+            "AssertionError: Traceback (most recent call last):\n"
+            '  File "/1/bad.py", line 6\n    return path +\n                 ^\n'
+            "SyntaxError: invalid syntax\n\n\nCaused by:\n    SyntaxError: invalid syntax (bad.py, line 6)\n\n"
+            "Stack backtrace:\n   0: <anyhow::Error>::msg\n   1: Error: not this\n"
+        )
+        self.assertEqual(first_error(log), "SyntaxError: invalid syntax (bad.py, line 6)")
+        no_cause = log.split("Caused by:")[0]
+        self.assertEqual(first_error(no_cause), "SyntaxError: invalid syntax")
+        self.assertEqual(first_error("warming up\nerror: no such world `tool-plugin`\nerror: later"), "error: no such world `tool-plugin`")
+        self.assertEqual(first_error(""), "componentize-py printed nothing")
+
+
 class Conversion(unittest.TestCase):
     def test_values_become_the_hinted_types(self):
         self.assertEqual(convert(Range, {"start": 3}, "r"), Range(3, 20, []))
@@ -196,6 +243,31 @@ class Invoke(unittest.TestCase):
             declared.invoke('{"text": ""}', ctx)
         with self.assertRaises(InvalidInput):
             declared.invoke("not json", ctx)
+
+    def test_an_exception_shows_its_type_and_the_tools_own_frames(self):
+        def lookup(row):
+            return row["missing"]
+
+        @tool
+        def stats(path: str) -> str:
+            """Stats."""
+            return lookup({})
+
+        declared = last_declared()
+        try:
+            declared.invoke('{"path": "a.csv"}', Context(workspace_root="/w"))
+        except KeyError as err:
+            said = toolhost.describe_exception(err)
+        lines = said.splitlines()
+        self.assertEqual(lines[0], "KeyError: 'missing'")
+        self.assertEqual(lines[1], "Traceback (the tool's own frames, innermost last):")
+        # This test's frame (the caller), then the tool's, without the
+        # SDK's `invoke` between them.
+        self.assertRegex(lines[2], r"^  test_schema\.py, line \d+, in test_an_exception_shows_")
+        self.assertRegex(lines[3], r"^  test_schema\.py, line \d+, in stats: return lookup\(\{\}\)$")
+        self.assertRegex(lines[4], r'^  test_schema\.py, line \d+, in lookup: return row\["missing"\]$')
+        self.assertEqual(len(lines), 5, said)
+        self.assertEqual(toolhost.describe_exception(MemoryError()), "MemoryError")
 
     def test_bad_results_are_failures_that_say_what_to_return(self):
         @tool

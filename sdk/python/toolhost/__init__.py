@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar, get_args, get_origin, get_type_hints
 
@@ -429,6 +431,11 @@ def tool(
                 raise TypeError(f"@tool {fn.__name__}: parameter `{param.name}` needs a type hint")
             default = _schema._MISSING if param.default is inspect.Parameter.empty else param.default
             members.append((param.name, hint, default))
+        _schema.check_described(
+            {k: v for k, v in described.items() if k != context_param},
+            [m[0] for m in members],
+            f"@tool {fn.__name__}",
+        )
         returned = hints.get("return", str)
         if get_origin(returned) is Output or returned is Output:
             args = get_args(returned)
@@ -461,6 +468,31 @@ def tool(
         return fn
 
     return declare(function) if function is not None else declare
+
+
+_SDK = os.path.dirname(os.path.abspath(__file__))
+
+
+def describe_exception(err: BaseException) -> str:
+    """An exception as the tool's author needs it: its type, its message,
+    and the frames of the tool's own code (not the SDK's), innermost last.
+    What a call that raised anything but a ``ToolError`` fails with."""
+    try:
+        text = str(err)
+    except BaseException:  # a __str__ that raises
+        text = ""
+    out = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    frames = [
+        f for f in traceback.extract_tb(err.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_SDK + os.sep)
+    ]
+    if frames:
+        out += "\nTraceback (the tool's own frames, innermost last):"
+        for f in frames:
+            out += f"\n  {os.path.basename(f.filename)}, line {f.lineno}, in {f.name}"
+            if f.line:
+                out += f": {f.line.strip()}"
+    return out
 
 
 def declared() -> Declared:

@@ -9,7 +9,7 @@ from componentize_py_types import Err
 from wit_world import exports
 from wit_world.imports import types
 
-from . import Context, Declared, Failed, ToolError, declared
+from . import Context, Declared, Failed, ToolError, declared, describe_exception
 
 
 def _capability(word: str) -> types.Capability:
@@ -46,10 +46,9 @@ def _info(tool: Declared) -> types.ToolInfo:
 
 def _error(err: BaseException) -> types.ToolError:
     if not isinstance(err, ToolError):
-        try:
-            err = Failed(str(err) or type(err).__name__)
-        except BaseException:  # a __str__ that raises
-            err = Failed(type(err).__name__)
+        # A MemoryError is reported as it is: the host says `out_of_memory`
+        # when it refused the tool memory.
+        err = Failed(describe_exception(err))
     if err.kind == "invalid-input":
         return types.ToolError_InvalidInput(err.message)
     if err.kind == "retry":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import enum
 import inspect
 import json
@@ -147,6 +148,19 @@ def fields_of(tp: Any) -> list[tuple[str, Any, Any]]:
     return [(name, hint, _MISSING if name in required else _ABSENT) for name, hint in hints.items()]
 
 
+def check_described(described: dict[str, str], names: list[str], where: str) -> None:
+    """Refuse a docstring section that describes a name ``where`` does not
+    have (a misspelt ``Args:`` entry would otherwise describe nothing)."""
+    for name in described:
+        if name not in names:
+            near = difflib.get_close_matches(name, names, n=1)
+            guess = f"; did you mean `{near[0]}`?" if near else ""
+            raise SchemaError(
+                f"{where}: the docstring describes `{name}`, which it does not have "
+                f"(it has: {', '.join(names) or 'nothing'}){guess}"
+            )
+
+
 def object_schema(
     members: list[tuple[str, Any, Any]], described: dict[str, str], description: str | None = None
 ) -> dict[str, Any]:
@@ -175,7 +189,9 @@ def object_schema(
 
 def _object_schema(tp: Any) -> dict[str, Any]:
     head, described = split_docstring(tp.__doc__ if not _auto_doc(tp) else None)
-    return object_schema(fields_of(tp), described, head or None)
+    fields = fields_of(tp)
+    check_described(described, [f[0] for f in fields], getattr(tp, "__name__", str(tp)))
+    return object_schema(fields, described, head or None)
 
 
 def _auto_doc(tp: Any) -> bool:
