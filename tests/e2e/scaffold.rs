@@ -219,7 +219,68 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         "sdk_tour.js",
         &["npx", "toolhost-js", "build", "FILE", "-o", "sdk_tour.wasm"],
     );
+
+    // A package from npm, and a CommonJS one: installing it keeps the
+    // build working (the SDK declares what its build needs), and the
+    // bundle holds it.
+    run_ok(&project, "npm", &["install", "papaparse@5.7.1"]);
+    write(&project, "csv_rows.js", CSV_ROWS);
+    run_ok(
+        &project,
+        "npx",
+        &["toolhost-js", "build", "csv_rows.js", "-o", "csv_rows.wasm"],
+    );
+    write(&project, "t.csv", "a,b,c\n1,2,3\n4,5,6\n");
+    let plugins = project.display().to_string();
+    let out = toolhost(
+        &project,
+        &[
+            "--plugin-dir",
+            &plugins,
+            "--grant",
+            "csv_rows=workspace:read",
+            "call",
+            "csv_rows",
+            r#"{"path":"t.csv"}"#,
+        ],
+    );
+    assert_eq!(stdout(&out).trim(), "2 rows, 3 columns", "{}", stderr(&out));
+    // An import that resolves to nothing stops the build in one line.
+    write(
+        &project,
+        "csv_rows.js",
+        CSV_ROWS.replace("'papaparse'", "'papaparse-missing'"),
+    );
+    let out = Command::new("npx")
+        .args(["toolhost-js", "build", "csv_rows.js", "-o", "csv_rows.wasm"])
+        .current_dir(&project)
+        .output()
+        .expect("npx runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("error: cannot bundle `papaparse-missing`: not found from "),
+        "{}",
+        stderr(&out)
+    );
 }
+
+/// A JavaScript tool built on papaparse, a CommonJS package from npm.
+const CSV_ROWS: &str = r#"import { defineTool, s } from '@toolhost/sdk';
+import Papa from 'papaparse';
+
+export const tool = defineTool({
+  name: 'csv_rows',
+  description: 'Count the rows and columns of a CSV file in the workspace.',
+  input: s.object({ path: s.string('Workspace-relative path of the CSV file.') }),
+  output: s.object({ rows: s.integer('Rows.'), columns: s.integer('Columns.') }),
+  capabilities: ['workspace:read'],
+  run({ path }, ctx) {
+    const parsed = Papa.parse(ctx.readText(path).trim(), { header: true });
+    const counts = { rows: parsed.data.length, columns: parsed.meta.fields.length };
+    return { content: `${counts.rows} rows, ${counts.columns} columns`, structured: counts };
+  },
+});
+"#;
 
 /// The guide's Python section: `toolhost new --lang python`, a venv with
 /// requirements.txt, `toolhost-py build`, `toolhost check`, its unittest

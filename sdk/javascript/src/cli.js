@@ -5,17 +5,22 @@
 
 import { componentize } from '@bytecodealliance/componentize-js';
 import { rolldown } from 'rolldown';
+import { firstError } from './summary.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const WIT = join(dirname(fileURLToPath(import.meta.url)), '..', 'wit');
-const USAGE = 'usage: toolhost-js build [ENTRY.js] [-o OUT.wasm]   (ENTRY defaults to package.json "main", OUT to ENTRY with .wasm)';
+const USAGE = 'usage: toolhost-js build [ENTRY.js] [-o OUT.wasm] [--verbose]   (ENTRY defaults to package.json "main", OUT to ENTRY with .wasm; --verbose shows a failure whole)';
+let verbose = false;
+
+/** A failure the build explains itself; thrown, so the work directory
+ * is removed before the process exits. */
+class BuildError extends Error {}
 
 function fail(message) {
-  console.error(`error: ${message}`);
-  process.exit(2);
+  throw new BuildError(message);
 }
 
 async function entryOf(args) {
@@ -32,6 +37,7 @@ async function build(argv) {
   let out;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '-o' || argv[i] === '--out') out = argv[++i];
+    else if (argv[i] === '-v' || argv[i] === '--verbose') verbose = true;
     else if (argv[i].startsWith('-')) fail(`unknown option ${argv[i]}\n${USAGE}`);
     else args.push(argv[i]);
   }
@@ -39,9 +45,31 @@ async function build(argv) {
   out = resolve(out ?? join(dirname(entry), `${basename(entry, extname(entry))}.wasm`));
   const work = await mkdtemp(join(tmpdir(), 'toolhost-js-'));
   try {
-    const bundle = await rolldown({ input: entry, external: [/^toolhost:/], platform: 'neutral', logLevel: 'warn' });
+    // Every dependency is bundled, ES module or CommonJS (`main`); an
+    // import that resolves to nothing stops the build, naming it.
+    const unresolved = [];
+    const bundle = await rolldown({
+      input: entry,
+      external: [/^toolhost:/],
+      platform: 'neutral',
+      resolve: { mainFields: ['module', 'main'], conditionNames: ['import', 'module', 'require', 'default'] },
+      logLevel: 'warn',
+      onLog(level, log, next) {
+        if (log.code !== 'UNRESOLVED_IMPORT') return next(level, log);
+        const name = log.exporter ?? /resolve '([^']+)'/.exec(log.message)?.[1] ?? log.message;
+        // A dependency's own optional import (a Node built-in behind a
+        // check) is left out with a word; the tool's own must resolve.
+        if (log.id?.includes('/node_modules/')) {
+          console.error(`warning: \`${name}\` (imported by ${log.id}) is not bundled: the tool fails if that code runs`);
+        } else unresolved.push(name);
+      },
+    });
     const bundled = join(work, 'tool.js');
     await bundle.write({ file: bundled, format: 'esm' });
+    if (unresolved.length) {
+      const names = unresolved.map((m) => `\`${m}\``).join(', ');
+      fail(`cannot bundle ${names}: not found from ${entry}; install it (\`npm install NAME\`) or fix the import`);
+    }
     const source = await readFile(bundled, 'utf8');
     if (!/export\s*\{[^}]*\btool\b[^}]*\}|export\s+const\s+tool\b/.test(source)) {
       fail(`${entry} does not export \`tool\`; end it with \`export const tool = defineTool({ ... })\``);
@@ -55,8 +83,12 @@ async function build(argv) {
 }
 
 const [command, ...rest] = process.argv.slice(2);
-if (command === 'build') {
-  build(rest).catch((err) => fail(err?.message ?? String(err)));
-} else {
-  fail(USAGE);
-}
+const said = (err) => {
+  const message = err?.message ?? String(err);
+  if (err instanceof BuildError || verbose) return message;
+  return `${firstError(message)}\n(\`toolhost-js build --verbose\` shows the whole message)`;
+};
+(command === 'build' ? build(rest) : Promise.reject(new BuildError(USAGE))).catch((err) => {
+  console.error(`error: ${said(err)}`);
+  process.exit(2);
+});
