@@ -215,6 +215,9 @@ pub struct Built {
     /// tool of that name is loaded (a plugin dropped in later); each says
     /// which.
     pub waiting_grants: Vec<String>,
+    /// Grants naming what their (loaded) tool does not declare: that part
+    /// gives it nothing; each says which, and who can change it.
+    pub grant_warnings: Vec<String>,
 }
 
 /// Where the configuration file `path` really is (symlinks resolved).
@@ -409,7 +412,7 @@ fn invalid(origin: &str, message: impl Into<String>) -> ConfigError {
 mod build;
 mod mcp_servers;
 mod web_search;
-pub use build::waiting_grant;
+pub use build::{undeclared_grant, waiting_grant};
 pub use mcp_servers::{ConnectSection, McpServerSection};
 pub use web_search::{BRAVE_ENDPOINT, Provider as SearchProvider, WebSearchSection};
 #[cfg(test)]

@@ -279,22 +279,60 @@ fn compare(expect: &Expect, result: &ToolResult, root: &Path) -> Vec<String> {
     failures
 }
 
-/// Where `got` differs from `want`: objects member by member (`got` may
-/// have more), everything else exactly.
+/// Where `got` differs from `want`, each at its JSON pointer below `at`:
+/// objects member by member (`got` may have more), arrays item by item,
+/// numbers by value (`35` and `35.0` are equal: languages write them
+/// differently), everything else exactly.
 fn differences(at: &str, want: &Value, got: &Value, failures: &mut Vec<String>) {
+    differences_at(at, "", want, got, failures);
+}
+
+fn differences_at(what: &str, at: &str, want: &Value, got: &Value, failures: &mut Vec<String>) {
+    let place = || {
+        if at.is_empty() {
+            what.to_owned()
+        } else {
+            format!("{what} at `{at}`")
+        }
+    };
     match (want, got) {
         (Value::Object(want), Value::Object(got)) => {
             for (key, w) in want {
-                let here = format!("{at}.{key}");
+                let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
                 match got.get(key) {
-                    Some(g) => differences(&here, w, g, failures),
-                    None => failures.push(format!("{here}: missing (expected {w})")),
+                    Some(g) => differences_at(what, &here, w, g, failures),
+                    None => failures.push(format!("{what} at `{here}`: missing (expected {w})")),
                 }
             }
         }
-        _ if want != got => failures.push(format!("{at}: expected {want}, got {got}")),
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
+            for (i, (w, g)) in w.iter().zip(g).enumerate() {
+                differences_at(what, &format!("{at}/{i}"), w, g, failures);
+            }
+        }
+        (Value::Array(w), Value::Array(g)) => failures.push(format!(
+            "{}: expected {} items, got {} (expected {}, got {})",
+            place(),
+            w.len(),
+            g.len(),
+            Value::Array(w.clone()),
+            Value::Array(g.clone())
+        )),
+        (Value::Number(w), Value::Number(g)) if same_number(w, g) => {}
+        _ if want != got => failures.push(format!("{}: expected {want}, got {got}", place())),
         _ => {}
     }
+}
+
+/// Equal by value: as integers when both are, else as floating point.
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (a.as_u64(), b.as_u64()) {
+        return a == b;
+    }
+    a.as_f64().is_some_and(|a| b.as_f64() == Some(a))
 }
 
 #[cfg(test)]
@@ -319,8 +357,37 @@ mod tests {
             &mut failures,
         );
         assert_eq!(failures.len(), 3, "{failures:?}");
-        assert!(failures[0].starts_with("s.a: expected 2, got 1"));
-        assert!(failures[1].starts_with("s.b.x: missing"));
+        assert!(failures[0].starts_with("s at `/a`: expected 2, got 1"));
+        assert!(failures[1].starts_with("s at `/b/x`: missing"));
+        assert!(failures[2].starts_with("s at `/e`: expected 2 items, got 1"));
+    }
+
+    #[test]
+    fn numbers_are_compared_by_value_wherever_they_are() {
+        let mut failures = Vec::new();
+        let got = serde_json::json!({"mean": 35, "min": 1.5, "rows": [1.0, 2], "big": 18446744073709551615u64});
+        let want = serde_json::json!({"mean": 35.0, "min": 1.50, "rows": [1, 2.0], "big": 18446744073709551615u64});
+        differences("s", &want, &got, &mut failures);
+        assert!(failures.is_empty(), "{failures:?}");
+        let want =
+            serde_json::json!({"mean": 35.5, "rows": [1, 3], "big": 18446744073709551614u64});
+        differences("s", &want, &got, &mut failures);
+        assert_eq!(
+            failures,
+            [
+                "s at `/big`: expected 18446744073709551614, got 18446744073709551615",
+                "s at `/mean`: expected 35.5, got 35",
+                "s at `/rows/1`: expected 3, got 2",
+            ]
+        );
+        failures.clear();
+        differences(
+            "s",
+            &serde_json::json!(35),
+            &serde_json::json!("35"),
+            &mut failures,
+        );
+        assert_eq!(failures, [r#"s: expected 35, got "35""#]);
     }
 
     #[test]

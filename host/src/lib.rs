@@ -85,7 +85,9 @@ pub use executor::audit::AuditLog;
 pub use executor::{CallOptions, Executor, Profile, Serving, UnknownStateDir, Upkeep};
 pub use plain::check_component;
 pub use plugin::{Binding, Builtin, Origin, Plugin, PluginSource, RECORDED_BUILTINS, Recorded};
-pub use registry::{LoadProblem, Registry, RegistryError, builtins, runners};
+pub use registry::{
+    LoadProblem, Registry, RegistryError, builtin_name_taken, builtins, check_builtin_name, runners,
+};
 pub use runtime::{
     CacheDir, CheckReport, CompileEvent, CompileProgress, Limits, Runtime, RuntimeConfig,
     RuntimeError,

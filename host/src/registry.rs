@@ -1,7 +1,9 @@
 //! The registry: tool name → loaded [`Plugin`], sorted by name.
 
 use crate::plugin::{Origin, Plugin, PluginSource};
+use crate::runtime::CheckReport;
 use crate::runtime::{Runtime, RuntimeError};
+use crate::types::tool_info::Problem;
 use crate::validate::ArgsSchema;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -30,9 +32,7 @@ pub fn runners() -> &'static [crate::plugin::Builtin] {
 #[non_exhaustive]
 pub enum RegistryError {
     /// Two plugins claim one name.
-    #[error(
-        "a tool named `{name}` is already registered (from {existing}); the one from {new} was not added — rename it or remove one of them"
-    )]
+    #[error("{}", duplicate_message(.name, .existing, .new))]
     Duplicate {
         /// The contested name.
         name: String,
@@ -57,6 +57,72 @@ pub enum RegistryError {
     },
 }
 
+fn duplicate_message(name: &str, existing: &Origin, new: &Origin) -> String {
+    if *existing == Origin::Builtin && *new != Origin::Builtin {
+        return format!(
+            "`{name}` is the name of a built-in tool, so the one from {new} was not added: \
+             rename it, e.g. `{}`",
+            builtin_rename(name)
+        );
+    }
+    format!(
+        "a tool named `{name}` is already registered (from {existing}); the one from {new} was not added — rename it or remove one of them"
+    )
+}
+
+/// A name to suggest instead of the built-in's `name`.
+fn builtin_rename(name: &str) -> String {
+    let renamed = format!("my_{name}");
+    if toolhost_shared::dynamic::is_snake_case(&renamed) {
+        renamed
+    } else {
+        "my_tool".to_owned()
+    }
+}
+
+/// If `name` is a built-in tool's, why a plugin may not take it, with a
+/// name to use instead: the built-in keeps its name (a plugin file of that
+/// name is not loaded).
+///
+/// ```
+/// assert!(toolhost::builtin_name_taken("read_file").unwrap().contains("`my_read_file`"));
+/// assert!(toolhost::builtin_name_taken("csv_stats").is_none());
+/// ```
+pub fn builtin_name_taken(name: &str) -> Option<String> {
+    taken_by_builtin(name)
+        .map(|why| format!("{why}; rename the tool, e.g. `{}`", builtin_rename(name)))
+}
+
+/// `toolhost check`'s word on the name of the component `wasm` (its
+/// `report`): one taking a built-in tool's name, unless it is that
+/// built-in, is an error, with a name to use instead.
+pub fn check_builtin_name(report: &mut CheckReport, wasm: &[u8]) {
+    let Some(name) = report.info.as_ref().map(|i| i.name.clone()) else {
+        return;
+    };
+    let hash = blake3::hash(wasm).to_hex();
+    if builtins().iter().any(|b| b.hash == hash.as_str()) {
+        return;
+    }
+    if let Some(why) = taken_by_builtin(&name) {
+        let fix = format!("rename the tool, e.g. `{}`", builtin_rename(&name));
+        report.problems.push(Problem::error("name", why, fix));
+    }
+}
+
+/// Why a plugin may not take `name`, if it is a built-in tool's.
+fn taken_by_builtin(name: &str) -> Option<String> {
+    let taken = builtins()
+        .iter()
+        .any(|b| b.recorded.as_ref().map_or(b.crate_name, |r| r.name) == name);
+    taken.then(|| {
+        format!(
+            "`{name}` is the name of a built-in tool, which keeps it: a plugin of that name is \
+             not loaded"
+        )
+    })
+}
+
 fn not_found_message(name: &str, near: &[String]) -> String {
     let mut msg = format!("no tool named `{name}`");
     if !near.is_empty() {
@@ -75,14 +141,22 @@ pub struct LoadProblem {
     pub reason: String,
 }
 
-/// Tool name → plugin, with each tool's input schema compiled once.
+/// Tool name → plugin, with each tool's schemas compiled once.
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<Plugin>>,
-    /// Each tool's compiled input schema, or why it does not compile;
-    /// compiled on the tool's first call (a one-shot `toolhost call` needs
-    /// one of them, not all).
-    schemas: HashMap<String, Arc<OnceLock<Result<ArgsSchema, String>>>>,
+    /// Each tool's compiled schemas, or why they do not compile; compiled
+    /// on the tool's first call (a one-shot `toolhost call` needs one
+    /// tool's, not all).
+    schemas: HashMap<String, Arc<Schemas>>,
+}
+
+/// A tool's compiled schemas, each compiled when first asked for.
+#[derive(Debug, Default)]
+struct Schemas {
+    input: OnceLock<Result<ArgsSchema, String>>,
+    /// None for a tool without an output schema.
+    output: OnceLock<Option<Result<ArgsSchema, String>>>,
 }
 
 impl Registry {
@@ -131,7 +205,27 @@ impl Registry {
     pub(crate) fn args_schema(&self, name: &str) -> Option<&Result<ArgsSchema, String>> {
         let tool = self.tools.get(name)?;
         let schema = self.schemas.get(name)?;
-        Some(schema.get_or_init(|| ArgsSchema::compile(&tool.info().input_schema)))
+        Some(
+            schema
+                .input
+                .get_or_init(|| ArgsSchema::compile(&tool.info().input_schema)),
+        )
+    }
+
+    /// The compiled output schema of `name` (steps 2 and 8 of the
+    /// pipeline); None for an unknown tool or one without an output schema.
+    pub(crate) fn output_schema(&self, name: &str) -> Option<&Result<ArgsSchema, String>> {
+        let tool = self.tools.get(name)?;
+        let schema = self.schemas.get(name)?;
+        schema
+            .output
+            .get_or_init(|| {
+                tool.info()
+                    .output_schema
+                    .as_ref()
+                    .map(ArgsSchema::compile_output)
+            })
+            .as_ref()
     }
 
     /// The tool with this name; the error lists similar names.

@@ -1,8 +1,11 @@
 //! Step 2 of the pipeline: a call's arguments checked against the tool's
-//! JSON Schema before anything runs. Each tool's validator is compiled once.
+//! JSON Schema before anything runs; and step 8's check of a result's
+//! structured output against the tool's output schema. Each tool's
+//! validators are compiled once.
 //!
 //! Messages name the field (`edits[0].old_text`) and what was expected, in
-//! words a model can act on.
+//! words a model can act on; for an output, its JSON pointer (`/rows`), in
+//! words the tool's author can act on.
 
 use crate::types::result::{CallError, ErrorKind};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -11,9 +14,11 @@ use serde_json::Value;
 /// The most problems listed in one error.
 const MAX_PROBLEMS: usize = 5;
 
-/// A compiled input schema.
+/// A compiled input (or output) schema.
 pub(crate) struct ArgsSchema {
     validator: jsonschema::Validator,
+    /// How a problem names where it is.
+    style: Style,
     /// The top-level property names, listed when an unknown field is sent.
     fields: Vec<String>,
     /// The required ones.
@@ -30,7 +35,24 @@ impl std::fmt::Debug for ArgsSchema {
     }
 }
 
+/// How a problem names where in the value it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// As a field of the arguments, for the model: `edits[0].old_text`.
+    Field,
+    /// As a JSON pointer into a tool's output, for its author: `/edits/0`.
+    Pointer,
+}
+
 impl ArgsSchema {
+    /// Compile the output schema `schema`: its problems name JSON pointers.
+    pub(crate) fn compile_output(schema: &Value) -> Result<Self, String> {
+        Ok(Self {
+            style: Style::Pointer,
+            ..Self::compile(schema)?
+        })
+    }
+
     /// Compile `schema`; the error says why it is not a usable schema.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
@@ -77,6 +99,7 @@ impl ArgsSchema {
             .join(", ");
         Ok(Self {
             validator,
+            style: Style::Field,
             fields,
             required,
             summary,
@@ -125,7 +148,7 @@ impl ArgsSchema {
             .validator
             .iter_errors(value)
             .take(MAX_PROBLEMS + 1)
-            .map(|e| describe(&e, &self.fields))
+            .map(|e| describe(&e, &self.fields, self.style))
             .collect();
         if problems.is_empty() {
             return None;
@@ -139,15 +162,30 @@ impl ArgsSchema {
 }
 
 /// One problem, in words.
-fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String {
-    let at = field_path(err.instance_path().as_str());
+fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String], style: Style) -> String {
+    let pointer = err.instance_path().as_str();
+    let at = match style {
+        Style::Field => field_path(pointer),
+        Style::Pointer => pointer.to_owned(),
+    };
+    let joined = |parent: &str, name: &str| match style {
+        Style::Field => join_field(parent, name),
+        Style::Pointer => format!("{parent}/{}", name.replace('~', "~0").replace('/', "~1")),
+    };
+    let shown = |at: &str| -> String {
+        match (style, at.is_empty()) {
+            (Style::Field, true) => "(arguments)".to_owned(),
+            (Style::Pointer, true) => "(the whole output)".to_owned(),
+            (_, false) => at.to_owned(),
+        }
+    };
     let value = err.instance();
     match err.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_owned);
-            format!("missing required field `{}`", join_field(&at, &name))
+            format!("missing required field `{}`", joined(&at, &name))
         }
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
@@ -157,7 +195,7 @@ fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String 
                     let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
                     let shown: Vec<String> = names
                         .iter()
-                        .filter(|n| names.len() == 1 || *n != "null")
+                        .filter(|n| names.len() == 1 || *n != "null" || style == Style::Pointer)
                         .map(|n| with_article(n))
                         .collect();
                     shown.join(" or ")
@@ -165,7 +203,7 @@ fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String 
             };
             format!(
                 "`{}` must be {expected}, not {} ({})",
-                shown_field(&at),
+                shown(&at),
                 kind_of(value),
                 preview(value)
             )
@@ -174,24 +212,24 @@ fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String 
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let names: Vec<String> = unexpected
                 .iter()
-                .map(|u| format!("`{}`", join_field(&at, u)))
+                .map(|u| format!("`{}`", joined(&at, u)))
                 .collect();
             let noun = if names.len() == 1 { "field" } else { "fields" };
             let mut text = format!("unknown {noun} {}", names.join(", "));
-            if at.is_empty() && !fields.is_empty() {
+            if at.is_empty() && !fields.is_empty() && style == Style::Field {
                 text.push_str(&format!(" (this tool takes: {})", fields.join(", ")));
             }
             text
         }
         ValidationErrorKind::Enum { options } => format!(
             "`{}` must be one of {}, not {}",
-            shown_field(&at),
+            shown(&at),
             options_list(options),
             preview(value)
         ),
         ValidationErrorKind::Constant { expected_value } => format!(
             "`{}` must be {}, not {}",
-            shown_field(&at),
+            shown(&at),
             expected_value,
             preview(value)
         ),
@@ -199,18 +237,19 @@ fn describe(err: &jsonschema::ValidationError<'_>, fields: &[String]) -> String 
             match const_choices(context) {
                 Some(choices) => format!(
                     "`{}` must be one of {}, not {}",
-                    shown_field(&at),
+                    shown(&at),
                     choices.join(", "),
                     preview(value)
                 ),
                 None => format!(
                     "`{}` matches none of the forms this field accepts ({})",
-                    shown_field(&at),
+                    shown(&at),
                     preview(value)
                 ),
             }
         }
-        _ => format!("`{}`: {err}", shown_field(&at)),
+        // The error's own words, which quote the value: cut to a line.
+        _ => format!("`{}`: {}", shown(&at), cut(&err.to_string(), 200)),
     }
 }
 
@@ -255,10 +294,6 @@ fn join_field(parent: &str, name: &str) -> String {
     }
 }
 
-fn shown_field(at: &str) -> &str {
-    if at.is_empty() { "(arguments)" } else { at }
-}
-
 fn with_article(type_name: &str) -> String {
     match type_name {
         "integer" | "array" | "object" => format!("an {type_name}"),
@@ -281,11 +316,14 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// The value as JSON, cut to a readable length.
 fn preview(value: &Value) -> String {
-    const MAX: usize = 60;
-    let text = value.to_string();
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
+    cut(&value.to_string(), 60)
+}
+
+/// `text` cut to `most` characters, with `…` if it was.
+fn cut(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 

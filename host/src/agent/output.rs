@@ -30,8 +30,11 @@ impl JsonOutput {
     /// One JSON value valid against `schema`; the error says why `schema`
     /// is not a usable JSON Schema.
     pub fn matching(schema: Value) -> Result<Self, String> {
-        if !jsonschema::meta::is_valid(&schema) {
-            return Err("it is not a valid JSON Schema".to_owned());
+        // `meta::is_valid` panics on a meta-schema it cannot resolve.
+        match jsonschema::meta::validator_for(&schema) {
+            Ok(meta) if meta.is_valid(&schema) => {}
+            Ok(_) => return Err("it is not a valid JSON Schema".to_owned()),
+            Err(e) => return Err(format!("its meta-schema is not one this host knows ({e})")),
         }
         let compiled = ArgsSchema::compile(&schema)?;
         Ok(Self {

@@ -110,13 +110,27 @@ impl Config {
                 .map_err(|e| bad(e.to_string()))?;
         }
         executor = self.with_hooks_and_audit(executor, &bad)?;
+        let grant_warnings = self.grant_warnings(&executor);
         Ok(Built {
             executor,
             problems,
             deferred,
             waiting_grants,
+            grant_warnings,
             bots,
         })
+    }
+
+    /// What `[grants]` names that its (loaded) tools do not declare.
+    fn grant_warnings(&self, executor: &Executor) -> Vec<String> {
+        let registry = executor.registry();
+        self.grants
+            .iter()
+            .filter_map(|(tool, section)| {
+                let plugin = registry.get(tool).ok()?;
+                undeclared_grant(&format!("grants.{tool}"), plugin, &section.to_grant())
+            })
+            .collect()
     }
 
     /// web_search's provider, as its settings and least grant (a
@@ -444,6 +458,30 @@ pub(super) fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), 
 /// What to say about the grant at `key` whose tool is not loaded (`why`).
 pub fn waiting_grant(key: &str, why: &str) -> String {
     format!("{key}: {why}; the grant is kept and applies when a tool of that name is loaded")
+}
+
+/// What to say about the grant at `key` for `plugin` if it names what the
+/// tool does not declare: that part gives it nothing. (A built-in gets
+/// the environment variables it is granted, declared or not.)
+pub fn undeclared_grant(
+    key: &str,
+    plugin: &crate::plugin::Plugin,
+    grant: &crate::types::grant::Grant,
+) -> Option<String> {
+    let tool = plugin.name();
+    let builtin = *plugin.origin() == crate::plugin::Origin::Builtin;
+    let mut extra = grant.undeclared(&plugin.info().capabilities);
+    extra.retain(|e| !(builtin && e.starts_with("env:")));
+    if extra.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = extra.iter().map(|e| format!("`{e}`")).collect();
+    Some(format!(
+        "{key}: `{tool}` does not declare {}, so that part of the grant gives it nothing (a tool \
+         gets only what it declares and a person grants: the tool must declare it; `toolhost \
+         describe {tool}` lists what it declares)",
+        named.join(", ")
+    ))
 }
 
 pub(super) fn check_grant(tool: &str, grant: &GrantSection) -> Result<(), String> {

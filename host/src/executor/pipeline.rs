@@ -14,6 +14,7 @@ use crate::types::confirm::{ConfirmRequest, Confirmer, Decision};
 use crate::types::grant::{Access, Effective, SecretValue, redact_json};
 use crate::types::result::{CallError, ErrorKind, ToolResult};
 use crate::types::sensitivity::Sensitivity;
+use crate::validate::ArgsSchema;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -104,7 +105,12 @@ impl Executor {
             .run(&plugin, args, options, &grant, &broker_call)
             .map_err(|e| dynamic_remedy(e, plugin.origin()))?;
         self.post_edit_hooks(&mut out, broker_call, options, trace);
-        Ok(result(name, out, plugin.info().output_schema.as_ref()))
+        Ok(result(
+            name,
+            out,
+            plugin.info().output_schema.as_ref(),
+            registry.output_schema(name).and_then(|c| c.as_ref().ok()),
+        ))
     }
 
     /// Step 1: The tool, as the caller's agent and the active profile see it.
@@ -161,6 +167,19 @@ impl Executor {
                 ).with_hint("this is a bug in the plugin; report it to its author"));
             }
             None => {}
+        }
+        // A result that cannot be checked is not run for; a remote
+        // server's tool, whose schema nobody here can fix, goes unchecked.
+        let remote = registry
+            .get(name)
+            .is_ok_and(|p| matches!(p.origin(), crate::plugin::Origin::Remote(_)));
+        if let Some(Err(why)) = registry.output_schema(name)
+            && !remote
+        {
+            return Err(CallError::new(
+                ErrorKind::Failed,
+                format!("`{name}` declares an output schema that is not valid JSON Schema ({why}); nothing was run"),
+            ).with_hint("this is a bug in the plugin; report it to its author"));
         }
         Ok(parsed)
     }
@@ -433,12 +452,41 @@ impl Executor {
 
 /// Step 8: The result the caller gets.
 /// The result of a call that ran: where the tool has an output schema, a
-/// `null` member the (portable) schema leaves out is dropped, so the data
-/// validates against what clients were shown.
-fn result(name: &str, out: PluginOutput, output_schema: Option<&serde_json::Value>) -> ToolResult {
+/// `null` member the (portable) schema leaves out is dropped, and the data
+/// must then validate against it (`check`, the schema compiled), as every
+/// client is shown it; if it does not, the call failed, naming where and
+/// what was expected (and what the call changed: it did run). A result
+/// with no data (text only, or data the host dropped as too large) is not
+/// checked.
+fn result(
+    name: &str,
+    out: PluginOutput,
+    output_schema: Option<&serde_json::Value>,
+    check: Option<&ArgsSchema>,
+) -> ToolResult {
     let mut structured = out.structured;
     if let (Some(data), Some(schema)) = (&mut structured, output_schema) {
         toolhost_shared::schema::drop_absent_nulls(data, schema);
+    }
+    if let (Some(check), Some(data)) = (check, &structured)
+        && let Some(problems) = check.problems(data)
+    {
+        let mut message = format!(
+            "`{name}` returned a structured result that does not match its output schema: {problems}"
+        );
+        if !out.changed_paths.is_empty() {
+            message.push_str(&format!(
+                " (the call ran, and changed {}: do not repeat it for that)",
+                out.changed_paths.join(", ")
+            ));
+        }
+        let error = CallError::new(ErrorKind::Failed, message).with_hint(
+            "this is a bug in the tool: its author must fix what it returns, or its output schema",
+        );
+        return ToolResult {
+            changed_paths: out.changed_paths,
+            ..ToolResult::failure(name, error)
+        };
     }
     ToolResult {
         structured,

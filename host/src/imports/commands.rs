@@ -22,6 +22,9 @@ impl CallState {
             (None, true) => Err(CommandError::Denied(
                 "this host was set up without a command broker; nothing was run".to_owned(),
             )),
+            (_, false) if !self.commands_declared => Err(CommandError::Denied(
+                crate::types::grant::must_declare("commands"),
+            )),
             (_, false) => Err(CommandError::Denied(format!(
                 "this tool was not granted the `commands` capability; a person can grant it \
                  with `{}commands` to let it run commands",

@@ -30,6 +30,11 @@ impl Drop for StopOnDrop {
 impl services::Host for CallState {
     fn call(&mut self, name: String, input: String) -> Result<String, ServiceError> {
         // The grant first: a tool learns nothing of services it may not use.
+        if !self.services_declared.contains(&name) {
+            return Err(ServiceError::Denied(crate::types::grant::must_declare(
+                &format!("service:{name}"),
+            )));
+        }
         if !self.services_granted.contains(&name) {
             return Err(ServiceError::Denied(format!(
                 "this tool was not granted the service `{name}`; a person can grant it with \

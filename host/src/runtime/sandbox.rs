@@ -120,6 +120,8 @@ pub(crate) struct CallState {
     cancel: Option<CancelToken>,
     interrupted: Option<ErrorKind>,
     pub(crate) commands_granted: bool,
+    /// Whether the tool declares `commands`: if not, no grant helps.
+    pub(crate) commands_declared: bool,
     /// The broker answering this call's `commands` requests.
     pub(crate) commands: Option<BrokerCall>,
     /// Time already credited to the deadline for waiting on commands.
@@ -137,6 +139,7 @@ pub(crate) struct CallState {
     /// The embedder's services and the names this call may use.
     pub(crate) services: Option<Arc<crate::services::Services>>,
     pub(crate) services_granted: Vec<String>,
+    pub(crate) services_declared: Vec<String>,
     /// Who is calling: the call id and session tag its log lines (the
     /// session routes them to its own MCP client); services' handlers get it.
     pub(crate) context: CallContext,
@@ -282,6 +285,7 @@ fn new_store(
         cancel: req.cancel.cloned(),
         interrupted: None,
         commands_granted: req.grant.commands,
+        commands_declared: req.grant.declared_commands,
         commands: req.broker.filter(|_| req.grant.commands).cloned(),
         waited: Duration::ZERO,
         paths: PathGuard::new(
@@ -298,6 +302,7 @@ fn new_store(
         stopped_shares: Vec::new(),
         services: req.services.cloned(),
         services_granted: req.grant.services.clone(),
+        services_declared: req.grant.declared_services.clone(),
         context: req.context.clone(),
         secrets: req.grant.secrets.clone(),
     };
@@ -488,7 +493,11 @@ fn execute_in_runtime(
             Ok(out)
         }
         Ok(Err(err)) => Err(with_notes(
-            convert_error(err, &store.data().stopped_shares),
+            out_of_memory_if_refused(
+                convert_error(err, &store.data().stopped_shares),
+                store.data(),
+                req.limits,
+            ),
             store.data().paths.notes(),
         )),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),

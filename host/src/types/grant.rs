@@ -135,6 +135,7 @@ impl Grant {
                     out.workspace = out.workspace.max(granted);
                 }
                 Capability::Commands => {
+                    out.declared_commands = true;
                     out.commands |= self.all_declared || self.commands;
                     // OS filters cannot tell hosts apart: any network entry
                     // in an explicit grant opens the network to commands.
@@ -145,6 +146,7 @@ impl Grant {
                         .extend(intersect_hosts(hosts, &self.network, self.all_declared));
                 }
                 Capability::Service(name) => {
+                    out.declared_services.push(name.clone());
                     if self.all_declared || self.services.contains(name) {
                         out.services.push(name.clone());
                     }
@@ -174,9 +176,90 @@ impl Grant {
         out.network.dedup();
         out
     }
+
+    /// What this grant names that a tool declaring `declared` does not
+    /// declare, in `--grant` spelling: it gives the tool nothing, since a
+    /// tool gets only what it declares and a person grants.
+    ///
+    /// ```
+    /// use toolhost::{Capability, Grant};
+    /// let grant = Grant::parse_caps("workspace:read,commands,env:TOKEN").unwrap();
+    /// assert_eq!(grant.undeclared(&[Capability::WorkspaceWrite]), ["commands", "env:TOKEN"]);
+    /// // The network a tool running commands is granted is its commands'.
+    /// let commands = Grant::parse_caps("commands,network:*").unwrap();
+    /// assert!(commands.undeclared(&[Capability::Commands]).is_empty());
+    /// assert!(Grant::all().undeclared(&[]).is_empty());
+    /// ```
+    pub fn undeclared(&self, declared: &[Capability]) -> Vec<String> {
+        if self.all_declared {
+            return Vec::new();
+        }
+        let declares = |want: &dyn Fn(&Capability) -> bool| declared.iter().any(want);
+        let mut out = Vec::new();
+        if let Some(access) = self.workspace
+            && !declares(&|c| matches!(c, Capability::WorkspaceRead | Capability::WorkspaceWrite))
+        {
+            out.push(
+                match access {
+                    Access::Read => "workspace:read",
+                    Access::Write => "workspace:write",
+                }
+                .to_owned(),
+            );
+        }
+        if self.commands && !declares(&|c| *c == Capability::Commands) {
+            out.push("commands".to_owned());
+        }
+        // A network entry also opens the network to the commands of a tool
+        // declaring `commands`.
+        let runs_commands = declares(&|c| *c == Capability::Commands);
+        for host in &self.network {
+            let reached = runs_commands
+                || declares(&|c| {
+                    matches!(c, Capability::Network(hosts)
+                    if !intersect_hosts(hosts, std::slice::from_ref(host), false).is_empty())
+                });
+            if !reached {
+                out.push(format!("network:{host}"));
+            }
+        }
+        let dirs = self
+            .directories
+            .iter()
+            .map(|d| &d.name)
+            .chain(self.state_dirs.iter().map(|(name, _)| name));
+        for name in dirs {
+            if !declares(&|c| matches!(c, Capability::Directory { name: n, .. } if n == name)) {
+                out.push(format!("dir:{name}"));
+            }
+        }
+        for name in &self.env {
+            if !declares(&|c| matches!(c, Capability::Env(n) if n == name)) {
+                out.push(format!("env:{name}"));
+            }
+        }
+        for name in &self.services {
+            if !declares(&|c| matches!(c, Capability::Service(n) if n == name)) {
+                out.push(format!("service:{name}"));
+            }
+        }
+        out
+    }
 }
 
 pub use toolhost_shared::grant::is_env_name;
+
+/// Why a tool that does not declare `capability` (in `--grant` spelling)
+/// cannot use it, and who can change that: its author, not a person
+/// granting it.
+pub(crate) fn must_declare(capability: &str) -> String {
+    format!(
+        "this tool does not declare the `{capability}` capability, so no grant can give it: \
+         the tool must declare it, and its author must add `{capability}` to the capabilities \
+         it declares (Rust: `Tool::capabilities`; JavaScript: `capabilities` in `defineTool`; \
+         Python: `capabilities=` of `@tool`) and build it again"
+    )
+}
 
 /// Hosts in both lists; `*` on either side stands for the other side's list.
 fn intersect_hosts(declared: &[String], granted: &[String], all_declared: bool) -> Vec<String> {
@@ -219,6 +302,11 @@ pub struct Effective {
     /// name, for variables of `env` only: they replace the host's, and are
     /// redacted from what the call leaves ([`redact`]).
     pub secrets: Vec<(String, SecretValue)>,
+    /// Whether the tool declares `commands` (granted or not): a refusal
+    /// then says who can change it, a person or the tool's author.
+    pub declared_commands: bool,
+    /// The services the tool declares (granted or not), for the same.
+    pub declared_services: Vec<String>,
 }
 
 /// A secret's value: never printed (`Debug` shows `[secret]`).
@@ -377,7 +465,11 @@ mod tests {
             Capability::Commands,
             Capability::Network(vec!["*".into()]),
         ];
-        assert_eq!(Grant::none().effective(&declared), Effective::default());
+        let got = Grant::none().effective(&declared);
+        assert!(got.capabilities().is_empty(), "{got:?}");
+        assert!(!got.command_network);
+        // What it declares is kept, for the refusal to name who can help.
+        assert!(got.declared_commands);
     }
 
     #[test]

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use toolhost_shared::contract::MIN_DESCRIPTION_CHARS;
 use toolhost_shared::schema::{make_compact, make_portable};
 
+mod schema_check;
+
 pub use toolhost_shared::Capability;
 
 impl From<wit::Capability> for Capability {
@@ -216,7 +218,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn error(field: &'static str, message: String, fix: impl Into<String>) -> Self {
+    pub(crate) fn error(field: &'static str, message: String, fix: impl Into<String>) -> Self {
         Self {
             severity: Severity::Error,
             field,
@@ -302,13 +304,11 @@ pub(crate) fn problems_of(info: &wit::ToolInfo) -> Vec<Problem> {
                     "give it \"type\": \"object\" with the arguments under \"properties\"",
                 ));
             }
-            if !jsonschema::meta::is_valid(&schema) {
-                problems.push(Problem::error(
-                    "input_schema",
-                    "the input schema is not valid JSON Schema".to_owned(),
-                    "check it against the JSON Schema 2020-12 meta-schema",
-                ));
-            }
+            problems.extend(schema_check::schema_problems(
+                "input_schema",
+                "input schema",
+                &schema,
+            ));
         }
     }
     match info.output_schema.as_deref() {
@@ -324,12 +324,11 @@ pub(crate) fn problems_of(info: &wit::ToolInfo) -> Vec<Problem> {
                 format!("the output schema is not valid JSON: {e}"),
                 "return the schema as JSON text, or none",
             )),
-            Ok(schema) if !jsonschema::meta::is_valid(&schema) => problems.push(Problem::error(
+            Ok(schema) => problems.extend(schema_check::schema_problems(
                 "output_schema",
-                "the output schema is not valid JSON Schema".to_owned(),
-                "check it against the JSON Schema 2020-12 meta-schema",
+                "output schema",
+                &schema,
             )),
-            Ok(_) => {}
         },
     }
     let version = info.version.trim();

@@ -227,26 +227,76 @@ fn constants_as_enum(obj: &mut Map<String, Value>) {
 }
 
 /// Remove the members of `value` that are `null` where `schema` (a portable
-/// one) leaves the property out of `required`, following `properties` and
-/// `items` down. A structured result so written validates against the
-/// portable schema.
+/// one) leaves the property out of `required`, following the schema down
+/// wherever [`make_portable`] took `null` out: `properties`,
+/// `additionalProperties`, `items`, `prefixItems`,
+/// `allOf`/`anyOf`/`oneOf` and local `$ref`s (`#/$defs/...`). A
+/// structured result so written validates against the portable schema.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {"by_file": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Row"}}},
+///     "$defs": {"Row": {"type": "object", "properties": {"note": {"type": "string"}}}}
+/// });
+/// let mut value = json!({"by_file": {"a": {"note": null}}});
+/// toolhost_shared::schema::drop_absent_nulls(&mut value, &schema);
+/// assert_eq!(value, json!({"by_file": {"a": {}}}));
+/// ```
 pub fn drop_absent_nulls(value: &mut Value, schema: &Value) {
+    drop_nulls_at(value, schema, schema, 0);
+}
+
+/// How many schemas deep [`drop_absent_nulls`] follows without going
+/// into the value (a `$ref` that leads back to itself).
+const MAX_SCHEMA_HOPS: usize = 32;
+
+fn drop_nulls_at(value: &mut Value, schema: &Value, root: &Value, hops: usize) {
+    if hops > MAX_SCHEMA_HOPS {
+        return;
+    }
+    // Schemas that apply to the same value.
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        drop_nulls_at(value, target, root, hops + 1);
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for alternative in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            drop_nulls_at(value, alternative, root, hops + 1);
+        }
+    }
     match value {
         Value::Object(members) => {
-            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-                return;
-            };
-            let required = required_names(schema.get("required"));
-            members.retain(|name, v| !v.is_null() || required.contains(name));
+            let props = schema.get("properties").and_then(Value::as_object);
+            if props.is_some() {
+                let required = required_names(schema.get("required"));
+                members.retain(|name, v| !v.is_null() || required.contains(name));
+            }
+            let rest = schema.get("additionalProperties").filter(|s| s.is_object());
             for (name, v) in members.iter_mut() {
-                if let Some(sub) = props.get(name) {
-                    drop_absent_nulls(v, sub);
+                let sub = props.and_then(|p| p.get(name)).or(rest);
+                if let Some(sub) = sub {
+                    drop_nulls_at(v, sub, root, 0);
                 }
             }
         }
         Value::Array(items) => {
-            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
-                items.iter_mut().for_each(|v| drop_absent_nulls(v, sub));
+            let first = schema.get("prefixItems").and_then(Value::as_array);
+            let rest = schema.get("items").filter(|s| s.is_object());
+            for (i, v) in items.iter_mut().enumerate() {
+                if let Some(sub) = first.and_then(|f| f.get(i)).or(rest) {
+                    drop_nulls_at(v, sub, root, 0);
+                }
             }
         }
         _ => {}

@@ -229,7 +229,9 @@ pub enum Command {
     /// JSON array) in a fresh workspace and compare the result. A case:
     /// `{"name", "args", "grant": "workspace:read", "files": {"a.txt":
     /// "..."}, "expect": {"success", "content", "content_contains",
-    /// "structured" (members to match), "error_kind", "files"}}`.
+    /// "structured" (members to match; numbers by value), "error_kind",
+    /// "files"}}`. A result that does not match the tool's output schema
+    /// fails, naming the JSON pointer.
     ///
     /// Exit status: 0 if every case passes, 1 otherwise.
     Test {

@@ -221,7 +221,11 @@ fn check(
         .iter()
         .map(|file| {
             let report = match std::fs::read(file) {
-                Ok(wasm) => toolhost::check_component(runtime, &wasm, file),
+                Ok(wasm) => {
+                    let mut report = toolhost::check_component(runtime, &wasm, file);
+                    toolhost::check_builtin_name(&mut report, &wasm);
+                    report
+                }
                 Err(e) => toolhost::CheckReport {
                     info: None,
                     plain: Vec::new(),

@@ -148,6 +148,9 @@ pub fn new_project(
         ))
         .into());
     }
+    if let Some(why) = toolhost::builtin_name_taken(name) {
+        return Err(UsageError(why).into());
+    }
     let dir = dir.map_or_else(|| PathBuf::from(name), Path::to_owned);
     if dir.exists() && dir.read_dir().map_or(true, |mut d| d.next().is_some()) {
         return Err(UsageError(format!(

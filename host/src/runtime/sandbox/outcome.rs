@@ -149,16 +149,7 @@ pub(super) fn classify(
         .with_hint("this is a bug or a limit of the tool; calling it again the same way will fail the same way");
     }
     if state.limiter.memory_denied {
-        return CallError::new(
-            ErrorKind::OutOfMemory,
-            format!(
-                "the tool ran out of memory: it needed more than its {} MiB limit",
-                limits.memory_bytes >> 20
-            ),
-        )
-        .with_hint(
-            "ask for less data at once (a smaller file, range or limit), or raise the memory limit",
-        );
+        return out_of_memory(limits, None);
     }
     let detail = last_lines(stderr, 20);
     if let Some(trap) = err.downcast_ref::<Trap>() {
@@ -170,6 +161,37 @@ pub(super) fn classify(
             .with_hint("this is a bug in the tool; calling again with the same arguments will fail the same way");
     }
     CallError::new(ErrorKind::Failed, format!("the tool failed: {err}"))
+}
+
+/// The call ran out of memory; `said` is what the tool reported of it,
+/// if it reported it as an error of its own.
+fn out_of_memory(limits: &Limits, said: Option<&str>) -> CallError {
+    let mut message = format!(
+        "the tool ran out of memory: it needed more than its {} MiB limit",
+        limits.memory_bytes >> 20
+    );
+    if let Some(said) = said {
+        message.push_str(&format!(" (it said: {said})"));
+    }
+    CallError::new(ErrorKind::OutOfMemory, message).with_hint(
+        "ask for less data at once (a smaller file, range or limit), or raise the memory limit",
+    )
+}
+
+/// A `failed` error the tool returned after the host refused it memory
+/// (Python's `MemoryError`, JavaScript's out-of-memory `RangeError`, a Rust
+/// tool that handles the failed allocation): the call ran out of memory,
+/// whatever the language called it.
+pub(super) fn out_of_memory_if_refused(
+    err: CallError,
+    state: &CallState,
+    limits: &Limits,
+) -> CallError {
+    if state.limiter.memory_denied && err.kind == ErrorKind::Failed {
+        out_of_memory(limits, Some(&err.message))
+    } else {
+        err
+    }
 }
 
 pub(super) fn last_lines(text: &str, n: usize) -> String {

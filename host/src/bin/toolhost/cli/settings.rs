@@ -115,8 +115,8 @@ impl Settings {
                 problem.reason
             ));
         }
-        for waiting in &built.waiting_grants {
-            crate::output::warn(waiting);
+        for warning in built.waiting_grants.iter().chain(&built.grant_warnings) {
+            crate::output::warn(warning);
         }
         let bots = built.bots;
         let executor = apply_grants(built.executor, grants, &mut config)?;
@@ -188,11 +188,16 @@ fn apply_grants(
     config: &mut Config,
 ) -> anyhow::Result<Executor> {
     for (spec, tool, mut grant) in grants {
-        if let Err(err) = executor.registry().get(&tool) {
-            crate::output::warn(&toolhost::config::waiting_grant(
-                &format!("--grant {spec}"),
-                &err.to_string(),
-            ));
+        let key = format!("--grant {spec}");
+        match executor.registry().get(&tool) {
+            Err(err) => {
+                crate::output::warn(&toolhost::config::waiting_grant(&key, &err.to_string()))
+            }
+            Ok(plugin) => {
+                if let Some(warning) = toolhost::config::undeclared_grant(&key, plugin, &grant) {
+                    crate::output::warn(&warning);
+                }
+            }
         }
         if let Err(err) = executor.resolve_state_dirs(&mut grant) {
             return Err(UsageError(format!("--grant {spec}: {err}")).into());
