@@ -157,23 +157,48 @@ fn guide_project(
 /// language.
 fn tour_passes(project: &Path, file: &str, build: &[&str]) {
     let sdk_tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk");
-    std::fs::copy(sdk_tests.join(file), project.join(file)).unwrap();
+    builds_and_passes(
+        project,
+        &sdk_tests.join(file),
+        build,
+        &sdk_tests.join("sdk_tour.json"),
+        "sdk_tour: 16 passed, 0 failed",
+    );
+}
+
+/// examples/csv_stats/`file`, built in `project` with `build`: it passes
+/// the cases the three languages share.
+fn csv_stats_passes(project: &Path, file: &str, build: &[&str]) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/csv_stats");
+    builds_and_passes(
+        project,
+        &example.join(file),
+        build,
+        &example.join("cases.json"),
+        "csv_stats: 4 passed, 0 failed",
+    );
+}
+
+/// `source` copied into `project` and built there with `build` (`FILE`
+/// stands for its name; it writes `TOOL.wasm`, TOOL as `summary` names
+/// it): `toolhost test` of it with `cases` says `summary`.
+fn builds_and_passes(project: &Path, source: &Path, build: &[&str], cases: &Path, summary: &str) {
+    let file = source.file_name().unwrap().to_str().unwrap();
+    std::fs::copy(source, project.join(file)).unwrap();
     let args: Vec<&str> = build[1..]
         .iter()
         .map(|a| if *a == "FILE" { file } else { a })
         .collect();
     run_ok(project, build[0], &args);
-    let (wasm, cases) = (
-        project.join("sdk_tour.wasm"),
-        sdk_tests.join("sdk_tour.json"),
-    );
+    let tool = summary.split(':').next().unwrap();
+    let wasm = project.join(format!("{tool}.wasm"));
     let out = toolhost(
         project,
         &["test", wasm.to_str().unwrap(), cases.to_str().unwrap()],
     );
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("sdk_tour: 16 passed, 0 failed"), "{said}");
+    assert!(said.contains(summary), "{said}");
 }
 
 /// The guide's JavaScript section: `toolhost new --lang javascript`, npm
@@ -245,6 +270,18 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         ],
     );
     assert_eq!(stdout(&out).trim(), "2 rows, 3 columns", "{}", stderr(&out));
+    csv_stats_passes(
+        &project,
+        "javascript/csv_stats.js",
+        &[
+            "npx",
+            "toolhost-js",
+            "build",
+            "FILE",
+            "-o",
+            "csv_stats.wasm",
+        ],
+    );
     // An import that resolves to nothing stops the build in one line.
     write(
         &project,
@@ -308,6 +345,51 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
             "sdk_tour.wasm",
         ],
     );
+    csv_stats_passes(
+        &project,
+        "python/csv_stats.py",
+        &[
+            ".venv/bin/toolhost-py",
+            "build",
+            "FILE",
+            "-o",
+            "csv_stats.wasm",
+        ],
+    );
+}
+
+/// examples/csv_stats in Rust, built as the built-ins are (a member of the
+/// workspace, the same profile and target directory), passes the cases
+/// the three languages share.
+#[test]
+fn the_rust_csv_stats_example_passes_the_shared_cases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let binary = Path::new(env!("CARGO_BIN_EXE_toolhost"));
+    let target = binary.parent().and_then(Path::parent).unwrap().join("wasm");
+    let out = Command::new(env!("CARGO"))
+        .current_dir(&root)
+        .args(["build", "-p", "csv_stats", "--target", "wasm32-wasip2"])
+        .args(["--profile", "plugin", "--locked", "--target-dir"])
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wasm = target.join("wasm32-wasip2/plugin/csv_stats.wasm");
+    let cases = root.join("examples/csv_stats/cases.json");
+    let ws = workspace();
+    let out = toolhost(
+        ws.path(),
+        &["test", wasm.to_str().unwrap(), cases.to_str().unwrap()],
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("csv_stats: 4 passed, 0 failed"), "{said}");
 }
 
 /// The guide's Rust section: `toolhost new`, cargo build for
