@@ -463,7 +463,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(outcomes[0]["name"], "case 1");
     assert_eq!(
         outcomes[0]["failures"][0],
-        "structured.words: expected 5, got 1"
+        "structured at `/words`: expected 5, got 1"
     );
     write(base.path(), "broken.json", "{not json");
     let out = toolhost(base.path(), &["test", wasm_arg, "broken.json"]);
