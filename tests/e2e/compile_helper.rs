@@ -44,6 +44,30 @@ fn compile_ahead(executor: Executor, program: &Path, cache: &Path) -> Arc<Execut
 }
 
 /// Wait until the cache holds both tools compiled.
+/// `executor` with work ahead of use in helpers that run `then` (see
+/// [`helper`]), after a first call of read_file that succeeded.
+fn first_call_with_helper(executor: Executor, dir: &Path, then: &str) -> Arc<Executor> {
+    let (program, _runs) = helper(dir, then);
+    let executor = Arc::new(executor);
+    executor.start_upkeep(&Upkeep {
+        compile_ahead: true,
+        compile_helper: Some(program),
+        ..Upkeep::default()
+    });
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    executor
+}
+
+/// The temporary files left in the compile cache `cache`.
+fn temporaries(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".tmp"))
+        .collect()
+}
+
 fn until_both_compiled(cache: &Path) {
     let started = Instant::now();
     while compiled_files(cache) < 2 {
@@ -174,15 +198,7 @@ fn a_first_call_compiles_in_a_helper_too() {
         kinds = kinds.display(),
         bin = env!("CARGO_BIN_EXE_toolhost"),
     );
-    let (program, _runs) = helper(dir.path(), &then);
-    let executor = Arc::new(executor);
-    executor.start_upkeep(&Upkeep {
-        compile_ahead: true,
-        compile_helper: Some(program),
-        ..Upkeep::default()
-    });
-    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
-    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    let executor = first_call_with_helper(executor, dir.path(), &then);
     until_both_compiled(&cache);
     let mut kinds: Vec<String> = std::fs::read_to_string(&kinds)
         .unwrap()
@@ -191,11 +207,7 @@ fn a_first_call_compiles_in_a_helper_too() {
         .collect();
     kinds.sort();
     assert_eq!(kinds, ["ahead", "ahead", "baseline"]);
-    let left: Vec<_> = std::fs::read_dir(&cache)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(".tmp"))
-        .collect();
+    let left = temporaries(&cache);
     assert!(left.is_empty(), "the baseline's file is left: {left:?}");
     let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
     assert!(r.success && r.content.contains("hello"), "{r:?}");
@@ -222,30 +234,13 @@ fn a_baseline_artifact_that_is_not_code_is_refused() {
         junk = junk.display(),
         bin = env!("CARGO_BIN_EXE_toolhost"),
     );
-    let (program, _runs) = helper(dir.path(), &then);
-    let executor = Arc::new(executor);
-    executor.start_upkeep(&Upkeep {
-        compile_ahead: true,
-        compile_helper: Some(program),
-        ..Upkeep::default()
-    });
-    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
-    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    let _executor = first_call_with_helper(executor, dir.path(), &then);
     assert_eq!(
         std::fs::read_to_string(&junk).unwrap().lines().count(),
         1,
         "the helper wrote junk for the first call"
     );
     until_both_compiled(&cache);
-    let left = std::fs::read_dir(&cache)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".tmp")
-        })
-        .count();
-    assert_eq!(left, 0, "the junk file is removed");
+    let left = temporaries(&cache);
+    assert!(left.is_empty(), "the junk file is left: {left:?}");
 }
