@@ -41,6 +41,7 @@ mod persistence;
 mod pipeline;
 mod plain_components;
 mod read_file;
+mod registries;
 mod remote;
 mod replicas;
 mod review;

@@ -1,10 +1,12 @@
 //! `toolhost new` in Rust, JavaScript and Python, run as docs/plugin-guide.md
-//! says (its shell blocks are executed as written): the project builds a
+//! says (its shell blocks are executed as written), on the SDK's package as
+//! its registry serves it (tests/e2e/registries.rs): the project builds a
 //! wasm32-wasip2 component, its own test passes, `toolhost check` accepts it
 //! without a warning, its cases pass through `toolhost test` in the real
 //! host, and `toolhost call` and `toolhost serve` run it with the grant its
 //! README gives. Every code block of the guide is exercised here.
 
+use crate::registries::{self, Published};
 use crate::support::{json, stderr, stdout, toolhost, workspace, write};
 use std::path::Path;
 use std::process::Command;
@@ -21,6 +23,11 @@ fn sdk_dir() -> std::path::PathBuf {
 /// run it (the binary first on the PATH; `TOOLHOST` names it for the SDKs'
 /// test helpers); fails the test, with its output, unless it succeeds.
 fn run_ok(dir: &Path, program: &str, args: &[&str]) -> String {
+    run_ok_with(dir, program, args, &[])
+}
+
+/// [`run_ok`] with `env` set too (where an SDK's package is served).
+fn run_ok_with(dir: &Path, program: &str, args: &[&str], env: &[(String, String)]) -> String {
     let model = crate::support::toolhost_command(dir, &[]);
     let binary = Path::new(model.get_program());
     let path = std::env::join_paths(std::iter::once(binary.parent().unwrap().to_owned()).chain(
@@ -32,6 +39,7 @@ fn run_ok(dir: &Path, program: &str, args: &[&str]) -> String {
         .current_dir(dir)
         .env("TOOLHOST", binary)
         .env("PATH", path)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env_remove("CARGO_TARGET_DIR");
     for (key, value) in model.get_envs() {
         match value {
@@ -99,10 +107,10 @@ fn guide_block(section: &str, lang: &str) -> String {
 }
 
 /// Run the guide's shell block of `section` with bash in `dir`, as a
-/// person would type it; its output.
-fn run_guide(dir: &Path, section: &str) -> String {
+/// person would type it, the SDK served as `sdk` says; its output.
+fn run_guide(dir: &Path, section: &str, sdk: &Published) -> String {
     let script = guide_block(section, "sh");
-    run_ok(dir, "bash", &["-euo", "pipefail", "-c", &script])
+    run_ok_with(dir, "bash", &["-euo", "pipefail", "-c", &script], &sdk.env)
 }
 
 /// The code the guide shows for a language is what `toolhost new` wrote.
@@ -127,19 +135,21 @@ fn conforms(wasm: &Path, name: &str) {
     assert!(!stderr(&check).contains("warning"), "{}", stderr(&check));
 }
 
-/// The guide's section for a language, run as written in `base`: its
-/// shell block's output shows each of `said`; the code it shows is what
+/// The guide's section for a language, run as written in `base` on the
+/// SDK's package as `sdk` serves it: its shell block's output shows each
+/// of `said`; the code it shows is what
 /// `toolhost new` wrote at `source`; the component at `wasm` (in the
 /// project) conforms and runs as its README says. The project's directory.
 fn guide_project(
     base: &Path,
+    sdk: &Published,
     section: &str,
     fence: &str,
     source: &str,
     wasm: &str,
     said: &[&str],
 ) -> std::path::PathBuf {
-    let output = run_guide(base, section);
+    let output = run_guide(base, section, sdk);
     for expected in said.iter().chain(&["README.md: "]) {
         assert!(output.contains(expected), "no `{expected}` in:\n{output}");
     }
@@ -208,19 +218,22 @@ fn builds_and_passes(project: &Path, source: &Path, build: &[&str], cases: &Path
 #[test]
 fn a_new_javascript_tool_builds_tests_checks_and_runs() {
     let base = workspace();
+    let npm = registries::javascript();
     let project = guide_project(
         base.path(),
+        &npm,
         "JavaScript",
         "js",
         "count_words.js",
         "count_words.wasm",
         &["# pass 1", "# fail 0"],
     );
+    registries::names_the_release(&project.join("package.json"), r#""@toolhost/sdk": "^"#);
     let wasm = project.join("count_words.wasm");
 
     // The guide's grant, in toolhost.toml beside the component.
     write(&project, "toolhost.toml", guide_block("Grants", "toml"));
-    let said = run_guide(&project, "Grants");
+    let said = run_guide(&project, "Grants", &npm);
     assert!(said.contains("\nREADME.md: "), "{said}");
     // The guide's example case.
     let case = guide_block("Test the built component", "json");
@@ -248,7 +261,7 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
     // A package from npm, and a CommonJS one: installing it keeps the
     // build working (the SDK declares what its build needs), and the
     // bundle holds it.
-    run_ok(&project, "npm", &["install", "papaparse@5.7.1"]);
+    run_ok_with(&project, "npm", &["install", "papaparse@5.7.1"], &npm.env);
     write(&project, "csv_rows.js", CSV_ROWS);
     run_ok(
         &project,
@@ -328,12 +341,14 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
     let base = workspace();
     let project = guide_project(
         base.path(),
+        &registries::python(),
         "Python",
         "python",
         "count_words.py",
         "count_words.wasm",
         &["Ran 1 test", "\nOK"],
     );
+    registries::names_the_release(&project.join("requirements.txt"), "toolhost-sdk==");
     tour_passes(
         &project,
         "sdk_tour.py",
@@ -401,6 +416,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     let base = workspace();
     let project = guide_project(
         base.path(),
+        &registries::rust(base.path()),
         "Rust",
         "rust",
         "src/lib.rs",
@@ -410,6 +426,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
             "count_words: 4 passed, 0 failed",
         ],
     );
+    registries::names_the_release(&project.join("Cargo.toml"), "toolhost-sdk = \"");
     for file in ["Cargo.toml", "README.md", "Cargo.lock", "tests/cases.json"] {
         assert!(project.join(file).is_file(), "{file}");
     }
@@ -444,6 +461,18 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("no python/pyproject.toml there"),
+        "{}",
+        stderr(&out)
+    );
+    // TOOLHOST_SDK is --sdk for every `new`.
+    let out = crate::support::toolhost_with_env(
+        base.path(),
+        &["new", "other"],
+        &[("TOOLHOST_SDK", base.path())],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no rust/Cargo.toml there"),
         "{}",
         stderr(&out)
     );

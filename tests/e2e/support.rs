@@ -402,7 +402,7 @@ impl HttpRequest {
 pub struct HttpReply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: String,
+    pub body: Vec<u8>,
     pub delay: std::time::Duration,
 }
 
@@ -412,7 +412,7 @@ impl HttpReply {
         Self {
             status: 200,
             headers: vec![("Content-Type".into(), "application/json".into())],
-            body: body.into(),
+            body: body.into().into_bytes(),
             ..Self::default()
         }
     }
@@ -476,11 +476,11 @@ impl FakeHttp {
                     let mut stream = stream;
                     let _ = write!(
                         stream,
-                        "HTTP/1.1 {} X\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+                        "HTTP/1.1 {} X\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
                         reply.status,
                         reply.body.len(),
-                        reply.body
-                    );
+                    )
+                    .and_then(|()| stream.write_all(&reply.body));
                 });
             }
         });

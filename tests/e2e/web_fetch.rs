@@ -38,7 +38,7 @@ fn serve() -> (u16, Arc<AtomicUsize>) {
         HttpReply {
             status,
             headers,
-            body,
+            body: body.into(),
             ..HttpReply::default()
         }
     });

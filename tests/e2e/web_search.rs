@@ -153,7 +153,7 @@ fn rate_limits_timeouts_and_bad_answers_are_clear() {
             q if q.starts_with("q=limited") => HttpReply {
                 status: 429,
                 headers: vec![("Retry-After".into(), "42".into())],
-                body: format!("{{\"error\":\"too many requests for key {KEY}\"}}"),
+                body: format!("{{\"error\":\"too many requests for key {KEY}\"}}").into(),
                 ..HttpReply::default()
             },
             q if q.starts_with("q=slow") => HttpReply {

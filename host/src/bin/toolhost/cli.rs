@@ -218,11 +218,10 @@ pub enum Command {
         /// empty.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// toolhost's `sdk` directory (holding rust/, javascript/, python/)
-        /// to build against (default: the one
-        /// this toolhost was built from, if it is still there; else the
-        /// published toolhost-sdk of this version).
-        #[arg(long, value_name = "DIR")]
+        /// Build against toolhost's `sdk` directory of a checkout (holding
+        /// rust/, javascript/, python/) instead of the SDK of this version
+        /// from its registry (crates.io, npm or PyPI), the default.
+        #[arg(long, value_name = "DIR", env = "TOOLHOST_SDK")]
         sdk: Option<PathBuf>,
     },
     /// Test a built component in the real host: run each case of CASES (a

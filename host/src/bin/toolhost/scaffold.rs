@@ -68,7 +68,8 @@ impl Lang {
     }
 
     /// How the project names the SDK: the directory `sdk` if there is one,
-    /// else the published package of this version.
+    /// else the package of this version on its registry (crates.io, npm,
+    /// PyPI).
     fn dependency(self, sdk: Option<&Path>) -> String {
         let version = env!("CARGO_PKG_VERSION");
         match (self, sdk) {
@@ -96,7 +97,7 @@ impl Lang {
             Self::Rust => format!(
                 "created {dir}: the tool `{name}` in Rust.\n\
                  build:  cd {dir} && cargo build --release --target wasm32-wasip2\n\
-                 test:   cargo test; then, built: toolhost check target/wasm32-wasip2/release/{name}.wasm\n        \
+                 test:   cargo test --release; then, built: toolhost check target/wasm32-wasip2/release/{name}.wasm\n        \
                  and toolhost test target/wasm32-wasip2/release/{name}.wasm tests/cases.json\n\
                  run:    {}\n",
                 run.replace("{plugins}", "target/wasm32-wasip2/release")
@@ -122,16 +123,6 @@ impl Lang {
 
 /// The cases every new project's test runs through the real host.
 const CASES: &str = include_str!("templates/cases.json");
-
-/// Where toolhost's `sdk` directory (the one this toolhost was built
-/// from) lies, if it is still there.
-fn own_sdk() -> Option<PathBuf> {
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
-    sdk.join("rust/Cargo.toml")
-        .is_file()
-        .then(|| sdk.canonicalize().ok())
-        .flatten()
-}
 
 /// Write the project for tool `name` into `dir` (default `./name`);
 /// returns what to tell the author.
@@ -160,7 +151,7 @@ pub fn new_project(
         .into());
     }
     let (sub, marker) = lang.sdk_dir();
-    let language_sdk = match sdk.map(Path::to_owned).or_else(own_sdk) {
+    let language_sdk = match sdk {
         Some(path) => {
             let path = path.canonicalize().map_err(|e| {
                 UsageError(format!(
