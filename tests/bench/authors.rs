@@ -20,7 +20,7 @@ const LANGUAGES: [(&str, &[&str], &str); 3] = [
         "rust",
         &[
             "cargo build --quiet --release --target wasm32-wasip2",
-            "cargo test --quiet",
+            "cargo test --quiet --release",
             "toolhost test target/wasm32-wasip2/release/count_words.wasm tests/cases.json",
         ],
         "target/wasm32-wasip2/release/count_words.wasm",
@@ -60,7 +60,12 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
         let dir = base.path().join(lang);
         std::fs::create_dir_all(&dir).expect("dir");
         let started = Instant::now();
-        let new = format!("toolhost new count_words --lang {lang}");
+        // The checkout's SDKs: the registries may not hold this version.
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+        let new = format!(
+            "toolhost new count_words --lang {lang} --sdk {}",
+            sdk.display()
+        );
         let mut ok = true;
         for (i, step) in std::iter::once(new.as_str())
             .chain(steps.iter().copied())

@@ -630,6 +630,28 @@ fn the_javascript_and_python_sdks_pass_their_unit_tests() {
     assert!(py.contains("\nOK"), "{py}");
 }
 
+/// The guide shows examples/csv_stats in each language as it is, with
+/// its length.
+#[test]
+fn the_guide_shows_csv_stats_in_three_languages() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/csv_stats");
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/plugin-guide.md"),
+    )
+    .unwrap();
+    for (label, fence, file) in [
+        ("Rust", "rust", "rust/src/lib.rs"),
+        ("JavaScript", "js", "javascript/csv_stats.js"),
+        ("Python", "python", "python/csv_stats.py"),
+    ] {
+        let path = example.join(file);
+        guide_shows("One tool in three languages", fence, &path);
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        let said = format!("{label} ({lines} lines");
+        assert!(guide.contains(&said), "the guide does not say `{said}`");
+    }
+}
+
 /// Every code block of the guide is one the tests above run or compare:
 /// a new one must be exercised too.
 #[test]
@@ -644,6 +666,9 @@ fn every_code_block_of_the_guide_is_exercised() {
         ("Grants", "toml"),
         ("Grants", "sh"),
         ("Test the built component", "json"),
+        ("One tool in three languages", "rust"),
+        ("One tool in three languages", "js"),
+        ("One tool in three languages", "python"),
     ];
     let blocks = guide_blocks();
     for (section, lang, _) in &blocks {

@@ -120,6 +120,21 @@ impl Context {
         self.workspace_root.as_deref()
     }
 
+    /// The UTF-8 text of the file at `path`, relative to the workspace:
+    /// [`crate::fs::resolve`] then [`crate::fs::read_text`], so a path
+    /// outside the workspace is `Denied`, a missing file `Retry`.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+    /// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
+    /// assert_eq!(ctx.read_text("a.txt").unwrap(), "hello");
+    /// assert!(ctx.read_text("../a.txt").is_err());
+    /// ```
+    pub fn read_text(&self, path: &str) -> Result<String, crate::ToolError> {
+        crate::fs::read_text(&crate::fs::resolve(path, self)?)
+    }
+
     /// True when the caller asked for a dry run: describe, change nothing.
     ///
     /// ```

@@ -256,3 +256,30 @@ macro_rules! export_tool {
         };
     };
 }
+
+/// Refuse the call as [`ToolError::InvalidInput`] unless `condition`
+/// holds: the rest is the message, as `format!` takes it (say what is
+/// wrong and what to give instead).
+///
+/// ```
+/// use toolhost_sdk::{ToolError, ensure};
+///
+/// fn columns(header: &[&str], row: &[&str]) -> Result<usize, ToolError> {
+///     let (n, of) = (row.len(), header.len());
+///     ensure!(n == of, "the row has {n} fields; the header has {of}");
+///     Ok(n)
+/// }
+/// assert_eq!(columns(&["a"], &["1"]), Ok(1));
+/// let e = columns(&["a", "b"], &["1"]).unwrap_err();
+/// assert_eq!(e, ToolError::invalid_input("the row has 1 fields; the header has 2"));
+/// ```
+#[macro_export]
+macro_rules! ensure {
+    ($condition:expr, $($message:tt)+) => {
+        if !$condition {
+            return ::core::result::Result::Err($crate::ToolError::invalid_input(
+                ::std::format!($($message)+),
+            ));
+        }
+    };
+}
