@@ -56,6 +56,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     )
     .expect("PATH");
     let mut built = Vec::new();
+    let mut projects = Vec::new();
     for (lang, steps, wasm) in LANGUAGES {
         let dir = base.path().join(lang);
         std::fs::create_dir_all(&dir).expect("dir");
@@ -107,6 +108,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
                 started.elapsed().as_secs_f64()
             );
             built.push((lang, dir.join("count_words").join(wasm)));
+            projects.push((lang, dir.join("count_words")));
         }
     }
 
@@ -203,6 +205,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
             took.as_secs_f64()
         );
     }
+    crate::examples::run(&projects, &base.path().join("compile-cache"), 5, n);
 }
 
 /// A plain WIT component's function (no toolhost SDK: its arguments and

@@ -24,7 +24,9 @@
 //!   Rust (dynamic.rs);
 //! - tool authors: `toolhost new` to a passing test in Rust, JavaScript and
 //!   Python from an empty build cache, and each word count per call beside
-//!   the echo component (authors.rs);
+//!   the echo component (authors.rs); then the csv_stats example in
+//!   JavaScript and Python beside `read_file`, over MCP and per CLI
+//!   process (examples.rs);
 //! - soak: 10,000 mixed calls a transport at 50 in flight, with what the
 //!   server holds before and after and its memory by quarter (soak.rs);
 //! - memory: serve's resident size idle and per call in flight (memory.rs);
@@ -37,6 +39,7 @@ mod authors;
 mod binary;
 mod bytes;
 mod dynamic;
+mod examples;
 mod mcp;
 mod memory;
 mod remote;

@@ -455,21 +455,6 @@ fn a_secret_reaches_a_tool_that_declares_it_when_granted_and_never_leaves() {
     assert_eq!(json(&out)["structured"]["value"], "from-the-host");
 }
 
-/// `program ARGS` in `dir`, which must succeed.
-fn run_in(dir: &Path, program: &str, args: &[&str]) {
-    let out = std::process::Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The inventory written in JavaScript (componentize-js, from npm),
 /// built into `out`.
 fn build_javascript(out: &Path) {
@@ -478,13 +463,13 @@ fn build_javascript(out: &Path) {
     for file in ["package.json", "build.mjs", "inventory.js"] {
         std::fs::copy(source.join(file), work.path().join(file)).unwrap();
     }
-    run_in(
+    crate::support::run_in(
         work.path(),
         "npm",
         &["install", "--no-audit", "--no-fund", "--loglevel=error"],
     );
     let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fixture_plain/wit");
-    run_in(
+    crate::support::run_in(
         work.path(),
         "node",
         &["build.mjs", out.to_str().unwrap(), wit.to_str().unwrap()],
@@ -500,20 +485,20 @@ fn build_python(out: &Path) {
     std::fs::create_dir_all(&src).unwrap();
     std::fs::copy(source.join("app.py"), src.join("app.py")).unwrap();
     let venv = work.path().join("venv");
-    run_in(
+    crate::support::run_in(
         work.path(),
         "python3",
         &["-m", "venv", venv.to_str().unwrap()],
     );
     let pip = venv.join("bin/pip");
-    run_in(
+    crate::support::run_in(
         work.path(),
         pip.to_str().unwrap(),
         &["install", "-q", "componentize-py==0.25.1"],
     );
     let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fixture_plain/wit");
     let componentize = venv.join("bin/componentize-py");
-    run_in(
+    crate::support::run_in(
         work.path(),
         componentize.to_str().unwrap(),
         &[

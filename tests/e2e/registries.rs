@@ -6,11 +6,10 @@
 //! out, a dependency it does not declare or a path into the checkout
 //! fails the guide's tests (tests/e2e/scaffold.rs) that build on it.
 
-use crate::support::{FakeHttp, HttpReply};
+use crate::support::{FakeHttp, HttpReply, run_in};
 use base64::Engine as _;
 use sha2::Digest as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A language's SDK, packed and served, for as long as it lives.
 pub struct Published {
@@ -23,24 +22,6 @@ pub struct Published {
 /// The repository's root.
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `program ARGS` in `dir`; fails the test, with its output, unless it
-/// succeeds. Its standard output.
-fn run(dir: &Path, program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The Rust SDK's three crates packed by `cargo package` and unpacked as
@@ -56,12 +37,12 @@ pub fn rust(base: &Path) -> Published {
         args.extend(["-p", name]);
     }
     args.extend(["--target-dir", target.to_str().unwrap()]);
-    run(&root(), env!("CARGO"), &args);
+    run_in(&root(), env!("CARGO"), &args);
     let mut patch = String::from("[patch.crates-io]\n");
     for name in crates {
         let file = format!("{name}-{}.crate", env!("CARGO_PKG_VERSION"));
         let crate_file = target.join("package").join(&file);
-        run(
+        run_in(
             packed.path(),
             "tar",
             &["-xzf", crate_file.to_str().unwrap()],
@@ -85,7 +66,7 @@ pub fn javascript() -> Published {
     let packed = tempfile::tempdir().unwrap();
     let dir = packed.path().to_str().unwrap();
     let sdk = root().join("sdk/javascript");
-    let file = run(
+    let file = run_in(
         &sdk,
         "npm",
         &["pack", "--silent", "--pack-destination", dir],
@@ -160,7 +141,7 @@ pub fn python() -> Published {
         );
     }
     let wheels = packed.path().join("wheels");
-    run(
+    run_in(
         packed.path(),
         "python3",
         &[

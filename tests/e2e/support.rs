@@ -110,6 +110,25 @@ pub fn workspace() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
 
+/// `program ARGS` in `dir` (`CARGO_TARGET_DIR` unset, so a cargo it runs
+/// builds where its project says); fails the test, with its output, unless
+/// it succeeds. Its standard output.
+pub fn run_in(dir: &Path, program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Write `content` to `dir/rel`, creating parents.
 pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(rel);
