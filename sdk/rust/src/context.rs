@@ -129,7 +129,9 @@ impl Context {
     /// std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
     /// let ctx = toolhost_sdk::Context::for_workspace(dir.path().display().to_string());
     /// assert_eq!(ctx.read_text("a.txt").unwrap(), "hello");
-    /// assert!(ctx.read_text("../a.txt").is_err());
+    /// use toolhost_sdk::ToolError;
+    /// assert!(matches!(ctx.read_text("../a.txt"), Err(ToolError::Denied(_))));
+    /// assert!(matches!(ctx.read_text("nope.txt"), Err(ToolError::Retry(_))));
     /// ```
     pub fn read_text(&self, path: &str) -> Result<String, crate::ToolError> {
         crate::fs::read_text(&crate::fs::resolve(path, self)?)

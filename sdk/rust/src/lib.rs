@@ -259,7 +259,8 @@ macro_rules! export_tool {
 
 /// Refuse the call as [`ToolError::InvalidInput`] unless `condition`
 /// holds: the rest is the message, as `format!` takes it (say what is
-/// wrong and what to give instead).
+/// wrong and what to give instead); without one, the condition's text.
+/// The error converts into the function's (`?`'s `From`).
 ///
 /// ```
 /// use toolhost_sdk::{ToolError, ensure};
@@ -272,13 +273,22 @@ macro_rules! export_tool {
 /// assert_eq!(columns(&["a"], &["1"]), Ok(1));
 /// let e = columns(&["a", "b"], &["1"]).unwrap_err();
 /// assert_eq!(e, ToolError::invalid_input("the row has 1 fields; the header has 2"));
+///
+/// fn positive(n: i64) -> Result<i64, ToolError> {
+///     ensure!(n > 0);
+///     Ok(n)
+/// }
+/// assert_eq!(positive(0), Err(ToolError::invalid_input("not so: n > 0")));
 /// ```
 #[macro_export]
 macro_rules! ensure {
+    ($condition:expr $(,)?) => {
+        $crate::ensure!($condition, "not so: {}", ::core::stringify!($condition))
+    };
     ($condition:expr, $($message:tt)+) => {
         if !$condition {
-            return ::core::result::Result::Err($crate::ToolError::invalid_input(
-                ::std::format!($($message)+),
+            return ::core::result::Result::Err(::core::convert::From::from(
+                $crate::ToolError::invalid_input(::std::format!($($message)+)),
             ));
         }
     };
