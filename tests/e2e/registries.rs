@@ -16,7 +16,7 @@ pub struct Published {
     /// What npm and pip are to be run with to find it.
     pub env: Vec<(String, String)>,
     _packed: tempfile::TempDir,
-    _registry: Option<FakeHttp>,
+    registry: Option<FakeHttp>,
 }
 
 /// The repository's root.
@@ -54,7 +54,7 @@ pub fn rust(base: &Path) -> Published {
     Published {
         env: Vec::new(),
         _packed: packed,
-        _registry: None,
+        registry: None,
     }
 }
 
@@ -116,7 +116,7 @@ pub fn javascript() -> Published {
     Published {
         env: vec![("npm_config_@toolhost:registry".into(), url)],
         _packed: packed,
-        _registry: Some(registry),
+        registry: Some(registry),
     }
 }
 
@@ -162,7 +162,35 @@ pub fn python() -> Published {
     Published {
         env: vec![("PIP_FIND_LINKS".into(), links)],
         _packed: packed,
-        _registry: None,
+        registry: None,
+    }
+}
+
+impl Published {
+    /// The project at `project` installed the SDK from here: a Rust one's
+    /// lock has the crates from the unpacked packages (no registry source);
+    /// npm asked the registry here for the package.
+    pub fn was_installed(&self, project: &Path) {
+        match &self.registry {
+            Some(registry) => {
+                let asked = registry.requests();
+                assert!(
+                    asked
+                        .iter()
+                        .any(|r| r.path.eq_ignore_ascii_case("/@toolhost%2fsdk")),
+                    "npm never asked the registry for @toolhost/sdk: {:?}",
+                    asked.iter().map(|r| &r.path).collect::<Vec<_>>()
+                );
+            }
+            None => {
+                let lock = std::fs::read_to_string(project.join("Cargo.lock")).unwrap();
+                let entry = lock
+                    .split("[[package]]")
+                    .find(|p| p.contains("name = \"toolhost-sdk\"\n"))
+                    .expect("toolhost-sdk in Cargo.lock");
+                assert!(!entry.contains("source ="), "not from the package: {entry}");
+            }
+        }
     }
 }
 

@@ -229,6 +229,7 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         &["# pass 1", "# fail 0"],
     );
     registries::names_the_release(&project.join("package.json"), r#""@toolhost/sdk": "^"#);
+    npm.was_installed(&project);
     let wasm = project.join("count_words.wasm");
 
     // The guide's grant, in toolhost.toml beside the component.
@@ -348,7 +349,7 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
         "count_words.wasm",
         &["Ran 1 test", "\nOK"],
     );
-    registries::names_the_release(&project.join("requirements.txt"), "toolhost-sdk==");
+    registries::names_the_release(&project.join("requirements.txt"), "toolhost-sdk~=");
     tour_passes(
         &project,
         "sdk_tour.py",
@@ -414,9 +415,10 @@ fn the_rust_csv_stats_example_passes_the_shared_cases() {
 #[test]
 fn a_new_rust_tool_builds_tests_checks_and_runs() {
     let base = workspace();
+    let crates = registries::rust(base.path());
     let project = guide_project(
         base.path(),
-        &registries::rust(base.path()),
+        &crates,
         "Rust",
         "rust",
         "src/lib.rs",
@@ -427,6 +429,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         ],
     );
     registries::names_the_release(&project.join("Cargo.toml"), "toolhost-sdk = \"");
+    crates.was_installed(&project);
     for file in ["Cargo.toml", "README.md", "Cargo.lock", "tests/cases.json"] {
         assert!(project.join(file).is_file(), "{file}");
     }
@@ -464,6 +467,34 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         "{}",
         stderr(&out)
     );
+    // With --sdk, each language's project names the checkout's SDK (and a
+    // Rust one gets the checkout's lock).
+    for (lang, manifest, named) in [
+        (
+            "rust",
+            "Cargo.toml",
+            format!("toolhost-sdk = {{ path = {:?} }}", format!("{sdk}/rust")),
+        ),
+        (
+            "javascript",
+            "package.json",
+            format!("\"@toolhost/sdk\": \"file:{sdk}/javascript\""),
+        ),
+        ("python", "requirements.txt", format!("{sdk}/python\n")),
+    ] {
+        let dir = base.path().join(format!("with-sdk-{lang}"));
+        let dir_arg = dir.to_str().unwrap();
+        let out = toolhost(
+            base.path(),
+            &[
+                "new", "other", "--lang", lang, "--dir", dir_arg, "--sdk", sdk,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = std::fs::read_to_string(dir.join(manifest)).unwrap();
+        assert!(text.contains(&named), "no `{named}` in {manifest}:\n{text}");
+        assert_eq!(dir.join("Cargo.lock").is_file(), lang == "rust", "{lang}");
+    }
     // TOOLHOST_SDK is --sdk for every `new`.
     let out = crate::support::toolhost_with_env(
         base.path(),
@@ -644,11 +675,15 @@ fn the_guide_shows_csv_stats_in_three_languages() {
         ("JavaScript", "js", "javascript/csv_stats.js"),
         ("Python", "python", "python/csv_stats.py"),
     ] {
-        let path = example.join(file);
-        guide_shows("One tool in three languages", fence, &path);
-        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
-        let said = format!("{label} ({lines} lines");
-        assert!(guide.contains(&said), "the guide does not say `{said}`");
+        let written = std::fs::read_to_string(example.join(file)).unwrap();
+        let shown = guide_block("One tool in three languages", fence);
+        assert_eq!(
+            shown, written,
+            "the guide's {label} csv_stats differs from {file}"
+        );
+        let section = &guide[guide.find("## One tool in three languages").unwrap()..];
+        let said = format!("{label} ({} lines", written.lines().count());
+        assert!(section.contains(&said), "the guide does not say `{said}`");
     }
 }
 

@@ -189,7 +189,8 @@ pub fn toolhost_command(cwd: &Path, args: &[&str]) -> Command {
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-state"),
         )
         .env_remove("TOOLHOST_CONFIG")
-        .env_remove("TOOLHOST_LOG");
+        .env_remove("TOOLHOST_LOG")
+        .env_remove("TOOLHOST_SDK");
     cmd
 }
 

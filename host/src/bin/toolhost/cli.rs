@@ -220,7 +220,8 @@ pub enum Command {
         dir: Option<PathBuf>,
         /// Build against toolhost's `sdk` directory of a checkout (holding
         /// rust/, javascript/, python/) instead of the SDK of this version
-        /// from its registry (crates.io, npm or PyPI), the default.
+        /// from its registry (crates.io, npm or PyPI), the default; until
+        /// the SDKs are published there, give `--sdk`.
         #[arg(long, value_name = "DIR", env = "TOOLHOST_SDK")]
         sdk: Option<PathBuf>,
     },

@@ -69,7 +69,7 @@ impl Lang {
 
     /// How the project names the SDK: the directory `sdk` if there is one,
     /// else the package of this version on its registry (crates.io, npm,
-    /// PyPI).
+    /// PyPI), any later patch release of it accepted.
     fn dependency(self, sdk: Option<&Path>) -> String {
         let version = env!("CARGO_PKG_VERSION");
         match (self, sdk) {
@@ -83,7 +83,7 @@ impl Lang {
             (Self::Javascript, Some(path)) => format!("file:{}", path.display()),
             (Self::Javascript, None) => format!("^{version}"),
             (Self::Python, Some(path)) => path.display().to_string(),
-            (Self::Python, None) => format!("toolhost-sdk=={version}"),
+            (Self::Python, None) => format!("toolhost-sdk~={version}"),
         }
     }
 
@@ -155,13 +155,13 @@ pub fn new_project(
         Some(path) => {
             let path = path.canonicalize().map_err(|e| {
                 UsageError(format!(
-                    "--sdk {}: {e}; give toolhost's `sdk` directory",
+                    "--sdk (or TOOLHOST_SDK) {}: {e}; give toolhost's `sdk` directory",
                     path.display()
                 ))
             })?;
             if !path.join(sub).join(marker).is_file() {
                 return Err(UsageError(format!(
-                    "--sdk {}: no {sub}/{marker} there; give toolhost's `sdk` directory",
+                    "--sdk (or TOOLHOST_SDK) {}: no {sub}/{marker} there; give toolhost's `sdk` directory",
                     path.display()
                 ))
                 .into());
