@@ -128,19 +128,28 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
             baseline.push(median((0..n).map(|_| call("read_file", &read)).collect()));
         }
         let (tool, baseline) = (median(tool), median(baseline));
-        let cli = |tool: &str, args: &str| {
-            let grant = "csv_stats=workspace:read";
-            per_process(
-                binary,
-                cache,
-                ws.path(),
-                &["--plugin-dir", dir, "--grant", grant, "call", tool, args],
-                n / 10 + 3,
-            )
-        };
-        let (cli_tool, cli_read) = (
-            cli("csv_stats", &args.to_string()),
-            cli("read_file", &read.to_string()),
+        // `read_file` alone: with the plugin directory, every process would
+        // load csv_stats too.
+        let grant = "csv_stats=workspace:read";
+        let tool_args = args.to_string();
+        let with_plugin = [
+            "--plugin-dir",
+            dir,
+            "--grant",
+            grant,
+            "call",
+            "csv_stats",
+            &tool_args,
+        ];
+        let runs = n / 10 + 3;
+        let cli_tool = per_process(binary, cache, ws.path(), &with_plugin, runs);
+        let read_args = read.to_string();
+        let cli_read = per_process(
+            binary,
+            cache,
+            ws.path(),
+            &["call", "read_file", &read_args],
+            runs,
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(

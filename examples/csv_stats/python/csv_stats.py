@@ -1,6 +1,5 @@
 """`csv_stats`: a CSV file's rows, and each column's range and mean."""
 from dataclasses import dataclass
-from statistics import fmean
 from typing import Annotated, Optional
 
 from toolhost import Context, InvalidInput, Output, tool
@@ -37,5 +36,5 @@ def csv_stats(ctx: Context, path: Annotated[str, "Workspace-relative path of the
         except ValueError:
             continue
         if numbers:
-            column.min, column.max, column.mean = min(numbers), max(numbers), fmean(numbers)
+            column.min, column.max, column.mean = min(numbers), max(numbers), sum(numbers) / len(numbers)
     return Output(f"{path}: {stats.rows} rows, {len(header)} columns", stats)
