@@ -117,15 +117,14 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
             assert_ne!(result["isError"], true, "{tool}: {result}");
             started.elapsed()
         };
-        let read = json!({"path": "people.csv"});
         for _ in 0..n / 4 {
             call("csv_stats", &args);
-            call("read_file", &read);
+            call("read_file", &args);
         }
         let (mut tool, mut baseline) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             tool.push(median((0..n).map(|_| call("csv_stats", &args)).collect()));
-            baseline.push(median((0..n).map(|_| call("read_file", &read)).collect()));
+            baseline.push(median((0..n).map(|_| call("read_file", &args)).collect()));
         }
         let (tool, baseline) = (median(tool), median(baseline));
         // `read_file` alone: with the plugin directory, every process would
@@ -143,12 +142,11 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
         ];
         let runs = n / 10 + 3;
         let cli_tool = per_process(binary, cache, ws.path(), &with_plugin, runs);
-        let read_args = read.to_string();
         let cli_read = per_process(
             binary,
             cache,
             ws.path(),
-            &["call", "read_file", &read_args],
+            &["call", "read_file", &tool_args],
             runs,
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;

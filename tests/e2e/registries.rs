@@ -167,31 +167,32 @@ pub fn python() -> Published {
 }
 
 impl Published {
-    /// The project at `project` installed the SDK from here: a Rust one's
-    /// lock has the crates from the unpacked packages (no registry source);
-    /// npm asked the registry here for the package.
-    pub fn was_installed(&self, project: &Path) {
-        match &self.registry {
-            Some(registry) => {
-                let asked = registry.requests();
-                assert!(
-                    asked
-                        .iter()
-                        .any(|r| r.path.eq_ignore_ascii_case("/@toolhost%2fsdk")),
-                    "npm never asked the registry for @toolhost/sdk: {:?}",
-                    asked.iter().map(|r| &r.path).collect::<Vec<_>>()
-                );
-            }
-            None => {
-                let lock = std::fs::read_to_string(project.join("Cargo.lock")).unwrap();
-                let entry = lock
-                    .split("[[package]]")
-                    .find(|p| p.contains("name = \"toolhost-sdk\"\n"))
-                    .expect("toolhost-sdk in Cargo.lock");
-                assert!(!entry.contains("source ="), "not from the package: {entry}");
-            }
-        }
+    /// npm asked the registry here for the package (a JavaScript SDK's).
+    pub fn npm_was_asked(&self) {
+        let registry = self
+            .registry
+            .as_ref()
+            .expect("the JavaScript SDK's registry");
+        let asked = registry.requests();
+        assert!(
+            asked
+                .iter()
+                .any(|r| r.path.eq_ignore_ascii_case("/@toolhost%2fsdk")),
+            "npm never asked the registry for @toolhost/sdk: {:?}",
+            asked.iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
     }
+}
+
+/// The Rust project at `project` built on the unpacked packages: its lock
+/// names no registry source for toolhost-sdk.
+pub fn cargo_used_the_package(project: &Path) {
+    let lock = std::fs::read_to_string(project.join("Cargo.lock")).unwrap();
+    let entry = lock
+        .split("[[package]]")
+        .find(|p| p.contains("name = \"toolhost-sdk\"\n"))
+        .expect("toolhost-sdk in Cargo.lock");
+    assert!(!entry.contains("source ="), "not from the package: {entry}");
 }
 
 /// The project's manifest at `manifest` names the SDK by `prefix` and the

@@ -229,7 +229,7 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         &["# pass 1", "# fail 0"],
     );
     registries::names_the_release(&project.join("package.json"), r#""@toolhost/sdk": "^"#);
-    npm.was_installed(&project);
+    npm.npm_was_asked();
     let wasm = project.join("count_words.wasm");
 
     // The guide's grant, in toolhost.toml beside the component.
@@ -429,7 +429,7 @@ fn a_new_rust_tool_builds_tests_checks_and_runs() {
         ],
     );
     registries::names_the_release(&project.join("Cargo.toml"), "toolhost-sdk = \"");
-    crates.was_installed(&project);
+    registries::cargo_used_the_package(&project);
     for file in ["Cargo.toml", "README.md", "Cargo.lock", "tests/cases.json"] {
         assert!(project.join(file).is_file(), "{file}");
     }
