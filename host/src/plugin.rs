@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use toolhost_shared::contract::setting;
 use toolhost_shared::dynamic::Meta;
+mod file;
 mod loaded;
 pub use loaded::*;
 
@@ -137,6 +138,13 @@ enum Wasm {
     /// tool's runner and source).
     Prepared(WasmBytes<'static>, Arc<str>),
     Owned(Arc<[u8]>),
+    /// A plugin file not read yet (its compiled code is cached): read, and
+    /// checked against `hash`, only to compile.
+    File {
+        path: PathBuf,
+        hash: String,
+        len: usize,
+    },
 }
 
 /// A loaded plugin. Cheap to keep: compiling happens on first call unless
@@ -206,12 +214,23 @@ impl Plugin {
             }
         };
         let key = runtime.cache_key(&hash);
+        let described = recorded.or_else(|| runtime.cached_info(&key).map(Described::from));
+        Self::keyed(runtime, (origin, wasm, key), described, compile)
+    }
+
+    /// The plugin `wasm` from `origin` under the cache key `key`, described
+    /// by `described` if known (else, with `compile`, by running it).
+    fn keyed(
+        runtime: &Runtime,
+        (origin, wasm, key): (Origin, Wasm, String),
+        described: Option<Described>,
+        compile: bool,
+    ) -> Result<Option<Self>, RuntimeError> {
         let fail = |reason: String| RuntimeError::Load {
             origin: origin.to_string(),
             reason,
         };
-        let (info, pre) = match recorded.or_else(|| runtime.cached_info(&key).map(Described::from))
-        {
+        let (info, pre) = match described {
             Some(info) => (info, Loaded::default()),
             None if !compile => return Ok(None),
             None => {
@@ -233,52 +252,6 @@ impl Plugin {
             prepared: AtomicBool::new(false),
             forwarded: None,
         }))
-    }
-
-    /// The tools of the component file `path`: a toolhost plugin's one, or
-    /// a plain component's one per exported function (crate::plain).
-    /// `None` when `compile` is false and what it is cannot be known
-    /// without compiling it.
-    pub(crate) fn load_file_as(
-        runtime: &Runtime,
-        path: &Path,
-        compile: bool,
-    ) -> Result<Option<Vec<Self>>, RuntimeError> {
-        let bytes: Arc<[u8]> = std::fs::read(path)
-            .map_err(|e| load_error(path, e.to_string()))?
-            .into();
-        let key = runtime.cache_key(&blake3::hash(&bytes).to_hex());
-        // A toolhost plugin described before is known from the cache; a
-        // plain component is known from its compiled code, if the cache
-        // holds it (read, not compiled).
-        if runtime.cached_info(&key).is_none() {
-            if !compile && !runtime.holds_compiled(&key, Linking::Owned) {
-                return Ok(None);
-            }
-            let label = path.display().to_string();
-            let (component, plain) = runtime
-                .link_plain(&key, &bytes, &label)
-                .map_err(|reason| load_error(path, reason))?;
-            if let Some(pre) = plain {
-                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-                let tools = crate::plain::tools(
-                    runtime,
-                    (&component, &pre),
-                    &bytes,
-                    stem.as_deref().unwrap_or("component"),
-                )
-                .map_err(|reason| load_error(path, reason))?;
-                let origin = Origin::File(path.to_owned());
-                return Ok(Some(
-                    tools
-                        .into_iter()
-                        .map(|(info, f)| Self::forwarded(info, origin.clone(), f))
-                        .collect(),
-                ));
-            }
-        }
-        let source = PluginSource::Bytes(bytes, path.to_owned());
-        Ok(Self::load_as(runtime, source, compile)?.map(|plugin| vec![plugin]))
     }
 
     /// Check `wasm` as `toolhost check` does (see

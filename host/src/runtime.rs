@@ -192,22 +192,6 @@ impl Runtime {
         Ok(pre)
     }
 
-    /// Whether the compile cache holds the component keyed `key`, compiled
-    /// as `linking` says (a prepared script: or the shared snapshot its
-    /// calls fall back to): letting go of it loaded then costs only a load.
-    pub(crate) fn holds_compiled(&self, key: &str, linking: Linking) -> bool {
-        self.cache.holds(&stored_key(key, linking))
-            || matches!(linking, Linking::Prepared(_))
-                && self.holds_compiled(key, Linking::Preinitialised)
-    }
-
-    /// Whether the compile cache holds the snapshot of the component keyed
-    /// `key` with `script` prepared.
-    pub(crate) fn holds_prepared(&self, key: &str, script: &str) -> bool {
-        self.cache
-            .holds(&stored_key(key, Linking::Prepared(script)))
-    }
-
     /// Forget the embedded component keyed `key` linked for this runtime
     /// ([`Runtime::link`] links it again when asked).
     pub(crate) fn forget_linked(&self, key: &str) {
@@ -319,27 +303,6 @@ impl Runtime {
         while *count > 0 {
             count = done.wait(count).unwrap_or_else(PoisonError::into_inner);
         }
-    }
-
-    /// The cache key of a component whose content hash is `hash`.
-    /// Components loaded from the compile cache, and compiled, so far
-    /// (shared counters, for `/metrics`).
-    pub(crate) fn cache_counters(
-        &self,
-    ) -> (
-        prometheus_client::metrics::counter::Counter,
-        prometheus_client::metrics::counter::Counter,
-    ) {
-        (self.cache.hits.clone(), self.cache.compiles.clone())
-    }
-
-    pub(crate) fn cache_key(&self, hash: &str) -> String {
-        self.cache.key(hash)
-    }
-
-    /// The tool-info cached for `key`, if `describe()` ran before.
-    pub(crate) fn cached_info(&self, key: &str) -> Option<ToolInfo> {
-        self.cache.load_info(key)
     }
 
     /// Compile `wasm` (or load it from the cache) and pre-link it against

@@ -83,6 +83,14 @@ impl Wasm {
             Wasm::Preinitialised(bytes) => (*bytes, Linking::Preinitialised),
             Wasm::Prepared(bytes, script) => (*bytes, Linking::Prepared(script)),
             Wasm::Owned(bytes) => (WasmBytes::Plain(bytes), Linking::Owned),
+            Wasm::File { path, hash, len } => (
+                WasmBytes::File {
+                    path,
+                    hash,
+                    len: *len,
+                },
+                Linking::Owned,
+            ),
         }
     }
 }

@@ -20,6 +20,13 @@ pub(crate) enum WasmBytes<'a> {
         len: usize,
         base: Option<Base<'a>>,
     },
+    /// In the file `path`, not read yet: `len` bytes whose BLAKE3 is
+    /// `hash` when the plugin was loaded (read, and checked, to compile).
+    File {
+        path: &'a std::path::Path,
+        hash: &'a str,
+        len: usize,
+    },
 }
 
 /// The embedded component the others are packed against, itself packed
@@ -37,7 +44,7 @@ impl<'a> WasmBytes<'a> {
     pub(crate) fn len(self) -> usize {
         match self {
             Self::Plain(bytes) => bytes.len(),
-            Self::Packed { len, .. } => len,
+            Self::Packed { len, .. } | Self::File { len, .. } => len,
         }
     }
 
@@ -45,6 +52,18 @@ impl<'a> WasmBytes<'a> {
     pub(crate) fn unpacked(self) -> Result<Cow<'a, [u8]>, String> {
         match self {
             Self::Plain(bytes) => Ok(Cow::Borrowed(bytes)),
+            Self::File { path, hash, .. } => {
+                let bytes = std::fs::read(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                if blake3::hash(&bytes).to_hex().as_str() != hash {
+                    return Err(format!(
+                        "{} changed since toolhost loaded it; reload the plugins (or start \
+                         toolhost again) to use the file as it is now",
+                        path.display()
+                    ));
+                }
+                Ok(Cow::Owned(bytes))
+            }
             Self::Packed { packed, len, base } => {
                 let cannot =
                     |e: std::io::Error| format!("cannot unpack the embedded component: {e}");
@@ -94,6 +113,28 @@ pub(crate) enum Linking<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_changed_since_it_was_hashed_is_not_compiled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool.wasm");
+        std::fs::write(&path, b"\0asm one").unwrap();
+        let hash = blake3::hash(b"\0asm one").to_hex();
+        let bytes = WasmBytes::File {
+            path: &path,
+            hash: &hash,
+            len: 8,
+        };
+        assert_eq!(bytes.unpacked().unwrap().as_ref(), b"\0asm one");
+        std::fs::write(&path, b"\0asm two").unwrap();
+        let err = bytes.unpacked().unwrap_err();
+        assert!(
+            err.contains("changed since toolhost loaded it; reload"),
+            "{err}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(bytes.unpacked().unwrap_err().contains("cannot read"));
+    }
 
     #[test]
     fn packed_bytes_unpack_to_what_was_packed_or_say_why_not() {

@@ -25,14 +25,24 @@
 //! matches `<key>.mac`, a keyed BLAKE3 of the entry's key and its bytes
 //! made when it was written, under a key kept in toolhost's data directory
 //! (`compile-cache.key`, which no command ever reaches): a file swapped for
-//! another entry's, or altered, is compiled again, with a warning.
+//! another entry's, or altered, is compiled again, with a warning. The
+//! bytes are read in full for that once; afterwards the file's signed
+//! stamp (its inode, size and change time, see [`stamp`]) vouches for
+//! them, and `<name>.file` does the same for a plugin file's content hash,
+//! so a one-shot `toolhost call` reads neither its plugins nor their
+//! compiled code in full.
 
+mod stamp;
+
+use super::Linking;
 use crate::types::tool_info::ToolInfo;
 use prometheus_client::metrics::counter::Counter;
+use stamp::Stamp;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -46,6 +56,17 @@ const RECENTLY_USED: Duration = Duration::from_secs(10 * 60);
 /// A temporary file older than this was left by a process that died
 /// while writing it.
 const ABANDONED: Duration = Duration::from_secs(60 * 60);
+
+/// A file's content hash ([`CompileCache::file_hash`]).
+#[derive(Debug)]
+pub(crate) struct FileHash {
+    /// BLAKE3, hex.
+    pub(crate) hash: String,
+    /// Its size in bytes.
+    pub(crate) len: u64,
+    /// Its bytes, if they were read to hash them.
+    pub(crate) bytes: Option<Arc<[u8]>>,
+}
 
 /// The compile cache; with no directory it compiles in memory every time.
 #[derive(Debug)]
@@ -62,6 +83,9 @@ pub(crate) struct CompileCache {
     /// Components loaded from the cache, and compiled (for `/metrics`).
     pub(crate) hits: Counter,
     pub(crate) compiles: Counter,
+    /// How long a file is left alone before its hash is remembered
+    /// ([`stamp::SETTLED`]).
+    settle: Duration,
 }
 
 impl CompileCache {
@@ -96,6 +120,7 @@ impl CompileCache {
             max_bytes,
             hits: Counter::default(),
             compiles: Counter::default(),
+            settle: stamp::SETTLED,
         }
     }
 
@@ -148,23 +173,45 @@ impl CompileCache {
     }
 
     /// The compiled component if the cache holds a usable one (marked used);
-    /// never compiles.
+    /// never compiles. Its bytes are checked against the entry's `.mac`
+    /// once; afterwards the file's signed stamp vouches for them (see
+    /// [`stamp`]), so a load does not read the whole file again.
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
-        let path = self.path(key, "cwasm").filter(|p| p.is_file())?;
-        let recorded = std::fs::read_to_string(self.path(key, "mac")?).unwrap_or_default();
-        let actual = self.mac(key, &mut std::fs::File::open(&path).ok()?).ok()?;
-        if recorded.trim() != actual {
-            tracing::warn!(
-                path = %path.display(),
-                "a cached compiled component does not match what toolhost recorded when it \
-                 wrote it (it was changed or replaced since); it is not loaded, and is compiled \
-                 again"
-            );
-            return None;
+        let path = self.path(key, "cwasm")?;
+        let mac_path = self.path(key, "mac")?;
+        let mut file = std::fs::File::open(&path).ok()?;
+        let meta = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
+        let recorded = std::fs::read_to_string(&mac_path).unwrap_or_default();
+        let mut lines = recorded.lines().map(str::trim);
+        let (content, seen) = (lines.next().unwrap_or_default(), lines.next());
+        let seen_as = |meta: &std::fs::Metadata| {
+            Stamp::settled(meta, SystemTime::now(), self.settle)
+                .and_then(|stamp| self.sign(&format!("seen {key} {content}"), &stamp).ok())
+        };
+        if seen.is_none() || seen != seen_as(&meta).as_deref() {
+            let actual = self.mac(key, &mut file).ok()?;
+            if content != actual {
+                tracing::warn!(
+                    path = %path.display(),
+                    "a cached compiled component does not match what toolhost recorded when \
+                     it wrote it (it was changed or replaced since); it is not loaded, and is \
+                     compiled again"
+                );
+                return None;
+            }
+            // Unchanged while it was read: its stamp vouches for it next time.
+            let after = file.metadata().ok();
+            if let Some(seen) =
+                seen_as(&meta).filter(|s| after.as_ref().and_then(seen_as) == Some(s.clone()))
+            {
+                write_atomic(&mac_path, format!("{content}\n{seen}\n").as_bytes());
+            }
         }
         match deserialize(engine, &path) {
             Ok(component) => {
-                touch(&path);
+                // The signature marks it used: the compiled file keeps its
+                // change time, which its stamp holds.
+                touch(&mac_path);
                 Some(component)
             }
             Err(err) => {
@@ -172,6 +219,48 @@ impl CompileCache {
                 None
             }
         }
+    }
+
+    /// The content hash (BLAKE3, hex) of the file `path`, and its bytes
+    /// if they had to be read: a file hashed before and unchanged since
+    /// (its signed stamp, see [`stamp`]) is not read at all.
+    pub(crate) fn file_hash(&self, path: &Path) -> std::io::Result<FileHash> {
+        let meta = std::fs::metadata(path)?;
+        let memo = self.file_memo(path);
+        let signed = |meta: &std::fs::Metadata, hash: &str| {
+            let stamp = Stamp::settled(meta, SystemTime::now(), self.settle)?;
+            self.sign(&format!("file {} {hash}", path.display()), &stamp)
+                .ok()
+        };
+        if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok())
+            && let Some((hash, seen)) = text.trim().split_once('\n')
+            && signed(&meta, hash).as_deref() == Some(seen)
+        {
+            return Ok(FileHash {
+                hash: hash.to_owned(),
+                len: meta.len(),
+                bytes: None,
+            });
+        }
+        let bytes: Arc<[u8]> = std::fs::read(path)?.into();
+        let hash = blake3::hash(&bytes).to_hex().to_string();
+        let after = std::fs::metadata(path)?;
+        if let (Some(memo), Some(seen)) = (memo, signed(&meta, &hash))
+            && signed(&after, &hash).as_ref() == Some(&seen)
+        {
+            write_atomic(&memo, format!("{hash}\n{seen}\n").as_bytes());
+        }
+        Ok(FileHash {
+            hash,
+            len: bytes.len() as u64,
+            bytes: Some(bytes),
+        })
+    }
+
+    /// Where the hash of the file `path` is remembered.
+    fn file_memo(&self, path: &Path) -> Option<PathBuf> {
+        let name = blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex();
+        self.path(&name[..32], "file")
     }
 
     /// The compiled component: deserialised from the cache on a hit; on a
@@ -216,6 +305,11 @@ impl CompileCache {
 }
 
 impl CompileCache {
+    /// The signature of `stamp` for `what` (what it vouches for).
+    fn sign(&self, what: &str, stamp: &Stamp) -> std::io::Result<String> {
+        self.mac(what, &mut stamp.as_bytes())
+    }
+
     /// The keyed hash of entry `key` whose compiled bytes `read` gives.
     fn mac(&self, key: &str, read: &mut impl std::io::Read) -> std::io::Result<String> {
         let mut hasher = blake3::Hasher::new_keyed(&self.mac_key);
@@ -321,6 +415,7 @@ fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
             .strip_suffix(".cwasm")
             .or_else(|| name.strip_suffix(".info.json"))
             .or_else(|| name.strip_suffix(".mac"))
+            .or_else(|| name.strip_suffix(".file"))
         else {
             continue;
         };
@@ -342,7 +437,7 @@ fn prune(dir: &Path, max_bytes: u64, now: SystemTime) {
         if total <= max_bytes {
             break;
         }
-        for ext in ["cwasm", "info.json", "mac"] {
+        for ext in ["cwasm", "info.json", "mac", "file"] {
             let _ = std::fs::remove_file(dir.join(format!("{key}.{ext}")));
         }
         total = total.saturating_sub(bytes);
@@ -409,6 +504,48 @@ fn write_atomic(path: &Path, bytes: &[u8]) {
     });
     if let Err(err) = result {
         tracing::warn!(path = %path.display(), %err, "cannot write to the compile cache");
+    }
+}
+
+/// What the runtime asks of its compile cache.
+impl super::Runtime {
+    /// Whether the compile cache holds the component keyed `key`, compiled
+    /// as `linking` says (a prepared script: or the shared snapshot its
+    /// calls fall back to): letting go of it loaded then costs only a load.
+    pub(crate) fn holds_compiled(&self, key: &str, linking: Linking) -> bool {
+        self.cache.holds(&super::stored_key(key, linking))
+            || matches!(linking, Linking::Prepared(_))
+                && self.holds_compiled(key, Linking::Preinitialised)
+    }
+
+    /// Whether the compile cache holds the snapshot of the component keyed
+    /// `key` with `script` prepared.
+    pub(crate) fn holds_prepared(&self, key: &str, script: &str) -> bool {
+        self.cache
+            .holds(&super::stored_key(key, Linking::Prepared(script)))
+    }
+
+    /// Components loaded from the compile cache, and compiled, so far
+    /// (shared counters, for `/metrics`).
+    pub(crate) fn cache_counters(&self) -> (Counter, Counter) {
+        (self.cache.hits.clone(), self.cache.compiles.clone())
+    }
+
+    /// The cache key of a component whose content hash is `hash`.
+    pub(crate) fn cache_key(&self, hash: &str) -> String {
+        self.cache.key(hash)
+    }
+
+    /// The content hash of the file `path` (see
+    /// [`CompileCache::file_hash`]): read and hashed only if it changed
+    /// since it last was.
+    pub(crate) fn file_hash(&self, path: &Path) -> std::io::Result<FileHash> {
+        self.cache.file_hash(path)
+    }
+
+    /// The tool-info cached for `key`, if `describe()` ran before.
+    pub(crate) fn cached_info(&self, key: &str) -> Option<ToolInfo> {
+        self.cache.load_info(key)
     }
 }
 
