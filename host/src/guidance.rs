@@ -207,17 +207,25 @@ pub fn instructions(
          commands and hosts it was granted. A refused call says why and what to do instead.\n\n",
     );
     out.push_str(mode.preamble());
-    for group in GROUPS {
+    for (group, squeezed) in GROUPS.iter().zip(SQUEEZED.iter()) {
         let applies = group.tools.iter().any(|t| visible.contains(t));
         if !applies || !mode.includes(group.name) {
             continue;
         }
-        let text = overrides.get(group.name).map_or(group.text, String::as_str);
         out.push_str("\n\n");
-        out.push_str(&squeeze(text));
+        match overrides.get(group.name) {
+            Some(text) => out.push_str(&squeeze(text)),
+            None => out.push_str(squeezed),
+        }
     }
     out
 }
+
+/// Each group's own text squeezed, once: every stateless MCP request
+/// asks for the instructions (squeezing them each time was 7% of an HTTP
+/// server's time).
+static SQUEEZED: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| GROUPS.iter().map(|g| squeeze(g.text)).collect());
 
 /// The group texts are wrapped in the source: one space between words.
 fn squeeze(text: &str) -> String {
