@@ -496,3 +496,91 @@ fn a_loaded_tool_outlives_its_evicted_cache_file() {
         "nothing compiled again"
     );
 }
+
+/// A one-shot call reads a plugin file only when it changed: the compile
+/// cache remembers its hash on its stamp. A file rewritten in place, its
+/// size kept and its modification time set back, is another file all the
+/// same: its new tool is listed, not the one remembered.
+#[test]
+fn a_plugin_rewritten_in_place_with_its_times_set_back_is_read_again() {
+    let ws = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let plugins = tempfile::tempdir().unwrap();
+    let fixture = |name: &str| std::fs::read(crate::support::fixtures_dir().join(name)).unwrap();
+    let (echo, misbehave) = (
+        fixture("fixture_echo.wasm"),
+        fixture("fixture_misbehave.wasm"),
+    );
+    let size = echo.len().max(misbehave.len()) + 100;
+    let file = plugins.path().join("tool.wasm");
+    let tools = || {
+        let dir = plugins.path().to_str().unwrap();
+        let out = crate::support::toolhost_command(ws.path(), &["--plugin-dir", dir, "tools"])
+            .env("TOOLHOST_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed = |name: &str| text.lines().any(|l| l.starts_with(&format!("{name} ")));
+        (listed("echo"), listed("misbehave"))
+    };
+    std::fs::write(&file, padded(echo, size)).unwrap();
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    // Left alone long enough for its hash to be remembered, then listed
+    // twice: hashed, then known by its stamp.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert_eq!(tools(), (true, false));
+    assert_eq!(tools(), (true, false));
+    let memo = std::fs::read_dir(cache.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().ends_with(".file"));
+    assert!(memo, "the file's hash is remembered");
+    std::fs::write(&file, padded(misbehave, size)).unwrap();
+    let rewritten = std::fs::File::options().write(true).open(&file).unwrap();
+    rewritten.set_modified(modified).unwrap();
+    drop(rewritten);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(
+        (meta.len(), meta.modified().unwrap()),
+        (size as u64, modified)
+    );
+    // Read again at once (changed too lately to be known by a stamp), and
+    // once it has settled (its change time is not the one remembered).
+    assert_eq!(tools(), (false, true));
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert_eq!(tools(), (false, true));
+}
+
+/// `wasm` with a custom section appended so that it is `size` bytes long
+/// (still the same component).
+fn padded(mut wasm: Vec<u8>, size: usize) -> Vec<u8> {
+    let leb = |mut n: usize| {
+        let mut bytes = Vec::new();
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                bytes.push(byte);
+                return bytes;
+            }
+            bytes.push(byte | 0x80);
+        }
+    };
+    // The section: its id (0), its length as LEB128, a one-byte name
+    // "p", and zeros; the length's own bytes counted.
+    let section = size - wasm.len();
+    let length = (1..=5)
+        .map(|k| section - 1 - k)
+        .find(|&body| leb(body).len() == section - 1 - body)
+        .unwrap();
+    wasm.push(0);
+    wasm.extend_from_slice(&leb(length));
+    wasm.extend_from_slice(&[1, b'p']);
+    wasm.resize(size, 0);
+    wasm
+}

@@ -204,7 +204,7 @@ impl CompileCache {
             if let Some(seen) =
                 seen_as(&meta).filter(|s| after.as_ref().and_then(seen_as) == Some(s.clone()))
             {
-                write_atomic(&mac_path, format!("{content}\n{seen}\n").as_bytes());
+                remember(&mac_path, &format!("{content}\n{seen}\n"));
             }
         }
         match deserialize(engine, &path) {
@@ -248,7 +248,7 @@ impl CompileCache {
         if let (Some(memo), Some(seen)) = (memo, signed(&meta, &hash))
             && signed(&after, &hash).as_ref() == Some(&seen)
         {
-            write_atomic(&memo, format!("{hash}\n{seen}\n").as_bytes());
+            remember(&memo, &format!("{hash}\n{seen}\n"));
         }
         Ok(FileHash {
             hash,
@@ -496,15 +496,28 @@ fn check_private(_dir: &Path) -> std::io::Result<()> {
 
 /// Write through a temporary file and a rename, so a reader never sees half a file.
 fn write_atomic(path: &Path, bytes: &[u8]) {
-    let Some(dir) = path.parent() else { return };
-    let result = tempfile::NamedTempFile::new_in(dir).and_then(|mut tmp| {
-        tmp.write_all(bytes)?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    });
-    if let Err(err) = result {
+    if let Err(err) = try_write_atomic(path, bytes) {
         tracing::warn!(path = %path.display(), %err, "cannot write to the compile cache");
     }
+}
+
+/// [`write_atomic`] of what only spares work later (a stamp's record): a
+/// cache it cannot be written to is only slower, and no warning on every
+/// load.
+fn remember(path: &Path, text: &str) {
+    if let Err(err) = try_write_atomic(path, text.as_bytes()) {
+        tracing::debug!(path = %path.display(), %err, "cannot remember a hash in the compile cache");
+    }
+}
+
+fn try_write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no directory"))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// What the runtime asks of its compile cache.
