@@ -502,7 +502,7 @@ impl Plugin {
 
     /// Whether the loaded component is the baseline compiler's (see
     /// runtime/quick.rs).
-    fn loaded_quick(&self, runtime: &Runtime) -> bool {
+    pub(crate) fn loaded_quick(&self, runtime: &Runtime) -> bool {
         self.pre
             .get()
             .is_some_and(|loaded| loaded.is_ok_and(|pre| runtime.is_quick(&pre)))

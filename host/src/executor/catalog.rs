@@ -236,8 +236,10 @@ impl Executor {
     }
 
     /// Compile the next tool some agent may call (one made for a single
-    /// agent included) that is not compiled yet, smallest first, as work
-    /// ahead of use (`Plugin::compile_ahead`: into the compile cache, not
+    /// agent included) that is not compiled yet, as work ahead of use:
+    /// first those a call has loaded with the baseline compiler's code
+    /// (slower, and larger: each holds megabytes mapped until it is
+    /// replaced), then the smallest (`Plugin::compile_ahead`: into the compile cache, not
     /// loaded): it waits while a call is compiling one, so a first call is
     /// never held back for long, and later first calls find their tool
     /// ready. Returns false when every tool is compiled.
@@ -247,7 +249,7 @@ impl Executor {
             .list()
             .filter(|p| self.shows_some_agent(p))
             .filter(|p| !p.compiled_ahead(&self.runtime) && !p.warm_up_failed())
-            .min_by_key(|p| p.wasm_len())
+            .min_by_key(|p| (!p.loaded_quick(&self.runtime), p.wasm_len()))
         else {
             return false;
         };
