@@ -184,11 +184,8 @@ impl CompileCache {
         let recorded = std::fs::read_to_string(&mac_path).unwrap_or_default();
         let mut lines = recorded.lines().map(str::trim);
         let (content, seen) = (lines.next().unwrap_or_default(), lines.next());
-        let seen_as = |meta: &std::fs::Metadata| {
-            Stamp::settled(meta, SystemTime::now(), self.settle)
-                .and_then(|stamp| self.sign(&format!("seen {key} {content}"), &stamp).ok())
-        };
-        if seen.is_none() || seen != seen_as(&meta).as_deref() {
+        let what = format!("seen {key} {content}");
+        if seen.is_none() || seen != self.signed_stamp(&what, &meta).as_deref() {
             let actual = self.mac(key, &mut file).ok()?;
             if content != actual {
                 tracing::warn!(
@@ -199,11 +196,7 @@ impl CompileCache {
                 );
                 return None;
             }
-            // Unchanged while it was read: its stamp vouches for it next time.
-            let after = file.metadata().ok();
-            if let Some(seen) =
-                seen_as(&meta).filter(|s| after.as_ref().and_then(seen_as) == Some(s.clone()))
-            {
+            if let Some(seen) = self.settled_signature(&what, &meta, file.metadata().ok()) {
                 remember(&mac_path, &format!("{content}\n{seen}\n"));
             }
         }
@@ -227,14 +220,10 @@ impl CompileCache {
     pub(crate) fn file_hash(&self, path: &Path) -> std::io::Result<FileHash> {
         let meta = std::fs::metadata(path)?;
         let memo = self.file_memo(path);
-        let signed = |meta: &std::fs::Metadata, hash: &str| {
-            let stamp = Stamp::settled(meta, SystemTime::now(), self.settle)?;
-            self.sign(&format!("file {} {hash}", path.display()), &stamp)
-                .ok()
-        };
+        let what = |hash: &str| format!("file {} {hash}", path.display());
         if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok())
             && let Some((hash, seen)) = text.trim().split_once('\n')
-            && signed(&meta, hash).as_deref() == Some(seen)
+            && self.signed_stamp(&what(hash), &meta).as_deref() == Some(seen)
         {
             return Ok(FileHash {
                 hash: hash.to_owned(),
@@ -244,9 +233,8 @@ impl CompileCache {
         }
         let bytes: Arc<[u8]> = std::fs::read(path)?.into();
         let hash = blake3::hash(&bytes).to_hex().to_string();
-        let after = std::fs::metadata(path)?;
-        if let (Some(memo), Some(seen)) = (memo, signed(&meta, &hash))
-            && signed(&after, &hash).as_ref() == Some(&seen)
+        let after = std::fs::metadata(path).ok();
+        if let (Some(memo), Some(seen)) = (memo, self.settled_signature(&what(&hash), &meta, after))
         {
             remember(&memo, &format!("{hash}\n{seen}\n"));
         }
@@ -305,9 +293,24 @@ impl CompileCache {
 }
 
 impl CompileCache {
-    /// The signature of `stamp` for `what` (what it vouches for).
-    fn sign(&self, what: &str, stamp: &Stamp) -> std::io::Result<String> {
-        self.mac(what, &mut stamp.as_bytes())
+    /// The signature of the stamp of the file `meta` describes, vouching
+    /// for `what`; `None` if it has not settled (see [`stamp`]).
+    fn signed_stamp(&self, what: &str, meta: &std::fs::Metadata) -> Option<String> {
+        let stamp = Stamp::settled(meta, SystemTime::now(), self.settle)?;
+        self.mac(what, &mut stamp.as_bytes()).ok()
+    }
+
+    /// [`Self::signed_stamp`] of a file just read, if it was not changed
+    /// while it was read (`before` and `after` it): what to remember.
+    fn settled_signature(
+        &self,
+        what: &str,
+        before: &std::fs::Metadata,
+        after: Option<std::fs::Metadata>,
+    ) -> Option<String> {
+        let seen = self.signed_stamp(what, before)?;
+        (after.and_then(|after| self.signed_stamp(what, &after)) == Some(seen.clone()))
+            .then_some(seen)
     }
 
     /// The keyed hash of entry `key` whose compiled bytes `read` gives.
