@@ -1169,3 +1169,57 @@ fn metrics_without_tokens_refuse_a_foreign_host() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("toolhost_calls_in_flight"), "{body}");
 }
+
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
+    let ws = workspace();
+    let server = http_server(ws.path(), &[]);
+    let session = open_session(&server.addr).expect("a session");
+    let bearer = format!(
+        "Bearer {}",
+        crate::support::token_of(&server.addr).expect("the server's token")
+    );
+    // Each answer read to its end (its event stream ends with the result).
+    let post = move |addr: &str, command: &str| {
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", bearer.as_str()),
+        ];
+        let call = json!({
+            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": command}},
+        });
+        let (status, _, body) = crate::mcp_2026::exchange(addr, &headers, &call.to_string());
+        (status, body)
+    };
+    let (addr, first_post) = (server.addr.clone(), post.clone());
+    let (first, first_answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || first.send(first_post(&addr, "sleep 1.5; echo first-answer")));
+    std::thread::sleep(Duration::from_millis(500));
+    // Before the fix, this took over id 5's route: it was answered and
+    // the first request's response stayed open for ever.
+    let (status, body) = post(&server.addr, "echo second-answer");
+    // Before the fix the first answer never came (its stream kept alive).
+    let (first_status, first_body) = first_answer
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            panic!("the first request was not answered; the second got {status} {body}")
+        });
+    let both = format!("second: {status} {body}\nfirst: {first_status} {first_body}");
+    assert_eq!(status, 400, "{both}");
+    assert!(
+        body.contains("-32600") && body.contains("request id 5 is already in flight"),
+        "{both}"
+    );
+    assert_eq!(first_status, 200, "{both}");
+    assert!(first_body.contains("first-answer"), "{both}");
+    // Once answered, the id is free again.
+    let (status, body) = post(&server.addr, "echo third-answer");
+    assert!(
+        status == 200 && body.contains("third-answer"),
+        "{status} {body}"
+    );
+}

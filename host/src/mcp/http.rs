@@ -45,6 +45,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 mod auth;
+mod ids;
 pub(crate) use auth::Principal;
 use auth::{Authenticate, authenticate};
 
@@ -279,7 +280,10 @@ pub(crate) fn app(
     };
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(json_rpc_framing))
+        .layer(axum::middleware::from_fn_with_state(
+            ids::InFlight::default(),
+            json_rpc_framing,
+        ))
         .layer(axum::middleware::from_fn_with_state(sessions, session_room))
         .layer(axum::middleware::from_fn_with_state(auth, authenticate))
         .merge(metrics)
@@ -360,12 +364,7 @@ async fn session_room(
     match busy {
         None => response,
         // Busy until the answer's body (an event stream, maybe) ends.
-        Some(busy) => response.map(|body| {
-            axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
-                let _ = &busy;
-                frame
-            }))
-        }),
+        Some(busy) => ids::until_sent(response, busy),
     }
 }
 
@@ -391,8 +390,14 @@ const MAX_BODY: usize = 4 << 20;
 ///   as one array, unless the client's `MCP-Protocol-Version` is one that
 ///   dropped batches: then `400` with `-32600` saying so;
 /// - `DELETE` of a session answers `204` (rmcp says 202, which clients
-///   read as a failed termination).
-async fn json_rpc_framing(request: Request, next: Next) -> Response {
+///   read as a failed termination);
+/// - a request reusing the id of one of its session's requests still
+///   being answered gets `400` with `-32600` ([`ids`]).
+async fn json_rpc_framing(
+    State(in_flight): State<ids::InFlight>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() == http::Method::DELETE {
         let response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
@@ -428,12 +433,24 @@ async fn json_rpc_framing(request: Request, next: Next) -> Response {
             None => batch(parts, &bytes, next).await,
         };
     }
+    let session = parts.headers.get("mcp-session-id");
+    let held = match session.and_then(|s| s.to_str().ok()) {
+        Some(session) => match in_flight.hold(session, &bytes) {
+            Ok(held) => held,
+            Err(reused) => return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &reused),
+        },
+        None => None,
+    };
     let response = next
         .run(Request::from_parts(
             parts,
             axum::body::Body::from(bytes.clone()),
         ))
         .await;
+    let response = match held {
+        Some(held) => ids::until_sent(response, held),
+        None => response,
+    };
     // rmcp says 415 for a JSON body it cannot read (the Content-Type was
     // checked above): only then is the body looked at again.
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
