@@ -40,6 +40,7 @@ mod binary;
 mod bytes;
 mod dynamic;
 mod examples;
+mod lean;
 mod mcp;
 mod memory;
 mod remote;

@@ -3,8 +3,9 @@
 //! --http` (streamable HTTP) in a 2025-11-25 session and statelessly at
 //! 2026-07-28, then through HAProxy to one and to three replicas, with 1
 //! and 50 requests in flight; the same calls through `Executor::call`
-//! in-process are the baseline. Client and servers share the machine's
-//! cores.
+//! in-process are the baseline; then the same with a lean client
+//! (tests/bench/lean.rs), whose figures are the server's rather than
+//! rmcp's client's. Client and servers share the machine's cores.
 
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -35,6 +36,10 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         let stateless = stateless_client(&served).await;
         rows("HTTP 2026-07-28 stateless", stateless.peer(), n, baseline_calls_per_sec).await;
         stateless.cancel().await.expect("close");
+        let stdio =
+            crate::lean::Stdio::start(crate::lean::serve_command(cache, ws.path(), home.path()))
+                .await;
+        lean_rows(crate::lean::Lean::Stdio(stdio), &served, n, baseline_calls_per_sec).await;
         let _ = server.kill();
         let _ = server.wait();
         match crate::replicas::Cluster::start(cache, ws.path(), home.path()) {
@@ -59,6 +64,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
                     rows(&label, client.peer(), n, baseline_calls_per_sec).await;
                     client.cancel().await.expect("close");
                 }
+                lean_replicas(&cluster, n, baseline_calls_per_sec).await;
                 println!(
                     "replicas: {} cores on this machine, shared by the client, HAProxy and the replicas",
                     std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
@@ -95,24 +101,10 @@ async fn serve(
     home: &Path,
     config: Option<&Path>,
 ) -> rmcp::service::RunningService<RoleClient, ()> {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    let mut cmd = crate::lean::serve_command(cache, ws, home);
     if let Some(config) = config {
         cmd.arg("--config").arg(config);
     }
-    cmd.args([
-        "serve",
-        "--mode",
-        "yolo",
-        "--plugin-dir",
-        env!("TOOLHOST_FIXTURES_DIR"),
-    ])
-    .arg("--workspace")
-    .arg(ws)
-    .env("TOOLHOST_CACHE_DIR", cache)
-    // No user configuration or state from this machine.
-    .env("XDG_CONFIG_HOME", home.join("no-config"))
-    .env("XDG_STATE_HOME", home.join("state"))
-    .env_remove("TOOLHOST_CONFIG");
     ().serve(TokioChildProcess::new(cmd).expect("spawn toolhost serve"))
         .await
         .expect("initialize")
@@ -153,18 +145,145 @@ async fn stateless_client(
 async fn rows(transport: &str, peer: &Peer<RoleClient>, n: usize, baseline_calls_per_sec: f64) {
     drive(peer, 50, n / 10).await; // warm up: pool, page cache
     for inflight in [1, 50] {
-        let (total, mut samples) = drive(peer, inflight, n).await;
-        samples.sort_unstable();
-        let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
-        let rate = n as f64 / total.as_secs_f64();
+        let (total, samples) = drive(peer, inflight, n).await;
+        report(transport, inflight, total, samples, baseline_calls_per_sec);
+    }
+}
+
+/// One row's figures.
+#[derive(Clone, Copy)]
+struct Row {
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// Print a row of `samples` taken in `total` with `inflight` outstanding.
+fn report(
+    transport: &str,
+    inflight: usize,
+    total: Duration,
+    mut samples: Vec<Duration>,
+    baseline_calls_per_sec: f64,
+) -> Row {
+    samples.sort_unstable();
+    let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+    let n = samples.len();
+    let row = Row {
+        rate: n as f64 / total.as_secs_f64(),
+        p50: p(0.50),
+        p99: p(0.99),
+    };
+    println!(
+        "{transport}, {inflight:>2} in flight: {:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n}; in-process executor {baseline_calls_per_sec:.0} calls/s = {:.1}x)",
+        row.rate,
+        ms(row.p50),
+        ms(row.p99),
+        baseline_calls_per_sec / row.rate,
+    );
+    row
+}
+
+/// The lean client (tests/bench/lean.rs) over stdio, in an HTTP session
+/// and statelessly to `served`, in 3 interleaved rounds; then the median
+/// ratios the issues set targets on.
+async fn lean_rows(
+    stdio: crate::lean::Lean,
+    served: &crate::remote::Served,
+    n: usize,
+    baseline: f64,
+) {
+    use crate::lean::{Lean, drive};
+    use std::sync::Arc;
+    println!("\n### The same calls from a lean client (JSON-RPC as text; reqwest for HTTP)");
+    let stateless = Lean::http(served);
+    let clients = [
+        ("lean stdio (2025-11-25)", Arc::new(stdio)),
+        (
+            "lean HTTP 2025-11-25 session",
+            Arc::new(Lean::http(served).session().await),
+        ),
+        ("lean HTTP 2026-07-28 stateless", Arc::new(stateless)),
+    ];
+    let mut figures: Vec<[Row; 2]> = Vec::new(); // per round and client: 1, 50 in flight
+    for _round in 0..3 {
+        for (label, lean) in &clients {
+            lean.wait_for_echo().await;
+            drive(lean, 50, n / 10).await; // warm up
+            let mut pair = [Row {
+                rate: 0.0,
+                p50: Duration::ZERO,
+                p99: Duration::ZERO,
+            }; 2];
+            for (slot, inflight) in [1, 50].into_iter().enumerate() {
+                let (total, samples) = drive(lean, inflight, n).await;
+                pair[slot] = report(label, inflight, total, samples, baseline);
+            }
+            figures.push(pair);
+        }
+    }
+    // Median over the rounds of a ratio between clients `a` and `b`.
+    let ratio = |a: usize, b: usize, f: &dyn Fn(&Row, &Row) -> f64, slot: usize| {
+        let mut r: Vec<f64> = figures
+            .chunks(clients.len())
+            .map(|round| f(&round[a][slot], &round[b][slot]))
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    };
+    let slower = |x: &Row, y: &Row| y.rate / x.rate;
+    let p50 = |x: &Row, y: &Row| x.p50.as_secs_f64() / y.p50.as_secs_f64();
+    let p99 = |x: &Row, y: &Row| x.p99.as_secs_f64() / y.p99.as_secs_f64();
+    println!(
+        "lean, stateless / session (target <= 1.2x): 1 in flight p50 {:.2}x, p99 {:.2}x; 50 in flight {:.2}x slower, p50 {:.2}x, p99 {:.2}x (medians of 3 rounds)",
+        ratio(2, 1, &p50, 0),
+        ratio(2, 1, &p99, 0),
+        ratio(2, 1, &slower, 1),
+        ratio(2, 1, &p50, 1),
+        ratio(2, 1, &p99, 1),
+    );
+    for (b, what) in [(2, "stateless"), (1, "session")] {
         println!(
-            "{transport}, {inflight:>2} in flight: {rate:>8.0} calls/s   p50 {:>6.3} ms   p99 {:>6.3} ms  (n={n}; in-process executor {:.0} calls/s = {:.1}x)",
-            ms(p(0.50)),
-            ms(p(0.99)),
-            baseline_calls_per_sec,
-            baseline_calls_per_sec / rate,
+            "lean, HTTP {what} / stdio (targets: throughput >= 0.7x, p50 at 1 in flight <= 1.5x): 50 in flight {:.2}x the throughput; 1 in flight p50 {:.2}x",
+            1.0 / ratio(b, 0, &slower, 1),
+            ratio(b, 0, &p50, 0),
         );
     }
+}
+
+/// The lean client, stateless, through HAProxy to one replica and to
+/// three, in 3 interleaved rounds; the median ratio of three to one.
+async fn lean_replicas(cluster: &crate::replicas::Cluster, n: usize, baseline: f64) {
+    use crate::lean::{Lean, drive};
+    use std::sync::Arc;
+    let through = |addr: &str| {
+        Arc::new(Lean::http(&crate::remote::Served {
+            url: format!("http://{addr}/mcp"),
+            token: Some(crate::replicas::TOKEN.to_owned()),
+        }))
+    };
+    let (one, all) = (through(&cluster.one), through(&cluster.all));
+    let mut ratios = Vec::new();
+    for _round in 0..3 {
+        let mut rates = [0.0; 2];
+        for (slot, (label, lean)) in [
+            ("lean, HAProxy to 1 replica", &one),
+            ("lean, HAProxy to 3 replicas", &all),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            drive(lean, 50, n / 10).await; // warm up
+            let (total, samples) = drive(lean, 50, n).await;
+            rates[slot] = report(label, 50, total, samples, baseline).rate;
+        }
+        ratios.push(rates[1] / rates[0]);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "lean, 3 replicas / 1 at 50 in flight (target >= 2.5x, cores allowing): {:.2}x (median of 3 rounds)",
+        ratios[1]
+    );
 }
 
 fn ms(d: Duration) -> f64 {
@@ -174,34 +293,20 @@ fn ms(d: Duration) -> f64 {
 /// `n` calls with `inflight` outstanding at any time; total time and each
 /// call's latency.
 async fn drive(peer: &Peer<RoleClient>, inflight: usize, n: usize) -> (Duration, Vec<Duration>) {
-    let per_worker = n / inflight;
-    let started = Instant::now();
-    let workers: Vec<_> = (0..inflight)
-        .map(|w| {
-            let peer = peer.clone();
-            tokio::spawn(async move {
-                let mut samples = Vec::with_capacity(per_worker);
-                for i in 0..per_worker {
-                    let mut args = serde_json::Map::new();
-                    args.insert("w".into(), w.into());
-                    args.insert("i".into(), i.into());
-                    let t = Instant::now();
-                    let r = peer
-                        .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-                        .await
-                        .expect("echo answers");
-                    assert_ne!(r.is_error, Some(true));
-                    samples.push(t.elapsed());
-                }
-                samples
-            })
-        })
-        .collect();
-    let mut all = Vec::with_capacity(n);
-    for w in workers {
-        all.extend(w.await.expect("worker"));
-    }
-    (started.elapsed(), all)
+    let peer = peer.clone();
+    crate::lean::drive_with(inflight, n, move |i| {
+        let peer = peer.clone();
+        async move {
+            let mut args = serde_json::Map::new();
+            args.insert("i".into(), i.into());
+            let r = peer
+                .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+                .await
+                .expect("echo answers");
+            assert_ne!(r.is_error, Some(true));
+        }
+    })
+    .await
 }
 
 /// Cancel a looping call after 50 ms, then time the next call from the
