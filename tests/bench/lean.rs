@@ -1,13 +1,16 @@
 //! A lean MCP client for the MCP section: JSON-RPC bodies written as text
 //! and answers only checked for a result, over a pipe to `toolhost serve`
-//! or reqwest to `serve --http`. rmcp's client builds and validates typed
-//! messages and runs a service per connection, which on these 2 cores
-//! costs more than the server it measures; this one leaves the cores to
-//! the server, so stdio and HTTP, a session and a stateless request, are
-//! compared on what the server does.
+//! or HTTP/1.1 connections (hyper's) to `serve --http`. rmcp's client
+//! builds and validates typed messages and runs a service per connection,
+//! which on these 2 cores costs more than the server it measures; this
+//! one leaves the cores to the server, so stdio and HTTP, a session and a
+//! stateless request, are compared on what the server does.
 
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
@@ -43,11 +46,66 @@ pub enum Lean {
     /// POSTs to `serve --http`: in a session when `session` is set,
     /// otherwise stateless at 2026-07-28.
     Http {
-        client: reqwest::Client,
-        url: String,
+        to: Connections,
         token: String,
         session: Option<String>,
     },
+}
+
+/// HTTP/1.1 connections to one address (hyper's connection-level client,
+/// no pool logic but a stack of idle connections): one per request in
+/// flight, each kept alive and used again.
+pub struct Connections {
+    addr: String,
+    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+}
+
+impl Connections {
+    /// A new HTTP/1.1 connection, its driver spawned.
+    async fn connect(&self) -> SendRequest<Full<Bytes>> {
+        let stream = tokio::net::TcpStream::connect(&self.addr)
+            .await
+            .expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .expect("HTTP/1.1 handshake");
+        tokio::spawn(connection);
+        sender
+    }
+
+    /// POST `request` (its URI a path) on an idle connection or a new one;
+    /// the answer's status, session id and body.
+    async fn post(&self, request: http::Request<Full<Bytes>>) -> (u16, Option<String>, String) {
+        // An idle connection once it is ready for the next request (one
+        // the server closed is dropped), else a new one.
+        let mut sender = loop {
+            let idle = self.idle.lock().expect("connections").pop();
+            match idle {
+                Some(mut sender) => {
+                    if sender.ready().await.is_ok() {
+                        break sender;
+                    }
+                }
+                None => break self.connect().await,
+            }
+        };
+        let response = sender.send_request(request).await.expect("POST /mcp");
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("the answer")
+            .to_bytes();
+        self.idle.lock().expect("connections").push(sender);
+        (status, session, String::from_utf8_lossy(&body).into_owned())
+    }
 }
 
 /// `toolhost serve` over stdio, its answers routed to their callers by id.
@@ -118,15 +176,17 @@ impl Drop for Stdio {
 }
 
 impl Lean {
-    /// reqwest to `served`, stateless; [`Lean::session`] makes it one.
+    /// HTTP to `served`, stateless; [`Lean::session`] makes it one.
     pub fn http(served: &crate::remote::Served) -> Self {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(64)
-            .build()
-            .expect("reqwest client");
+        let addr = served
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
         Lean::Http {
-            client,
-            url: served.url.clone(),
+            to: Connections {
+                addr: addr.to_owned(),
+                idle: Mutex::default(),
+            },
             token: served.token.clone().unwrap_or_default(),
             session: None,
         }
@@ -134,26 +194,20 @@ impl Lean {
 
     /// The same client in a 2025-11-25 session it opens now.
     pub async fn session(self) -> Self {
-        let Lean::Http {
-            client, url, token, ..
-        } = self
-        else {
+        let Lean::Http { to, token, .. } = self else {
             return self;
         };
         let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
-        let response = post(&client, &url, &token, None, None, init.to_owned()).await;
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session id")
-            .to_owned();
-        check(&response.text().await.expect("initialize answer")).expect("initialize");
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-        post(&client, &url, &token, Some(&session), None, initialized).await;
+        let (_, session, answer) = to.post(request(&to.addr, &token, None, None, init)).await;
+        check(&answer).expect("initialize");
+        let session = session.expect("a session id");
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, ..) = to
+            .post(request(&to.addr, &token, Some(&session), None, initialized))
+            .await;
+        assert_eq!(status, 202, "notifications/initialized");
         Lean::Http {
-            client,
-            url,
+            to,
             token,
             session: Some(session),
         }
@@ -163,16 +217,15 @@ impl Lean {
     pub async fn echo(&self, id: u64) -> Result<(), String> {
         match self {
             Lean::Stdio(stdio) => check(&stdio.send(id, echo_body(id, false)).await),
-            Lean::Http {
-                client,
-                url,
-                token,
-                session,
-            } => {
+            Lean::Http { to, token, session } => {
                 let body = echo_body(id, session.is_none());
-                let method = session.is_none().then_some("echo");
-                let response = post(client, url, token, session.as_deref(), method, body).await;
-                check(&response.text().await.map_err(|e| e.to_string())?)
+                let name = session.is_none().then_some("echo");
+                let post = request(&to.addr, token, session.as_deref(), name, &body);
+                let (status, _, answer) = to.post(post).await;
+                if status != 200 {
+                    return Err(format!("{status}: {answer}"));
+                }
+                check(&answer)
             }
         }
     }
@@ -188,22 +241,20 @@ impl Lean {
     }
 }
 
-/// POST `body` to `url`; in `session` if set; with `Mcp-Method` and
-/// `Mcp-Name` for a stateless call of tool `name`.
-async fn post(
-    client: &reqwest::Client,
-    url: &str,
+/// A POST of `body` to `/mcp` at `addr`; in `session` if set; with
+/// `Mcp-Method` and `Mcp-Name` for a stateless call of tool `name`.
+fn request(
+    addr: &str,
     token: &str,
     session: Option<&str>,
     name: Option<&str>,
-    body: String,
-) -> reqwest::Response {
-    let mut request = client
-        .post(url)
+    body: &str,
+) -> http::Request<Full<Bytes>> {
+    let mut request = http::Request::post("/mcp")
+        .header("Host", addr)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
-        .header("Authorization", format!("Bearer {token}"))
-        .body(body);
+        .header("Authorization", format!("Bearer {token}"));
     request = match (session, name) {
         (Some(session), _) => request
             .header("Mcp-Session-Id", session)
@@ -214,13 +265,9 @@ async fn post(
             .header("Mcp-Name", name),
         (None, None) => request,
     };
-    let response = request.send().await.expect("POST /mcp");
-    assert!(
-        response.status().is_success(),
-        "POST /mcp: {}",
-        response.status()
-    );
-    response
+    request
+        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
+        .expect("a request")
 }
 
 /// `n` calls with `inflight` outstanding at any time, each with its own
@@ -262,19 +309,4 @@ where
         all.extend(w.await.expect("worker"));
     }
     (started.elapsed(), all)
-}
-
-/// The `toolhost serve` command the section's servers run, over stdio.
-pub fn serve_command(cache: &Path, ws: &Path, home: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
-    cmd.args(["serve", "--mode", "yolo", "--plugin-dir"])
-        .arg(env!("TOOLHOST_FIXTURES_DIR"))
-        .arg("--workspace")
-        .arg(ws)
-        .env("TOOLHOST_CACHE_DIR", cache)
-        // No user configuration or state from this machine.
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env_remove("TOOLHOST_CONFIG");
-    cmd
 }

@@ -84,6 +84,24 @@ const SECTIONS: [&str; 16] = [
     "tails",
 ];
 
+/// `toolhost serve EXTRA…` with the fixtures' plugin directory, in yolo
+/// mode, over `ws`, with the compile cache `cache` and no user
+/// configuration or state from this machine.
+fn toolhost_serve(cache: &Path, ws: &Path, home: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.arg("serve")
+        .args(extra)
+        .args(["--mode", "yolo", "--plugin-dir"])
+        .arg(env!("TOOLHOST_FIXTURES_DIR"))
+        .arg("--workspace")
+        .arg(ws)
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env_remove("TOOLHOST_CONFIG");
+    cmd
+}
+
 /// A tokio runtime with `workers` threads for a section's clients.
 fn client_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -36,9 +36,8 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
         let stateless = stateless_client(&served).await;
         rows("HTTP 2026-07-28 stateless", stateless.peer(), n, baseline_calls_per_sec).await;
         stateless.cancel().await.expect("close");
-        let stdio =
-            crate::lean::Stdio::start(crate::lean::serve_command(cache, ws.path(), home.path()))
-                .await;
+        let command = crate::toolhost_serve(cache, ws.path(), home.path(), &[]);
+        let stdio = crate::lean::Stdio::start(command.into()).await;
         lean_rows(crate::lean::Lean::Stdio(stdio), &served, n, baseline_calls_per_sec).await;
         let _ = server.kill();
         let _ = server.wait();
@@ -101,7 +100,7 @@ async fn serve(
     home: &Path,
     config: Option<&Path>,
 ) -> rmcp::service::RunningService<RoleClient, ()> {
-    let mut cmd = crate::lean::serve_command(cache, ws, home);
+    let mut cmd = tokio::process::Command::from(crate::toolhost_serve(cache, ws, home, &[]));
     if let Some(config) = config {
         cmd.arg("--config").arg(config);
     }
@@ -195,7 +194,9 @@ async fn lean_rows(
 ) {
     use crate::lean::{Lean, drive};
     use std::sync::Arc;
-    println!("\n### The same calls from a lean client (JSON-RPC as text; reqwest for HTTP)");
+    println!(
+        "\n### The same calls from a lean client (JSON-RPC as text; hyper's HTTP/1.1 connections)"
+    );
     let stateless = Lean::http(served);
     let clients = [
         ("lean stdio (2025-11-25)", Arc::new(stdio)),

@@ -7,7 +7,7 @@
 use crate::{echo_registry, percentiles, time_n, us};
 use std::io::BufRead as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use toolhost::remote::{Connect, RemoteServers, ServerSpec, Transport};
 use toolhost::{CallOptions, Executor, Mode, Runtime};
@@ -24,23 +24,12 @@ pub fn serve_http(
     home: &Path,
     token: bool,
 ) -> (std::process::Child, Served) {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--mode",
-            "yolo",
-            "--plugin-dir",
-        ])
-        .args((!token).then_some("--no-auth"))
-        .arg(env!("TOOLHOST_FIXTURES_DIR"))
-        .arg("--workspace")
-        .arg(ws)
-        .env("TOOLHOST_CACHE_DIR", cache)
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env_remove("TOOLHOST_CONFIG")
+    let http: &[&str] = if token {
+        &["--http", "127.0.0.1:0"]
+    } else {
+        &["--http", "127.0.0.1:0", "--no-auth"]
+    };
+    let mut server = crate::toolhost_serve(cache, ws, home, http)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
