@@ -192,7 +192,8 @@ impl Lean {
         }
     }
 
-    /// The same client in a 2025-11-25 session it opens now.
+    /// The same client in a 2025-11-25 session it opens now (a stdio
+    /// client already is in one).
     pub async fn session(self) -> Self {
         let Lean::Http { to, token, .. } = self else {
             return self;
@@ -213,7 +214,7 @@ impl Lean {
         }
     }
 
-    /// Call `echo` as request `id`; the answer's text.
+    /// Call `echo` as request `id`; the answer, if it is not a result.
     pub async fn echo(&self, id: u64) -> Result<(), String> {
         match self {
             Lean::Stdio(stdio) => check(&stdio.send(id, echo_body(id, false)).await),

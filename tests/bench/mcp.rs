@@ -150,7 +150,7 @@ async fn rows(transport: &str, peer: &Peer<RoleClient>, n: usize, baseline_calls
 }
 
 /// One row's figures.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Row {
     rate: f64,
     p50: Duration,
@@ -197,25 +197,23 @@ async fn lean_rows(
     println!(
         "\n### The same calls from a lean client (JSON-RPC as text; hyper's HTTP/1.1 connections)"
     );
-    let stateless = Lean::http(served);
     let clients = [
         ("lean stdio (2025-11-25)", Arc::new(stdio)),
         (
             "lean HTTP 2025-11-25 session",
             Arc::new(Lean::http(served).session().await),
         ),
-        ("lean HTTP 2026-07-28 stateless", Arc::new(stateless)),
+        (
+            "lean HTTP 2026-07-28 stateless",
+            Arc::new(Lean::http(served)),
+        ),
     ];
     let mut figures: Vec<[Row; 2]> = Vec::new(); // per round and client: 1, 50 in flight
     for _round in 0..3 {
         for (label, lean) in &clients {
             lean.wait_for_echo().await;
             drive(lean, 50, n / 10).await; // warm up
-            let mut pair = [Row {
-                rate: 0.0,
-                p50: Duration::ZERO,
-                p99: Duration::ZERO,
-            }; 2];
+            let mut pair = [Row::default(); 2];
             for (slot, inflight) in [1, 50].into_iter().enumerate() {
                 let (total, samples) = drive(lean, inflight, n).await;
                 pair[slot] = report(label, inflight, total, samples, baseline);
