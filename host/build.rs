@@ -70,6 +70,7 @@ fn main() {
     let runners = crates_in(&root.join("runners"));
     let fixtures = crates_in(&root.join("tests/fixtures"));
     check_target_installed();
+    check_c_toolchain();
 
     let target_dir = env::var_os("TOOLHOST_WASM_TARGET_DIR")
         .map(PathBuf::from)
@@ -218,6 +219,30 @@ fn check_target_installed() {
             "\n\ntoolhost embeds its built-in tools as {TARGET} components, and that target is not \
              installed for {}.\nInstall it with:\n\n    rustup target add {TARGET}\n\n",
             sysroot.display()
+        );
+    }
+}
+
+/// The C compiler and archiver js_runtime's JavaScript engine (QuickJS) is
+/// built with for the wasm target, named in .cargo/config.toml (or the
+/// environment): missing, the nested build would fail deep in a C
+/// compiler's output, so say here what to install.
+fn check_c_toolchain() {
+    for variable in ["CC_wasm32_wasip2", "AR_wasm32_wasip2"] {
+        println!("cargo:rerun-if-env-changed={variable}");
+        let Ok(tool) = env::var(variable) else {
+            continue;
+        };
+        let runs = Command::new(&tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            runs,
+            "\n\ntoolhost's JavaScript runner embeds QuickJS, a C library compiled for {TARGET} \
+             with `{tool}` ({variable}), which cannot be run here.\nOn Debian or Ubuntu install \
+             it with:\n\n    sudo apt-get install clang-19 llvm-19 wasi-libc\n\nor point \
+             CC_wasm32_wasip2, AR_wasm32_wasip2 and CFLAGS_wasm32_wasip2 at a wasi-sdk.\n\n"
         );
     }
 }

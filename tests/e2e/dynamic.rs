@@ -61,6 +61,28 @@ impl Setup {
         )
     }
 
+    /// A call through the CLI as `agent` in yolo mode with a deadline of
+    /// `secs` seconds; the JSON result.
+    fn call_within(&self, agent: &str, tool: &str, args: &Value, secs: u64) -> Value {
+        let config = self.config();
+        let (args, secs) = (args.to_string(), secs.to_string());
+        let argv = [
+            "--config",
+            &config,
+            "--agent",
+            agent,
+            "call",
+            tool,
+            &args,
+            "--json",
+            "--mode",
+            "yolo",
+            "--timeout",
+            &secs,
+        ];
+        json(&toolhost(self.ws.path(), &argv))
+    }
+
     /// create_tool as `agent`; the new tool's id.
     fn create(&self, agent: &str, args: &Value) -> String {
         let v = self.call(agent, "create_tool", args);
@@ -327,24 +349,9 @@ fn endless_and_greedy_scripts_hit_the_same_limits_as_any_tool() {
     s.approve(&hog, &[]);
     let v = s.call("bot", "spin", &json!({}));
     assert_eq!(kind(&v), "timeout", "{v}");
-    // boa fills 64 MiB slowly (its collector traces the growing array on
-    // every cycle): about 5 s here, so the deadline must not decide.
-    let config = s.config();
-    let argv = [
-        "--config",
-        &config,
-        "--agent",
-        "bot",
-        "call",
-        "hog",
-        "{}",
-        "--json",
-        "--mode",
-        "yolo",
-        "--timeout",
-        "60",
-    ];
-    let v = json(&toolhost(s.ws.path(), &argv));
+    // An engine may fill 64 MiB slowly (boa's collector traced the growing
+    // array on every cycle: about 5 s), so the deadline must not decide.
+    let v = s.call_within("bot", "hog", &json!({}), 60);
     assert_eq!(kind(&v), "out_of_memory", "{v}");
 }
 
@@ -1181,4 +1188,74 @@ fn a_script_that_breaks_the_parser_while_prepared_harms_nothing() {
     assert!(is_prepared(&fine));
     let r = executor_of(&runtime, plugin).call("fine_script", "{}", &Default::default());
     assert_eq!(r.content, "fine", "{r:?}");
+}
+
+/// Recursion with no end in a script: the call fails and says so, inside
+/// the sandbox (QuickJS on wasi has no stack limit of its own, so the
+/// component's stack runs out: a trap), and the next call of the same tool
+/// runs as usual.
+#[test]
+fn endless_recursion_fails_the_call_and_harms_nothing() {
+    let runtime = crate::support::runtime();
+    let source = unique_script(
+        "function down(n) { return down(n + 1) + 1 }
+        function run(a) { if (a.deep) { return down(0) } return 'fine' }",
+    );
+    let plugin = js_plugin(&runtime, "recursing", &source);
+    plugin.warm_up(&runtime).unwrap();
+    let executor = executor_of(&runtime, plugin);
+    let r = executor.call("recursing", r#"{"deep":true}"#, &Default::default());
+    assert!(!r.success && r.content.contains("stack"), "{r:?}");
+    let r = executor.call("recursing", r#"{"deep":false}"#, &Default::default());
+    assert_eq!(r.content, "fine", "{r:?}");
+}
+
+/// The JavaScript template's word count on a 5 MB text, as an agent's tool,
+/// through the CLI under a 10 s deadline (boa took 44-85 s; QuickJS about
+/// 2 s: docs/benchmarks.md).
+#[test]
+fn a_javascript_tool_counts_the_words_of_5_mb_within_10_s() {
+    let s = Setup::new("");
+    // `[...text]` holds 5 million one-character strings: the default
+    // memory limit, not this file's 64 MiB.
+    let toml = std::fs::read_to_string(s.config()).unwrap();
+    std::fs::write(
+        s.config(),
+        toml.replace("memory_mb = 64", "memory_mb = 256"),
+    )
+    .unwrap();
+    let mut text = String::with_capacity(5 << 20);
+    let mut seed = 7_u32;
+    while text.len() < 5 << 20 {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let word = 1 + (seed >> 28) as usize % 10;
+        text.push_str(&"abcdefghij"[..word]);
+        text.push(if seed.is_multiple_of(12) { '\n' } else { ' ' });
+    }
+    write(s.ws.path(), "big.txt", &text);
+    let id = s.create(
+        "bot",
+        &script(
+            "count_file_words",
+            "function run(a) {
+              const text = toolhost.readFile(a.text);
+              const lines = text.split('\\n').length - (text === '' || text.endsWith('\\n') ? 1 : 0);
+              const words = text.split(/\\s+/).filter(Boolean).length;
+              const chars = [...text].length;
+              return {lines, words, chars};
+            }",
+            &["workspace:read"],
+        ),
+    );
+    s.approve(&id, &[]);
+    let v = s.call_within("bot", "count_file_words", &json!({"text": "big.txt"}), 10);
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(
+        v["structured"],
+        json!({
+            "lines": text.lines().count(),
+            "words": text.split_whitespace().count(),
+            "chars": text.chars().count(),
+        }),
+    );
 }

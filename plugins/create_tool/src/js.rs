@@ -1,6 +1,6 @@
 //! A javascript tool's script (or what a typescript tool's types left),
-//! read by a real JavaScript parser (boa's, the same js_runtime runs it
-//! with) when it is created: a script that does not parse — TypeScript
+//! read by a real JavaScript parser (boa's; js_runtime runs it on
+//! QuickJS) when it is created: a script that does not parse — TypeScript
 //! sent as `javascript` among them — is refused then, not accepted and
 //! broken after approval; and what a reviewer should look at twice is
 //! found in the syntax tree, not by matching text: `eval`, the `Function`

@@ -2,21 +2,19 @@
 //! commands through the host broker, log lines; each refused call throws.
 
 use crate::{CALL, CallState, KIND_PROPERTY};
-use boa_engine::object::ObjectInitializer;
-use boa_engine::object::builtins::JsArray;
-use boa_engine::property::Attribute;
-use boa_engine::{
-    Context as Js, JsError, JsNativeError, JsResult, JsString, JsValue, NativeFunction,
-};
+use rquickjs::function::Rest;
+use rquickjs::object::Property;
+use rquickjs::{Coerced, Ctx, Exception, FromJs, Function, Object, Value as JsValue};
+use std::cell::Cell;
 use toolhost_sdk::commands::{self, CommandError, Request};
-use toolhost_sdk::serde_json::json;
+use toolhost_sdk::serde_json::{self, json};
 use toolhost_sdk::{ToolError, fs};
 
 /// A `toolhost.*` function.
-type HostFn = fn(&JsValue, &[JsValue], &mut Js) -> JsResult<JsValue>;
+type HostFn = for<'js> fn(Ctx<'js>, Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>>;
 
-/// The global `toolhost` object.
-pub(crate) fn install(js: &mut Js) -> JsResult<()> {
+/// The global `toolhost` object, read-only.
+pub(crate) fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     let functions: [(&str, HostFn, usize); 5] = [
         ("readFile", read_file, 1),
         ("writeFile", write_file, 2),
@@ -24,26 +22,62 @@ pub(crate) fn install(js: &mut Js) -> JsResult<()> {
         ("run", run_command, 1),
         ("log", log, 0),
     ];
-    let mut object = ObjectInitializer::new(js);
+    let object = Object::new(ctx.clone())?;
     for (name, function, length) in functions {
-        object.function(
-            NativeFunction::from_fn_ptr(function),
-            JsString::from(name),
-            length,
-        );
+        let function = Function::new(ctx.clone(), function)?.with_name(name)?;
+        function.set_length(length)?;
+        object.set(name, function)?;
     }
-    let object = object.build();
-    js.register_global_property(JsString::from("toolhost"), object, Attribute::READONLY)
+    ctx.globals().prop("toolhost", Property::from(object))?;
+    // QuickJS seeds Math.random once, when the realm is made: in a
+    // snapshot that would be once for every call.
+    let math: Object = ctx.globals().get("Math")?;
+    math.set(
+        "random",
+        Function::new(ctx.clone(), random)?.with_name("random")?,
+    )
+}
+
+thread_local! {
+    /// Math.random's state (xorshift64*), seeded by each call.
+    static RANDOM: Cell<u64> = const { Cell::new(1) };
+}
+
+/// Seed Math.random for this call from the platform's random source (the
+/// clock if it has none).
+pub(crate) fn seed_random() {
+    let seed = getrandom::u64().unwrap_or_else(|_| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    RANDOM.with(|state| state.set(seed | 1));
+}
+
+/// Math.random(): a double in [0, 1) from 52 random bits.
+fn random() -> f64 {
+    RANDOM.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 12) as f64 / (1u64 << 52) as f64
+    })
 }
 
 /// Run a host operation for the current call; a refusal becomes a thrown
 /// `Error` whose `toolhostKind` says which (`denied`, `retry`, ...).
-fn host<T>(js: &mut Js, op: impl FnOnce(&mut CallState) -> Result<T, ToolError>) -> JsResult<T> {
+fn host<T>(
+    ctx: &Ctx<'_>,
+    op: impl FnOnce(&mut CallState) -> Result<T, ToolError>,
+) -> rquickjs::Result<T> {
     let result = CALL.with(|cell| cell.borrow_mut().as_mut().map(op));
     let Some(result) = result else {
-        return Err(JsNativeError::error()
-            .with_message("toolhost functions work only while `run` is called")
-            .into());
+        return Err(Exception::throw_message(
+            ctx,
+            "toolhost functions work only while `run` is called",
+        ));
     };
     result.map_err(|e| {
         let kind = match e {
@@ -52,65 +86,62 @@ fn host<T>(js: &mut Js, op: impl FnOnce(&mut CallState) -> Result<T, ToolError>)
             ToolError::Denied(_) => "denied",
             _ => "failed",
         };
-        let error = JsNativeError::error()
-            .with_message(e.to_string())
-            .to_opaque(js);
+        let error = match Exception::from_message(ctx.clone(), &e.to_string()) {
+            Ok(error) => error,
+            Err(e) => return e,
+        };
         // A fresh error object takes any property; if it did not, the kind
         // is lost and the call reports `failed`, which is still a refusal.
-        let _ = error.set(
-            JsString::from(KIND_PROPERTY),
-            JsString::from(kind),
-            false,
-            js,
-        );
-        JsError::from_opaque(error.into())
+        let _ = error.as_object().set(KIND_PROPERTY, kind);
+        error.throw()
     })
 }
 
-fn string_arg(args: &[JsValue], index: usize, usage: &str) -> JsResult<String> {
+fn string_arg(
+    ctx: &Ctx<'_>,
+    args: &[JsValue<'_>],
+    index: usize,
+    usage: &str,
+) -> rquickjs::Result<String> {
     match args.get(index).and_then(JsValue::as_string) {
-        Some(s) => Ok(s.to_std_string_escaped()),
-        None => Err(JsNativeError::typ()
-            .with_message(format!("{usage}: argument {} must be a string", index + 1))
-            .into()),
+        Some(s) => s.to_string(),
+        None => Err(Exception::throw_type(
+            ctx,
+            &format!("{usage}: argument {} must be a string", index + 1),
+        )),
     }
 }
 
-fn read_file(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
-    let path = string_arg(args, 0, "toolhost.readFile(path)")?;
-    let text = host(js, |state| {
+fn read_file<'js>(ctx: Ctx<'js>, args: Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>> {
+    let path = string_arg(&ctx, &args, 0, "toolhost.readFile(path)")?;
+    let text = host(&ctx, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         let bytes = fs::read_regular(&resolved)?;
         String::from_utf8(bytes)
             .map_err(|_| ToolError::invalid_input(format!("`{path}` is not UTF-8 text")))
     })?;
-    // As UTF-16, even when it is ASCII: boa (0.21) copies a Latin-1 string
-    // whole into UTF-16 at every regular-expression match, so
-    // `text.split(/\s+/)` on a Latin-1 text takes time quadratic in its
-    // length (400 kB: 4.5 s; as UTF-16: 0.36 s).
-    let units: Vec<u16> = text.encode_utf16().collect();
-    Ok(JsString::from(units.as_slice()).into())
+    Ok(rquickjs::String::from_str(ctx, &text)?.into_value())
 }
 
-fn write_file(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
+fn write_file<'js>(ctx: Ctx<'js>, args: Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>> {
     let usage = "toolhost.writeFile(path, text)";
-    let path = string_arg(args, 0, usage)?;
-    let text = string_arg(args, 1, usage)?;
-    host(js, |state| {
+    let path = string_arg(&ctx, &args, 0, usage)?;
+    let text = string_arg(&ctx, &args, 1, usage)?;
+    host(&ctx, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         fs::write_atomic(&resolved, text.as_bytes())?;
         state.changed.push(resolved.shown().to_owned());
         Ok(())
     })?;
-    Ok(JsValue::undefined())
+    Ok(JsValue::new_undefined(ctx))
 }
 
-fn list_dir(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
+fn list_dir<'js>(ctx: Ctx<'js>, args: Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>> {
     let path = match args.first() {
         None => ".".to_owned(),
-        Some(_) => string_arg(args, 0, "toolhost.listDir(path)")?,
+        Some(_) => string_arg(&ctx, &args, 0, "toolhost.listDir(path)")?,
     };
-    let names = host(js, |state| {
+    let names = host(&ctx, |state| {
         let resolved = fs::resolve(&path, &state.ctx)?;
         Ok(fs::walk(&resolved, 1)?
             .into_iter()
@@ -129,21 +160,19 @@ fn list_dir(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
             })
             .collect::<Vec<_>>())
     })?;
-    let values = names.iter().map(|n| JsString::from(n.as_str()).into());
-    Ok(JsArray::from_iter(values, js).into())
+    rquickjs::IntoJs::into_js(names, &ctx)
 }
 
-fn run_command(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
+fn run_command<'js>(ctx: Ctx<'js>, args: Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>> {
     let usage = "toolhost.run(argv): argv must be an array of strings, e.g. [\"git\", \"status\"]";
     let argv: Vec<String> = args
         .first()
-        .map(|v| v.to_json(js))
-        .transpose()?
-        .flatten()
-        .and_then(|v| toolhost_sdk::serde_json::from_value(v).ok())
+        .and_then(|v| ctx.json_stringify(v.clone()).ok().flatten())
+        .and_then(|json| json.to_string().ok())
+        .and_then(|json| serde_json::from_str(&json).ok())
         .filter(|argv: &Vec<String>| !argv.is_empty())
-        .ok_or_else(|| JsNativeError::typ().with_message(usage))?;
-    let result = host(js, |_| match commands::run(&Request::argv(argv)) {
+        .ok_or_else(|| Exception::throw_type(&ctx, usage))?;
+    let result = host(&ctx, |_| match commands::run(&Request::argv(argv)) {
         Ok(done) => Ok(json!({
             "exitCode": done.exit_code,
             "stdout": done.stdout,
@@ -160,17 +189,14 @@ fn run_command(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> 
         })),
         Err(e) => Err(e.into()),
     })?;
-    JsValue::from_json(&result, js)
+    ctx.json_parse(result.to_string())
 }
 
-fn log(_: &JsValue, args: &[JsValue], js: &mut Js) -> JsResult<JsValue> {
+fn log<'js>(ctx: Ctx<'js>, args: Rest<JsValue<'js>>) -> rquickjs::Result<JsValue<'js>> {
     let mut parts = Vec::with_capacity(args.len());
-    for value in args {
-        parts.push(match value.as_string() {
-            Some(s) => s.to_std_string_escaped(),
-            None => value.to_string(js)?.to_std_string_escaped(),
-        });
+    for value in args.0 {
+        parts.push(Coerced::<String>::from_js(&ctx, value)?.0);
     }
     toolhost_sdk::log::info(parts.join(" "));
-    Ok(JsValue::undefined())
+    Ok(JsValue::new_undefined(ctx))
 }

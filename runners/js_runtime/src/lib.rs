@@ -1,5 +1,5 @@
-//! The runner of `javascript` dynamic tools: a JavaScript interpreter
-//! (boa, pure Rust) compiled into this component, so a script is confined
+//! The runner of `javascript` dynamic tools: a JavaScript engine
+//! (QuickJS, through rquickjs) compiled into this component, so a script is confined
 //! exactly like any plugin — same preopens, same memory and time limits (an
 //! endless loop is interrupted by the host's epoch deadline).
 //!
@@ -19,20 +19,17 @@
 //! A refused `toolhost.*` call throws; left uncaught, the call fails with
 //! the refusal's own kind (e.g. `denied`).
 
-use boa_engine::builtins::promise::PromiseState;
-use boa_engine::object::builtins::JsPromise;
-use boa_engine::{Context as Js, JsError, JsString, JsValue, Script, Source};
+mod compiled;
 mod globals;
 
+use compiled::Compiled;
 use globals::install;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context as Js, Ctx, Runtime, Value as JsValue};
 use std::cell::RefCell;
 use toolhost_builtin::contract;
-use toolhost_sdk::serde_json::{Map, json};
+use toolhost_sdk::serde_json::{self, Map, json};
 use toolhost_sdk::{Capability, Context, Output, Tool, ToolError, Value, export_tool};
-
-/// The deepest JavaScript recursion allowed (a clear error before the
-/// component's stack runs out).
-const RECURSION_LIMIT: usize = 400;
 
 /// What the `toolhost.*` functions need during one call.
 struct CallState {
@@ -43,17 +40,17 @@ struct CallState {
 
 thread_local! {
     static CALL: RefCell<Option<CallState>> = const { RefCell::new(None) };
-    /// The interpreter with its realm and the `toolhost` object, built by
+    /// The engine with its realm and the `toolhost` object, built by
     /// `wizer-initialize` when the host pre-initialises this component (the
     /// host snapshots the instance right after, so every call's fresh
     /// instance starts with it ready). Taken by the one call an instance
     /// serves; without it the call builds its own.
     static READY: RefCell<Option<Js>> = const { RefCell::new(None) };
-    /// One tool's script parsed and compiled in that interpreter, with its
+    /// One tool's script compiled to bytecode in that engine, with its
     /// source, when the host snapshots this component for that tool
     /// (`prepare-script`). A call given the same source evaluates it
     /// instead of parsing it: its top-level code still runs in every call.
-    static PREPARED: RefCell<Option<(String, Script)>> = const { RefCell::new(None) };
+    static PREPARED: RefCell<Option<(String, Compiled)>> = const { RefCell::new(None) };
 }
 
 /// The exports the host's pre-initialisation calls: `wizer-initialize`,
@@ -87,33 +84,38 @@ mod preinit {
     export!(Preinit);
 }
 
-/// Parse and compile `source` in the ready interpreter and keep it for the
-/// call that runs it. False if there is no interpreter or the script does
-/// not compile: its calls then parse it themselves and report why.
+/// Parse and compile `source` in the ready engine and keep it for the
+/// call that runs it. False if there is no engine or the script does not
+/// compile: its calls then parse it themselves and report why.
 fn prepare(source: String) -> bool {
     READY.with(|ready| {
-        let mut ready = ready.borrow_mut();
-        let Some(js) = ready.as_mut() else {
+        let ready = ready.borrow();
+        let Some(js) = ready.as_ref() else {
             return false;
         };
-        let Ok(script) = Script::parse(Source::from_bytes(&source), None, js) else {
+        let Some(compiled) = js.with(|ctx| Compiled::new(&ctx, &source)) else {
             return false;
         };
-        if script.codeblock(js).is_err() {
-            return false;
-        }
-        PREPARED.with(|prepared| *prepared.borrow_mut() = Some((source, script)));
+        PREPARED.with(|prepared| *prepared.borrow_mut() = Some((source, compiled)));
         true
     })
 }
 
-/// A new interpreter: a realm with the `toolhost` object.
+/// A new engine: a runtime and a realm with the `toolhost` object.
 fn interpreter() -> Result<Js, Thrown> {
-    let mut js = Js::default();
-    js.runtime_limits_mut().set_recursion_limit(RECURSION_LIMIT);
-    install(&mut js).map_err(|e| Thrown::text(format!("cannot set up the interpreter: {e}")))?;
+    let cannot = |e: rquickjs::Error| Thrown::text(format!("cannot set up the interpreter: {e}"));
+    let runtime = Runtime::new().map_err(cannot)?;
+    let js = Js::full(&runtime).map_err(cannot)?;
+    js.with(|ctx| {
+        install(&ctx)?;
+        ctx.eval::<(), _>(SPLIT)
+    })
+    .map_err(cannot)?;
     Ok(js)
 }
+
+/// A faster `RegExp.prototype[Symbol.split]` for plain RegExps (split.js).
+const SPLIT: &str = include_str!("split.js");
 
 /// The `javascript` dynamic-tool runner.
 pub struct JsRuntime;
@@ -133,6 +135,7 @@ impl Tool for JsRuntime {
             ToolError::failed("this runner was called without a `source` setting")
                 .with_hint("call the dynamic tool by its own name; the host supplies the script")
         })?;
+        globals::seed_random();
         CALL.with(|c| {
             *c.borrow_mut() = Some(CallState {
                 ctx: ctx.clone(),
@@ -163,13 +166,9 @@ impl Thrown {
     }
 
     /// An exception thrown out of `run`.
-    fn from_js(error: &JsError, js: &mut Js) -> Self {
-        let kind = error
-            .as_opaque()
-            .and_then(JsValue::as_object)
-            .and_then(|o| o.get(JsString::from(KIND_PROPERTY), js).ok())
-            .and_then(|v| v.as_string().map(|s| s.to_std_string_escaped()));
-        Self(format!("the script threw: {error}"), kind)
+    fn from_js(ctx: &Ctx<'_>, error: rquickjs::Error) -> Self {
+        let (text, kind) = caught(ctx, error);
+        Self(format!("the script threw: {text}"), kind)
     }
 
     /// A refusal left uncaught keeps its kind; anything else is `failed`.
@@ -186,39 +185,82 @@ impl Thrown {
     }
 }
 
+/// What `error` says, with the thrown value's `toolhostKind` if it is an
+/// exception carrying one.
+fn caught(ctx: &Ctx<'_>, error: rquickjs::Error) -> (String, Option<String>) {
+    if !error.is_exception() {
+        return (error.to_string(), None);
+    }
+    let thrown = ctx.catch();
+    let Some(object) = thrown.as_object() else {
+        return (shown(ctx, &thrown), None);
+    };
+    let kind = object
+        .get::<_, Option<String>>(KIND_PROPERTY)
+        .ok()
+        .flatten();
+    let name = object.get::<_, Option<String>>("name").ok().flatten();
+    let message = object.get::<_, Option<String>>("message").ok().flatten();
+    let text = match (name, message) {
+        (Some(name), Some(message)) if !message.is_empty() => format!("{name}: {message}"),
+        (Some(name), _) => name,
+        (None, _) => shown(ctx, &thrown),
+    };
+    (text, kind)
+}
+
+/// A thrown value that is not an `Error`, as JSON where it can be.
+fn shown<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> String {
+    if let Some(text) = value.as_string().and_then(|s| s.to_string().ok()) {
+        return text;
+    }
+    match ctx.json_stringify(value.clone()) {
+        Ok(Some(json)) => json.to_string().unwrap_or_default(),
+        _ => value.type_name().to_owned(),
+    }
+}
+
 fn run_script(source: &str, args: Value, ctx: &Context) -> Result<Output, Thrown> {
     let ready = READY.with(|ready| ready.borrow_mut().take());
     let prepared = PREPARED.with(|prepared| prepared.borrow_mut().take());
-    let (mut js, script) = match (ready, prepared) {
+    let (js, compiled) = match (ready, prepared) {
         (Some(js), None) => (js, None),
-        (Some(js), Some((text, script))) if text == source => (js, Some(script)),
-        // Nothing ready, or an interpreter that compiled another script
-        // (its declarations are in its realm): a new one.
-        _ => (interpreter()?, None),
+        (Some(js), Some((text, compiled))) if text == source => (js, Some(compiled)),
+        // Nothing ready, or an engine that compiled another script (its
+        // bytecode would run in place of this one): a new one.
+        (ready, prepared) => {
+            if let (Some(js), Some((_, compiled))) = (&ready, prepared) {
+                js.with(|ctx| compiled.free(&ctx));
+            }
+            (interpreter()?, None)
+        }
     };
-    run_in(&mut js, source, script, args, ctx)
+    let result = js.with(|js| run_in(&js, source, compiled, args, ctx));
+    // The instance serves this one call and is then dropped whole: freeing
+    // the engine object by object first would only touch every page of
+    // its heap (most of a short call's time).
+    std::mem::forget(js);
+    result
 }
 
-/// Run `source` (already parsed and compiled as `script`, if given) in
-/// `js`, then call its `run`.
+/// Run `source` (already compiled, if given) in `js`, then call its `run`.
 fn run_in(
-    js: &mut Js,
+    js: &Ctx<'_>,
     source: &str,
-    script: Option<Script>,
+    compiled: Option<Compiled>,
     args: Value,
     ctx: &Context,
 ) -> Result<Output, Thrown> {
-    // What `eval` does (parse, compile, evaluate), minus what was prepared.
-    match script {
-        Some(script) => script.evaluate(js),
-        None => js.eval(Source::from_bytes(source)),
-    }
-    .map_err(|e| Thrown::text(format!("the script does not load: {e}")))?;
-    let run = js
-        .global_object()
-        .get(JsString::from("run"), js)
-        .map_err(|e| Thrown::text(e.to_string()))?;
-    let Some(run) = run.as_callable() else {
+    let loaded = match compiled {
+        Some(compiled) => compiled.evaluate(js),
+        None => js.eval::<(), _>(source),
+    };
+    loaded.map_err(|e| Thrown::text(format!("the script does not load: {}", caught(js, e).0)))?;
+    let run: JsValue = js
+        .globals()
+        .get("run")
+        .map_err(|e| Thrown::text(caught(js, e).0))?;
+    let Some(run) = run.as_function() else {
         return Err(Thrown::text(
             "the script defines no `function run(args, ctx)`; the tool's author must add it"
                 .to_owned(),
@@ -232,50 +274,71 @@ fn run_in(
         "workspaceRoot": ctx.workspace_root(),
         "dryRun": ctx.dry_run(),
     });
-    let js_args = [
-        JsValue::from_json(&args, js).map_err(|e| Thrown::text(e.to_string()))?,
-        JsValue::from_json(&call_ctx, js).map_err(|e| Thrown::text(e.to_string()))?,
-    ];
-    let mut out = match run.call(&JsValue::undefined(), &js_args, js) {
-        Ok(out) => out,
-        Err(e) => return Err(Thrown::from_js(&e, js)),
+    let from_json = |value: &Value| {
+        js.json_parse(value.to_string())
+            .map_err(|e| Thrown::text(caught(js, e).0))
     };
-    // `async function run`: settle the promise (there is no event loop
-    // beyond the job queue; a promise waiting on nothing never settles).
-    if let Some(promise) = out.as_object().and_then(|o| JsPromise::from_object(o).ok()) {
-        js.run_jobs()
-            .map_err(|e| Thrown::text(format!("the script threw: {e}")))?;
-        out = match promise.state() {
-            PromiseState::Fulfilled(value) => value,
-            PromiseState::Rejected(reason) => {
-                return Err(Thrown::from_js(&JsError::from_opaque(reason), js));
-            }
+    let js_args = (from_json(&args)?, from_json(&call_ctx)?);
+    let out: JsValue = run.call(js_args).map_err(|e| Thrown::from_js(js, e))?;
+    let out = settled(js, out)?;
+    if let Some(text) = out.as_string() {
+        let text = text.to_string().map_err(|e| Thrown::text(e.to_string()))?;
+        return Ok(Output::text(text));
+    }
+    if out.is_undefined() || out.is_null() {
+        return Ok(Output::text("(the script returned nothing)"));
+    }
+    let value = match js.json_stringify(out) {
+        Ok(Some(json)) => {
+            let json = json.to_string().map_err(|e| Thrown::text(e.to_string()))?;
+            serde_json::from_str(&json).unwrap_or(Value::Null)
+        }
+        Ok(None) => Value::Null,
+        Err(e) => {
+            let why = caught(js, e).0;
+            return Err(Thrown::text(format!("the result is not JSON-able: {why}")));
+        }
+    };
+    finish(value)
+}
+
+/// `out`, or what it settles to if it is a promise (`async function run`):
+/// the job queue is run until it settles (there is no event loop beyond
+/// it; a promise waiting on nothing never settles).
+fn settled<'js>(js: &Ctx<'js>, out: JsValue<'js>) -> Result<JsValue<'js>, Thrown> {
+    let Some(promise) = out.as_promise() else {
+        return Ok(out);
+    };
+    loop {
+        match promise.state() {
+            PromiseState::Pending if js.execute_pending_job() => {}
             PromiseState::Pending => {
                 return Err(Thrown::text(
                     "`run` returned a promise that never settles (nothing here resolves it)"
                         .to_owned(),
                 ));
             }
-        };
+            PromiseState::Resolved | PromiseState::Rejected => {
+                return match promise.result::<JsValue>() {
+                    Some(Ok(value)) => Ok(value),
+                    Some(Err(e)) => Err(Thrown::from_js(js, e)),
+                    None => Err(Thrown::text("the promise settled with nothing".to_owned())),
+                };
+            }
+        }
     }
-    if let Some(text) = out.as_string() {
-        return Ok(Output::text(text.to_std_string_escaped()));
-    }
-    if out.is_undefined() || out.is_null() {
-        return Ok(Output::text("(the script returned nothing)"));
-    }
-    let value = out
-        .to_json(js)
-        .map_err(|e| Thrown::text(format!("the result is not JSON-able: {e}")))?
-        .unwrap_or(Value::Null);
-    // The TypeScript bot framework's result shape, `{success, content}`: `success: false` is
-    // the tool failing, with `content` saying why.
+}
+
+/// A JSON result: data, or the TypeScript bot framework's result shape,
+/// `{success, content}`, where `success: false` is the tool failing, with
+/// `content` saying why.
+fn finish(value: Value) -> Result<Output, Thrown> {
     if let Some(success) = value.get("success").and_then(Value::as_bool)
         && let Some(content) = value.get("content")
     {
         let text = match content {
             Value::String(text) => text.clone(),
-            other => toolhost_sdk::serde_json::to_string_pretty(other).unwrap_or_default(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
         };
         if !success {
             return Err(Thrown(
@@ -289,7 +352,7 @@ fn run_in(
         }
         return Ok(Output::text(text).with_structured(value));
     }
-    let text = toolhost_sdk::serde_json::to_string_pretty(&value).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
     Ok(Output::text(text).with_structured(value))
 }
 

@@ -188,3 +188,29 @@ fn a_prepared_script_runs_as_the_call_would_parse_it() {
     READY.with(|r| r.borrow_mut().take());
     assert!(!prepare(source.to_owned()), "no interpreter to prepare in");
 }
+
+/// split.js gives what QuickJS's own split gives, edge cases included
+/// (empty matches, captures, limits, flags, subclasses, unicode).
+#[test]
+fn the_faster_split_splits_as_the_built_in_does() {
+    let cases = r#"JSON.stringify([
+        'a b  c'.split(/\s+/), ' a b '.split(/\s+/), 'abc'.split(/(?:)/), 'abc'.split(/x*/), 'a1b22c'.split(/(\d)+/),
+        'a,b,,c'.split(/,/, 2), 'a,b'.split(/,/, 0), ''.split(/x/), ''.split(/(?:)/), 'xx'.split(/x/), 'ab'.split(/$/), 'ab'.split(/^/m),
+        'a\nb\n'.split(/^/m), 'AbcAd'.split(/a/i), 'aXbxc'.split(/x/iy), 'test'.split(/(t)?/), 'abc'.split(/(b)|(z)/), 'a\u00e9b'.split(/\u00e9/),
+        '😀a😀'.split(/a/u), 'aaa'.split(/a*?/), 'aaa'.split(/a*/), 'A<B>bold</B>and<CODE>coded</CODE>'.split(/<(\/)?([^<>]+)>/),
+        'x'.split(/x/, undefined), 'one  two'.split(/ /, -1).length, 'ab'.split({[Symbol.split]: undefined}),
+        (() => { const r = /b/; r.lastIndex = 5; const out = 'abc'.split(r); return [out, r.lastIndex]; })(),
+        (() => { class R extends RegExp {}; return 'a-b'.split(new R('-')); })(),
+        Array.from({length: 300}, (_, i) => 'w' + i + ' \t\n  '.slice(0, i % 4 + 1)).join('').split(/\s+/),
+        Array.from({length: 300}, (_, i) => 'w' + i + ',;'.slice(0, i % 3)).join('').split(/([,;])?/),
+    ])"#;
+    let answer = |js: &Js| js.with(|ctx| ctx.eval::<String, _>(cases).unwrap());
+    let built_in = Js::full(&Runtime::new().unwrap()).unwrap();
+    let ours = interpreter().ok().unwrap();
+    assert_eq!(answer(&ours), answer(&built_in));
+    let replaced = ours.with(|ctx| {
+        ctx.eval::<bool, _>("RegExp.prototype[Symbol.split] !== Symbol.split.constructor")
+            .unwrap()
+    });
+    assert!(replaced);
+}
