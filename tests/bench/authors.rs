@@ -172,7 +172,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     }
 
     // A 5 MB text: each language's component, and the same logic as a
-    // `javascript` dynamic tool (boa in js_runtime).
+    // `javascript` dynamic tool (QuickJS in js_runtime).
     let (text, words) = crate::dynamic::words_text(5 << 20);
     std::fs::write(ws.path().join("big.txt"), &text).expect("write");
     let mut dynamic = toolhost::Registry::new();
@@ -183,7 +183,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
         &["workspace:read"],
     );
     dynamic.register(tool, false).expect("register");
-    let boa = Executor::new(Arc::clone(runtime), dynamic)
+    let quickjs = Executor::new(Arc::clone(runtime), dynamic)
         .with_workspace(ws.path())
         .expect("ws")
         .with_mode(Mode::Yolo);
@@ -193,7 +193,7 @@ pub fn run(runtime: &Arc<Runtime>, n: usize) {
     };
     for (lang, executor) in executors
         .iter()
-        .chain([&("javascript (boa, dynamic tool)", boa)])
+        .chain([&("javascript (QuickJS, dynamic tool)", quickjs)])
     {
         let started = Instant::now();
         let r = executor.call("count_words", r#"{"path":"big.txt"}"#, &long);
