@@ -7,11 +7,21 @@
     reason = "QuickJS's compile-only eval and EvalFunction, which rquickjs does not wrap"
 )]
 
+use rquickjs::context::EvalOptions;
 use rquickjs::{Ctx, Value, qjs};
 use std::ffi::CString;
 
 /// The file name errors and stack traces give the script.
 const FILE_NAME: &std::ffi::CStr = c"tool.js";
+
+/// How a call evaluates a script it was not given compiled: as
+/// [`Compiled::new`] compiles one (global code, not strict, `tool.js`).
+pub(crate) fn options() -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.strict = false;
+    options.filename = Some("tool.js".to_owned());
+    options
+}
 
 /// A compiled script of the engine it was compiled in, holding one
 /// reference: [`Compiled::evaluate`] or [`Compiled::free`] releases it.

@@ -201,11 +201,19 @@ fn caught(ctx: &Ctx<'_>, error: rquickjs::Error) -> (String, Option<String>) {
         .flatten();
     let name = object.get::<_, Option<String>>("name").ok().flatten();
     let message = object.get::<_, Option<String>>("message").ok().flatten();
-    let text = match (name, message) {
+    let mut text = match (name, message) {
         (Some(name), Some(message)) if !message.is_empty() => format!("{name}: {message}"),
         (Some(name), _) => name,
         (None, _) => shown(ctx, &thrown),
     };
+    // Where: the innermost frame of the stack QuickJS recorded.
+    let stack = object.get::<_, Option<String>>("stack").ok().flatten();
+    if let Some(at) = stack
+        .as_deref()
+        .and_then(|s| s.lines().map(str::trim).find(|l| !l.is_empty()))
+    {
+        text = format!("{text} ({at})");
+    }
     (text, kind)
 }
 
@@ -253,7 +261,7 @@ fn run_in(
 ) -> Result<Output, Thrown> {
     let loaded = match compiled {
         Some(compiled) => compiled.evaluate(js),
-        None => js.eval::<(), _>(source),
+        None => js.eval_with_options::<(), _>(source, compiled::options()),
     };
     loaded.map_err(|e| Thrown::text(format!("the script does not load: {}", caught(js, e).0)))?;
     let run: JsValue = js
@@ -281,32 +289,62 @@ fn run_in(
     let js_args = (from_json(&args)?, from_json(&call_ctx)?);
     let out: JsValue = run.call(js_args).map_err(|e| Thrown::from_js(js, e))?;
     let out = settled(js, out)?;
-    if let Some(text) = out.as_string() {
-        let text = text.to_string().map_err(|e| Thrown::text(e.to_string()))?;
-        return Ok(Output::text(text));
+    if out.is_string() {
+        return Ok(Output::text(well_formed(js, out)?));
     }
     if out.is_undefined() || out.is_null() {
         return Ok(Output::text("(the script returned nothing)"));
     }
-    let value = match js.json_stringify(out) {
-        Ok(Some(json)) => {
-            let json = json.to_string().map_err(|e| Thrown::text(e.to_string()))?;
-            serde_json::from_str(&json).unwrap_or(Value::Null)
-        }
-        Ok(None) => Value::Null,
-        Err(e) => {
-            let why = caught(js, e).0;
-            return Err(Thrown::text(format!("the result is not JSON-able: {why}")));
-        }
-    };
-    finish(value)
+    finish(json_of(js, out)?)
 }
 
-/// `out`, or what it settles to if it is a promise (`async function run`):
-/// the job queue is run until it settles (there is no event loop beyond
-/// it; a promise waiting on nothing never settles).
+/// A result as JSON (`JSON.stringify`'s).
+fn json_of<'js>(js: &Ctx<'js>, out: JsValue<'js>) -> Result<Value, Thrown> {
+    let not_json = |why: String| Thrown::text(format!("the result is not JSON-able: {why}"));
+    let text = |json: rquickjs::Result<Option<rquickjs::String<'js>>>| match json {
+        Ok(Some(json)) => well_formed(js, json.into_value()).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(not_json(caught(js, e).0)),
+    };
+    let Some(json) = text(js.json_stringify(out.clone()))? else {
+        return Ok(Value::Null);
+    };
+    let refused = match serde_json::from_str(&json) {
+        Ok(value) => return Ok(value),
+        Err(refused) => refused,
+    };
+    // JSON.stringify escapes a lone surrogate, which serde_json refuses:
+    // again, with every string made well-formed.
+    let replacer: rquickjs::Function = js
+        .eval("(k, v) => typeof v === 'string' ? String.prototype.toWellFormed.call(v) : v")
+        .map_err(|e| not_json(caught(js, e).0))?;
+    let json = text(js.json_stringify_replacer(out, replacer))?.unwrap_or_default();
+    serde_json::from_str(&json).map_err(|_| not_json(refused.to_string()))
+}
+
+/// A JavaScript string as Rust text: one with a lone surrogate (which
+/// UTF-8 cannot hold) has it replaced by U+FFFD, as `toWellFormed` does.
+fn well_formed<'js>(js: &Ctx<'js>, text: JsValue<'js>) -> Result<String, Thrown> {
+    let fail =
+        |e: rquickjs::Error| Thrown::text(format!("the result is not text: {}", caught(js, e).0));
+    if let Some(Ok(text)) = text.as_string().map(rquickjs::String::to_string) {
+        return Ok(text);
+    }
+    let fix: rquickjs::Function = js
+        .eval("(s) => String.prototype.toWellFormed.call(s)")
+        .map_err(fail)?;
+    fix.call::<_, rquickjs::String>((text,))
+        .and_then(|s| s.to_string())
+        .map_err(fail)
+}
+
+/// `out`, or what it settles to if it is a promise (`async function run`),
+/// once the job queue is empty: there is no event loop beyond it, so work
+/// the script started without awaiting it still runs before the call
+/// ends, and a promise waiting on nothing never settles.
 fn settled<'js>(js: &Ctx<'js>, out: JsValue<'js>) -> Result<JsValue<'js>, Thrown> {
     let Some(promise) = out.as_promise() else {
+        while js.execute_pending_job() {}
         return Ok(out);
     };
     loop {
@@ -319,6 +357,7 @@ fn settled<'js>(js: &Ctx<'js>, out: JsValue<'js>) -> Result<JsValue<'js>, Thrown
                 ));
             }
             PromiseState::Resolved | PromiseState::Rejected => {
+                while js.execute_pending_job() {}
                 return match promise.result::<JsValue>() {
                     Some(Ok(value)) => Ok(value),
                     Some(Err(e)) => Err(Thrown::from_js(js, e)),

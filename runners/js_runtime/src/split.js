@@ -6,48 +6,69 @@
 // search finds from there). Anything else (a subclass, an own `exec`,
 // unicode, the empty string) goes to the built-in.
 (() => {
+  // Everything it uses is taken now: a script that replaces a global or a
+  // prototype's method does not change what split does.
+  const uncurry = Function.prototype.call.bind(Function.prototype.bind, Function.prototype.call);
   const builtinSplit = RegExp.prototype[Symbol.split];
   const builtinExec = RegExp.prototype.exec;
+  const splitBuiltIn = uncurry(builtinSplit);
+  const exec = uncurry(builtinExec);
+  const push = uncurry(Array.prototype.push);
+  const slice = uncurry(String.prototype.slice);
+  const getPrototypeOf = Object.getPrototypeOf;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const RegExpCtor = RegExp;
+  const regExpPrototype = RegExp.prototype;
+  const speciesGetter = getOwnPropertyDescriptor(RegExp, Symbol.species).get;
+  const speciesSymbol = Symbol.species;
   const MAX = 2 ** 32 - 1;
   const split = {
     [Symbol.split](string, limit) {
       const rx = this;
-      if (typeof rx !== 'object' || rx === null || Object.getPrototypeOf(rx) !== RegExp.prototype
-          || rx.constructor !== RegExp || rx.exec !== builtinExec) {
-        return builtinSplit.call(rx, string, limit);
+      const species = getOwnPropertyDescriptor(RegExpCtor, speciesSymbol);
+      if (typeof rx !== 'object' || rx === null || getPrototypeOf(rx) !== regExpPrototype
+          || rx.constructor !== RegExpCtor || !species || species.get !== speciesGetter
+          || rx.exec !== builtinExec) {
+        return splitBuiltIn(rx, string, limit);
       }
-      const S = String(string);
-      const flags = String(rx.flags);
-      if (S.length === 0 || flags.includes('u') || flags.includes('v')) {
-        return builtinSplit.call(rx, S, limit);
+      const S = `${string}`;
+      const flags = `${rx.flags}`;
+      // The flags of a global search: the same but `g` and `y`, and `g`.
+      let searchFlags = 'g';
+      for (let i = 0; i < flags.length; i++) {
+        const flag = flags[i];
+        if (flag === 'u' || flag === 'v') return splitBuiltIn(rx, S, limit);
+        if (flag !== 'g' && flag !== 'y') searchFlags += flag;
       }
+      if (S.length === 0) return splitBuiltIn(rx, S, limit);
       const lim = limit === undefined ? MAX : limit >>> 0;
       const A = [];
       if (lim === 0) return A;
-      const searcher = new RegExp(rx, flags.replace('y', '') + 'g');
+      const searcher = new RegExpCtor(rx, searchFlags);
       const size = S.length;
       let p = 0;
       let q = 0;
       while (q < size) {
         searcher.lastIndex = q;
-        const z = builtinExec.call(searcher, S);
+        const z = exec(searcher, S);
         if (z === null || z.index >= size) break;
         q = z.index;
-        const e = Math.min(searcher.lastIndex, size);
+        const end = searcher.lastIndex;
+        const e = end < size ? end : size;
         if (e === p) {
           q += 1;
           continue;
         }
-        A.push(S.slice(p, q));
+        push(A, slice(S, p, q));
         if (A.length === lim) return A;
         p = e;
         for (let i = 1; i < z.length; i++) {
-          A.push(z[i]);
+          push(A, z[i]);
           if (A.length === lim) return A;
         }
         q = p;
       }
-      A.push(S.slice(p));
+      push(A, slice(S, p));
       return A;
     },
   }[Symbol.split];

@@ -201,6 +201,16 @@ fn the_faster_split_splits_as_the_built_in_does() {
         'x'.split(/x/, undefined), 'one  two'.split(/ /, -1).length, 'ab'.split({[Symbol.split]: undefined}),
         (() => { const r = /b/; r.lastIndex = 5; const out = 'abc'.split(r); return [out, r.lastIndex]; })(),
         (() => { class R extends RegExp {}; return 'a-b'.split(new R('-')); })(),
+        'a b  c'.split(/\s+/g), 'axbxc'.split(/x/gy), 'a1b2'.split(/(?<=\d)/), 'one two'.split(/\b/),
+        (() => { try { return 'a'.split.call(Symbol('s'), /a/) } catch (e) { return e.name } })(),
+        (() => { try { return /a/[Symbol.split](Symbol('s')) } catch (e) { return e.name } })(),
+        (() => {
+            const saved = [Array.prototype.push, String.prototype.slice, globalThis.RegExp];
+            Array.prototype.push = String.prototype.slice = () => { throw new Error('replaced') };
+            try { return 'a b'.split(/ /) } finally {
+                [Array.prototype.push, String.prototype.slice, globalThis.RegExp] = saved;
+            }
+        })(),
         Array.from({length: 300}, (_, i) => 'w' + i + ' \t\n  '.slice(0, i % 4 + 1)).join('').split(/\s+/),
         Array.from({length: 300}, (_, i) => 'w' + i + ',;'.slice(0, i % 3)).join('').split(/([,;])?/),
     ])"#;
@@ -213,4 +223,57 @@ fn the_faster_split_splits_as_the_built_in_does() {
             .unwrap()
     });
     assert!(replaced);
+}
+
+/// A script runs as sloppy global code (as boa ran it) whether or not it
+/// was prepared: both ways compile it alike.
+#[test]
+fn scripts_run_as_sloppy_code_prepared_or_not() {
+    let source = "function run() { undeclared = 2; return String(undeclared + 010) }";
+    assert_eq!(call(source, json!({})).unwrap().content(), "10");
+    READY.with(|r| *r.borrow_mut() = Some(interpreter().ok().unwrap()));
+    assert!(prepare(source.to_owned()));
+    assert_eq!(call(source, json!({})).unwrap().content(), "10");
+}
+
+/// Work a script starts without awaiting it runs before the call ends
+/// (the job queue is emptied), sync or async.
+#[test]
+fn work_left_in_the_job_queue_runs_before_the_result_is_read() {
+    for source in [
+        "function run() { const box = {n: 0}; Promise.resolve().then(() => { box.n = 1 }); return box }",
+        "async function run() { const box = {n: 0}; (async () => { await null; await null; box.n = 1 })(); return box }",
+    ] {
+        let out = call(source, json!({})).unwrap();
+        assert_eq!(out.structured(), Some(&json!({"n": 1})), "{source}");
+    }
+}
+
+/// A lone surrogate, which UTF-8 cannot hold, comes out as U+FFFD, in text
+/// and in structured results; a result too deep for JSON says so.
+#[test]
+fn results_that_utf_8_cannot_hold_are_made_well_formed() {
+    let out = call("function run() { return '\\ud800x' }", json!({})).unwrap();
+    assert_eq!(out.content(), "\u{fffd}x");
+    let out = call("function run() { return {s: 'a\\udc00'} }", json!({})).unwrap();
+    assert_eq!(out.structured(), Some(&json!({"s": "a\u{fffd}"})));
+    let err = call(
+        "function run() { let v = 1; for (let i = 0; i < 500; i++) v = [v]; return v }",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("not JSON-able"), "{err}");
+}
+
+/// An error says where in the script it was thrown, or where it does not
+/// parse.
+#[test]
+fn errors_say_where_in_the_script() {
+    let err = call("function run() {\n  throw new Error('boom')\n}", json!({})).unwrap_err();
+    assert!(err.to_string().contains("tool.js:2"), "{err}");
+    let err = call("function run() {\n  return )\n}", json!({})).unwrap_err();
+    assert!(
+        err.to_string().contains("does not load") && err.to_string().contains("tool.js:2"),
+        "{err}"
+    );
 }
