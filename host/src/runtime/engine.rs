@@ -44,9 +44,10 @@ pub(super) fn engine_config(slots: u32, pooled: bool) -> Config {
         // cheap: reset in place rather than faulted in again. A Rust
         // component's first 1 MiB is its stack; the heap above it is where
         // a snapshot's state lives (QuickJS's realm: with 1 MiB kept, a
-        // trivial javascript tool's call was 46 µs, with 16 MiB 31 µs), and
-        // only the pages a call touched stay (docs/benchmarks.md, memory).
-        .linear_memory_keep_resident(16 << 20)
+        // trivial javascript tool's call was 46 µs, with 4 MiB 31 µs, the
+        // same as with 16). Only the pages a call touched stay, at most
+        // 4 MiB a warm slot (docs/benchmarks.md).
+        .linear_memory_keep_resident(4 << 20)
         .table_keep_resident(64 << 10)
         .pagemap_scan(Enabled::Auto);
     let mut config = Config::new();
