@@ -19,7 +19,7 @@ const FILE_NAME: &std::ffi::CStr = c"tool.js";
 pub(crate) fn options() -> EvalOptions {
     let mut options = EvalOptions::default();
     options.strict = false;
-    options.filename = Some("tool.js".to_owned());
+    options.filename = Some(FILE_NAME.to_string_lossy().into_owned());
     options
 }
 

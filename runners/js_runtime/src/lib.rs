@@ -24,7 +24,6 @@ mod globals;
 
 use compiled::Compiled;
 use globals::install;
-use rquickjs::promise::PromiseState;
 use rquickjs::{Context as Js, Ctx, Runtime, Value as JsValue};
 use std::cell::RefCell;
 use toolhost_builtin::contract;
@@ -343,28 +342,16 @@ fn well_formed<'js>(js: &Ctx<'js>, text: JsValue<'js>) -> Result<String, Thrown>
 /// the script started without awaiting it still runs before the call
 /// ends, and a promise waiting on nothing never settles.
 fn settled<'js>(js: &Ctx<'js>, out: JsValue<'js>) -> Result<JsValue<'js>, Thrown> {
+    while js.execute_pending_job() {}
     let Some(promise) = out.as_promise() else {
-        while js.execute_pending_job() {}
         return Ok(out);
     };
-    loop {
-        match promise.state() {
-            PromiseState::Pending if js.execute_pending_job() => {}
-            PromiseState::Pending => {
-                return Err(Thrown::text(
-                    "`run` returned a promise that never settles (nothing here resolves it)"
-                        .to_owned(),
-                ));
-            }
-            PromiseState::Resolved | PromiseState::Rejected => {
-                while js.execute_pending_job() {}
-                return match promise.result::<JsValue>() {
-                    Some(Ok(value)) => Ok(value),
-                    Some(Err(e)) => Err(Thrown::from_js(js, e)),
-                    None => Err(Thrown::text("the promise settled with nothing".to_owned())),
-                };
-            }
-        }
+    match promise.result::<JsValue>() {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => Err(Thrown::from_js(js, e)),
+        None => Err(Thrown::text(
+            "`run` returned a promise that never settles (nothing here resolves it)".to_owned(),
+        )),
     }
 }
 
