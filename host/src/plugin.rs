@@ -500,12 +500,14 @@ impl Plugin {
                 && !self.loaded_quick(runtime)
     }
 
-    /// Whether the loaded component is the baseline compiler's (see
-    /// runtime/quick.rs).
+    /// Whether the tool's calls run the baseline compiler's code (see
+    /// runtime/quick.rs): loaded, or kept by the runtime to map again.
     pub(crate) fn loaded_quick(&self, runtime: &Runtime) -> bool {
-        self.pre
-            .get()
-            .is_some_and(|loaded| loaded.is_ok_and(|pre| runtime.is_quick(&pre)))
+        runtime.keeps_baseline(&self.key)
+            || self
+                .pre
+                .get()
+                .is_some_and(|loaded| loaded.is_ok_and(|pre| runtime.is_quick(&pre)))
     }
 
     /// The component's size in bytes (unpacked).
@@ -558,7 +560,13 @@ impl Plugin {
                 format!("cannot load tool `{}`: {e}", self.name()),
             )
         })?;
-        sandbox::run(runtime, self.name(), &pre, request)
+        let outcome = sandbox::run(runtime, self.name(), &pre, request);
+        if runtime.is_quick(&pre) && runtime.keeps_baseline(&self.key) {
+            // The next call maps it again (runtime/quick.rs).
+            self.pre.unload_if(|loaded| runtime.is_quick(loaded));
+            runtime.forget_linked_baseline(&self.key);
+        }
+        outcome
     }
 }
 

@@ -244,3 +244,75 @@ fn a_baseline_artifact_that_is_not_code_is_refused() {
     let left = temporaries(&cache);
     assert!(left.is_empty(), "the junk file is left: {left:?}");
 }
+
+/// The baseline code's files of the compile cache `cache` this process
+/// holds open (unlinked: only a descriptor names them).
+fn baseline_files_held(cache: &Path) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| {
+            target.starts_with(cache) && target.to_string_lossy().contains(".tmp-baseline-")
+        })
+        .count()
+}
+
+/// A tool does not hold its baseline code between calls (on a first start
+/// that was megabytes per tool called): the runtime keeps the file the
+/// helper wrote, unlinked, and the next call maps it again instead of
+/// compiling it again; once work ahead of use has compiled the tool, the
+/// file is let go of too.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, _compiled) = counting_runtime(&cache);
+    let (executor, _ws) = two_builtins(runtime);
+    let (kinds, go) = (dir.path().join("kinds"), dir.path().join("go"));
+    // Work ahead of use waits for `go`, so the calls come first.
+    let then = format!(
+        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
+         if head -n1 \"$req\" | grep -q '\"baseline_out\":\"'; then echo baseline >> '{kinds}';\n\
+         else echo ahead >> '{kinds}'; while [ ! -e '{go}' ]; do sleep 0.05; done; fi\n\
+         exec '{bin}' \"$@\" < \"$req\"",
+        dir = dir.path().display(),
+        kinds = kinds.display(),
+        go = go.display(),
+        bin = env!("CARGO_BIN_EXE_toolhost"),
+    );
+    let executor = first_call_with_helper(executor, dir.path(), &then);
+    let read_file = || {
+        let tools = executor.tools();
+        tools
+            .iter()
+            .find(|p| p.name() == "read_file")
+            .unwrap()
+            .is_warm()
+    };
+    assert!(!read_file(), "the tool let go of its baseline code");
+    assert_eq!(baseline_files_held(&cache), 1, "the runtime keeps its file");
+    for _ in 0..3 {
+        let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+        assert!(r.success && r.content.contains("hello"), "{r:?}");
+        assert!(!read_file());
+    }
+    let baselines = std::fs::read_to_string(&kinds).unwrap();
+    let baselines = baselines.lines().filter(|k| *k == "baseline").count();
+    assert_eq!(baselines, 1, "mapped again, not compiled again");
+    assert!(temporaries(&cache).is_empty(), "no name left in the cache");
+
+    std::fs::write(&go, "").unwrap();
+    until_both_compiled(&cache);
+    let started = Instant::now();
+    while baseline_files_held(&cache) > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the file is still held"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+    assert!(r.success && r.content.contains("hello"), "{r:?}");
+    assert!(read_file(), "Cranelift's code is held between calls");
+}

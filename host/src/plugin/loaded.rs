@@ -36,8 +36,16 @@ impl Loaded {
 
     /// Drop a loaded component (not a failure); true if there was one.
     pub(super) fn unload(&self) -> bool {
+        self.unload_if(|_| true)
+    }
+
+    /// Drop the loaded component if `which` says so; true if it did.
+    pub(super) fn unload_if(&self, which: impl FnOnce(&ToolPluginPre<CallState>) -> bool) -> bool {
         let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(Result::is_ok) {
+        if slot
+            .as_ref()
+            .is_some_and(|loaded| loaded.as_ref().is_ok_and(which))
+        {
             *slot = None;
             return true;
         }

@@ -165,7 +165,11 @@ impl Runtime {
             let mut request = self.request(key, label, Kind::Owned, wasm.len())?;
             request.baseline_out = Some(out.path().to_owned());
             run_helper(program, &request, wasm, "")?;
-            cache::deserialize(engine, out.path()).map_err(|e| format!("cannot load it: {e}"))
+            let component = cache::deserialize(engine, out.path())
+                .map_err(|e| format!("cannot load it: {e}"))?;
+            // Unlinked now, held open: later calls map it again.
+            self.keep_baseline(key, out.into_file());
+            Ok(component)
         })();
         loaded
             .inspect(|_| tracing::debug!(%label, elapsed = ?started.elapsed(), "compiled by the baseline compiler in a helper process"))

@@ -14,8 +14,12 @@
 //! ([`Runtime::compile_first_calls_quickly`]): without that nothing would
 //! ever replace the baseline code. With a compile helper (`helper.rs`)
 //! the baseline compile runs in one, so what compiling leaves goes with
-//! it and the code is mapped from the file it wrote (then removed); else
-//! on the call's thread. Winch's code is never cached, and a
+//! it and the code is mapped from the file it wrote; else on the call's
+//! thread. That file is unlinked at once and held open by the runtime
+//! until work ahead of use replaces its code, and a tool lets go of its
+//! baseline code when its call ends: the next call maps the file again (a
+//! fraction of a millisecond) rather than every tool called on a first
+//! start holding megabytes of code it may not run again. Winch's code is never cached, and a
 //! component Winch cannot compile (a feature it lacks) is compiled by
 //! Cranelift as before. On x86-64 only, where wasmtime supports Winch at
 //! its first tier; elsewhere first calls wait for Cranelift.
@@ -48,6 +52,9 @@ pub(super) struct QuickSlot {
     /// did not keep Cranelift's code (a failed write, an eviction), so no
     /// tool stays on baseline code for the life of the process.
     replaced: HashSet<String>,
+    /// The baseline code a helper wrote for each key, unlinked and held
+    /// open until work ahead of use replaces it (see the module docs).
+    kept: HashMap<String, std::fs::File>,
 }
 
 impl QuickSlot {
@@ -125,11 +132,45 @@ impl Runtime {
         let mut slot = self.quick_slot();
         if slot.on {
             slot.replaced.insert(key.to_owned());
-            let mut linked = self.embedded.lock().unwrap_or_else(PoisonError::into_inner);
-            if linked.get(key).is_some_and(|(_, pre)| self.is_quick(pre)) {
-                linked.remove(key);
-            }
+            slot.kept.remove(key);
+            self.forget_linked_baseline(key);
         }
+    }
+
+    /// Forget the baseline code of `key` linked once per runtime, if that
+    /// is what is linked.
+    pub(crate) fn forget_linked_baseline(&self, key: &str) {
+        let mut linked = self.embedded.lock().unwrap_or_else(PoisonError::into_inner);
+        if linked.get(key).is_some_and(|(_, pre)| self.is_quick(pre)) {
+            linked.remove(key);
+        }
+    }
+
+    /// Keep `file`, the baseline code of `key` a helper wrote (unlinked),
+    /// so later calls map it again instead of compiling it again.
+    pub(super) fn keep_baseline(&self, key: &str, file: std::fs::File) {
+        let mut slot = self.quick_slot();
+        if !slot.replaced.contains(key) {
+            slot.kept.insert(key.to_owned(), file);
+        }
+    }
+
+    /// Whether calls of `key` run baseline code mapped from a file the
+    /// runtime keeps: a tool need not hold it between calls.
+    pub(crate) fn keeps_baseline(&self, key: &str) -> bool {
+        self.quick_slot().kept.contains_key(key)
+    }
+
+    /// The baseline code kept for `key`, mapped again into `engine`.
+    fn kept_baseline(&self, engine: &Engine, key: &str, label: &str) -> Option<Component> {
+        use std::os::fd::AsRawFd as _;
+        let file = self.quick_slot().kept.get(key)?.try_clone().ok()?;
+        // The file has no name left: its descriptor's, which only this
+        // process can open.
+        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        cache::deserialize(engine, std::path::Path::new(&path))
+            .inspect_err(|err| tracing::debug!(%label, %err, "cannot map the baseline code again; compiling it again"))
+            .ok()
     }
 
     /// Whether work ahead of use has compiled the component keyed `key`
@@ -178,6 +219,9 @@ impl Runtime {
                 },
             }
         };
+        if let Some(component) = self.kept_baseline(&quick.engine, key, label) {
+            return Some((component, quick));
+        }
         let _compiling = Compiling::start(self, label, wasm.len());
         // In a helper process if there is one: what compiling leaves in a
         // process goes with it.
