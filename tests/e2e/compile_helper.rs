@@ -43,7 +43,16 @@ fn compile_ahead(executor: Executor, program: &Path, cache: &Path) -> Arc<Execut
     executor
 }
 
-/// Wait until the cache holds both tools compiled.
+/// A temporary directory, the compile cache in it, and the executor of
+/// two built-ins on a runtime using that cache (with its workspace).
+fn two_builtins_cached() -> (tempfile::TempDir, PathBuf, Executor, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (runtime, _compiled) = counting_runtime(&cache);
+    let (executor, ws) = two_builtins(runtime);
+    (dir, cache, executor, ws)
+}
+
 /// `executor` with work ahead of use in helpers that run `then` (see
 /// [`helper`]), after a first call of read_file that succeeded.
 fn first_call_with_helper(executor: Executor, dir: &Path, then: &str) -> Arc<Executor> {
@@ -59,6 +68,29 @@ fn first_call_with_helper(executor: Executor, dir: &Path, then: &str) -> Arc<Exe
     executor
 }
 
+/// A helper's `then` (see [`helper`]) that notes the kind of each request
+/// (`baseline` or `ahead`) in the file it also returns, and runs `wait`
+/// before work ahead of use; then the real binary.
+fn noting_kinds(dir: &Path, wait: &str) -> (String, PathBuf) {
+    let kinds = dir.join("kinds");
+    let then = format!(
+        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
+         if head -n1 \"$req\" | grep -q '\"baseline_out\":\"'; then echo baseline >> '{kinds}';\n\
+         else echo ahead >> '{kinds}'; {wait}; fi\n\
+         exec '{bin}' \"$@\" < \"$req\"",
+        dir = dir.display(),
+        kinds = kinds.display(),
+        bin = env!("CARGO_BIN_EXE_toolhost"),
+    );
+    (then, kinds)
+}
+
+/// The kinds [`noting_kinds`] noted, in order.
+fn kinds_noted(kinds: &Path) -> Vec<String> {
+    let noted = std::fs::read_to_string(kinds).unwrap();
+    noted.lines().map(str::to_owned).collect()
+}
+
 /// The temporary files left in the compile cache `cache`.
 fn temporaries(cache: &Path) -> Vec<String> {
     std::fs::read_dir(cache)
@@ -68,6 +100,7 @@ fn temporaries(cache: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Wait until the cache holds both tools compiled.
 fn until_both_compiled(cache: &Path) {
     let started = Instant::now();
     while compiled_files(cache) < 2 {
@@ -115,10 +148,7 @@ fn helpers_compile_ahead_and_the_server_loads_what_they_wrote() {
 
 #[test]
 fn a_helper_that_fails_leaves_the_work_to_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    let (runtime, _compiled) = counting_runtime(&cache);
-    let (executor, _ws) = two_builtins(runtime);
+    let (dir, cache, executor, _ws) = two_builtins_cached();
     let (program, runs) = helper(dir.path(), "echo 'out of luck' >&2; exit 3");
     let executor = compile_ahead(executor, &program, &cache);
     assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);
@@ -182,29 +212,12 @@ fn a_helper_refuses_what_it_cannot_do() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_first_call_compiles_in_a_helper_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    let (runtime, _compiled) = counting_runtime(&cache);
-    let (executor, _ws) = two_builtins(runtime);
-    // Each request noted by kind; work ahead held back, so the call
-    // comes first.
-    let kinds = dir.path().join("kinds");
-    let then = format!(
-        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
-         if head -n1 \"$req\" | grep -q '\"baseline_out\":\"'; then echo baseline >> '{kinds}';\n\
-         else echo ahead >> '{kinds}'; sleep 2; fi\n\
-         exec '{bin}' \"$@\" < \"$req\"",
-        dir = dir.path().display(),
-        kinds = kinds.display(),
-        bin = env!("CARGO_BIN_EXE_toolhost"),
-    );
+    let (dir, cache, executor, _ws) = two_builtins_cached();
+    // Work ahead held back, so the call comes first.
+    let (then, kinds) = noting_kinds(dir.path(), "sleep 2");
     let executor = first_call_with_helper(executor, dir.path(), &then);
     until_both_compiled(&cache);
-    let mut kinds: Vec<String> = std::fs::read_to_string(&kinds)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
+    let mut kinds = kinds_noted(&kinds);
     kinds.sort();
     assert_eq!(kinds, ["ahead", "ahead", "baseline"]);
     let left = temporaries(&cache);
@@ -220,10 +233,7 @@ fn a_first_call_compiles_in_a_helper_too() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_baseline_artifact_that_is_not_code_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    let (runtime, _compiled) = counting_runtime(&cache);
-    let (executor, _ws) = two_builtins(runtime);
+    let (dir, cache, executor, _ws) = two_builtins_cached();
     let junk = dir.path().join("junk");
     let then = format!(
         "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
@@ -265,22 +275,11 @@ fn baseline_files_held(cache: &Path) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    let (runtime, _compiled) = counting_runtime(&cache);
-    let (executor, _ws) = two_builtins(runtime);
-    let (kinds, go) = (dir.path().join("kinds"), dir.path().join("go"));
+    let (dir, cache, executor, _ws) = two_builtins_cached();
     // Work ahead of use waits for `go`, so the calls come first.
-    let then = format!(
-        "req=$(mktemp -p '{dir}')\ncat > \"$req\"\n\
-         if head -n1 \"$req\" | grep -q '\"baseline_out\":\"'; then echo baseline >> '{kinds}';\n\
-         else echo ahead >> '{kinds}'; while [ ! -e '{go}' ]; do sleep 0.05; done; fi\n\
-         exec '{bin}' \"$@\" < \"$req\"",
-        dir = dir.path().display(),
-        kinds = kinds.display(),
-        go = go.display(),
-        bin = env!("CARGO_BIN_EXE_toolhost"),
-    );
+    let go = dir.path().join("go");
+    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display());
+    let (then, kinds) = noting_kinds(dir.path(), &wait);
     let executor = first_call_with_helper(executor, dir.path(), &then);
     let read_file = || {
         let tools = executor.tools();
@@ -297,8 +296,10 @@ fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
         assert!(r.success && r.content.contains("hello"), "{r:?}");
         assert!(!read_file());
     }
-    let baselines = std::fs::read_to_string(&kinds).unwrap();
-    let baselines = baselines.lines().filter(|k| *k == "baseline").count();
+    let baselines = kinds_noted(&kinds)
+        .iter()
+        .filter(|k| *k == "baseline")
+        .count();
     assert_eq!(baselines, 1, "mapped again, not compiled again");
     assert!(temporaries(&cache).is_empty(), "no name left in the cache");
 
