@@ -167,6 +167,8 @@ fn compile_ahead(executor: &Weak<Executor>, mut changes: tokio::sync::watch::Rec
             executor.runtime.let_go_of_the_baseline_compiler();
         }
         crate::runtime::release_freed_memory();
+        // What compiling read of the embedded components, until more is.
+        crate::registry::reclaim_embedded();
         if waiter.block_on(changes.changed()).is_err() {
             return;
         }

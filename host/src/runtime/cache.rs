@@ -456,7 +456,9 @@ pub(super) fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Comp
     // SAFETY: the file was written by `CompileCache::component` into a
     // private directory, under a key that binds it to this component's bytes
     // and this engine's configuration, or by a helper process of this
-    // binary into a new private file there (`helper.rs`). wasmtime checks the header and the
+    // binary into a new private file there (`helper.rs`), or is the
+    // descriptor the runtime kept of such a file once it had unlinked it
+    // (`quick.rs`). wasmtime checks the header and the
     // compatibility of the artifact before using it.
     unsafe { Component::deserialize_file(engine, path) }
 }
