@@ -28,11 +28,11 @@ pub fn runners() -> &'static [crate::plugin::Builtin] {
 }
 
 /// Have the kernel reclaim the pages of every embedded component's packed
-/// bytes ([`crate::runtime::bytes::reclaim`]): read only to compile, they
+/// bytes ([`crate::runtime::reclaim`]): read only to compile, they
 /// otherwise stay resident once read (3–4 MB after a first start has
 /// compiled every built-in ahead of use).
 pub(crate) fn reclaim_embedded() {
-    use crate::runtime::bytes::reclaim;
+    use crate::runtime::reclaim;
     for builtin in builtins().iter().chain(runners()) {
         reclaim(builtin.packed);
     }
@@ -396,6 +396,22 @@ pub(crate) fn near_names<'a>(name: &str, names: impl Iterator<Item = &'a String>
 #[cfg(test)]
 mod tests {
     use crate::types::tool_info::ToolInfo;
+
+    /// Reclaiming changes no byte: of the binary's embedded components
+    /// (read again from the binary) or of anonymous memory (which has no
+    /// file to be read from).
+    #[test]
+    fn reclaimed_bytes_read_the_same() {
+        let heap: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+        let copy = heap.clone();
+        let reclaimed = crate::runtime::reclaim(&heap);
+        assert!(reclaimed, "MADV_PAGEOUT refused (it needs Linux 5.4)");
+        assert_eq!(heap, copy);
+        let builtin = &super::builtins()[0];
+        let before = builtin.wasm().unwrap();
+        super::reclaim_embedded();
+        assert_eq!(builtin.wasm().unwrap(), before);
+    }
 
     // A built-in's record is read on its first use (plugin.rs `Described`);
     // none may fail there, and each is recorded under its tool's name.

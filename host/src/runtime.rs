@@ -519,17 +519,35 @@ pub fn give_freed_memory_back() {
     allocator(AllocatorAsk::Thresholds);
 }
 
-enum AllocatorAsk {
-    Trim,
-    Thresholds,
+/// Ask the kernel to reclaim the whole pages inside `bytes` now
+/// (`MADV_PAGEOUT`). For the binary's embedded components: read only to
+/// compile, they stay resident once read, as file-backed memory of the
+/// binary. Their contents do not change: a page of a file is read again
+/// from it when next touched (an anonymous one is swapped out, or left).
+/// False if the kernel refused (before Linux 5.4 it has no such advice).
+pub(crate) fn reclaim(bytes: &[u8]) -> bool {
+    allocator(AllocatorAsk::Reclaim(bytes))
 }
 
-fn allocator(ask: AllocatorAsk) {
+enum AllocatorAsk<'a> {
+    Trim,
+    Thresholds,
+    Reclaim(&'a [u8]),
+}
+
+/// What the allocator and the kernel are asked, in the host's one place
+/// for such calls; false if one was refused.
+fn allocator(ask: AllocatorAsk<'_>) -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[expect(unsafe_code, reason = "libc calls with no pointer")]
+    #[expect(
+        unsafe_code,
+        reason = "libc calls: the allocator's, and madvise over whole pages of a borrow"
+    )]
     // SAFETY: malloc_trim only walks the allocator's own state, under its
     // locks, and mallopt only sets its parameters, under its lock; any
-    // thread may call them at any time.
+    // thread may call them at any time. madvise gets whole pages inside
+    // `bytes`, a live borrow, so mapped; MADV_PAGEOUT keeps every page's
+    // contents, so no reference to them sees a change.
     unsafe {
         match ask {
             AllocatorAsk::Trim => {
@@ -539,10 +557,25 @@ fn allocator(ask: AllocatorAsk) {
                 libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
                 libc::mallopt(libc::M_TRIM_THRESHOLD, 2 << 20);
             }
+            AllocatorAsk::Reclaim(bytes) => {
+                let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096);
+                let start = bytes.as_ptr() as usize;
+                let first = start.next_multiple_of(page);
+                let last = (start + bytes.len()) / page * page;
+                if last > first
+                    && libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_PAGEOUT)
+                        != 0
+                {
+                    let err = std::io::Error::last_os_error();
+                    tracing::debug!(%err, "cannot have the kernel reclaim embedded bytes");
+                    return false;
+                }
+            }
         }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = ask;
+    true
 }
 
 /// The cache key the component keyed `key` is compiled under, as `linking`

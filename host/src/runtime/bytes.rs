@@ -94,42 +94,6 @@ impl<'a> WasmBytes<'a> {
     }
 }
 
-/// Ask the kernel to reclaim the whole pages inside `bytes` now
-/// (`MADV_PAGEOUT`). For the binary's embedded components: read only to
-/// compile, they stay resident once read, as file-backed memory of the
-/// binary. Their contents do not change: a page of a file is read again
-/// from it when next touched (an anonymous one would be swapped out, or
-/// left). A kernel without it (before 5.4) changes nothing: false then.
-pub(crate) fn reclaim(bytes: &[u8]) -> bool {
-    let page = rustix::param::page_size();
-    let start = bytes.as_ptr() as usize;
-    let (first, last) = (
-        start.next_multiple_of(page),
-        (start + bytes.len()) / page * page,
-    );
-    if last > first {
-        #[expect(
-            unsafe_code,
-            reason = "madvise is unsafe for advice that discards memory"
-        )]
-        // SAFETY: the range is whole pages inside `bytes`, a live borrow,
-        // so mapped; MADV_PAGEOUT keeps every page's contents, so no
-        // reference to them sees a change.
-        let reclaimed = unsafe {
-            rustix::mm::madvise(
-                first as *mut std::ffi::c_void,
-                last - first,
-                rustix::mm::Advice::LinuxPageOut,
-            )
-        };
-        if let Err(err) = reclaimed {
-            tracing::debug!(%err, "cannot have the kernel reclaim embedded bytes");
-            return false;
-        }
-    }
-    true
-}
-
 /// How [`super::Runtime::link`] treats a component's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Linking<'a> {
@@ -149,21 +113,6 @@ pub(crate) enum Linking<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Reclaiming changes no byte: of the binary's embedded components
-    /// (read again from the binary) or of anonymous memory (which has no
-    /// file to be read from).
-    #[test]
-    fn reclaimed_bytes_read_the_same() {
-        let heap: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
-        let copy = heap.clone();
-        assert!(reclaim(&heap), "MADV_PAGEOUT refused (it needs Linux 5.4)");
-        assert_eq!(heap, copy);
-        let builtin = &crate::registry::builtins()[0];
-        let before = builtin.wasm().unwrap();
-        crate::registry::reclaim_embedded();
-        assert_eq!(builtin.wasm().unwrap(), before);
-    }
 
     #[test]
     fn a_file_changed_since_it_was_hashed_is_not_compiled() {
