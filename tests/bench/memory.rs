@@ -53,9 +53,9 @@ const CALLS: &[(&str, &str)] = &[
 pub fn run(cache: &Path, slots: usize, fill_cache: impl FnOnce()) {
     println!("\n## Memory (toolhost serve over stdio, resident set)");
     first_start_without_calls();
-    measure(cache, slots, "first start (compiling ahead)");
+    measure(cache, slots, "first start (compiling ahead)", true);
     fill_cache();
-    measure(cache, slots, "warm compile cache");
+    measure(cache, slots, "warm compile cache", false);
 }
 
 /// A first start on an empty compile cache of its own that nobody calls:
@@ -88,7 +88,10 @@ fn first_start_without_calls() {
     });
 }
 
-fn measure(cache: &Path, slots: usize, pass: &str) {
+/// One pass of calls on `cache`; `compiling_ahead` when work ahead of use
+/// still runs through it, so its idle figures before the end are not yet
+/// the idle server's (the target applies once compiled ahead).
+fn measure(cache: &Path, slots: usize, pass: &str, compiling_ahead: bool) {
     let runtime = crate::client_runtime(2);
     let ws = tempfile::tempdir().expect("temp");
     let home = tempfile::tempdir().expect("temp");
@@ -171,8 +174,13 @@ fn measure(cache: &Path, slots: usize, pass: &str) {
                 "{pass}: idle once compiled ahead: NOT MEASURED (work ahead of use did not finish within five minutes)"
             );
         }
+        let let_go_target = if compiling_ahead {
+            "work ahead of use still running: the idle target applies once compiled ahead"
+        } else {
+            "target <= 40 MB"
+        };
         println!(
-            "{pass}: after start {:.1} MB (target <= 40 MB); every built-in used once {:.1} MB, then idle with the tools let go {:.1} MB ({:.1} anonymous, {:.1} file-backed; target <= 40 MB); {slots} calls in flight: peak {:.1} MB, {:.2} MB a call (target <= 8 MB); after they ended {:.1} MB ({:.1} MB anonymous, {:.1} MB file-backed: the binary and compiled code)",
+            "{pass}: after start {:.1} MB (target <= 40 MB); every built-in used once {:.1} MB, then idle with the tools let go {:.1} MB ({:.1} anonymous, {:.1} file-backed; {let_go_target}); {slots} calls in flight: peak {:.1} MB, {:.2} MB a call (target <= 8 MB); after they ended {:.1} MB ({:.1} MB anonymous, {:.1} MB file-backed: the binary and compiled code)",
             mb(started),
             mb(idle),
             mb(let_go),
