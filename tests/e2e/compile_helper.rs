@@ -258,13 +258,21 @@ fn a_baseline_artifact_that_is_not_code_is_refused() {
 /// The baseline code's files of the compile cache `cache` this process
 /// holds open (unlinked: only a descriptor names them).
 fn baseline_files_held(cache: &Path) -> usize {
+    baseline_descriptors(cache).len()
+}
+
+/// This process's descriptors of files of baseline code in `cache`, by
+/// their paths under `/proc/self/fd`.
+fn baseline_descriptors(cache: &Path) -> Vec<PathBuf> {
     std::fs::read_dir("/proc/self/fd")
         .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|target| {
-            target.starts_with(cache) && target.to_string_lossy().contains(".tmp-baseline-")
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let target = std::fs::read_link(&path).ok()?;
+            (target.starts_with(cache) && target.to_string_lossy().contains(".tmp-baseline-"))
+                .then_some(path)
         })
-        .count()
+        .collect()
 }
 
 /// A tool does not hold its baseline code between calls (on a first start
@@ -316,4 +324,67 @@ fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
     let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
     assert!(r.success && r.content.contains("hello"), "{r:?}");
     assert!(read_file(), "Cranelift's code is held between calls");
+}
+
+/// A kept file of baseline code that changed after it was kept (written
+/// here through its descriptor, which only this process can do; the
+/// bytes are the same, so only the check can tell) is not mapped: the next call compiles the tool again, and from then on the
+/// tool holds its baseline code between calls, as where `/proc` cannot be
+/// used, rather than compiling it for every call.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_changed_baseline_file_is_not_mapped_nor_compiled_for_every_call() {
+    use std::os::unix::fs::FileExt as _;
+    let (dir, cache, executor, _ws) = two_builtins_cached();
+    let go = dir.path().join("go");
+    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display());
+    let (then, kinds) = noting_kinds(dir.path(), &wait);
+    let executor = first_call_with_helper(executor, dir.path(), &then);
+    let held = || {
+        let tools = executor.tools();
+        tools
+            .iter()
+            .find(|p| p.name() == "read_file")
+            .unwrap()
+            .is_warm()
+    };
+    assert!(!held(), "the tool let go of its baseline code");
+    let kept = baseline_descriptors(&cache);
+    assert_eq!(kept.len(), 1, "the runtime keeps its file");
+    let changed = std::fs::read_link(&kept[0]).unwrap();
+    // One byte written over with itself: the code is the same, the file
+    // is not the one kept (its modification time moved).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&kept[0])
+        .expect("the kept file opened through its descriptor");
+    let middle = file.metadata().unwrap().len() / 2;
+    let mut byte = [0];
+    std::thread::sleep(Duration::from_millis(20));
+    file.read_exact_at(&mut byte, middle)
+        .and_then(|()| file.write_all_at(&byte, middle))
+        .expect("the kept file written through its descriptor");
+    drop(file);
+    for _ in 0..3 {
+        let r = executor.call("read_file", r#"{"path":"a.txt"}"#, &CallOptions::default());
+        assert!(r.success && r.content.contains("hello"), "{r:?}");
+        assert!(held(), "the tool holds its baseline code now");
+    }
+    let baselines = kinds_noted(&kinds)
+        .iter()
+        .filter(|k| *k == "baseline")
+        .count();
+    assert_eq!(baselines, 2, "compiled again once, not for every call");
+    // What is held now is the tool's own mapping of its new code.
+    let held_files: Vec<_> = baseline_descriptors(&cache)
+        .iter()
+        .filter_map(|fd| std::fs::read_link(fd).ok())
+        .collect();
+    assert!(
+        !held_files.contains(&changed),
+        "the changed file let go of: {held_files:?}"
+    );
+    std::fs::write(&go, "").unwrap();
+    until_both_compiled(&cache);
 }

@@ -53,8 +53,45 @@ pub(super) struct QuickSlot {
     /// tool stays on baseline code for the life of the process.
     replaced: HashSet<String>,
     /// The baseline code a helper wrote for each key, unlinked and held
-    /// open until work ahead of use replaces it (see the module docs).
-    kept: HashMap<String, std::fs::File>,
+    /// open (read-only) until work ahead of use replaces it, or passes
+    /// over every tool without replacing it (see the module docs).
+    kept: HashMap<String, Kept>,
+    /// The kept code could not be mapped again (no `/proc`, or the file
+    /// was not the one kept): from then on nothing is kept, and a tool
+    /// holds its baseline code between calls, as it did before keeping.
+    cannot_map_again: bool,
+}
+
+/// A file of baseline code the runtime keeps, and what it was when kept.
+struct Kept {
+    file: std::fs::File,
+    stamp: Stamp,
+}
+
+/// What tells a kept file from any other: device, inode, size, and times
+/// of modification and change.
+#[derive(PartialEq, Eq, Debug, Clone, Copy)]
+struct Stamp(u64, u64, u64, i64, i64, i64, i64);
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+        Self(
+            meta.dev(),
+            meta.ino(),
+            meta.size(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        )
+    }
+}
+
+/// The path by which a file known only by its descriptor is opened.
+fn by_descriptor(file: &std::fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd as _;
+    format!("/proc/self/fd/{}", file.as_raw_fd()).into()
 }
 
 impl QuickSlot {
@@ -103,12 +140,16 @@ impl Runtime {
     /// has passed over every tool: what it compiled is replaced, and the
     /// engine holds its compiler's working memory (tens of megabytes after
     /// a few first calls). It is gone with the last of its code; a later
-    /// first call makes a new one.
+    /// first call makes a new one. So are the files of baseline code still
+    /// kept: those of tools gone or changed before work ahead of use came
+    /// to them, or that Cranelift could not compile (a later call of one
+    /// compiles it again).
     pub(crate) fn let_go_of_the_baseline_compiler(&self) {
         let mut slot = self.quick_slot();
         if let Some(quick) = slot.current.take() {
             slot.let_go.push(quick.engine.weak());
         }
+        slot.kept.clear();
     }
 
     /// How many engines of the baseline compiler are alive.
@@ -147,11 +188,37 @@ impl Runtime {
     }
 
     /// Keep `file`, the baseline code of `key` a helper wrote (unlinked),
-    /// so later calls map it again instead of compiling it again.
+    /// so later calls map it again instead of compiling it again. What is
+    /// kept is the file opened again read-only, through `/proc`, as it will
+    /// be mapped: if that cannot be done, nothing is kept and the tool
+    /// holds its code between calls.
     pub(super) fn keep_baseline(&self, key: &str, file: std::fs::File) {
         let mut slot = self.quick_slot();
-        if !slot.replaced.contains(key) {
-            slot.kept.insert(key.to_owned(), file);
+        if slot.replaced.contains(key) || slot.cannot_map_again {
+            return;
+        }
+        let reopened = std::fs::File::open(by_descriptor(&file)).and_then(|read_only| {
+            let stamp = Stamp::of(&read_only.metadata()?);
+            let same = Stamp::of(&file.metadata()?) == stamp;
+            Ok(same.then_some(Kept {
+                file: read_only,
+                stamp,
+            }))
+        });
+        match reopened {
+            Ok(Some(kept)) => {
+                slot.kept.insert(key.to_owned(), kept);
+            }
+            Ok(None) => {
+                tracing::debug!(
+                    "the path to baseline code leads to another file: tools hold theirs"
+                );
+                slot.cannot_map_again = true;
+            }
+            Err(err) => {
+                tracing::debug!(%err, "cannot open baseline code by its descriptor: tools hold theirs");
+                slot.cannot_map_again = true;
+            }
         }
     }
 
@@ -161,14 +228,44 @@ impl Runtime {
         self.quick_slot().kept.contains_key(key)
     }
 
-    /// The baseline code kept for `key`, mapped again into `engine`.
+    /// The baseline code kept for `key`, mapped again into `engine`, if
+    /// the path to it still leads to the file kept, unchanged. If not, the
+    /// runtime stops keeping files (see [`QuickSlot::cannot_map_again`]).
     fn kept_baseline(&self, engine: &Engine, key: &str, label: &str) -> Option<Component> {
-        use std::os::fd::AsRawFd as _;
-        let file = self.quick_slot().kept.get(key)?.try_clone().ok()?;
-        // The file has no name left but its descriptor's.
-        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        cache::deserialize(engine, std::path::Path::new(&path))
-            .inspect_err(|err| tracing::debug!(%label, %err, "cannot map the baseline code again; compiling it again"))
+        let file = {
+            let slot = self.quick_slot();
+            let kept = slot.kept.get(key)?;
+            let unchanged = kept
+                .file
+                .metadata()
+                .is_ok_and(|meta| Stamp::of(&meta) == kept.stamp);
+            unchanged
+                .then(|| kept.file.try_clone().map(|file| (file, kept.stamp)))
+                .transpose()
+        };
+        // The file has no name left but its descriptor's; the duplicate
+        // held meanwhile keeps that number from going to another file.
+        let mapped = match file {
+            Ok(Some((file, stamp))) => {
+                let path = by_descriptor(&file);
+                let mapped = match std::fs::metadata(&path) {
+                    Ok(meta) if Stamp::of(&meta) == stamp => cache::deserialize(engine, &path),
+                    Ok(_) => Err(wasmtime::Error::msg("the path leads to another file")),
+                    Err(err) => Err(err.into()),
+                };
+                drop(file);
+                mapped
+            }
+            Ok(None) => Err(wasmtime::Error::msg("the kept file changed")),
+            Err(err) => Err(err.into()),
+        };
+        mapped
+            .inspect_err(|err| {
+                tracing::debug!(%label, %err, "cannot map the baseline code again: tools hold theirs from now on");
+                let mut slot = self.quick_slot();
+                slot.kept.clear();
+                slot.cannot_map_again = true;
+            })
             .ok()
     }
 
