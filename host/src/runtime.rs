@@ -546,36 +546,42 @@ fn allocator(ask: AllocatorAsk<'_>) -> bool {
     // SAFETY: malloc_trim only walks the allocator's own state, under its
     // locks, and mallopt only sets its parameters, under its lock; any
     // thread may call them at any time. madvise gets whole pages inside
-    // `bytes`, a live borrow, so mapped; MADV_PAGEOUT keeps every page's
-    // contents, so no reference to them sees a change.
-    unsafe {
+    // `bytes` (`whole_pages`), a live borrow, so mapped; MADV_PAGEOUT
+    // keeps every page's contents, so no reference to them sees a change.
+    let refused = unsafe {
         match ask {
             AllocatorAsk::Trim => {
                 libc::malloc_trim(0);
+                false
             }
             AllocatorAsk::Thresholds => {
-                libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
-                libc::mallopt(libc::M_TRIM_THRESHOLD, 2 << 20);
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20) == 0
+                    || libc::mallopt(libc::M_TRIM_THRESHOLD, 2 << 20) == 0
             }
             AllocatorAsk::Reclaim(bytes) => {
                 let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096);
-                let start = bytes.as_ptr() as usize;
-                let first = start.next_multiple_of(page);
-                let last = (start + bytes.len()) / page * page;
-                if last > first
-                    && libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_PAGEOUT)
-                        != 0
-                {
-                    let err = std::io::Error::last_os_error();
-                    tracing::debug!(%err, "cannot have the kernel reclaim embedded bytes");
-                    return false;
-                }
+                whole_pages(bytes, page).is_some_and(|(first, len)| {
+                    libc::madvise(first as *mut libc::c_void, len, libc::MADV_PAGEOUT) != 0
+                })
             }
         }
-    }
+    };
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = ask;
-    true
+    let (refused, _) = (false, ask);
+    if refused {
+        let err = std::io::Error::last_os_error();
+        tracing::debug!(%err, "the allocator or the kernel refused");
+    }
+    !refused
+}
+
+/// The whole pages of `page` bytes inside `bytes` (never one with a byte
+/// outside): the first's address and their length; none if no page fits.
+fn whole_pages(bytes: &[u8], page: usize) -> Option<(usize, usize)> {
+    let start = bytes.as_ptr() as usize;
+    let first = start.checked_next_multiple_of(page)?;
+    let last = (start + bytes.len()) / page * page;
+    (last > first).then(|| (first, last - first))
 }
 
 /// The cache key the component keyed `key` is compiled under, as `linking`
@@ -588,5 +594,37 @@ fn stored_key(key: &str, linking: Linking) -> String {
             format!("{key}.preinit-{}", &hash[..32])
         }
         Linking::Owned | Linking::Embedded => key.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_pages;
+
+    /// The pages given to the kernel lie wholly inside the bytes: rounded
+    /// inward at both ends, none for a span shorter than a page or empty.
+    #[test]
+    fn only_whole_pages_inside_the_bytes_are_reclaimed() {
+        const PAGE: usize = 4096;
+        let buffer = vec![0u8; 5 * PAGE];
+        let base = buffer.as_ptr() as usize;
+        let offset = base.next_multiple_of(PAGE) - base;
+        let aligned = &buffer[offset..offset + 3 * PAGE];
+        let start = aligned.as_ptr() as usize;
+        assert_eq!(whole_pages(aligned, PAGE), Some((start, 3 * PAGE)));
+        let inside = &aligned[1..3 * PAGE - 1];
+        assert_eq!(whole_pages(inside, PAGE), Some((start + PAGE, PAGE)));
+        assert_eq!(
+            whole_pages(&aligned[1..PAGE + 1], PAGE),
+            None,
+            "no whole page"
+        );
+        assert_eq!(
+            whole_pages(&aligned[..PAGE - 1], PAGE),
+            None,
+            "under a page"
+        );
+        assert_eq!(whole_pages(&aligned[..0], PAGE), None, "empty");
+        assert_eq!(whole_pages(&[], PAGE), None, "empty, dangling");
     }
 }

@@ -468,8 +468,9 @@ fn the_policy_crate_does_no_io() {
 
 /// All the `unsafe` of the command sandbox is in crates/confine, each
 /// block or function with a `SAFETY:` comment just above it; the host
-/// keeps two, each inside a small safe function (`release_freed_memory`
-/// and the compile cache's `deserialize`).
+/// keeps two, each inside a small safe function (`allocator`, behind
+/// `release_freed_memory`, `give_freed_memory_back` and `reclaim`, and
+/// the compile cache's `deserialize`).
 #[test]
 fn unsafe_lives_in_the_confine_crate_with_its_reasons() {
     let mut problems = Vec::new();
