@@ -19,15 +19,16 @@ use tokio::sync::oneshot;
 /// The `_meta` a 2026-07-28 request carries instead of a session.
 const META_2026: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-/// A `tools/call` of `echo` numbered `id`, with 2026-07-28's `_meta` or not.
-fn echo_body(id: u64, stateless: bool) -> String {
+/// A `tools/call` of `tool` with `arguments` (a JSON object) numbered
+/// `id`, with 2026-07-28's `_meta` or not.
+fn call_body(id: u64, tool: &str, arguments: &str, stateless: bool) -> String {
     let meta = if stateless {
         META_2026
     } else {
         r#""_meta":{}"#
     };
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{id}}},{meta}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},{meta}}}}}"#
     )
 }
 
@@ -216,11 +217,19 @@ impl Lean {
 
     /// Call `echo` as request `id`; the answer, if it is not a result.
     pub async fn echo(&self, id: u64) -> Result<(), String> {
+        self.call(id, "echo", &format!(r#"{{"i":{id}}}"#)).await
+    }
+
+    /// Call `tool` with `arguments` (a JSON object) as request `id`; the
+    /// answer, if it is not a result.
+    pub async fn call(&self, id: u64, tool: &str, arguments: &str) -> Result<(), String> {
         match self {
-            Lean::Stdio(stdio) => check(&stdio.send(id, echo_body(id, false)).await),
+            Lean::Stdio(stdio) => {
+                check(&stdio.send(id, call_body(id, tool, arguments, false)).await)
+            }
             Lean::Http { to, token, session } => {
-                let body = echo_body(id, session.is_none());
-                let name = session.is_none().then_some("echo");
+                let body = call_body(id, tool, arguments, session.is_none());
+                let name = session.is_none().then_some(tool);
                 let post = request(&to.addr, token, session.as_deref(), name, &body);
                 let (status, _, answer) = to.post(post).await;
                 if status != 200 {
@@ -271,13 +280,30 @@ fn request(
         .expect("a request")
 }
 
-/// `n` calls with `inflight` outstanding at any time, each with its own
-/// id; the total time and each call's latency.
+/// `n` calls of `echo` with `inflight` outstanding at any time, each
+/// with its own id; the total time and each call's latency.
 pub async fn drive(lean: &Arc<Lean>, inflight: usize, n: usize) -> (Duration, Vec<Duration>) {
+    drive_tool(lean, ("echo", None), inflight, n).await
+}
+
+/// `n` calls of `tool` (its arguments, or `{"i": id}` when `None`) with
+/// `inflight` outstanding at any time, each with its own id; the total
+/// time and each call's latency.
+pub async fn drive_tool(
+    lean: &Arc<Lean>,
+    (tool, arguments): (&'static str, Option<&'static str>),
+    inflight: usize,
+    n: usize,
+) -> (Duration, Vec<Duration>) {
     let lean = Arc::clone(lean);
     drive_with(inflight, n, move |id| {
         let lean = Arc::clone(&lean);
-        async move { lean.echo(10 + id as u64).await.expect("echo answers") }
+        let id = 10 + id as u64;
+        async move {
+            let arguments = arguments.map_or_else(|| format!(r#"{{"i":{id}}}"#), str::to_owned);
+            let answer = lean.call(id, tool, &arguments).await;
+            answer.unwrap_or_else(|e| panic!("{tool} did not answer with a result: {e}"));
+        }
     })
     .await
 }

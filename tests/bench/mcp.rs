@@ -20,6 +20,7 @@ pub fn run(cache: &Path, baseline_calls_per_sec: f64, n: usize) {
     let runtime = crate::client_runtime(2);
     runtime.block_on(async {
         let ws = tempfile::tempdir().expect("temp");
+        std::fs::write(ws.path().join("a.txt"), "hello\n").expect("a.txt");
         let home = tempfile::tempdir().expect("temp");
         let client = serve(cache, ws.path(), home.path(), None).await;
         let peer = client.peer().clone();
@@ -192,7 +193,7 @@ async fn lean_rows(
     n: usize,
     baseline: f64,
 ) {
-    use crate::lean::{Lean, drive};
+    use crate::lean::Lean;
     use std::sync::Arc;
     println!(
         "\n### The same calls from a lean client (JSON-RPC as text; hyper's HTTP/1.1 connections)"
@@ -208,28 +209,10 @@ async fn lean_rows(
             Arc::new(Lean::http(served)),
         ),
     ];
-    let mut figures: Vec<[Row; 2]> = Vec::new(); // per round and client: 1, 50 in flight
-    for _round in 0..3 {
-        for (label, lean) in &clients {
-            lean.wait_for_echo().await;
-            drive(lean, 50, n / 10).await; // warm up
-            let mut pair = [Row::default(); 2];
-            for (slot, inflight) in [1, 50].into_iter().enumerate() {
-                let (total, samples) = drive(lean, inflight, n).await;
-                pair[slot] = report(label, inflight, total, samples, baseline);
-            }
-            figures.push(pair);
-        }
+    for (_, lean) in &clients {
+        lean.wait_for_echo().await;
     }
-    // Median over the rounds of a ratio between clients `a` and `b`.
-    let ratio = |a: usize, b: usize, f: &dyn Fn(&Row, &Row) -> f64, slot: usize| {
-        let mut r: Vec<f64> = figures
-            .chunks(clients.len())
-            .map(|round| f(&round[a][slot], &round[b][slot]))
-            .collect();
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
-    };
+    let ratio = lean_rounds(&clients, ("echo", None), n, baseline).await;
     let slower = |x: &Row, y: &Row| y.rate / x.rate;
     let p50 = |x: &Row, y: &Row| x.p50.as_secs_f64() / y.p50.as_secs_f64();
     let p99 = |x: &Row, y: &Row| x.p99.as_secs_f64() / y.p99.as_secs_f64();
@@ -248,6 +231,59 @@ async fn lean_rows(
             ratio(b, 0, &p50, 0),
         );
     }
+    // A tool that does a built-in's work (the echo fixture does nothing,
+    // so above the transport is all there is to measure).
+    println!("\n### `read_file` of a 6-byte file, the same lean clients");
+    let ratio = lean_rounds(
+        &clients,
+        ("read_file", Some(r#"{"path":"a.txt"}"#)),
+        n / 4,
+        baseline,
+    )
+    .await;
+    for (b, what) in [(2, "stateless"), (1, "session")] {
+        println!(
+            "lean read_file, HTTP {what} / stdio: 50 in flight {:.2}x the throughput; 1 in flight p50 {:.2}x (medians of 3 rounds)",
+            1.0 / ratio(b, 0, &slower, 1),
+            ratio(b, 0, &p50, 0),
+        );
+    }
+}
+
+/// A median over rounds of a figure comparing two clients (by index) in
+/// one slot (0: 1 in flight, 1: 50 in flight).
+type RoundRatio = Box<dyn Fn(usize, usize, &dyn Fn(&Row, &Row) -> f64, usize) -> f64>;
+
+/// 3 interleaved rounds of `n` calls of `tool` by each of `clients`, at 1
+/// and at 50 in flight, each row printed; the median over the rounds of
+/// a ratio between clients `a` and `b`.
+async fn lean_rounds(
+    clients: &[(&str, std::sync::Arc<crate::lean::Lean>)],
+    tool: (&'static str, Option<&'static str>),
+    n: usize,
+    baseline: f64,
+) -> RoundRatio {
+    let mut figures: Vec<[Row; 2]> = Vec::new(); // per round and client: 1, 50 in flight
+    for _round in 0..3 {
+        for (label, lean) in clients {
+            crate::lean::drive_tool(lean, tool, 50, n / 10).await; // warm up
+            let mut pair = [Row::default(); 2];
+            for (slot, inflight) in [1, 50].into_iter().enumerate() {
+                let (total, samples) = crate::lean::drive_tool(lean, tool, inflight, n).await;
+                pair[slot] = report(label, inflight, total, samples, baseline);
+            }
+            figures.push(pair);
+        }
+    }
+    let per_round = clients.len();
+    Box::new(move |a, b, f, slot| {
+        let mut r: Vec<f64> = figures
+            .chunks(per_round)
+            .map(|round| f(&round[a][slot], &round[b][slot]))
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    })
 }
 
 /// The lean client, stateless, through HAProxy to one replica and to
