@@ -275,6 +275,26 @@ fn baseline_descriptors(cache: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `executor` after a first call of read_file with helpers, whose work
+/// ahead of use waits until the file returned first exists (so the calls
+/// come first); also the file of kinds noted (see [`noting_kinds`]).
+fn first_call_before_work_ahead(
+    executor: Executor,
+    dir: &Path,
+) -> (PathBuf, PathBuf, Arc<Executor>) {
+    let go = dir.join("go");
+    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display());
+    let (then, kinds) = noting_kinds(dir, &wait);
+    let executor = first_call_with_helper(executor, dir, &then);
+    (go, kinds, executor)
+}
+
+/// Whether the tool `name` holds its code between calls.
+fn holds_its_code(executor: &Executor, name: &str) -> bool {
+    let tools = executor.tools();
+    tools.iter().find(|p| p.name() == name).unwrap().is_warm()
+}
+
 /// A tool does not hold its baseline code between calls (on a first start
 /// that was megabytes per tool called): the runtime keeps the file the
 /// helper wrote, unlinked, and the next call maps it again instead of
@@ -284,19 +304,8 @@ fn baseline_descriptors(cache: &Path) -> Vec<PathBuf> {
 #[test]
 fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
     let (dir, cache, executor, _ws) = two_builtins_cached();
-    // Work ahead of use waits for `go`, so the calls come first.
-    let go = dir.path().join("go");
-    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display());
-    let (then, kinds) = noting_kinds(dir.path(), &wait);
-    let executor = first_call_with_helper(executor, dir.path(), &then);
-    let read_file = || {
-        let tools = executor.tools();
-        tools
-            .iter()
-            .find(|p| p.name() == "read_file")
-            .unwrap()
-            .is_warm()
-    };
+    let (go, kinds, executor) = first_call_before_work_ahead(executor, dir.path());
+    let read_file = || holds_its_code(&executor, "read_file");
     assert!(!read_file(), "the tool let go of its baseline code");
     assert_eq!(baseline_files_held(&cache), 1, "the runtime keeps its file");
     for _ in 0..3 {
@@ -328,26 +337,17 @@ fn baseline_code_is_not_held_between_calls_nor_compiled_twice() {
 
 /// A kept file of baseline code that changed after it was kept (written
 /// here through its descriptor, which only this process can do; the
-/// bytes are the same, so only the check can tell) is not mapped: the next call compiles the tool again, and from then on the
-/// tool holds its baseline code between calls, as where `/proc` cannot be
-/// used, rather than compiling it for every call.
+/// bytes are the same, so only the check can tell) is not mapped: the
+/// next call compiles the tool again, and from then on the tool holds its
+/// baseline code between calls, as where `/proc` cannot be used, rather
+/// than compiling it for every call.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_changed_baseline_file_is_not_mapped_nor_compiled_for_every_call() {
     use std::os::unix::fs::FileExt as _;
     let (dir, cache, executor, _ws) = two_builtins_cached();
-    let go = dir.path().join("go");
-    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display());
-    let (then, kinds) = noting_kinds(dir.path(), &wait);
-    let executor = first_call_with_helper(executor, dir.path(), &then);
-    let held = || {
-        let tools = executor.tools();
-        tools
-            .iter()
-            .find(|p| p.name() == "read_file")
-            .unwrap()
-            .is_warm()
-    };
+    let (go, kinds, executor) = first_call_before_work_ahead(executor, dir.path());
+    let held = || holds_its_code(&executor, "read_file");
     assert!(!held(), "the tool let go of its baseline code");
     let kept = baseline_descriptors(&cache);
     assert_eq!(kept.len(), 1, "the runtime keeps its file");
