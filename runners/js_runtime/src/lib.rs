@@ -21,6 +21,7 @@
 
 mod compiled;
 mod globals;
+mod split;
 
 use compiled::Compiled;
 use globals::install;
@@ -107,13 +108,17 @@ fn interpreter() -> Result<Js, Thrown> {
     let js = Js::full(&runtime).map_err(cannot)?;
     js.with(|ctx| {
         install(&ctx)?;
-        ctx.eval::<(), _>(SPLIT)
+        let install_split: rquickjs::Function = ctx.eval(SPLIT)?;
+        let spaces =
+            rquickjs::Function::new(ctx.clone(), split::spaces)?.with_name("splitSpaces")?;
+        install_split.call::<_, ()>((spaces,))
     })
     .map_err(cannot)?;
     Ok(js)
 }
 
-/// A faster `RegExp.prototype[Symbol.split]` for plain RegExps (split.js).
+/// A faster `RegExp.prototype[Symbol.split]` for plain RegExps (split.js):
+/// a function of the native `splitSpaces` that installs it.
 const SPLIT: &str = include_str!("split.js");
 
 /// The `javascript` dynamic-tool runner.

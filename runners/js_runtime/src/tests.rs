@@ -190,7 +190,9 @@ fn a_prepared_script_runs_as_the_call_would_parse_it() {
 }
 
 /// split.js gives what QuickJS's own split gives, edge cases included
-/// (empty matches, captures, limits, flags, subclasses, unicode).
+/// (empty matches, captures, limits, flags, subclasses, unicode), and so
+/// does its native cut at `/\s+/` (every space `\s` matches and some it
+/// does not, limits, lone surrogates, a long random text).
 #[test]
 fn the_faster_split_splits_as_the_built_in_does() {
     let cases = r#"JSON.stringify([
@@ -213,6 +215,18 @@ fn the_faster_split_splits_as_the_built_in_does() {
         })(),
         Array.from({length: 300}, (_, i) => 'w' + i + ' \t\n  '.slice(0, i % 4 + 1)).join('').split(/\s+/),
         Array.from({length: 300}, (_, i) => 'w' + i + ',;'.slice(0, i % 3)).join('').split(/([,;])?/),
+        '\t\n\v\f\r \u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff'.split(/\s+/),
+        'a\u180eb\u200bc\u0085d\u2001e'.split(/\s+/), ' a  b '.split(/\s+/, 1), ' a  b '.split(/\s+/, 2),
+        ' a  b '.split(/\s+/, 3), ' a  b '.split(/\s+/, 4), ' '.split(/\s+/), 'a'.split(/\s+/), 'a '.split(/\s+/, 2),
+        '\ud800 a\udc00 b'.split(/\s+/), 'é b😀\u3000c'.split(/\s+/), 'a b'.split(/\s+/u), 'a\tb'.split(/\s+/gimsyd),
+        'a b'.split(/\s+/, 0), 'a  b'.split(/\s/), 'a  b'.split(/\s*/), 'a  b'.split(/(\s+)/),
+        (() => {
+            // Words and spaces of every kind, the same in both realms.
+            const pick = ['w', 'ab', 'é', '😀', '\u180e', ' ', '\t', '\n', '\u00a0', '\u2000', '\u3000', '\ufeff', '  \r\n'];
+            let seed = 7, text = '';
+            for (let i = 0; i < 4000; i++) { seed = (seed * 1103515245 + 12345) % 2147483648; text += pick[seed % pick.length]; }
+            return [text.split(/\s+/), text.split(/\s+/, 100)];
+        })(),
     ])"#;
     let answer = |js: &Js| js.with(|ctx| ctx.eval::<String, _>(cases).unwrap());
     let built_in = Js::full(&Runtime::new().unwrap()).unwrap();

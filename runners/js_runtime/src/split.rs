@@ -1,0 +1,68 @@
+//! `splitSpaces`, what split.js gives `text.split(/\s+/)`: the pieces of a
+//! string between runs of the characters QuickJS's `\s` matches, made
+//! natively rather than by a regular-expression match per word.
+
+use rquickjs::{Array, Ctx, Value};
+
+/// Whether QuickJS's `\s` matches `c` (libregexp.c's `char_range_s`:
+/// ECMAScript's WhiteSpace and LineTerminator).
+fn is_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+/// `text.split(/\s+/, limit)` for a non-empty `text` and a `limit` above
+/// 0: the piece before each run of spaces, then the rest (empty ones at
+/// either end included, as the built-in gives them), at most `limit`.
+/// Undefined if `text` is not one UTF-8 can hold (a lone surrogate), for
+/// the caller to cut it another way.
+pub(crate) fn spaces<'js>(
+    ctx: Ctx<'js>,
+    text: rquickjs::String<'js>,
+    limit: u32,
+) -> rquickjs::Result<Value<'js>> {
+    let Ok(text) = text.to_string() else {
+        return Ok(Value::new_undefined(ctx));
+    };
+    let pieces = Array::new(ctx.clone())?;
+    let mut count = 0;
+    let mut piece_start = 0;
+    let mut run: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        match (is_space(c), run) {
+            (true, None) => run = Some(at),
+            (false, Some(run_start)) => {
+                pieces.set(count, &text[piece_start..run_start])?;
+                count += 1;
+                if count == limit as usize {
+                    return Ok(pieces.into_value());
+                }
+                piece_start = at;
+                run = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(run_start) = run {
+        pieces.set(count, &text[piece_start..run_start])?;
+        count += 1;
+        if count == limit as usize {
+            return Ok(pieces.into_value());
+        }
+        piece_start = text.len();
+    }
+    pieces.set(count, &text[piece_start..])?;
+    Ok(pieces.into_value())
+}
