@@ -212,29 +212,29 @@ async fn lean_rows(
     for (_, lean) in &clients {
         lean.wait_for_echo().await;
     }
-    let ratio = lean_rounds(&clients, ("echo", None), n, baseline).await;
+    let rounds = lean_rounds(&clients, ("echo", None), n, baseline).await;
     let slower = |x: &Row, y: &Row| y.rate / x.rate;
     let p50 = |x: &Row, y: &Row| x.p50.as_secs_f64() / y.p50.as_secs_f64();
     let p99 = |x: &Row, y: &Row| x.p99.as_secs_f64() / y.p99.as_secs_f64();
     println!(
         "lean, stateless / session (target <= 1.2x): 1 in flight p50 {:.2}x, p99 {:.2}x; 50 in flight {:.2}x slower, p50 {:.2}x, p99 {:.2}x (medians of 3 rounds)",
-        ratio(2, 1, &p50, 0),
-        ratio(2, 1, &p99, 0),
-        ratio(2, 1, &slower, 1),
-        ratio(2, 1, &p50, 1),
-        ratio(2, 1, &p99, 1),
+        rounds.ratio(2, 1, &p50, 0),
+        rounds.ratio(2, 1, &p99, 0),
+        rounds.ratio(2, 1, &slower, 1),
+        rounds.ratio(2, 1, &p50, 1),
+        rounds.ratio(2, 1, &p99, 1),
     );
     for (b, what) in [(2, "stateless"), (1, "session")] {
         println!(
             "lean, HTTP {what} / stdio (targets: throughput >= 0.7x, p50 at 1 in flight <= 1.5x): 50 in flight {:.2}x the throughput; 1 in flight p50 {:.2}x",
-            1.0 / ratio(b, 0, &slower, 1),
-            ratio(b, 0, &p50, 0),
+            1.0 / rounds.ratio(b, 0, &slower, 1),
+            rounds.ratio(b, 0, &p50, 0),
         );
     }
     // A tool that does a built-in's work (the echo fixture does nothing,
     // so above the transport is all there is to measure).
     println!("\n### `read_file` of a 6-byte file, the same lean clients");
-    let ratio = lean_rounds(
+    let read = lean_rounds(
         &clients,
         ("read_file", Some(r#"{"path":"a.txt"}"#)),
         n / 4,
@@ -244,25 +244,41 @@ async fn lean_rows(
     for (b, what) in [(2, "stateless"), (1, "session")] {
         println!(
             "lean read_file, HTTP {what} / stdio: 50 in flight {:.2}x the throughput; 1 in flight p50 {:.2}x (medians of 3 rounds)",
-            1.0 / ratio(b, 0, &slower, 1),
-            ratio(b, 0, &p50, 0),
+            1.0 / read.ratio(b, 0, &slower, 1),
+            read.ratio(b, 0, &p50, 0),
         );
     }
 }
 
-/// A median over rounds of a figure comparing two clients (by index) in
-/// one slot (0: 1 in flight, 1: 50 in flight).
-type RoundRatio = Box<dyn Fn(usize, usize, &dyn Fn(&Row, &Row) -> f64, usize) -> f64>;
+/// The rows of interleaved rounds: per round, per client, 1 and 50 in
+/// flight.
+struct Rounds {
+    figures: Vec<[Row; 2]>,
+    clients: usize,
+}
+
+impl Rounds {
+    /// The median over the rounds of `f` comparing clients `a` and `b`
+    /// (by index) in `slot` (0: 1 in flight, 1: 50 in flight).
+    fn ratio(&self, a: usize, b: usize, f: &dyn Fn(&Row, &Row) -> f64, slot: usize) -> f64 {
+        let mut r: Vec<f64> = self
+            .figures
+            .chunks(self.clients)
+            .map(|round| f(&round[a][slot], &round[b][slot]))
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
+}
 
 /// 3 interleaved rounds of `n` calls of `tool` by each of `clients`, at 1
-/// and at 50 in flight, each row printed; the median over the rounds of
-/// a ratio between clients `a` and `b`.
+/// and at 50 in flight, each row printed.
 async fn lean_rounds(
     clients: &[(&str, std::sync::Arc<crate::lean::Lean>)],
     tool: (&'static str, Option<&'static str>),
     n: usize,
     baseline: f64,
-) -> RoundRatio {
+) -> Rounds {
     let mut figures: Vec<[Row; 2]> = Vec::new(); // per round and client: 1, 50 in flight
     for _round in 0..3 {
         for (label, lean) in clients {
@@ -275,15 +291,10 @@ async fn lean_rounds(
             figures.push(pair);
         }
     }
-    let per_round = clients.len();
-    Box::new(move |a, b, f, slot| {
-        let mut r: Vec<f64> = figures
-            .chunks(per_round)
-            .map(|round| f(&round[a][slot], &round[b][slot]))
-            .collect();
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
-    })
+    Rounds {
+        figures,
+        clients: clients.len(),
+    }
 }
 
 /// The lean client, stateless, through HAProxy to one replica and to
