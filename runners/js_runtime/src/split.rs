@@ -37,32 +37,20 @@ pub(crate) fn spaces<'js>(
         return Ok(Value::new_undefined(ctx));
     };
     let pieces = Array::new(ctx.clone())?;
+    // Split at each space, then leave out the empty pieces between two
+    // spaces of one run: not the first piece nor the last, which are
+    // empty when the text starts or ends with spaces.
+    let mut all = text.split(is_space).peekable();
     let mut count = 0;
-    let mut piece_start = 0;
-    let mut run: Option<usize> = None;
-    for (at, c) in text.char_indices() {
-        match (is_space(c), run) {
-            (true, None) => run = Some(at),
-            (false, Some(run_start)) => {
-                pieces.set(count, &text[piece_start..run_start])?;
-                count += 1;
-                if count == limit as usize {
-                    return Ok(pieces.into_value());
-                }
-                piece_start = at;
-                run = None;
-            }
-            _ => {}
+    while let Some(piece) = all.next() {
+        if piece.is_empty() && count > 0 && all.peek().is_some() {
+            continue;
         }
-    }
-    if let Some(run_start) = run {
-        pieces.set(count, &text[piece_start..run_start])?;
+        pieces.set(count, piece)?;
         count += 1;
         if count == limit as usize {
-            return Ok(pieces.into_value());
+            break;
         }
-        piece_start = text.len();
     }
-    pieces.set(count, &text[piece_start..])?;
     Ok(pieces.into_value())
 }
