@@ -15,6 +15,7 @@ export const tool = defineTool({
   sensitive: true,
   run({ action, text, times }, ctx) {
     ctx.log.info(`sdk_tour: ${action}`);
+    console.log('sdk_tour', { action }); // QuickJS has no console of its own: the SDK's writes to the log
     switch (action) {
       case 'throw': throw new Error('it broke');
       case 'fail': throw new Failed('it failed', 'ask for less');

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `toolhost-js build [ENTRY] [-o OUT]`: bundle a tool module and its
 // imports into one ES module and make it a wasm32-wasip2 component with
-// componentize-js, against the WIT this SDK ships.
+// componentize-qjs (QuickJS, its state snapshotted after the module ran),
+// against the WIT this SDK ships.
 
-import { componentize } from '@bytecodealliance/componentize-js';
+import { componentize } from 'componentize-qjs';
 import { rolldown } from 'rolldown';
 import { firstError } from './summary.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -74,7 +75,9 @@ async function build(argv) {
     if (!/export\s*\{[^}]*\btool\b[^}]*\}|export\s+const\s+tool\b/.test(source)) {
       fail(`${entry} does not export \`tool\`; end it with \`export const tool = defineTool({ ... })\``);
     }
-    const { component } = await componentize({ sourcePath: bundled, witPath: WIT, worldName: 'tool-plugin' });
+    // `sync`: the component-model ABI without its async extension, which
+    // the host does not enable.
+    const { component } = await componentize({ jsSource: source, jsPath: bundled, witPath: WIT, world: 'tool-plugin', sync: true });
     await writeFile(out, component);
     console.error(`built ${out} (${(component.length / 1e6).toFixed(1)} MB)`);
   } finally {

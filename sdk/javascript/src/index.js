@@ -1,13 +1,16 @@
 // The toolhost SDK for JavaScript: declare a tool with its schemas, get
 // checked arguments, report the four error kinds, and reach the workspace,
 // the command broker and the log through the host. Build the module with
-// `toolhost-js build` (componentize-js) into a wasm32-wasip2 component.
+// `toolhost-js build` (componentize-qjs: QuickJS) into a wasm32-wasip2
+// component.
 
 import * as files from 'toolhost:plugin/files@0.1.0';
 import * as broker from 'toolhost:plugin/commands@0.1.0';
 import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
 import * as hostServices from 'toolhost:plugin/services@0.1.0';
+import { consoleFor } from './console.js';
 import { check, s } from './schema.js';
+import { decodeUtf8, encodeUtf8 } from './utf8.js';
 
 export { s, check };
 
@@ -127,6 +130,9 @@ export const log = {
   error: (message) => hostLog('error', String(message)),
 };
 
+// QuickJS has no `console`: one that writes to the host's log.
+if (typeof globalThis.console === 'undefined') globalThis.console = consoleFor(hostLog);
+
 /** Who is calling and how, and the host services of this call. */
 export class Context {
   /** `ctx`: the WIT call context; `dirs`: the named directories the tool declares. */
@@ -186,7 +192,7 @@ export class Context {
   readBytes(path, { maxBytes = 64 * 1024 * 1024 } = {}) {
     const at = this.path(path);
     try {
-      return files.read(at, BigInt(maxBytes));
+      return files.read(at, maxBytes);
     } catch (err) {
       throw fileError(err);
     }
@@ -196,7 +202,7 @@ export class Context {
   readText(path, options) {
     const bytes = this.readBytes(path, options);
     try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      return decodeUtf8(bytes);
     } catch {
       throw new InvalidInput(`\`${this.path(path)}\` is not UTF-8 text`);
     }
@@ -206,7 +212,7 @@ export class Context {
   writeText(path, text) {
     const at = this.path(path);
     try {
-      files.writeAtomic(at, new TextEncoder().encode(String(text)));
+      files.writeAtomic(at, encodeUtf8(text));
     } catch (err) {
       throw fileError(err);
     }

@@ -5,7 +5,7 @@ export const logged = [];
 export const ran = [];
 
 export function read(path, maxBytes) {
-  if (typeof maxBytes !== 'bigint') throw new TypeError('max-bytes is a u64: a BigInt');
+  if (!Number.isSafeInteger(maxBytes)) throw new TypeError('max-bytes is a u64: a number (QuickJS gives u64 as numbers)');
   if (!workspace.has(path)) throw { tag: 'not-found', val: `\`${path}\`: no such file` };
   return new TextEncoder().encode(workspace.get(path));
 }
@@ -16,13 +16,13 @@ export function writeAtomic(path, data) {
 }
 
 export function walk(path) {
-  return [...workspace.keys()].map((p) => ({ path: p, kind: 'file', size: 3n, modifiedNs: 5n }));
+  return [...workspace.keys()].map((p) => ({ path: p, kind: 'file', size: 3, modifiedNs: 5 }));
 }
 
 export function run(request) {
   ran.push(request);
   if (request.program.tag === 'shell') throw { tag: 'dry-run', val: 'would run it' };
-  return { exitCode: 0, stdout: request.program.val.join(' '), stderr: '', timedOut: false, truncated: false, durationMs: 7n, confinement: [] };
+  return { exitCode: 0, stdout: request.program.val.join(' '), stderr: '', timedOut: false, truncated: false, durationMs: 7, confinement: [] };
 }
 
 export function log(level, message) {

@@ -11,7 +11,7 @@ use crate::cli::UsageError;
 pub enum Lang {
     /// A Rust crate on toolhost-sdk, built with cargo for wasm32-wasip2.
     Rust,
-    /// A JavaScript module on @toolhost/sdk, built with componentize-js.
+    /// A JavaScript module on @toolhost/sdk, built with componentize-qjs.
     Javascript,
     /// A Python module on toolhost-sdk, built with componentize-py.
     Python,
