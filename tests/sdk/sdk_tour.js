@@ -22,7 +22,8 @@ export const tool = defineTool({
       case 'retry': throw new Retry('look again');
       case 'deny': throw new Denied('not allowed here');
       case 'invalid': throw new InvalidInput('`text` must not be empty');
-      case 'defaults': return `times=${times} text=${text === undefined ? 'none' : text}`;
+      // Through TextEncoder and TextDecoder, which the SDK gives QuickJS.
+      case 'defaults': return `times=${times} text=${text === undefined ? 'none' : new TextDecoder().decode(new TextEncoder().encode(text))}`;
       case 'write': ctx.writeText('out/a.txt', text.repeat(times)); return { content: 'wrote out/a.txt', structured: { written: text.length * times } };
       case 'escape': return ctx.readText('../outside.txt');
       case 'run': return ctx.run(['echo', text]).stdout;

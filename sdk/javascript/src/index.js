@@ -10,7 +10,7 @@ import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
 import * as hostServices from 'toolhost:plugin/services@0.1.0';
 import { consoleFor } from './console.js';
 import { check, s } from './schema.js';
-import { decodeUtf8, encodeUtf8 } from './utf8.js';
+import { Utf8Decoder, Utf8Encoder, decodeUtf8, encodeUtf8 } from './utf8.js';
 
 export { s, check };
 
@@ -130,8 +130,11 @@ export const log = {
   error: (message) => hostLog('error', String(message)),
 };
 
-// QuickJS has no `console`: one that writes to the host's log.
+// QuickJS has no `console`, TextDecoder or TextEncoder: a console that
+// writes to the host's log, and the two for UTF-8.
 if (typeof globalThis.console === 'undefined') globalThis.console = consoleFor(hostLog);
+if (typeof globalThis.TextDecoder === 'undefined') globalThis.TextDecoder = Utf8Decoder;
+if (typeof globalThis.TextEncoder === 'undefined') globalThis.TextEncoder = Utf8Encoder;
 
 /** Who is calling and how, and the host services of this call. */
 export class Context {

@@ -1,7 +1,7 @@
 // The SDK's UTF-8 (QuickJS has no TextDecoder) against Node's own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeUtf8, encodeUtf8 } from '../src/utf8.js';
+import { Utf8Decoder, Utf8Encoder, decodeUtf8, encodeUtf8 } from '../src/utf8.js';
 
 const fatal = new TextDecoder('utf-8', { fatal: true });
 
@@ -59,4 +59,44 @@ test('encodes as TextEncoder does, a lone surrogate as U+FFFD', () => {
     assert.deepEqual([...encodeUtf8(text)], [...new TextEncoder().encode(text)], JSON.stringify(text));
   }
   assert.ok(encodeUtf8('a') instanceof Uint8Array);
+});
+
+test('the TextDecoder for QuickJS decodes as Node\'s does: fatal or not, a BOM ignored or not', () => {
+  let seed = 11;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const samples = [[0xef, 0xbb, 0xbf, 0x61], [0xe0, 0x80], [0xf0, 0x90, 0x41], [0xed, 0xa0, 0x80, 0x62], [0xf4, 0x90], [0xc3]];
+  for (let i = 0; i < 2000; i++) {
+    const pool = [0x41, 0x80, 0xbf, 0xc2, 0xc3, 0xdf, 0xe0, 0xe1, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x90, 0x8f, 0x9f, 0xbb];
+    samples.push(Array.from({ length: next() % 9 }, () => (next() % 3 ? pool[next() % pool.length] : next() % 256)));
+  }
+  for (const options of [{}, { fatal: true }, { ignoreBOM: true }]) {
+    const node = new TextDecoder('utf-8', options);
+    const ours = new Utf8Decoder('utf-8', options);
+    for (const sample of samples) {
+      const bytes = new Uint8Array(sample);
+      let want;
+      let have;
+      try {
+        want = node.decode(bytes);
+      } catch {
+        want = 'refused';
+      }
+      try {
+        have = ours.decode(bytes);
+      } catch (err) {
+        assert.ok(err instanceof TypeError);
+        have = 'refused';
+      }
+      assert.equal(have, want, `${JSON.stringify(options)} ${JSON.stringify(sample)}`);
+    }
+  }
+  // A view into a larger buffer, an ArrayBuffer, nothing at all.
+  const buffer = new Uint8Array([0x78, 0xc3, 0xa9, 0x79]);
+  assert.equal(new Utf8Decoder().decode(buffer.subarray(1, 3)), 'é');
+  assert.equal(new Utf8Decoder().decode(buffer.buffer), 'xéy');
+  assert.equal(new Utf8Decoder().decode(), '');
+  assert.throws(() => new Utf8Decoder('latin1'), RangeError);
+  assert.throws(() => new Utf8Decoder().decode(buffer, { stream: true }), /decode the whole input at once/);
+  assert.deepEqual([...new Utf8Encoder().encode('é\ud800')], [...new TextEncoder().encode('é\ud800')]);
+  assert.equal(new Utf8Encoder().encoding, 'utf-8');
 });
