@@ -284,6 +284,23 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         ],
     );
     assert_eq!(stdout(&out).trim(), "2 rows, 3 columns", "{}", stderr(&out));
+    // Every call starts from the snapshot the build took: the SDK makes
+    // Math.random and performance.now each call's own.
+    write(&project, "draw.js", DRAW);
+    run_ok(
+        &project,
+        "npx",
+        &["toolhost-js", "build", "draw.js", "-o", "draw.wasm"],
+    );
+    let draw = || {
+        let out = toolhost(&project, &["--plugin-dir", &plugins, "call", "draw", "{}"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    };
+    let (first, second) = (draw(), draw());
+    assert_ne!(first, second, "two calls drew the same numbers");
+    let since = |said: &str| -> f64 { said.split(' ').next_back().unwrap().parse().unwrap() };
+    assert!((0.0..1000.0).contains(&since(&first)), "{first}");
     csv_stats_passes(
         &project,
         "javascript/csv_stats.js",
@@ -314,6 +331,18 @@ fn a_new_javascript_tool_builds_tests_checks_and_runs() {
         stderr(&out)
     );
 }
+
+/// A JavaScript tool that draws two random numbers and says how long
+/// its call has run (`performance.now()`, in milliseconds).
+const DRAW: &str = r#"import { defineTool, s } from '@toolhost/sdk';
+
+export const tool = defineTool({
+  name: 'draw',
+  description: 'Draw two random numbers.',
+  input: s.object({}),
+  run: () => `${Math.random()} ${Math.random()} ${performance.now()}`,
+});
+"#;
 
 /// A JavaScript tool built on papaparse, a CommonJS package from npm.
 const CSV_ROWS: &str = r#"import { defineTool, s } from '@toolhost/sdk';

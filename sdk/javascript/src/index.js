@@ -9,6 +9,7 @@ import * as broker from 'toolhost:plugin/commands@0.1.0';
 import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
 import * as hostServices from 'toolhost:plugin/services@0.1.0';
 import { consoleFor } from './console.js';
+import { freshCall } from './fresh.js';
 import { check, s } from './schema.js';
 import { Utf8Decoder, Utf8Encoder, decodeUtf8, encodeUtf8 } from './utf8.js';
 
@@ -364,6 +365,7 @@ export function defineTool(spec) {
     describe: () => info,
     call(argsText, wit) {
       try {
+        freshCall(wit?.callId ?? '');
         const ctx = new Context(wit, dirs);
         let args;
         try {
