@@ -12,5 +12,10 @@ test('a failed build is said in the line that names what was thrown', () => {
   ].join('\n');
   assert.equal(firstError(wizer), 'ReferenceError: undefinedThing is not defined');
   assert.equal(firstError('\n  no such world `tool-plugin`\nmore'), 'no such world `tool-plugin`');
+  const qjs = [
+    ': Failed to evaluate user JavaScript module: Failed to finish JavaScript module evaluation: Error: undefinedThing is not defined',
+    '    at <anonymous> (/bundled.js:6:1)',
+  ].join('\n');
+  assert.equal(firstError(qjs), 'Error: undefinedThing is not defined');
   assert.equal(firstError(''), 'the build failed');
 });
