@@ -13,6 +13,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const WIT = join(dirname(fileURLToPath(import.meta.url)), '..', 'wit');
+const SETUP = fileURLToPath(new URL('./setup.js', import.meta.url));
 const USAGE = 'usage: toolhost-js build [ENTRY.js] [-o OUT.wasm] [--verbose]   (ENTRY defaults to package.json "main", OUT to ENTRY with .wasm; --verbose shows a failure whole)';
 let verbose = false;
 
@@ -49,8 +50,12 @@ async function build(argv) {
     // Every dependency is bundled, ES module or CommonJS (`main`); an
     // import that resolves to nothing stops the build, naming it.
     const unresolved = [];
+    // The SDK's setup first, before the tool's module and any dependency
+    // it imports take what they need from the globals it fills in.
+    const first = join(work, 'entry.js');
+    await writeFile(first, `import ${JSON.stringify(SETUP)};\nexport * from ${JSON.stringify(entry)};\n`);
     const bundle = await rolldown({
-      input: entry,
+      input: first,
       external: [/^toolhost:/],
       platform: 'neutral',
       resolve: { mainFields: ['module', 'main'], conditionNames: ['import', 'module', 'require', 'default'] },

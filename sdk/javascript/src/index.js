@@ -4,14 +4,14 @@
 // `toolhost-js build` (componentize-qjs: QuickJS) into a wasm32-wasip2
 // component.
 
+// First: the globals QuickJS lacks, and each call's own Math.random.
+import { freshCall } from './setup.js';
 import * as files from 'toolhost:plugin/files@0.1.0';
 import * as broker from 'toolhost:plugin/commands@0.1.0';
 import { log as hostLog } from 'toolhost:plugin/log@0.1.0';
 import * as hostServices from 'toolhost:plugin/services@0.1.0';
-import { consoleFor } from './console.js';
-import { freshCall } from './fresh.js';
 import { check, s } from './schema.js';
-import { Utf8Decoder, Utf8Encoder, decodeUtf8, encodeUtf8 } from './utf8.js';
+import { decodeUtf8, encodeUtf8, isWellFormed, wellFormed } from './utf8.js';
 
 export { s, check };
 
@@ -124,31 +124,35 @@ const serviceError = (err) => fromHost(err, { denied: Denied, 'not-found': Retry
 
 /** Log lines, forwarded by the host to its log (stderr). */
 export const log = {
-  trace: (message) => hostLog('trace', String(message)),
-  debug: (message) => hostLog('debug', String(message)),
-  info: (message) => hostLog('info', String(message)),
-  warn: (message) => hostLog('warn', String(message)),
-  error: (message) => hostLog('error', String(message)),
+  trace: (message) => hostLog('trace', wellFormed(message)),
+  debug: (message) => hostLog('debug', wellFormed(message)),
+  info: (message) => hostLog('info', wellFormed(message)),
+  warn: (message) => hostLog('warn', wellFormed(message)),
+  error: (message) => hostLog('error', wellFormed(message)),
 };
 
-// QuickJS has no `console`, TextDecoder or TextEncoder: a console that
-// writes to the host's log, and the two for UTF-8.
-if (typeof globalThis.console === 'undefined') globalThis.console = consoleFor(hostLog);
-if (typeof globalThis.TextDecoder === 'undefined') globalThis.TextDecoder = Utf8Decoder;
-if (typeof globalThis.TextEncoder === 'undefined') globalThis.TextEncoder = Utf8Encoder;
+/** `text` if it is whole Unicode, else an InvalidInput naming `what`:
+ * what the host is asked to use (a path, a command) is never changed. */
+function whole(text, what) {
+  if (!isWellFormed(text)) {
+    throw new InvalidInput(`${what} holds half a character (a lone UTF-16 surrogate, from text cut inside a character); give whole characters`);
+  }
+  return text;
+}
 
 /** Who is calling and how, and the host services of this call. */
 export class Context {
   /** `ctx`: the WIT call context; `dirs`: the named directories the tool declares. */
   constructor(ctx, dirs = []) {
     this.dirs = dirs;
+    // An absent WIT option is `undefined` here, whatever the engine gives.
     this.callId = ctx.callId;
-    this.agent = ctx.agent;
-    this.session = ctx.session;
-    this.channel = ctx.channel;
-    this.chat = ctx.chat;
+    this.agent = ctx.agent ?? undefined;
+    this.session = ctx.session ?? undefined;
+    this.channel = ctx.channel ?? undefined;
+    this.chat = ctx.chat ?? undefined;
     /** The workspace root's host path, if the workspace is granted. */
-    this.workspaceRoot = ctx.workspaceRoot;
+    this.workspaceRoot = ctx.workspaceRoot ?? undefined;
     /** True when the caller asked to describe, not change. */
     this.dryRun = ctx.dryRun;
     /** This tool's settings from the host configuration. */
@@ -168,7 +172,7 @@ export class Context {
     if (typeof path !== 'string') {
       throw new InvalidInput(`the path must be a string, not ${path === null ? 'null' : typeof path}`);
     }
-    const given = path.trim();
+    const given = whole(path, 'the path').trim();
     if (given === '') {
       throw new InvalidInput('the path is empty; give a path relative to the workspace root, e.g. `src/main.js`');
     }
@@ -194,6 +198,9 @@ export class Context {
 
   /** The bytes of a file, at most `maxBytes` (default 64 MiB). */
   readBytes(path, { maxBytes = 64 * 1024 * 1024 } = {}) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+      throw new InvalidInput(`\`maxBytes\` must be a whole number of bytes, 0 or more, not ${String(maxBytes)}`);
+    }
     const at = this.path(path);
     try {
       return files.read(at, maxBytes);
@@ -228,10 +235,14 @@ export class Context {
    * Options: `respectIgnore` (true), `hidden` (false), `maxDepth`, `metadata` (false).
    */
   walk(path, { respectIgnore = true, hidden = false, maxDepth, metadata = false } = {}) {
+    if (maxDepth != null && !(Number.isSafeInteger(maxDepth) && maxDepth >= 0)) {
+      throw new InvalidInput(`\`maxDepth\` must be a whole number, 0 or more, not ${String(maxDepth)}`);
+    }
     const at = this.path(path);
+    const options = { respectIgnore: Boolean(respectIgnore), hidden: Boolean(hidden), maxDepth: maxDepth ?? undefined, metadata: Boolean(metadata) };
     try {
       return files
-        .walk(at, { respectIgnore, hidden, maxDepth, metadata })
+        .walk(at, options)
         .map((e) => ({ path: e.path, kind: e.kind, size: Number(e.size), modifiedNs: Number(e.modifiedNs) }));
     } catch (err) {
       throw fileError(err);
@@ -245,7 +256,7 @@ export class Context {
   callService(name, input = {}) {
     let answer;
     try {
-      answer = hostServices.call(String(name), JSON.stringify(input));
+      answer = hostServices.call(whole(String(name), 'the service name'), JSON.stringify(input));
     } catch (err) {
       throw serviceError(err);
     }
@@ -259,11 +270,23 @@ export class Context {
    */
   run(command, { cwd, timeoutMs, env = {} } = {}) {
     const program = Array.isArray(command)
-      ? { tag: 'argv', val: command.map(String) }
-      : { tag: 'shell', val: String(command) };
+      ? { tag: 'argv', val: command.map((a) => whole(String(a), 'an argument of the command')) }
+      : { tag: 'shell', val: whole(String(command), 'the command') };
+    if (cwd !== undefined && cwd !== null && typeof cwd !== 'string') {
+      throw new InvalidInput(`\`cwd\` must be a workspace-relative path (a string), not ${typeof cwd}`);
+    }
+    if (timeoutMs !== undefined && timeoutMs !== null && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
+      throw new InvalidInput(`\`timeoutMs\` must be a number of milliseconds, 0 or more, not ${String(timeoutMs)}`);
+    }
+    const request = {
+      program,
+      cwd: cwd == null ? undefined : whole(cwd, '`cwd`'),
+      timeoutMs: timeoutMs == null ? undefined : Math.min(Math.round(timeoutMs), 0xffffffff),
+      env: Object.entries(env ?? {}).map(([k, v]) => [whole(String(k), 'an environment name'), whole(String(v), `\`${k}\``)]),
+    };
     try {
-      const done = broker.run({ program, cwd, timeoutMs, env: Object.entries(env).map(([k, v]) => [k, String(v)]) });
-      return { ...done, durationMs: Number(done.durationMs) };
+      const done = broker.run(request);
+      return { ...done, exitCode: done.exitCode ?? undefined, outputId: done.outputId ?? undefined, durationMs: Number(done.durationMs) };
     } catch (err) {
       throw commandError(err);
     }
@@ -289,7 +312,7 @@ function output(value, ctx) {
   if (value && typeof value.then === 'function') {
     throw new Failed('`run` returned a Promise', 'the host calls a tool synchronously: make `run` a plain (not async) function');
   }
-  if (typeof value === 'string') return { content: value, structured: undefined, changedPaths: ctx.changedPaths };
+  if (typeof value === 'string') return { content: wellFormed(value), structured: undefined, changedPaths: ctx.changedPaths };
   if (value && typeof value === 'object' && typeof value.content === 'string') {
     const extra = value.changedPaths ?? [];
     if (!Array.isArray(extra) || !extra.every((p) => typeof p === 'string')) {
@@ -303,7 +326,9 @@ function output(value, ctx) {
         throw new Failed(`the structured result is not JSON: ${err?.message ?? err}`);
       }
     }
-    return { content: value.content, structured, changedPaths: [...new Set([...ctx.changedPaths, ...extra])] };
+    // Text is made whole; JSON.stringify already wrote any lone surrogate as an escape.
+    const changedPaths = [...new Set([...ctx.changedPaths, ...extra])].map(wellFormed);
+    return { content: wellFormed(value.content), structured, changedPaths };
   }
   throw new Failed(
     `the tool returned ${value === undefined ? 'nothing' : typeof value}`,
@@ -315,13 +340,14 @@ function output(value, ctx) {
 function toolError(err) {
   try {
     if (err instanceof ToolError) {
-      if (err.kind === 'failed') return { tag: 'failed', val: { message: err.message, hint: err.hint } };
-      return { tag: err.kind, val: err.message };
+      const hint = err.hint === undefined ? undefined : wellFormed(err.hint);
+      if (err.kind === 'failed') return { tag: 'failed', val: { message: wellFormed(err.message), hint } };
+      return { tag: err.kind, val: wellFormed(err.message) };
     }
     const variant = hostError(err);
     if (variant) return toolError(fileError(variant));
     const message = err instanceof Error ? String(err.message) : String(err);
-    return { tag: 'failed', val: { message: message || 'the tool failed', hint: undefined } };
+    return { tag: 'failed', val: { message: wellFormed(message) || 'the tool failed', hint: undefined } };
   } catch {
     return { tag: 'failed', val: { message: 'the tool threw a value that cannot be shown', hint: undefined } };
   }

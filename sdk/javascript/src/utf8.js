@@ -32,11 +32,26 @@ export function decodeUtf8(given, { keepBOM = false } = {}) {
   return !keepBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** A lone UTF-16 surrogate: half of a character (text cut inside one). */
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with each lone surrogate made U+FFFD, as TextEncoder makes it:
+ * text that can cross to the host (a lone surrogate is not Unicode). */
+export function wellFormed(text) {
+  const string = String(text);
+  return string.replace(LONE, '\ufffd');
+}
+
+/** Whether `text` holds no lone surrogate. */
+export function isWellFormed(text) {
+  LONE.lastIndex = 0;
+  return !LONE.test(text);
+}
+
 /** `text` as UTF-8 bytes (a Uint8Array); a lone surrogate becomes U+FFFD,
  * as TextEncoder makes it. */
 export function encodeUtf8(text) {
-  const whole = String(text).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
-  const bytes = unescape(encodeURIComponent(whole));
+  const bytes = unescape(encodeURIComponent(wellFormed(text)));
   const out = new Uint8Array(bytes.length);
   for (let i = 0; i < bytes.length; i++) out[i] = bytes.charCodeAt(i);
   return out;
@@ -87,7 +102,8 @@ function decodeLossy(bytes) {
 /** TextDecoder for UTF-8 alone, for an engine without one (QuickJS). */
 export class Utf8Decoder {
   constructor(label = 'utf-8', { fatal = false, ignoreBOM = false } = {}) {
-    if (!['utf-8', 'utf8', 'unicode-1-1-utf-8'].includes(String(label).trim().toLowerCase())) {
+    const labels = ['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8'];
+    if (!labels.includes(String(label).trim().toLowerCase())) {
       throw new RangeError(`TextDecoder here decodes UTF-8 only, not \`${label}\``);
     }
     this.encoding = 'utf-8';
@@ -95,11 +111,12 @@ export class Utf8Decoder {
     this.ignoreBOM = Boolean(ignoreBOM);
   }
 
-  decode(input = new Uint8Array(0), { stream = false } = {}) {
-    if (stream) throw new TypeError('TextDecoder here does not decode streams: decode the whole input at once');
-    const bytes = ArrayBuffer.isView(input)
-      ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
-      : new Uint8Array(input);
+  decode(input = new Uint8Array(0), options = {}) {
+    if (options?.stream) throw new TypeError('TextDecoder here does not decode streams: decode the whole input at once');
+    let bytes;
+    if (ArrayBuffer.isView(input)) bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    else if (input instanceof ArrayBuffer) bytes = new Uint8Array(input);
+    else throw new TypeError('TextDecoder.decode takes an ArrayBuffer or a view of one (e.g. a Uint8Array)');
     let text;
     try {
       text = decodeUtf8(bytes, { keepBOM: true });
@@ -119,5 +136,21 @@ export class Utf8Encoder {
 
   encode(text = '') {
     return encodeUtf8(text);
+  }
+
+  /** `text` written into `into` (a Uint8Array) as far as whole characters
+   * fit: how many UTF-16 units were read and bytes written. */
+  encodeInto(text, into) {
+    const string = wellFormed(text);
+    let read = 0;
+    let written = 0;
+    for (const char of string) {
+      const bytes = encodeUtf8(char);
+      if (written + bytes.length > into.length) break;
+      into.set(bytes, written);
+      written += bytes.length;
+      read += char.length;
+    }
+    return { read, written };
   }
 }

@@ -133,3 +133,34 @@ test('paths stay in the workspace or a declared directory, with messages that sa
   refused(none, 'a.txt', Denied, /not granted access to the workspace/);
   refused(none, '/home/me/proj/a.txt', Denied, /not granted access to the workspace/);
 });
+
+test('what goes to the host is whole Unicode and of the types it takes, or the call says why', () => {
+  const half = '😀'.slice(0, 1);
+  // Text the tool returns or throws: a lone surrogate becomes U+FFFD.
+  assert.deepEqual(call(tool(() => `a${half}`))[1].content, 'a\ufffd');
+  assert.deepEqual(call(tool(() => ({ content: half, structured: { s: half } })))[1], {
+    content: '\ufffd',
+    structured: '{"s":"\\ud83d"}',
+    changedPaths: [],
+  });
+  assert.deepEqual(call(tool(() => { throw new InvalidInput(`bad ${half}`); })), ['err', { tag: 'invalid-input', val: 'bad \ufffd' }]);
+  assert.deepEqual(call(tool(() => { throw new Failed('x', half); }))[1].val.hint, '\ufffd');
+  call(tool((_, ctx) => { ctx.log.warn(half); return ''; }));
+  assert.deepEqual(logged.at(-1), ['warn', '\ufffd']);
+  // What the host is asked to use is never changed: refused.
+  const refusedWith = (run, message) => {
+    const [kind, got] = call(tool(run, { capabilities: ['workspace:write', 'commands'] }));
+    assert.equal(kind, 'err');
+    assert.equal(got.tag, 'invalid-input', JSON.stringify(got));
+    assert.match(got.val, message);
+  };
+  refusedWith((_, ctx) => ctx.readText(`a${half}.txt`), /the path holds half a character/);
+  refusedWith((_, ctx) => ctx.run(['echo', half]), /an argument of the command holds half a character/);
+  refusedWith((_, ctx) => ctx.run('ls', { cwd: 5 }), /`cwd` must be a workspace-relative path/);
+  refusedWith((_, ctx) => ctx.run('ls', { timeoutMs: Number.NaN }), /`timeoutMs` must be a number of milliseconds/);
+  refusedWith((_, ctx) => ctx.readBytes('a.txt', { maxBytes: -1 }), /`maxBytes` must be a whole number/);
+  refusedWith((_, ctx) => ctx.walk('.', { maxDepth: 1.5 }), /`maxDepth` must be a whole number/);
+  // An absent WIT option is `undefined`, whatever the engine gave.
+  const ctx = new Context({ ...wit, agent: null, session: null, channel: null, chat: null }, []);
+  assert.deepEqual([ctx.agent, ctx.session, ctx.channel, ctx.chat], [undefined, undefined, undefined, undefined]);
+});

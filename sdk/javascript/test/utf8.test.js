@@ -99,4 +99,14 @@ test('the TextDecoder for QuickJS decodes as Node\'s does: fatal or not, a BOM i
   assert.throws(() => new Utf8Decoder().decode(buffer, { stream: true }), /decode the whole input at once/);
   assert.deepEqual([...new Utf8Encoder().encode('é\ud800')], [...new TextEncoder().encode('é\ud800')]);
   assert.equal(new Utf8Encoder().encoding, 'utf-8');
+  for (const text of ['', 'abc', 'é€😀x', 'a\ud800b']) {
+    for (const size of [0, 1, 2, 3, 4, 5, 8, 20]) {
+      const [ours, node] = [new Uint8Array(size), new Uint8Array(size)];
+      assert.deepEqual(new Utf8Encoder().encodeInto(text, ours), new TextEncoder().encodeInto(text, node), `${JSON.stringify(text)} into ${size}`);
+      assert.deepEqual(ours, node);
+    }
+  }
+  for (const label of ['unicode11utf8', 'UTF8 ']) assert.equal(new Utf8Decoder(label).encoding, 'utf-8');
+  for (const odd of ['text', 5, null, [0x61]]) assert.throws(() => new Utf8Decoder().decode(odd), TypeError);
+  assert.equal(new Utf8Decoder().decode(new DataView(buffer.buffer, 1, 2), null), 'é');
 });

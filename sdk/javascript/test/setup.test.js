@@ -1,0 +1,54 @@
+// What a built tool's engine lacks, and what each call makes its own:
+// Math.random and performance.now's origin.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freshCall, seededRandom } from '../src/setup.js';
+
+test('each seed draws its own sequence, evenly, in [0, 1)', () => {
+  const first = (seed) => seededRandom(seed)();
+  assert.equal(first('1-1|5'), first('1-1|5'));
+  const firsts = new Set(Array.from({ length: 1000 }, (_, i) => first(`7-${i}|1796083934637|12.5`)));
+  assert.equal(firsts.size, 1000);
+  const random = seededRandom('x');
+  const buckets = new Array(10).fill(0);
+  for (let i = 0; i < 100000; i++) {
+    const r = random();
+    assert.ok(r >= 0 && r < 1, String(r));
+    buckets[Math.floor(r * 10)] += 1;
+  }
+  for (const b of buckets) assert.ok(Math.abs(b - 10000) < 500, String(buckets));
+});
+
+test('a call draws numbers of its own, through references kept before it too', () => {
+  const kept = Math.random;
+  const now = performance.now;
+  freshCall('1-1');
+  const a = [Math.random(), kept()];
+  freshCall('1-1');
+  const b = [Math.random(), kept()];
+  assert.notDeepEqual(a, b, 'the same call id later draws another sequence');
+  assert.ok(now() >= 0 && now() < 1000, String(now()));
+  assert.ok(performance.now() >= 0 && performance.now() < 1000);
+  assert.ok(Math.abs(performance.timeOrigin - Date.now()) < 1000);
+});
+
+test('performance is replaced whole where its `now` is read-only, as in QuickJS', async () => {
+  const saved = globalThis.performance;
+  let clock = 5000;
+  const frozen = {};
+  Object.defineProperty(frozen, 'now', { value: () => clock, writable: false, enumerable: true, configurable: false });
+  try {
+    globalThis.performance = frozen;
+    assert.throws(() => {
+      performance.now = () => 0;
+    }, TypeError);
+    // A copy of the module that finds this object as the engine's.
+    const { freshCall: fresh } = await import('../src/setup.js?read-only');
+    assert.doesNotThrow(() => fresh('2-1'));
+    assert.equal(performance.now(), 0);
+    clock += 12.5;
+    assert.equal(performance.now(), 12.5);
+  } finally {
+    globalThis.performance = saved;
+  }
+});
