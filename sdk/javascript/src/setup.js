@@ -62,15 +62,19 @@ let started = engineNow ? engineNow() : 0;
 let origin = Date.now();
 let draw = seededRandom(`snapshot|${origin}|${started}`);
 
-// One Math.random and one performance for the tool's life, whose state
-// each call renews: code that kept a reference to either when it loaded
-// (lodash keeps Math.random) draws this call's numbers too. QuickJS's
-// `performance.now` is read-only and not configurable, so `performance`
-// is replaced, by an object over the engine's.
+/** Whether `performance.now` cannot be replaced: so in QuickJS, whose
+ * clock the snapshot started; Node's counts from its own process's start. */
+const readOnlyNow = engine !== null && Object.getOwnPropertyDescriptor(engine, 'now')?.writable === false;
+
+// One Math.random for the tool's life, whose state each call renews: code
+// that kept a reference to it when it loaded (lodash does) draws this
+// call's numbers too. Where `performance.now` is QuickJS's (read-only,
+// not configurable), `performance` is replaced by an object over the
+// engine's whose clock each call restarts.
 try {
   Math.random = () => draw();
 } catch {}
-if (engineNow) {
+if (engineNow && readOnlyNow) {
   try {
     globalThis.performance = Object.create(engine, {
       now: { value: () => engineNow() - started, writable: true, enumerable: true, configurable: true },
