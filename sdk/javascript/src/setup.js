@@ -84,9 +84,10 @@ if (engineNow && readOnlyNow) {
 }
 
 /** Start a call: Math.random seeded afresh (from `callId`, the time and
- * the monotonic clock), performance.now counted from now. */
-export function freshCall(callId) {
+ * the monotonic clock, or from `seed` if given: tests), performance.now
+ * counted from now. */
+export function freshCall(callId, seed = undefined) {
   started = engineNow ? engineNow() : 0;
   origin = Date.now();
-  draw = seededRandom(`${callId}|${origin}|${started}`);
+  draw = seededRandom(seed ?? `${callId}|${origin}|${started}`);
 }

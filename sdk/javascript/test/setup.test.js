@@ -26,6 +26,12 @@ test('a call draws numbers of its own, through references kept before it too', (
   freshCall('1-1');
   const b = [Math.random(), kept()];
   assert.notDeepEqual(a, b, 'the same call id later draws another sequence');
+  // A call starts its sequence afresh, whatever the one before drew.
+  freshCall('1-2', 'a fixed seed');
+  const first = [Math.random(), kept()];
+  Math.random();
+  freshCall('1-3', 'a fixed seed');
+  assert.deepEqual([Math.random(), kept()], first);
   // Node's own performance, writable and counted from this process's
   // start, is left as it is.
   assert.equal(Object.getPrototypeOf(performance), Performance.prototype);
