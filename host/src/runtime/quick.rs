@@ -232,33 +232,26 @@ impl Runtime {
     /// the path to it still leads to the file kept, unchanged. If not, the
     /// runtime stops keeping files (see [`QuickSlot::cannot_map_again`]).
     fn kept_baseline(&self, engine: &Engine, key: &str, label: &str) -> Option<Component> {
-        let file = {
+        let (file, stamp) = {
             let slot = self.quick_slot();
             let kept = slot.kept.get(key)?;
-            let unchanged = kept
-                .file
-                .metadata()
-                .is_ok_and(|meta| Stamp::of(&meta) == kept.stamp);
-            unchanged
-                .then(|| kept.file.try_clone().map(|file| (file, kept.stamp)))
-                .transpose()
+            (kept.file.try_clone(), kept.stamp)
         };
         // The file has no name left but its descriptor's; the duplicate
         // held meanwhile keeps that number from going to another file.
-        let mapped = match file {
-            Ok(Some((file, stamp))) => {
-                let path = by_descriptor(&file);
-                let mapped = match std::fs::metadata(&path) {
-                    Ok(meta) if Stamp::of(&meta) == stamp => cache::deserialize(engine, &path),
-                    Ok(_) => Err(wasmtime::Error::msg("the path leads to another file")),
-                    Err(err) => Err(err.into()),
-                };
-                drop(file);
-                mapped
+        // Both the descriptor and the path to it must show the stamp kept.
+        let mapped = file.map_err(wasmtime::Error::from).and_then(|file| {
+            let path = by_descriptor(&file);
+            let same = Stamp::of(&file.metadata()?) == stamp
+                && Stamp::of(&std::fs::metadata(&path)?) == stamp;
+            if same {
+                cache::deserialize(engine, &path)
+            } else {
+                Err(wasmtime::Error::msg(
+                    "the kept file changed, or its path leads to another",
+                ))
             }
-            Ok(None) => Err(wasmtime::Error::msg("the kept file changed")),
-            Err(err) => Err(err.into()),
-        };
+        });
         mapped
             .inspect_err(|err| {
                 tracing::debug!(%label, %err, "cannot map the baseline code again: tools hold theirs from now on");
