@@ -33,19 +33,20 @@ export function decodeUtf8(given, { keepBOM = false } = {}) {
 }
 
 /** A lone UTF-16 surrogate: half of a character (text cut inside one). */
-const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const NATIVE = typeof String.prototype.toWellFormed === 'function';
 
 /** `text` with each lone surrogate made U+FFFD, as TextEncoder makes it:
- * text that can cross to the host (a lone surrogate is not Unicode). */
+ * text that can cross to the host (a lone surrogate is not Unicode). The
+ * engine's own `toWellFormed` where it has one (QuickJS, Node 20). */
 export function wellFormed(text) {
   const string = String(text);
-  return string.replace(LONE, '\ufffd');
+  return NATIVE ? string.toWellFormed() : string.replace(new RegExp(LONE, 'g'), '\ufffd');
 }
 
 /** Whether `text` holds no lone surrogate. */
 export function isWellFormed(text) {
-  LONE.lastIndex = 0;
-  return !LONE.test(text);
+  return NATIVE ? String(text).isWellFormed() : !LONE.test(text);
 }
 
 /** `text` as UTF-8 bytes (a Uint8Array); a lone surrogate becomes U+FFFD,

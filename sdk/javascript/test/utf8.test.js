@@ -110,3 +110,21 @@ test('the TextDecoder for QuickJS decodes as Node\'s does: fatal or not, a BOM i
   for (const odd of ['text', 5, null, [0x61]]) assert.throws(() => new Utf8Decoder().decode(odd), TypeError);
   assert.equal(new Utf8Decoder().decode(new DataView(buffer.buffer, 1, 2), null), 'é');
 });
+
+test('without the engine\'s toWellFormed (Node 18), lone surrogates are found and replaced the same', async () => {
+  const texts = ['', 'abc', 'é😀', 'a\ud800b', '\udc00', 'x\ud83d', '\ud83d\ude00\ude00', '\ud800\ud800\udc00'];
+  const saved = Object.getOwnPropertyDescriptors(String.prototype);
+  const [toWellFormed, isWellFormed] = [String.prototype.toWellFormed, String.prototype.isWellFormed];
+  try {
+    delete String.prototype.toWellFormed;
+    delete String.prototype.isWellFormed;
+    const fallback = await import('../src/utf8.js?no-native');
+    for (const text of texts) {
+      assert.equal(fallback.wellFormed(text), toWellFormed.call(text), JSON.stringify(text));
+      assert.equal(fallback.isWellFormed(text), isWellFormed.call(text), JSON.stringify(text));
+    }
+  } finally {
+    Object.defineProperty(String.prototype, 'toWellFormed', saved.toWellFormed);
+    Object.defineProperty(String.prototype, 'isWellFormed', saved.isWellFormed);
+  }
+});
