@@ -31,6 +31,7 @@ mod layers;
 mod line_endings;
 mod load_component;
 mod logging;
+mod made_ahead;
 mod mcp;
 mod mcp_2026;
 mod mcp_http;

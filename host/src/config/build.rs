@@ -56,6 +56,9 @@ impl Config {
             pool_instances: !one_call,
             cache_max_bytes: self.limits.cache_max_mb << 20,
             cache_key,
+            spares: RuntimeConfig::default()
+                .spares
+                .filter(|_| std::env::var_os("TOOLHOST_SPARES").is_none_or(|v| v != "0")),
             ..RuntimeConfig::default()
         })
         .map_err(|e| bad(e.to_string()))?;

@@ -272,6 +272,7 @@ impl Executor {
             .filter(|p| p.unload(&self.runtime))
             .count();
         self.runtime.forget_linked_held();
+        self.runtime.spares.let_go();
         crate::runtime::release_freed_memory();
         n
     }

@@ -8,19 +8,21 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let state = self.reached();
         WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
+            ctx: &mut state.wasi,
+            table: &mut state.table,
         }
     }
 }
 
 impl WasiHttpView for CallState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
+        let state = self.reached();
         WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.net,
+            ctx: &mut state.http,
+            table: &mut state.table,
+            hooks: &mut state.net,
         }
     }
 }

@@ -122,6 +122,7 @@ impl Inner {
     }
 
     fn work(&self, id: usize, extra: bool) {
+        crate::runtime::sandbox::runs_work_after_replies();
         loop {
             let job = {
                 let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -151,6 +152,8 @@ impl Inner {
             };
             self.set_busy(id, true);
             job();
+            // The reply is sent: what the call left for after it.
+            crate::runtime::sandbox::after_reply();
             self.set_busy(id, false);
         }
     }

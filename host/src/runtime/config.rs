@@ -105,6 +105,15 @@ pub struct RuntimeConfig {
     /// components (default `None`: `toolhost/compile-cache.key` in the data
     /// directory, which no command reaches); made if missing.
     pub cache_key: Option<PathBuf>,
+    /// On threads that run work after their replies (the MCP server's
+    /// call workers; [`crate::sandbox::runs_work_after_replies`]), for a
+    /// component whose instantiation at a call took at least this long:
+    /// drop a call's store after its reply, and make the next instance of
+    /// a tool called twice running ahead, after the reply (default 50 µs:
+    /// a JavaScript or Python tool, not a built-in). `None`: every store
+    /// is dropped in place and each call instantiates its own
+    /// (`TOOLHOST_SPARES=0` for the binary).
+    pub spares: Option<Duration>,
 }
 
 /// What [`CompileProgress`] is told.
@@ -218,6 +227,7 @@ impl Default for RuntimeConfig {
             progress: None,
             cache_max_bytes: cache::DEFAULT_CACHE_MAX_BYTES,
             cache_key: None,
+            spares: Some(Duration::from_micros(50)),
         }
     }
 }

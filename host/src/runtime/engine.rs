@@ -199,3 +199,63 @@ impl Drop for SlotGuard<'_> {
         }
     }
 }
+
+/// A call's slot, fan-out permits and the epoch ticker.
+impl Runtime {
+    /// Hold one of the `max_concurrent_calls` slots while a call runs. A
+    /// thread that already holds one takes no second: a host function of a
+    /// running call that instantiates another component (create_tool's
+    /// component check) would otherwise wait forever once all are taken.
+    pub(crate) fn slot(&self) -> SlotGuard<'_> {
+        if HOLDING_SLOT.get() {
+            return SlotGuard {
+                slots: None,
+                outer: false,
+            };
+        }
+        let mut guard = self.slots.acquire();
+        guard.outer = true;
+        HOLDING_SLOT.set(true);
+        guard
+    }
+
+    /// How many call slots were ever taken, and whether all are free now.
+    pub(crate) fn activity(&self) -> (u64, bool) {
+        let taken = self.slots.taken.load(std::sync::atomic::Ordering::Relaxed);
+        (taken, self.slots.free() == self.max_concurrent_calls())
+    }
+
+    /// Make sure the epoch advances, so a store's deadline and cancellation
+    /// are checked: every store is made after this. Fails only if the
+    /// thread cannot start (tried again next time).
+    pub(crate) fn ticking(&self) -> Result<(), RuntimeError> {
+        if self.ticker.get().is_none() {
+            // Two first stores at once may both start one; the second
+            // is stopped at once.
+            let (engine, quick) = (self.engine.clone(), Arc::clone(&self.quick));
+            let _ = self.ticker.set(Ticker::start(self.epoch_tick, move || {
+                engine.increment_epoch();
+                quick.lock().unwrap_or_else(PoisonError::into_inner).tick();
+            })?);
+        }
+        Ok(())
+    }
+
+    /// Up to `n` permits for extra fan-out threads, as many as are free now.
+    pub(crate) fn extra_workers(&self, n: usize) -> Vec<SlotGuard<'_>> {
+        let workers = self.workers();
+        std::iter::from_fn(|| workers.try_acquire())
+            .take(n)
+            .collect()
+    }
+
+    /// How many fan-out permits are free now.
+    pub(crate) fn free_workers(&self) -> usize {
+        self.workers().free()
+    }
+
+    fn workers(&self) -> &Slots {
+        self.workers
+            .get_or_init(|| Slots::new(fanout_workers(self.fanout_workers)))
+    }
+}

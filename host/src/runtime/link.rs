@@ -126,25 +126,25 @@ const PROVIDED: &[(&str, Add)] = &[
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(l)
     }),
     ("toolhost:plugin/types", |l| {
-        plugin::types::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::types::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/files", |l| {
-        plugin::files::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::files::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/log", |l| {
-        plugin::log::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::log::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/commands", |l| {
-        plugin::commands::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::commands::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/parallel", |l| {
-        plugin::parallel::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::parallel::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/services", |l| {
-        plugin::services::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::services::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
     ("toolhost:plugin/dynamic", |l| {
-        plugin::dynamic::add_to_linker::<_, HasSelf<_>>(l, |s| s)
+        plugin::dynamic::add_to_linker::<_, HasSelf<_>>(l, CallState::reached)
     }),
 ];
 
@@ -169,7 +169,7 @@ impl HasData for Table {
 }
 
 fn table(state: &mut CallState) -> &mut ResourceTable {
-    &mut state.table
+    &mut state.reached().table
 }
 
 /// The linkers made so far, by the set of interfaces each provides.

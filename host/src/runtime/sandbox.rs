@@ -46,6 +46,11 @@ mod wasi;
 use wasi::*;
 mod plain;
 pub(crate) use plain::{ENVIRONMENT, declared_env, run_plain};
+mod spare;
+pub(crate) use spare::{OUTSIDE_CALLS, Spares};
+mod store;
+pub use spare::{after_reply, runs_work_after_replies};
+use store::*;
 
 /// Everything one sandboxed call needs.
 #[derive(Debug, Clone, Copy)]
@@ -145,9 +150,20 @@ pub(crate) struct CallState {
     pub(crate) context: CallContext,
     /// The call's secrets: redacted from the tool's log lines.
     pub(crate) secrets: Vec<(String, crate::types::grant::SecretValue)>,
+    /// Whether the guest has called the host on this state: every
+    /// import's getter sets it ([`CallState::reached`]). An instance made
+    /// ahead whose start code did is never used (`spare.rs`).
+    reached_host: bool,
 }
 
 impl CallState {
+    /// This state, noting that the guest called the host: what every
+    /// import's getter goes through.
+    pub(crate) fn reached(&mut self) -> &mut Self {
+        self.reached_host = true;
+        self
+    }
+
     /// The call's cancel token, for host calls that wait (commands).
     pub(crate) fn cancel_token(&self) -> Option<&CancelToken> {
         self.cancel.as_ref()
@@ -178,6 +194,7 @@ pub(crate) struct Guarded<'a> {
 
 /// The getter the linker takes.
 pub(crate) fn guarded(state: &mut CallState) -> Guarded<'_> {
+    let state = state.reached();
     Guarded {
         inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
             ctx: state.wasi.filesystem(),
@@ -237,6 +254,7 @@ impl CallState {
 
 /// The getter the linker takes for [`BoundedPoll`].
 pub(crate) fn waiting(state: &mut CallState) -> Waiting<'_> {
+    let state = state.reached();
     Waiting {
         table: &mut state.table,
         limit: WaitLimit {
@@ -244,137 +262,6 @@ pub(crate) fn waiting(state: &mut CallState) -> Waiting<'_> {
             cancel: state.cancel.as_ref(),
             interrupted: &mut state.interrupted,
         },
-    }
-}
-
-/// Build the store for one call, on `engine` (the one its component was
-/// compiled by). Nothing is granted that is not listed here.
-fn new_store(
-    runtime: &Runtime,
-    engine: &wasmtime::Engine,
-    shared: Option<&Arc<Runtime>>,
-    tool: &str,
-    req: &CallRequest<'_>,
-    fanout: Option<Fanout>,
-) -> Result<(Store<CallState>, Captured), CallError> {
-    runtime
-        .ticking()
-        .map_err(|e| CallError::new(ErrorKind::Failed, e.to_string()))?;
-    let stderr = CappedPipe::new(req.limits.max_captured_bytes);
-    let stdout = CappedPipe::new(req.limits.max_captured_bytes);
-    let wasi = wasi_ctx(req, &stdout, &stderr)?;
-    let mut table = ResourceTable::new();
-    table.set_max_capacity(req.limits.max_resources);
-    let granted = GrantedDirs::new(req.grant, req.workspace);
-    let call_deadline = deadline(req.limits.timeout);
-    let state = CallState {
-        wasi,
-        table,
-        http: wasmtime_wasi_http::WasiHttpCtx::new(),
-        net: NetHooks {
-            policy: NetPolicy::new(&req.grant.network),
-            deadline: call_deadline,
-        },
-        limiter: CallLimiter {
-            memory_bytes: req.limits.memory_bytes,
-            memory_denied: false,
-            table_denied: false,
-        },
-        tool: Arc::from(tool),
-        deadline: call_deadline,
-        cancel: req.cancel.cloned(),
-        interrupted: None,
-        commands_granted: req.grant.commands,
-        commands_declared: req.grant.declared_commands,
-        commands: req.broker.filter(|_| req.grant.commands).cloned(),
-        waited: Duration::ZERO,
-        paths: PathGuard::new(
-            req.paths.map_or_else(PathRules::shared_default, Arc::clone),
-            granted.roots(),
-        ),
-        granted,
-        env: CallEnv {
-            runtime: shared.cloned(),
-            workspace: req.workspace.map(Path::to_owned),
-            max_read_bytes: u64::try_from(req.limits.memory_bytes).unwrap_or(u64::MAX),
-        },
-        fanout,
-        stopped_shares: Vec::new(),
-        services: req.services.cloned(),
-        services_granted: req.grant.services.clone(),
-        services_declared: req.grant.declared_services.clone(),
-        context: req.context.clone(),
-        secrets: req.grant.secrets.clone(),
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|s| &mut s.limiter);
-    store.set_hostcall_fuel(req.limits.hostcall_fuel);
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut ctx| on_epoch(ctx.data_mut()));
-    let secrets = req.grant.secrets.clone();
-    Ok((
-        store,
-        Captured {
-            stdout,
-            stderr,
-            secrets,
-        },
-    ))
-}
-
-/// At each epoch tick: stop a call that was cancelled or is past its
-/// deadline (noting why), else let it run to the next tick.
-fn on_epoch(state: &mut CallState) -> wasmtime::Result<UpdateDeadline> {
-    let stop = if state.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-        Some(ErrorKind::Cancelled)
-    } else if Instant::now() >= state.deadline {
-        Some(ErrorKind::Timeout)
-    } else {
-        None
-    };
-    match stop {
-        Some(kind) => {
-            state.interrupted = Some(kind);
-            Err(Trap::Interrupt.into())
-        }
-        None => Ok(UpdateDeadline::Continue(1)),
-    }
-}
-
-/// The guest's stdout and stderr, kept for the log and for crash reports.
-struct Captured {
-    stdout: CappedPipe,
-    stderr: CappedPipe,
-    /// The call's secrets, redacted from both.
-    secrets: Vec<(String, crate::types::grant::SecretValue)>,
-}
-
-impl Captured {
-    /// Log what the guest printed; returns its stderr for crash reports.
-    fn finish(&self, tool: &str, call: &str) -> String {
-        let redacted = |text: String| redact(&text, &self.secrets).into_owned();
-        let (stdout, stderr) = (redacted(self.stdout.text()), redacted(self.stderr.text()));
-        if !stdout.is_empty() {
-            tracing::debug!(tool, call, stdout = %stdout, "plugin stdout");
-        }
-        if !stderr.is_empty() {
-            tracing::debug!(tool, call, stderr = %stderr, "plugin stderr");
-        }
-        stderr
-    }
-}
-
-/// When a call started now must stop; never overflows.
-fn deadline(timeout: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(timeout.min(MAX_TIMEOUT))
-        .unwrap_or(now + Duration::from_secs(1))
-}
-
-fn perms(access: Access) -> FsPerms {
-    match access {
-        Access::Read => FsPerms::ReadOnly,
-        Access::Write => FsPerms::ReadWrite,
     }
 }
 
@@ -454,8 +341,21 @@ fn execute_in_runtime(
     share: Option<&str>,
     fanout: Option<Fanout>,
 ) -> Outcome {
-    let engine = pre.instance_pre().engine();
-    let (mut store, captured) = new_store(runtime, engine, Some(runtime), tool, req, fanout)?;
+    let spare = share
+        .is_none()
+        .then(|| runtime.spares.take(tool, pre, req.limits))
+        .flatten();
+    let (mut store, captured, made) = match spare {
+        Some(spare) => {
+            let (store, captured, instance) = spare.install(runtime, tool, req, fanout)?;
+            (store, captured, Some(instance))
+        }
+        None => {
+            let engine = pre.instance_pre().engine();
+            let (store, captured) = new_store(runtime, engine, Some(runtime), tool, req, fanout)?;
+            (store, captured, None)
+        }
+    };
     let ctx = wit::CallContext {
         call_id: req.context.call_id.to_string(),
         agent: req.context.agent.clone(),
@@ -471,22 +371,33 @@ fn execute_in_runtime(
         settings: req.settings.to_owned(),
         share: share.map(str::to_owned),
     };
-    let instance = pre.instantiate(&mut store).map_err(|e| {
-        let stderr = captured.finish(tool, &ctx.call_id);
-        if store.data().limiter.memory_denied || store.data().limiter.table_denied {
-            classify(&e, store.data(), req.limits, &stderr)
-        } else {
-            CallError::new(
-                ErrorKind::Failed,
-                format!("the tool `{tool}` could not start: {e}"),
-            )
+    let instance = match made {
+        Some(instance) => instance,
+        None => {
+            let started = Instant::now();
+            let instance = pre.instantiate(&mut store);
+            if share.is_none() && instance.is_ok() {
+                runtime.spares.weigh(tool, pre, started.elapsed());
+            }
+            instance
         }
-    })?;
+        .map_err(|e| {
+            let stderr = captured.finish(tool, &ctx.call_id);
+            if store.data().limiter.memory_denied || store.data().limiter.table_denied {
+                classify(&e, store.data(), req.limits, &stderr)
+            } else {
+                CallError::new(
+                    ErrorKind::Failed,
+                    format!("the tool `{tool}` could not start: {e}"),
+                )
+            }
+        })?,
+    };
     let result = instance
         .toolhost_plugin_tool()
         .call_call(&mut store, req.args, &ctx);
     let stderr = captured.finish(tool, &ctx.call_id);
-    match result {
+    let outcome = match result {
         Ok(Ok(output)) => {
             let mut out = convert_output(output, req.limits.max_output_bytes, tool);
             note_hidden(&mut out, store.data().paths.hidden());
@@ -501,7 +412,9 @@ fn execute_in_runtime(
             store.data().paths.notes(),
         )),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
-    }
+    };
+    spare::finish(runtime, tool, pre, req.limits, store, share.is_none());
+    outcome
 }
 
 /// Say how many secret paths listings left out (never which), so a
