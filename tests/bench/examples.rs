@@ -79,9 +79,9 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
     .expect("write");
     let args = json!({"path": "people.csv"});
     println!(
-        "| language | over MCP: p50 csv_stats / read_file (median of {rounds} rounds) | ratio (≤ 1.5) | per CLI process: csv_stats / read_file | ratio (≤ 3) |"
+        "| language | over MCP: p50 csv_stats / read_file (median of {rounds} rounds) | ratio (≤ 1.5) | the same with TOOLHOST_SPARES=0 | per CLI process: csv_stats / read_file | ratio (≤ 3) |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
     for (lang, project) in projects {
         let (example, build): (&str, &[&str]) = match *lang {
             "javascript" => ("javascript/csv_stats.js", &["npx", "toolhost-js", "build"]),
@@ -92,41 +92,9 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
             continue;
         };
         let dir = plugins.path().to_str().expect("utf-8");
-        let mut command = Command::new(binary);
-        command
-            .args(["serve", "--mode", "yolo", "--plugin-dir", dir, "--grant"])
-            .args(["csv_stats=workspace:read", "--workspace"])
-            .arg(ws.path())
-            .env("TOOLHOST_CACHE_DIR", cache);
-        let mut server = Raw::start(command);
-        // Listed once its component is compiled (in the background).
-        let listed = (0..600).any(|_| {
-            let tools = server.request("tools/list", json!({}));
-            let found = tools["tools"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t["name"] == "csv_stats"));
-            if !found {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            found
-        });
-        assert!(listed, "{lang}: csv_stats was never listed");
-        let mut call = |tool: &str, args: &serde_json::Value| {
-            let started = Instant::now();
-            let result = server.request("tools/call", json!({"name": tool, "arguments": args}));
-            assert_ne!(result["isError"], true, "{tool}: {result}");
-            started.elapsed()
-        };
-        for _ in 0..n / 4 {
-            call("csv_stats", &args);
-            call("read_file", &args);
-        }
-        let (mut tool, mut baseline) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            tool.push(median((0..n).map(|_| call("csv_stats", &args)).collect()));
-            baseline.push(median((0..n).map(|_| call("read_file", &args)).collect()));
-        }
-        let (tool, baseline) = (median(tool), median(baseline));
+        let (tool, baseline) = over_mcp(binary, dir, ws.path(), cache, &args, (rounds, n), true);
+        let (tool_off, baseline_off) =
+            over_mcp(binary, dir, ws.path(), cache, &args, (rounds, n), false);
         // `read_file` alone: with the plugin directory, every process would
         // load csv_stats too.
         let grant = "csv_stats=workspace:read";
@@ -151,13 +119,66 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
-            "| {lang} | {:.3} / {:.3} ms | **{:.2}×** | {:.1} / {:.1} ms | **{:.2}×** |",
+            "| {lang} | {:.3} / {:.3} ms | **{:.2}×** | {:.3} / {:.3} ms: {:.2}× | {:.1} / {:.1} ms | **{:.2}×** |",
             ms(tool),
             ms(baseline),
             tool.as_secs_f64() / baseline.as_secs_f64(),
+            ms(tool_off),
+            ms(baseline_off),
+            tool_off.as_secs_f64() / baseline_off.as_secs_f64(),
             ms(cli_tool),
             ms(cli_read),
             cli_tool.as_secs_f64() / cli_read.as_secs_f64()
         );
     }
+}
+
+/// p50 of csv_stats and of read_file over MCP, in one server serving the
+/// plugins in `dir` (spares made ahead or not): the medians of `rounds`
+/// rounds of `n` calls each, interleaved.
+fn over_mcp(
+    binary: &Path,
+    dir: &str,
+    ws: &Path,
+    cache: &Path,
+    args: &serde_json::Value,
+    (rounds, n): (usize, usize),
+    spares: bool,
+) -> (Duration, Duration) {
+    let mut command = Command::new(binary);
+    command
+        .args(["serve", "--mode", "yolo", "--plugin-dir", dir, "--grant"])
+        .args(["csv_stats=workspace:read", "--workspace"])
+        .arg(ws)
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .env("TOOLHOST_SPARES", if spares { "1" } else { "0" });
+    let mut server = Raw::start(command);
+    // Listed once its component is compiled (in the background).
+    let listed = (0..600).any(|_| {
+        let tools = server.request("tools/list", json!({}));
+        let found = tools["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "csv_stats"));
+        if !found {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        found
+    });
+    assert!(listed, "csv_stats in {dir} was never listed");
+    let mut call = |tool: &str, args: &serde_json::Value| {
+        let started = Instant::now();
+        let result = server.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert_ne!(result["isError"], true, "{tool}: {result}");
+        started.elapsed()
+    };
+    for _ in 0..n / 4 {
+        call("csv_stats", args);
+        call("read_file", args);
+    }
+    let (mut tool, mut baseline) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        tool.push(median((0..n).map(|_| call("csv_stats", args)).collect()));
+        baseline.push(median((0..n).map(|_| call("read_file", args)).collect()));
+    }
+    (median(tool), median(baseline))
 }
