@@ -480,26 +480,11 @@ pub(crate) fn in_empty_sandbox<T>(
         timeout: Duration::from_secs(10),
         ..runtime.limits.clone()
     };
-    let context = CallContext::new();
-    let grant = Effective::default();
-    let call_id = context.call_id.to_string();
-    let req = CallRequest {
-        args: "",
-        context: &context,
-        grant: &grant,
-        workspace: None,
-        limits: &limits,
-        cancel: None,
-        settings: "{}",
-        broker: None,
-        paths: None,
-        progress: None,
-        services: None,
-    };
     let _slot = runtime.slot();
     let label = format!("({what})");
     let (mut store, captured) =
-        new_store(runtime, engine, None, &label, &req, None).map_err(|e| e.message)?;
+        empty_store(runtime, engine, &label, &limits).map_err(|e| e.message)?;
+    let call_id = store.data().context.call_id.to_string();
     f(&mut store).map_err(|e| {
         let stderr = captured.finish(&label, &call_id);
         let err = classify(&e, store.data(), &limits, &stderr);

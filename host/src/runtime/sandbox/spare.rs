@@ -23,12 +23,10 @@
 //! Everywhere else (the CLI, the library, fan-out shares) a store is
 //! dropped in place and nothing is made ahead.
 
-use super::{CallRequest, CallState, Captured, Fanout, call_state, limit, new_store};
+use super::{CallRequest, CallState, Captured, Fanout, call_state, empty_store, limit};
 use crate::bindings::ToolPluginPre;
 use crate::bindings::v0_1_0::ToolPlugin;
 use crate::runtime::{Limits, Runtime};
-use crate::types::context::CallContext;
-use crate::types::grant::Effective;
 use crate::types::result::CallError;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -430,22 +428,7 @@ fn ahead<R>(
         timeout: SPARE_START.min(limits.timeout),
         ..limits.clone()
     };
-    let context = CallContext::new();
-    let grant = Effective::default();
-    let req = CallRequest {
-        args: "",
-        context: &context,
-        grant: &grant,
-        workspace: None,
-        limits: &start,
-        cancel: None,
-        settings: "{}",
-        broker: None,
-        paths: None,
-        progress: None,
-        services: None,
-    };
-    let Ok((mut store, _captured)) = new_store(runtime, engine, None, tool, &req, None) else {
+    let Ok((mut store, _captured)) = empty_store(runtime, engine, tool, &start) else {
         return Ahead::Failed;
     };
     let made = instantiate(&mut store);

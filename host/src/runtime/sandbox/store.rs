@@ -153,3 +153,29 @@ pub(super) fn perms(access: Access) -> FsPerms {
         Access::Write => FsPerms::ReadWrite,
     }
 }
+
+/// A store of `engine` with an empty sandbox: no grant, no workspace, no
+/// settings, `limits`; `label` names it in logs.
+pub(super) fn empty_store(
+    runtime: &Runtime,
+    engine: &wasmtime::Engine,
+    label: &str,
+    limits: &Limits,
+) -> Result<(Store<CallState>, Captured), CallError> {
+    let context = CallContext::new();
+    let grant = Effective::default();
+    let req = CallRequest {
+        args: "",
+        context: &context,
+        grant: &grant,
+        workspace: None,
+        limits,
+        cancel: None,
+        settings: "{}",
+        broker: None,
+        paths: None,
+        progress: None,
+        services: None,
+    };
+    new_store(runtime, engine, None, label, &req, None)
+}
