@@ -1,7 +1,8 @@
 //! One call in a fresh sandbox: a new `Store` whose WASI context is built only
 //! from the tool's effective grant, with memory, time and host-call limits.
 //!
-//! What a plugin gets by default — all of it explicit in `new_store`:
+//! What a plugin gets by default — all of it explicit in `call_state`
+//! (sandbox/store.rs):
 //! no preopened directories, no environment variables, no arguments, stdin
 //! closed, stdout and stderr captured (capped, never inherited), TCP, UDP and
 //! name lookup denied, the `commands` broker answering `denied`. Its effective
@@ -11,8 +12,9 @@
 //!
 //! Every failure comes back as a [`CallError`]: traps, timeouts (epoch
 //! deadline), cancellation, memory exhaustion (seen by the store's limiter)
-//! and plugin errors. The store is dropped after each call, so one bad call
-//! never harms the next.
+//! and plugin errors. The store is dropped after each call (on an MCP call
+//! worker, after the reply: sandbox/spare.rs), never used again, so one bad
+//! call never harms the next.
 
 mod pipe;
 
