@@ -79,8 +79,9 @@ pub use serde_json::{self, Value, json};
 /// A tool from one function: its parameters are the arguments (the input
 /// schema is derived from their types; a `&Context` parameter gets the
 /// call's context; `Option<T>` ones may be left out), its doc comment is the
-/// description, and the doc's `# Arguments` list describes each argument.
-/// It writes the [`Tool`] implementation (a unit struct named after the
+/// description, and the doc's `# Arguments` list describes each argument
+/// (with no heading, a list that ends the doc and names only parameters
+/// does the same). It writes the [`Tool`] implementation (a unit struct named after the
 /// function in CamelCase, with an `Args` struct beside it) and
 /// [`export_tool!`]; the function stays as it is, for native tests.
 ///

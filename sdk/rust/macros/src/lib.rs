@@ -113,32 +113,68 @@ fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
         .collect()
 }
 
-/// The description (the doc before `# Arguments`) and each argument's
-/// description from the list under it (`` * `name` - text `` or
-/// `` - `name`: text ``, continued on indented lines).
-fn split_doc(lines: &[String]) -> (String, Vec<(String, String)>) {
-    let at = lines.iter().position(|l| {
+/// The description and each argument's description, from a list
+/// (`` * `name` - text `` or `` - `name`: text ``, continued on indented
+/// lines) under a `# Arguments` heading or, with no heading, from a list
+/// that ends the doc and names only parameters.
+fn split_doc(lines: &[String], params: &[String]) -> (String, Vec<(String, String)>) {
+    let heading = lines.iter().position(|l| {
         let t = l.trim();
         t.starts_with('#')
             && t.trim_start_matches('#')
                 .trim()
                 .eq_ignore_ascii_case("arguments")
     });
-    let head = lines[..at.unwrap_or(lines.len())]
-        .join("\n")
-        .trim()
-        .to_owned();
+    let (end, list) = match heading {
+        Some(at) => (at, &lines[at + 1..]),
+        None => {
+            let at = trailing_list(lines);
+            (at, &lines[at..])
+        }
+    };
+    let mut described = items(list);
+    let mut end = end;
+    if heading.is_none() && !described.iter().all(|(name, _)| params.contains(name)) {
+        (described, end) = (Vec::new(), lines.len());
+    }
+    let head = lines[..end].join("\n").trim().to_owned();
+    (head, described)
+}
+
+/// `` * `name` - text `` or `` - `name`: text ``: the name and the text.
+fn item(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim();
+    let item = t.strip_prefix("* ").or_else(|| t.strip_prefix("- "))?;
+    let (name, text) = item.strip_prefix('`')?.split_once('`')?;
+    Some((
+        name,
+        text.trim_start().trim_start_matches(['-', ':']).trim(),
+    ))
+}
+
+/// Where the list that ends the doc starts (`lines.len()` if it ends
+/// otherwise): its items and their indented continuation lines.
+fn trailing_list(lines: &[String]) -> usize {
+    let mut start = lines.len();
+    for (i, line) in lines.iter().enumerate().rev() {
+        if item(line).is_some() {
+            start = i;
+        } else if !(line.trim().is_empty() || line.starts_with([' ', '\t'])) {
+            break;
+        }
+    }
+    start
+}
+
+/// The arguments a list describes, up to the next heading.
+fn items(lines: &[String]) -> Vec<(String, String)> {
     let mut described: Vec<(String, String)> = Vec::new();
-    for line in at.map_or(&[][..], |i| &lines[i + 1..]) {
+    for line in lines {
         let t = line.trim();
         if t.starts_with('#') {
             break;
         }
-        let item = t.strip_prefix("* ").or_else(|| t.strip_prefix("- "));
-        if let Some(rest) = item.and_then(|r| r.strip_prefix('`'))
-            && let Some((name, text)) = rest.split_once('`')
-        {
-            let text = text.trim_start().trim_start_matches(['-', ':']).trim();
+        if let Some((name, text)) = item(line) {
             described.push((name.to_owned(), text.to_owned()));
         } else if let Some(last) = described.last_mut()
             && !t.is_empty()
@@ -146,7 +182,7 @@ fn split_doc(lines: &[String]) -> (String, Vec<(String, String)>) {
             last.1 = format!("{} {t}", last.1).trim().to_owned();
         }
     }
-    (head, described)
+    described
 }
 
 /// `count_words` → `CountWords`.
@@ -165,6 +201,21 @@ fn camel(name: &str) -> String {
 fn is_context(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if matches!(&*r.elem, Type::Path(p)
         if p.path.segments.last().is_some_and(|s| s.ident == "Context")))
+}
+
+/// The names of the function's parameters (a pattern other than a name
+/// is refused later, by `fields_and_call`).
+fn param_names(function: &ItemFn) -> Vec<String> {
+    let typed = function.sig.inputs.iter().filter_map(|input| match input {
+        FnArg::Typed(typed) => Some(&*typed.pat),
+        FnArg::Receiver(_) => None,
+    });
+    typed
+        .filter_map(|pat| match pat {
+            Pat::Ident(ident) => Some(ident.ident.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The Args struct's fields (each parameter but a `&Context`, with its
@@ -228,7 +279,8 @@ fn expand(
         .name
         .clone()
         .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
-    let (description, described) = split_doc(&doc_lines(&function.attrs));
+    let params = param_names(&function);
+    let (description, described) = split_doc(&doc_lines(&function.attrs), &params);
     if description.is_empty() {
         return Err(syn::Error::new_spanned(
             fn_name,
@@ -307,9 +359,13 @@ mod tests {
 
     #[test]
     fn the_doc_gives_the_description_and_each_arguments() {
-        let (head, args) = split_doc(&lines(
-            "Count words.\n\nIn a file.\n\n# Arguments\n\n* `path` - The file,\n  relative.\n- `limit`: At most.\n\n# Errors\n* `x` - no",
-        ));
+        let params = ["path".to_owned(), "limit".to_owned()];
+        let (head, args) = split_doc(
+            &lines(
+                "Count words.\n\nIn a file.\n\n# Arguments\n\n* `path` - The file,\n  relative.\n- `limit`: At most.\n\n# Errors\n* `x` - no",
+            ),
+            &params,
+        );
         assert_eq!(head, "Count words.\n\nIn a file.");
         assert_eq!(
             args,
@@ -319,9 +375,23 @@ mod tests {
             ]
         );
         assert_eq!(
-            split_doc(&lines("Only text.")),
+            split_doc(&lines("Only text."), &params),
             ("Only text.".to_owned(), vec![])
         );
+        // No heading: a list that ends the doc and names only parameters.
+        let short = "Count words.\n* `path` - The file,\n  relative.\n\n- `limit`: At most.\n";
+        assert_eq!(
+            split_doc(&lines(short), &params),
+            ("Count words.".to_owned(), args)
+        );
+        // A list that names something else, or does not end the doc, is
+        // the description's.
+        for text in [
+            "Count words.\n* `path` - The file.\n* `x` - no.",
+            "Count words.\n* `path` - The file.\n\nMore.",
+        ] {
+            assert_eq!(split_doc(&lines(text), &params), (text.to_owned(), vec![]));
+        }
     }
 
     #[test]
