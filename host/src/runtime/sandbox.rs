@@ -49,7 +49,7 @@ use wasi::*;
 mod plain;
 pub(crate) use plain::{ENVIRONMENT, declared_env, run_plain};
 mod spare;
-pub(crate) use spare::{OUTSIDE_CALLS, Spares};
+pub(crate) use spare::{OUTSIDE_CALLS, Spares, Started};
 mod store;
 pub use spare::{after_reply, runs_work_after_replies};
 use store::*;
@@ -345,7 +345,7 @@ fn execute_in_runtime(
 ) -> Outcome {
     let spare = share
         .is_none()
-        .then(|| runtime.spares.take(tool, pre, req.limits))
+        .then(|| runtime.spares.take(tool, spare::code_of(pre), req.limits))
         .flatten();
     let (mut store, captured, made) = match spare {
         Some(spare) => {
@@ -373,13 +373,17 @@ fn execute_in_runtime(
         settings: req.settings.to_owned(),
         share: share.map(str::to_owned),
     };
+    let mut started = match share {
+        Some(_) => Started::AsShare,
+        None => Started::OnSpare,
+    };
     let instance = match made {
         Some(instance) => instance,
         None => {
-            let started = Instant::now();
+            let at = Instant::now();
             let instance = pre.instantiate(&mut store);
-            if share.is_none() && instance.is_ok() {
-                runtime.spares.weigh(tool, pre, started.elapsed());
+            if share.is_none() {
+                started = Started::AtCall(at.elapsed());
             }
             instance
         }
@@ -415,7 +419,7 @@ fn execute_in_runtime(
         )),
         Err(err) => Err(classify(&err, store.data(), req.limits, &stderr)),
     };
-    spare::finish(runtime, tool, pre, req.limits, store, share.is_none());
+    spare::finish(runtime, tool, pre, req.limits, store, started);
     outcome
 }
 

@@ -101,12 +101,26 @@ struct Key {
 }
 
 impl Key {
-    fn of(tool: &str, pre: &ToolPluginPre<CallState>) -> Self {
-        Self {
-            tool: Arc::from(tool),
-            code: pre.instance_pre().component().image_range().start as usize,
-        }
+    fn is(&self, tool: &str, code: usize) -> bool {
+        self.code == code && *self.tool == *tool
     }
+}
+
+/// The address of a component's compiled code: what tells it from any
+/// other component held at the same time.
+pub(crate) fn code_of(pre: &ToolPluginPre<CallState>) -> usize {
+    pre.instance_pre().component().image_range().start as usize
+}
+
+/// How a call's instance came to be, for [`finish`].
+#[derive(Clone, Copy)]
+pub(crate) enum Started {
+    /// Instantiated at the call, in this long.
+    AtCall(Duration),
+    /// Taken from the spare.
+    OnSpare,
+    /// A fan-out share: never made ahead, nor leads to a spare.
+    AsShare,
 }
 
 /// The runtime's spare instance and what decides when to make one.
@@ -133,11 +147,11 @@ struct State {
     making: Option<Underway>,
     /// The component the last finished call ran.
     last: Option<Key>,
-    /// Components whose start code calls the host.
-    unsuited: HashSet<Key>,
-    /// Whether each component's last instantiation at a call took long
-    /// enough to be worth a spare.
-    heavy: HashMap<Key, bool>,
+    /// Components (by [`code_of`]) whose start code calls the host.
+    unsuited: HashSet<usize>,
+    /// Whether each component's (by [`code_of`]) last instantiation at a
+    /// call took long enough to be worth a spare.
+    heavy: HashMap<usize, bool>,
 }
 
 /// A spare being made.
@@ -202,16 +216,13 @@ impl Spares {
     /// The spare for this tool's component and these limits, if there is
     /// one or one is being made (then waited for, at most as long as its
     /// start may take).
-    pub(crate) fn take(
-        &self,
-        tool: &str,
-        pre: &ToolPluginPre<CallState>,
-        limits: &Limits,
-    ) -> Option<Spare> {
+    pub(crate) fn take(&self, tool: &str, code: usize, limits: &Limits) -> Option<Spare> {
         self.worth?;
-        let key = Key::of(tool, pre);
-        let fits = |k: &Key, l: &Limits| *k == key && l == limits;
+        let fits = |k: &Key, l: &Limits| k.is(tool, code) && l == limits;
         let mut state = self.state();
+        if state.heavy.get(&code) == Some(&false) {
+            return None;
+        }
         let until = Instant::now() + SPARE_START * 2;
         loop {
             if state
@@ -235,14 +246,6 @@ impl Spares {
                 .wait_timeout(state, left)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
-        }
-    }
-
-    /// Note how long instantiating this tool's component at a call took.
-    pub(crate) fn weigh(&self, tool: &str, pre: &ToolPluginPre<CallState>, took: Duration) {
-        if let Some(worth) = self.worth {
-            let heavy = took >= worth;
-            self.state().heavy.insert(Key::of(tool, pre), heavy);
         }
     }
 
@@ -305,36 +308,47 @@ impl Spare {
 
 /// End what the finished call held that others see, then drop its store
 /// after the reply and, if the tool was called twice running, make a
-/// spare for its next call. `ahead`: whether this call may lead to one.
+/// spare for its next call.
 pub(super) fn finish(
     runtime: &Arc<Runtime>,
     tool: &str,
     pre: &ToolPluginPre<CallState>,
     limits: &Limits,
     mut store: Store<CallState>,
-    ahead: bool,
+    started: Started,
 ) {
     let state = store.data_mut();
     drop(std::mem::take(&mut state.table));
     state.commands = None;
     state.fanout = None;
     let spares = &runtime.spares;
-    if spares.worth.is_none() || !AFTER_REPLY.with(|work| work.borrow().is_some()) {
+    let Some(worth) = spares.worth else {
         return;
+    };
+    if !AFTER_REPLY.with(|work| work.borrow().is_some()) {
+        return;
+    }
+    let code = code_of(pre);
+    let mut state = spares.state();
+    if let Started::AtCall(took) = started {
+        state.heavy.insert(code, took >= worth);
     }
     // A light component's store goes now: dropping it later, and making
     // its next instance ahead, would cost the next call more than it saves.
-    let key = Key::of(tool, pre);
-    if spares.state().heavy.get(&key) == Some(&false) {
+    if state.heavy.get(&code) == Some(&false) {
         return;
     }
     let Some(room) = spares.room() else {
         return;
     };
-    let again = ahead && spares.to_make(key.clone(), limits);
+    let make_next = match started {
+        Started::AsShare => None,
+        Started::AtCall(_) | Started::OnSpare => state.spare_to_make(tool, code, limits),
+    };
+    drop(state);
     let (runtime, pre, limits) = (Arc::clone(runtime), pre.clone(), limits.clone());
     let job: Work = Box::new(move || {
-        if again {
+        if let Some(key) = make_next {
             make(&runtime, key, &pre, limits);
         }
         drop(store);
@@ -345,29 +359,35 @@ pub(super) fn finish(
     }
 }
 
-impl Spares {
-    /// Note `key` as the last component called; whether a spare of it is
-    /// to be made (called twice running, none there or being made, and
-    /// its start code not known to call the host). If so, it is noted as
-    /// being made, so that its next call waits for it.
-    fn to_make(&self, key: Key, limits: &Limits) -> bool {
-        let mut state = self.state();
-        let again = state.last.replace(key.clone()).as_ref() == Some(&key);
-        let there = state
+impl State {
+    /// Note this tool's component as the last one called; the spare to
+    /// make, if one is (called twice running, none there or being made,
+    /// and its start code not known to call the host). It is then noted
+    /// as being made, so that its next call waits for it.
+    fn spare_to_make(&mut self, tool: &str, code: usize, limits: &Limits) -> Option<Key> {
+        let again = self.last.as_ref().is_some_and(|k| k.is(tool, code));
+        if !again {
+            self.last = Some(Key {
+                tool: Arc::from(tool),
+                code,
+            });
+        }
+        let there = self
             .spare
             .as_ref()
-            .is_some_and(|s| s.key == key && s.limits == *limits);
-        let underway = state.making.as_ref().is_some_and(Underway::current);
-        if !again || there || underway || state.unsuited.contains(&key) {
-            return false;
+            .is_some_and(|s| s.key.is(tool, code) && s.limits == *limits);
+        let underway = self.making.as_ref().is_some_and(Underway::current);
+        if !again || there || underway || self.unsuited.contains(&code) {
+            return None;
         }
-        state.making = Some(Underway {
-            key,
+        let key = self.last.clone()?;
+        self.making = Some(Underway {
+            key: key.clone(),
             limits: limits.clone(),
             by: std::thread::current().id(),
             since: Instant::now(),
         });
-        true
+        Some(key)
     }
 }
 
@@ -392,7 +412,7 @@ fn make(runtime: &Arc<Runtime>, key: Key, pre: &ToolPluginPre<CallState>, limits
         Ahead::Made(store, instance) => (store, instance),
         Ahead::ReachedHost => {
             tracing::debug!(tool = %key.tool, "not made ahead: its start code calls the host");
-            spares.state().unsuited.insert(key);
+            spares.state().unsuited.insert(key.code);
             return;
         }
         Ahead::Failed => return,
@@ -498,6 +518,31 @@ mod tests {
         let module = component.core_module(None, &module);
         component.core_instantiate(None, module, [("clock", ModuleArg::Instance(host))]);
         Component::new(&runtime.engine, component.finish()).unwrap()
+    }
+
+    /// A spare is made for a tool called twice running, once at a time,
+    /// never for a component whose start code called the host.
+    #[test]
+    fn a_spare_is_made_for_the_second_call_running_and_once() {
+        let limits = Limits::default();
+        let mut state = State::default();
+        assert!(state.spare_to_make("a", 1, &limits).is_none(), "first call");
+        let key = state.spare_to_make("a", 1, &limits).expect("called twice");
+        assert!(key.is("a", 1));
+        assert!(
+            state.spare_to_make("a", 1, &limits).is_none(),
+            "one being made"
+        );
+        state.making = None;
+        assert!(
+            state.spare_to_make("b", 1, &limits).is_none(),
+            "another tool"
+        );
+        assert!(state.spare_to_make("a", 1, &limits).is_none(), "a after b");
+        state.unsuited.insert(1);
+        assert!(state.spare_to_make("a", 1, &limits).is_none(), "unsuited");
+        state.unsuited.clear();
+        assert!(state.spare_to_make("a", 1, &limits).is_some());
     }
 
     /// What a start calling the host does is not what it would do at a
