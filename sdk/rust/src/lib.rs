@@ -80,8 +80,8 @@ pub use serde_json::{self, Value, json};
 /// schema is derived from their types; a `&Context` parameter gets the
 /// call's context; `Option<T>` ones may be left out), its doc comment is the
 /// description, and the doc's `# Arguments` list describes each argument
-/// (with no heading, a list that ends the doc and names only parameters
-/// does the same). It writes the [`Tool`] implementation (a unit struct named after the
+/// (with no heading, a list that ends the doc and describes only
+/// parameters does the same). It writes the [`Tool`] implementation (a unit struct named after the
 /// function in CamelCase, with an `Args` struct beside it) and
 /// [`export_tool!`]; the function stays as it is, for native tests.
 ///

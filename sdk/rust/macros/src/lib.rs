@@ -11,7 +11,9 @@ use syn::{Expr, FnArg, ItemFn, LitStr, Meta, Pat, Token, Type};
 /// Declare the function as the crate's tool: the function's parameters are
 /// its arguments (a `&Context` parameter gets the call's context), its doc
 /// comment the description, and a `# Arguments` list of the doc
-/// (`` * `name` - what it is ``) the arguments' descriptions.
+/// (`` * `name` - what it is ``) the arguments' descriptions. With no
+/// heading, a list that ends the doc and describes only parameters is
+/// taken the same way.
 ///
 /// Options: `capabilities = [WorkspaceRead, Commands, ...]` (variants of
 /// `Capability`, or any expression of that type), `output = Type` (the
@@ -114,9 +116,9 @@ fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
 }
 
 /// The description and each argument's description, from a list
-/// (`` * `name` - text `` or `` - `name`: text ``, continued on indented
+/// (`` * `name` - text `` or `` - `name`: text ``, continued on the next
 /// lines) under a `# Arguments` heading or, with no heading, from a list
-/// that ends the doc and names only parameters.
+/// that ends the doc and describes only parameters, each with a text.
 fn split_doc(lines: &[String], params: &[String]) -> (String, Vec<(String, String)>) {
     let heading = lines.iter().position(|l| {
         let t = l.trim();
@@ -134,7 +136,8 @@ fn split_doc(lines: &[String], params: &[String]) -> (String, Vec<(String, Strin
     };
     let mut described = items(list);
     let mut end = end;
-    if heading.is_none() && !described.iter().all(|(name, _)| params.contains(name)) {
+    let arguments = |(name, text): &(String, String)| params.contains(name) && !text.is_empty();
+    if heading.is_none() && !described.iter().all(arguments) {
         (described, end) = (Vec::new(), lines.len());
     }
     let head = lines[..end].join("\n").trim().to_owned();
@@ -153,13 +156,19 @@ fn item(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Where the list that ends the doc starts (`lines.len()` if it ends
-/// otherwise): its items and their indented continuation lines.
+/// otherwise): its items, and the lines that continue an item (any line
+/// of an item's paragraph after it).
 fn trailing_list(lines: &[String]) -> usize {
     let mut start = lines.len();
     for (i, line) in lines.iter().enumerate().rev() {
+        let blank = line.trim().is_empty();
+        let continues = || {
+            let paragraph = lines[..i].iter().rev().take_while(|l| !l.trim().is_empty());
+            paragraph.map(|l| item(l)).any(|found| found.is_some())
+        };
         if item(line).is_some() {
             start = i;
-        } else if !(line.trim().is_empty() || line.starts_with([' ', '\t'])) {
+        } else if !blank && !continues() {
             break;
         }
     }
@@ -203,12 +212,13 @@ fn is_context(ty: &Type) -> bool {
         if p.path.segments.last().is_some_and(|s| s.ident == "Context")))
 }
 
-/// The names of the function's parameters (a pattern other than a name
-/// is refused later, by `fields_and_call`).
+/// The names of the function's parameters that are arguments (not a
+/// `&Context`; a pattern other than a name is refused later, by
+/// `fields_and_call`).
 fn param_names(function: &ItemFn) -> Vec<String> {
     let typed = function.sig.inputs.iter().filter_map(|input| match input {
-        FnArg::Typed(typed) => Some(&*typed.pat),
-        FnArg::Receiver(_) => None,
+        FnArg::Typed(typed) if !is_context(&typed.ty) => Some(&*typed.pat),
+        _ => None,
     });
     typed
         .filter_map(|pat| match pat {
@@ -257,11 +267,17 @@ fn fields_and_call(
         params.push(arg_name);
         call_args.push(quote!(args.#arg));
     }
-    for (documented, _) in described {
+    for (i, (documented, _)) in described.iter().enumerate() {
         if !params.contains(documented) {
             return Err(syn::Error::new_spanned(
                 fn_name,
                 format!("the doc's `# Arguments` names `{documented}`, which is not a parameter"),
+            ));
+        }
+        if described[..i].iter().any(|(name, _)| name == documented) {
+            return Err(syn::Error::new_spanned(
+                fn_name,
+                format!("the doc describes the argument `{documented}` twice: keep one"),
             ));
         }
     }
@@ -382,13 +398,20 @@ mod tests {
         let short = "Count words.\n* `path` - The file,\n  relative.\n\n- `limit`: At most.\n";
         assert_eq!(
             split_doc(&lines(short), &params),
+            ("Count words.".to_owned(), args.clone())
+        );
+        // An item's paragraph continues it, indented or not.
+        let flat = "Count words.\n* `path` - The file,\nrelative.\n* `limit` - At most.";
+        assert_eq!(
+            split_doc(&lines(flat), &params),
             ("Count words.".to_owned(), args)
         );
-        // A list that names something else, or does not end the doc, is
-        // the description's.
+        // A list that names something else, does not end the doc, or
+        // names parameters without describing them is the description's.
         for text in [
             "Count words.\n* `path` - The file.\n* `x` - no.",
             "Count words.\n* `path` - The file.\n\nMore.",
+            "Exactly one of:\n- `path`\n- `limit`",
         ] {
             assert_eq!(split_doc(&lines(text), &params), (text.to_owned(), vec![]));
         }
@@ -472,5 +495,49 @@ mod tests {
             let refused = refusal(function).unwrap_or_default();
             assert!(refused.contains(said), "{refused}");
         }
+    }
+
+    /// A list ending the doc, with no heading, describes the arguments
+    /// in the input schema (the fields' docs), not the tool; a `&Context`
+    /// is no argument to describe, and an argument described twice is
+    /// refused.
+    #[test]
+    fn a_list_ending_the_doc_describes_the_arguments() {
+        let expanded = |function: proc_macro2::TokenStream| {
+            expand(quote!(), function)
+                .map(|t| t.to_string())
+                .map_err(|e| e.to_string())
+        };
+        let made = expanded(quote!(
+            #[doc = "Count words."]
+            #[doc = "* `path` - The file."]
+            fn f(ctx: &Context, path: String) -> R {
+                x()
+            }
+        ))
+        .unwrap();
+        assert!(made.contains("# [doc = \"The file.\"] pub path"), "{made}");
+        assert!(
+            made.contains("DESCRIPTION : & 'static str = \"Count words.\""),
+            "{made}"
+        );
+        let context = expanded(quote!(
+            #[doc = "Count words.\n* `ctx` - The call."]
+            fn f(ctx: &Context, path: String) -> R {
+                x()
+            }
+        ))
+        .unwrap();
+        assert!(
+            context.contains("\"Count words.\\n* `ctx` - The call.\""),
+            "{context}"
+        );
+        let twice = expanded(quote!(
+            #[doc = "D.\n# Arguments\n* `path` - x\n* `path` - y"]
+            fn f(path: String) -> R {
+                x()
+            }
+        ));
+        assert!(twice.unwrap_err().contains("`path` twice"));
     }
 }
