@@ -115,8 +115,8 @@ fn a_call_on_an_instance_made_ahead_is_fresh_and_in_its_own_sandbox() {
 
 /// Off such a thread (the CLI, the library), with spares turned off
 /// (`TOOLHOST_SPARES=0`), or for a component quicker to instantiate than
-/// the threshold (the built-ins, in a release build), nothing is made
-/// ahead.
+/// the threshold (as the built-ins are in a release build; here the
+/// fixture, against a threshold of an hour), nothing is made ahead.
 #[test]
 fn nothing_is_made_ahead_off_a_call_thread_or_when_turned_off() {
     let ws = workspace();

@@ -147,10 +147,12 @@ struct State {
     making: Option<Underway>,
     /// The component the last finished call ran.
     last: Option<Key>,
-    /// Components (by [`code_of`]) whose start code calls the host.
-    unsuited: HashSet<usize>,
+    /// Components whose start code calls the host.
+    unsuited: HashSet<Key>,
     /// Whether each component's (by [`code_of`]) last instantiation at a
-    /// call took long enough to be worth a spare.
+    /// call took long enough to be worth a spare: a guess, made again at
+    /// each call that instantiates it (so one that inherits the address
+    /// of a component let go of is soon weighed for itself).
     heavy: HashMap<usize, bool>,
 }
 
@@ -220,9 +222,6 @@ impl Spares {
         self.worth?;
         let fits = |k: &Key, l: &Limits| k.is(tool, code) && l == limits;
         let mut state = self.state();
-        if state.heavy.get(&code) == Some(&false) {
-            return None;
-        }
         let until = Instant::now() + SPARE_START * 2;
         loop {
             if state
@@ -249,9 +248,15 @@ impl Spares {
         }
     }
 
-    /// Let go of the spare, if any (and of the compiled code it holds).
+    /// Let go of the spare, if any (and of the compiled code it holds),
+    /// and of what was learnt of components that may be let go of too.
     pub(crate) fn let_go(&self) {
-        let spare = self.state().spare.take();
+        let mut state = self.state();
+        let spare = state.spare.take();
+        state.heavy.clear();
+        state.unsuited.clear();
+        state.last = None;
+        drop(state);
         drop(spare);
     }
 
@@ -377,10 +382,11 @@ impl State {
             .as_ref()
             .is_some_and(|s| s.key.is(tool, code) && s.limits == *limits);
         let underway = self.making.as_ref().is_some_and(Underway::current);
-        if !again || there || underway || self.unsuited.contains(&code) {
+        let key = self.last.as_ref()?;
+        if !again || there || underway || self.unsuited.contains(key) {
             return None;
         }
-        let key = self.last.clone()?;
+        let key = key.clone();
         self.making = Some(Underway {
             key: key.clone(),
             limits: limits.clone(),
@@ -412,7 +418,7 @@ fn make(runtime: &Arc<Runtime>, key: Key, pre: &ToolPluginPre<CallState>, limits
         Ahead::Made(store, instance) => (store, instance),
         Ahead::ReachedHost => {
             tracing::debug!(tool = %key.tool, "not made ahead: its start code calls the host");
-            spares.state().unsuited.insert(key.code);
+            spares.state().unsuited.insert(key);
             return;
         }
         Ahead::Failed => return,
@@ -539,7 +545,11 @@ mod tests {
             "another tool"
         );
         assert!(state.spare_to_make("a", 1, &limits).is_none(), "a after b");
-        state.unsuited.insert(1);
+        let a = Key {
+            tool: Arc::from("a"),
+            code: 1,
+        };
+        state.unsuited.insert(a);
         assert!(state.spare_to_make("a", 1, &limits).is_none(), "unsuited");
         state.unsuited.clear();
         assert!(state.spare_to_make("a", 1, &limits).is_some());
