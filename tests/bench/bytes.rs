@@ -47,6 +47,11 @@ impl Raw {
         raw
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn send(&mut self, message: &Value) {
         writeln!(self.input, "{message}").expect("write");
         self.input.flush().expect("flush");

@@ -6,6 +6,7 @@
 //! ≤ 3×.
 
 use crate::bytes::Raw;
+use crate::memory::faults_and_cpu;
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
@@ -79,9 +80,9 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
     .expect("write");
     let args = json!({"path": "people.csv"});
     println!(
-        "| language | over MCP: p50 csv_stats / read_file (median of {rounds} rounds) | ratio (≤ 1.5) | the same with TOOLHOST_SPARES=0 | ratio 3 ms between calls: spares / none | per CLI process: csv_stats / read_file | ratio (≤ 3) |"
+        "| language | over MCP: p50 csv_stats / read_file (median of {rounds} rounds) | ratio (≤ 1.5) | the same with TOOLHOST_SPARES=0 | the server per csv_stats call, spares off: page faults, CPU | ratio 3 ms between calls: spares / none | per CLI process: csv_stats / read_file | ratio (≤ 3) |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (lang, project) in projects {
         let (example, build): (&str, &[&str]) = match *lang {
             "javascript" => ("javascript/csv_stats.js", &["npx", "toolhost-js", "build"]),
@@ -93,7 +94,7 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
         };
         let dir = plugins.path().to_str().expect("utf-8");
         let mcp = |spares, pause| {
-            let (tool, baseline) = over_mcp(
+            let got = over_mcp(
                 binary,
                 dir,
                 ws.path(),
@@ -102,13 +103,14 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
                 (rounds, n),
                 (spares, pause),
             );
-            (tool, baseline, tool.as_secs_f64() / baseline.as_secs_f64())
+            let ratio = got.tool.as_secs_f64() / got.baseline.as_secs_f64();
+            (got, ratio)
         };
-        let (tool, baseline, ratio) = mcp(true, Duration::ZERO);
-        let (tool_off, baseline_off, ratio_off) = mcp(false, Duration::ZERO);
+        let (on, ratio) = mcp(true, Duration::ZERO);
+        let (off, ratio_off) = mcp(false, Duration::ZERO);
         // An agent's pace: 3 ms between a reply and the next call.
-        let paced = mcp(true, PACE).2;
-        let paced_off = mcp(false, PACE).2;
+        let paced = mcp(true, PACE).1;
+        let paced_off = mcp(false, PACE).1;
         // `read_file` alone: with the plugin directory, every process would
         // load csv_stats too.
         let grant = "csv_stats=workspace:read";
@@ -133,11 +135,13 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
-            "| {lang} | {:.3} / {:.3} ms | **{ratio:.2}×** | {:.3} / {:.3} ms: {ratio_off:.2}× | **{paced:.2}×** / {paced_off:.2}× | {:.1} / {:.1} ms | **{:.2}×** |",
-            ms(tool),
-            ms(baseline),
-            ms(tool_off),
-            ms(baseline_off),
+            "| {lang} | {:.3} / {:.3} ms | **{ratio:.2}×** | {:.3} / {:.3} ms: {ratio_off:.2}× | {:.0}, {:.2} ms | **{paced:.2}×** / {paced_off:.2}× | {:.1} / {:.1} ms | **{:.2}×** |",
+            ms(on.tool),
+            ms(on.baseline),
+            ms(off.tool),
+            ms(off.baseline),
+            off.faults,
+            ms(off.cpu),
             ms(cli_tool),
             ms(cli_read),
             cli_tool.as_secs_f64() / cli_read.as_secs_f64()
@@ -148,9 +152,19 @@ pub fn run(projects: &[(&str, std::path::PathBuf)], cache: &Path, rounds: usize,
 /// The time an agent takes between a reply and its next call, at least.
 const PACE: Duration = Duration::from_millis(3);
 
-/// p50 of csv_stats and of read_file over MCP, in one server serving the
-/// plugins in `dir` (spares made ahead or not, `pause` before each call):
-/// the medians of `rounds` rounds of `n` calls each, interleaved.
+/// What one server gave: p50 of csv_stats and of read_file (the medians
+/// of the rounds), and the server's minor page faults and CPU per
+/// csv_stats call (all it did while they ran, after replies included).
+struct OverMcp {
+    tool: Duration,
+    baseline: Duration,
+    faults: f64,
+    cpu: Duration,
+}
+
+/// csv_stats and read_file over MCP, in one server serving the plugins
+/// in `dir` (spares made ahead or not, `pause` before each call): `rounds`
+/// rounds of `n` calls each, interleaved.
 fn over_mcp(
     binary: &Path,
     dir: &str,
@@ -159,7 +173,7 @@ fn over_mcp(
     args: &serde_json::Value,
     (rounds, n): (usize, usize),
     (spares, pause): (bool, Duration),
-) -> (Duration, Duration) {
+) -> OverMcp {
     let mut command = Command::new(binary);
     command
         .args(["serve", "--mode", "yolo", "--plugin-dir", dir, "--grant"])
@@ -168,6 +182,7 @@ fn over_mcp(
         .env("TOOLHOST_CACHE_DIR", cache)
         .env("TOOLHOST_SPARES", if spares { "1" } else { "0" });
     let mut server = Raw::start(command);
+    let pid = server.pid();
     // Listed once its component is compiled (in the background).
     let listed = (0..600).any(|_| {
         let tools = server.request("tools/list", json!({}));
@@ -192,9 +207,20 @@ fn over_mcp(
         call("read_file", args);
     }
     let (mut tool, mut baseline) = (Vec::new(), Vec::new());
+    let (mut faults, mut ticks) = (0, 0);
     for _ in 0..rounds {
+        let before = faults_and_cpu(pid);
         tool.push(median((0..n).map(|_| call("csv_stats", args)).collect()));
+        let after = faults_and_cpu(pid);
+        faults += after.0.saturating_sub(before.0);
+        ticks += after.1.saturating_sub(before.1);
         baseline.push(median((0..n).map(|_| call("read_file", args)).collect()));
     }
-    (median(tool), median(baseline))
+    let calls = (rounds * n).max(1) as f64;
+    OverMcp {
+        tool: median(tool),
+        baseline: median(baseline),
+        faults: faults as f64 / calls,
+        cpu: Duration::from_secs_f64(ticks as f64 / 100.0 / calls),
+    }
 }

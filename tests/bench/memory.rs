@@ -196,6 +196,23 @@ fn measure(cache: &Path, slots: usize, pass: &str, compiling_ahead: bool) {
     });
 }
 
+/// A process's minor page faults and CPU time (user and system, in clock
+/// ticks: 100 a second) so far, from `/proc/PID/stat`; zeros once it is
+/// gone.
+pub fn faults_and_cpu(pid: u32) -> (u64, u64) {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or((0, 0), |stat| {
+        // After the name come the state (the file's 3rd field) and the
+        // rest: minflt is its 10th, utime and stime its 14th and 15th.
+        let after_name = stat.rsplit(')').next().unwrap_or_default();
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let at = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+        (
+            at(7).unwrap_or(0),
+            at(11).unwrap_or(0) + at(12).unwrap_or(0),
+        )
+    })
+}
+
 /// Wait (up to five minutes) until `cache` holds at least as many compiled
 /// components as there are built-ins (the plugin directory's fixtures are
 /// compiled too), no helper process compiles for the server `pid`, and it
@@ -203,17 +220,7 @@ fn measure(cache: &Path, slots: usize, pass: &str, compiling_ahead: bool) {
 /// an idle server's pool monitor and epoch ticker take about 2%): its work
 /// ahead of use is done. False if that never came.
 async fn compiled_ahead(cache: &Path, pid: u32) -> bool {
-    // User and system time, in clock ticks (100 a second).
-    let cpu = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0, |stat| {
-            // After the name come the state (the file's 3rd field) and the
-            // rest: utime and stime are its 14th and 15th.
-            let after_name = stat.rsplit(')').next().unwrap_or_default();
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            let at = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-            at(11).unwrap_or(0) + at(12).unwrap_or(0)
-        })
-    };
+    let cpu = || faults_and_cpu(pid).1;
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     let mut used = cpu();
     loop {
