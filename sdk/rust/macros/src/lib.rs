@@ -127,19 +127,19 @@ fn split_doc(lines: &[String], params: &[String]) -> (String, Vec<(String, Strin
                 .trim()
                 .eq_ignore_ascii_case("arguments")
     });
-    let (end, list) = match heading {
-        Some(at) => (at, &lines[at + 1..]),
+    let arguments = |(name, text): &(String, String)| params.contains(name) && !text.is_empty();
+    let (end, described) = match heading {
+        Some(at) => (at, items(&lines[at + 1..])),
         None => {
             let at = trailing_list(lines);
-            (at, &lines[at..])
+            let described = items(&lines[at..]);
+            if described.iter().all(arguments) {
+                (at, described)
+            } else {
+                (lines.len(), Vec::new())
+            }
         }
     };
-    let mut described = items(list);
-    let mut end = end;
-    let arguments = |(name, text): &(String, String)| params.contains(name) && !text.is_empty();
-    if heading.is_none() && !described.iter().all(arguments) {
-        (described, end) = (Vec::new(), lines.len());
-    }
     let head = lines[..end].join("\n").trim().to_owned();
     (head, described)
 }
@@ -163,8 +163,8 @@ fn trailing_list(lines: &[String]) -> usize {
     for (i, line) in lines.iter().enumerate().rev() {
         let blank = line.trim().is_empty();
         let continues = || {
-            let paragraph = lines[..i].iter().rev().take_while(|l| !l.trim().is_empty());
-            paragraph.map(|l| item(l)).any(|found| found.is_some())
+            let mut paragraph = lines[..i].iter().rev().take_while(|l| !l.trim().is_empty());
+            paragraph.any(|l| item(l).is_some())
         };
         if item(line).is_some() {
             start = i;
