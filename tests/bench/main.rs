@@ -444,19 +444,7 @@ fn call_overhead(runtime: &Arc<Runtime>, n: usize) {
     let context = CallContext::new();
     let grant = Effective::default();
     let limits = runtime.limits().clone();
-    let request = CallRequest {
-        args: r#"{"n":1}"#,
-        context: &context,
-        grant: &grant,
-        workspace: None,
-        limits: &limits,
-        cancel: None,
-        settings: "{}",
-        broker: None,
-        paths: None,
-        progress: None,
-        services: None,
-    };
+    let request = CallRequest::bare(r#"{"n":1}"#, &context, &grant, &limits);
     for _ in 0..n / 10 {
         let _ = plugin.run(runtime, &request);
     }

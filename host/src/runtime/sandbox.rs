@@ -85,6 +85,33 @@ pub struct CallRequest<'a> {
     pub services: Option<&'a Arc<crate::services::Services>>,
 }
 
+impl<'a> CallRequest<'a> {
+    /// A request with `args` and nothing beyond `grant` and `limits`: no
+    /// workspace, no cancellation, settings `{}`, no broker (every command
+    /// `denied`), the default secret and protected paths, no progress, no
+    /// services.
+    pub fn bare(
+        args: &'a str,
+        context: &'a CallContext,
+        grant: &'a Effective,
+        limits: &'a Limits,
+    ) -> Self {
+        Self {
+            args,
+            context,
+            grant,
+            workspace: None,
+            limits,
+            cancel: None,
+            settings: "{}",
+            broker: None,
+            paths: None,
+            progress: None,
+            services: None,
+        }
+    }
+}
+
 /// A plugin's successful output.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PluginOutput {

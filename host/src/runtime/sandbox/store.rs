@@ -164,18 +164,6 @@ pub(super) fn empty_store(
 ) -> Result<(Store<CallState>, Captured), CallError> {
     let context = CallContext::new();
     let grant = Effective::default();
-    let req = CallRequest {
-        args: "",
-        context: &context,
-        grant: &grant,
-        workspace: None,
-        limits,
-        cancel: None,
-        settings: "{}",
-        broker: None,
-        paths: None,
-        progress: None,
-        services: None,
-    };
+    let req = CallRequest::bare("", &context, &grant, limits);
     new_store(runtime, engine, None, label, &req, None)
 }
