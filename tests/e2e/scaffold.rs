@@ -390,6 +390,14 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
             "sdk_tour.wasm",
         ],
     );
+    // Python's own: the heap the build snapshotted is frozen.
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk/sdk_tour_python.json");
+    let out = toolhost(
+        &project,
+        &["test", "sdk_tour.wasm", cases.to_str().unwrap()],
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("sdk_tour: 1 passed, 0 failed"), "{said}");
     csv_stats_passes(
         &project,
         "python/csv_stats.py",

@@ -1,13 +1,15 @@
 """One tool that walks through the Python SDK: each error kind, a plain
 raise, defaults, a write, a read outside the workspace, the broker and
-settings. tests/e2e/scaffold.rs builds it and runs sdk_tour.json."""
+settings. tests/e2e/scaffold.rs builds it and runs sdk_tour.json (and
+sdk_tour_python.json: the snapshot's heap, Python's own)."""
 
+import gc
 from typing import Annotated, Literal, Optional
 
 from toolhost import Context, Denied, Failed, InvalidInput, Output, Retry, tool
 
 Action = Literal["throw", "fail", "retry", "deny", "invalid", "defaults", "write", "escape", "run", "nothing",
-                 "odd-throw", "odd-hint"]
+                 "odd-throw", "odd-hint", "snapshot"]
 
 
 @tool(capabilities=["workspace:write", "commands"], sensitive=True)
@@ -42,4 +44,11 @@ def sdk_tour(action: Action, ctx: Context, text: Optional[str] = None,
         raise SystemExit(3)
     if action == "odd-hint":
         raise Failed("it failed", 42)
+    if action == "snapshot":
+        # The module's objects were frozen when the component was built;
+        # what the call makes is still collected.
+        loop: list = []
+        loop.append(loop)
+        del loop
+        return Output("snapshot", {"frozen": gc.get_freeze_count() > 0, "collected": gc.collect() > 0})
     return None
