@@ -200,6 +200,12 @@ fn builds_and_passes(project: &Path, source: &Path, build: &[&str], cases: &Path
         .map(|a| if *a == "FILE" { file } else { a })
         .collect();
     run_ok(project, build[0], &args);
+    test_passes(project, cases, summary);
+}
+
+/// `toolhost test` of `TOOL.wasm` in `project` (TOOL as `summary` names
+/// it) with `cases` succeeds and says `summary`.
+fn test_passes(project: &Path, cases: &Path, summary: &str) {
     let tool = summary.split(':').next().unwrap();
     let wasm = project.join(format!("{tool}.wasm"));
     let out = toolhost(
@@ -392,12 +398,7 @@ fn a_new_python_tool_builds_tests_checks_and_runs() {
     );
     // Python's own: the heap the build snapshotted is frozen.
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk/sdk_tour_python.json");
-    let out = toolhost(
-        &project,
-        &["test", "sdk_tour.wasm", cases.to_str().unwrap()],
-    );
-    let said = format!("{}{}", stdout(&out), stderr(&out));
-    assert!(said.contains("sdk_tour: 1 passed, 0 failed"), "{said}");
+    test_passes(&project, &cases, "sdk_tour: 1 passed, 0 failed");
     csv_stats_passes(
         &project,
         "python/csv_stats.py",
